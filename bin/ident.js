@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// The `ident` command (SPEC §8): runs the TypeScript CLI through tsx, no build step.
+import { register } from "tsx/esm/api";
+
+register();
+const { run } = await import("../cli/main.ts");
+const write = (stream) => (text) => new Promise((resolve) => stream.write(text, resolve));
+const out = [];
+const code = await run(process.argv.slice(2), process.env, {
+  out: (t) => out.push(write(process.stdout)(t)),
+  err: (t) => out.push(write(process.stderr)(t)),
+});
+await Promise.all(out);
+process.exitCode = code;

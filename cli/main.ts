@@ -1,0 +1,110 @@
+import { configErrorMessage, parseConfig } from "../lib/config";
+import { createConfiguredResolver } from "../lib/create";
+import { REASON_TEXT, STATUS_TEXT } from "../lib/ident/explain";
+import { QUERY_FORMS } from "../lib/ident/ids";
+import type { Claim, EntityResult, SearchResponse } from "../lib/ident/result";
+import { VERSION } from "../lib/version";
+
+export type Io = { out: (text: string) => void; err: (text: string) => void };
+
+const USAGE = `usage: ident resolve <query> [--json]
+
+  <query>  ${QUERY_FORMS}
+  --json   print the SearchResponse record (SPEC §7) and nothing else
+
+Exit status: 0 when an entity is accepted, 1 when none is, 2 for a bad query or usage.`;
+
+/** Untrusted text for a terminal: control characters (escape sequences and line breaks among them) become U+FFFD. */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
+}
+
+function sourceLine(source: Claim["source"], page = false): string {
+  if (!source) return "";
+  const how = page ? "page" : source.via === "embed" ? "embedded in the page" : "JSON";
+  return `${printable(source.url)} (${how}, HTTP ${source.http_status}, ${source.bytes} bytes, ${source.ms} ms)`;
+}
+
+function claimLines(title: string, claims: Claim[], page = false): string[] {
+  if (claims.length === 0) return [];
+  const lines = [`${title}:`];
+  for (const claim of claims) {
+    const id = printable(claim.id ?? "(no id)");
+    if (claim.verified) {
+      lines.push(`  ✓ ${id}`);
+    } else {
+      const reason = claim.reason ?? "not_found";
+      lines.push(`  ✗ ${id}: ${REASON_TEXT[reason]} [${reason}]`);
+      const detail = claim.problems.find((p) => p.code === reason);
+      if (detail) lines.push(`      ${printable(detail.message)}`);
+    }
+    if (claim.source) lines.push(`      from ${sourceLine(claim.source, page)}`);
+    for (const p of claim.problems.filter((p) => p.severity === "warning")) lines.push(`      ! ${printable(p.message)}`);
+  }
+  return lines;
+}
+
+function entityLines(result: EntityResult): string[] {
+  const e = result.entity;
+  const name = e.details?.name ? `${printable(e.details.name)} ` : "";
+  const kind = e.entity_type ? ` (${printable(e.entity_type)})` : "";
+  const lines = [`${name}[${e.domain}]${kind}: ${STATUS_TEXT[e.status]}`];
+  if (e.network_id) lines.push(`  network_id: ${printable(e.network_id)}`);
+  if (e.source) lines.push(`  from ${sourceLine(e.source)}`);
+  lines.push(`  fetched ${result.cache.fetched_at}${result.cache.stale ? " (stale copy, refreshing)" : ""}`);
+  for (const [key, value] of Object.entries(e.details ?? {})) {
+    if (key !== "name") lines.push(`  ${key}: ${printable(value)}`);
+  }
+  for (const p of e.problems) lines.push(`  ${p.severity === "error" ? "✗" : "!"} ${printable(p.message)}`);
+  if (result.focus) lines.push(...claimLines("This query's claim", [result.focus]));
+  lines.push(...claimLines("Properties", result.properties));
+  lines.push(...claimLines("Credentials", result.credentials));
+  lines.push(...claimLines("Connections", result.connections, true));
+  return lines;
+}
+
+/** The readable verdict (issue: the entity, then each claim with ✓ or ✗ and the reason). */
+export function formatResponse(response: SearchResponse): string {
+  const lines: string[] = [];
+  for (const p of response.problems) lines.push(`${p.severity === "error" ? "✗" : "!"} ${printable(p.message)}`);
+  if (response.results.length === 0) lines.push("No entity found.");
+  for (const result of response.results) lines.push("", ...entityLines(result));
+  return `${lines.join("\n").trim()}\n`;
+}
+
+/** `ident resolve <query> [--json]` (SPEC §8). Returns the exit status. */
+export async function run(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, io: Io): Promise<number> {
+  const args = [...argv];
+  if (args.includes("--version")) {
+    io.out(`${VERSION}\n`);
+    return 0;
+  }
+  if (args.length === 0 || args.includes("--help") || args.includes("-h")) {
+    io[args.length === 0 ? "err" : "out"](`${USAGE}\n`);
+    return args.length === 0 ? 2 : 0;
+  }
+  const json = args.includes("--json");
+  const rest = args.filter((a) => a !== "--json");
+  const unknown = rest.find((a) => a.startsWith("--"));
+  if (rest[0] !== "resolve" || rest.length !== 2 || unknown) {
+    io.err(`ident: ${unknown ? `unknown option ${unknown}` : "expected: resolve <query>"}\n${USAGE}\n`);
+    return 2;
+  }
+  const config = parseConfig(env);
+  if (!config.ok) {
+    io.err(`${configErrorMessage(config.errors)}\n`);
+    return 2;
+  }
+  const resolver = createConfiguredResolver(config.config);
+  try {
+    const outcome = await resolver.search(rest[1]!);
+    if (!outcome.ok) {
+      io.err(`ident: invalid query: ${outcome.error.message}\n`);
+      return 2;
+    }
+    io.out(json ? `${JSON.stringify(outcome.response, null, 2)}\n` : formatResponse(outcome.response));
+    return outcome.response.results.some((r) => r.entity.status === "accepted") ? 0 : 1;
+  } finally {
+    await resolver.close();
+  }
+}

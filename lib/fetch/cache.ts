@@ -1,0 +1,91 @@
+import { LRUCache } from "lru-cache";
+import type { FetchMode, FetchOutcome } from "./fetcher";
+
+/** A fetch outcome as the cache hands it out (SPEC §9). */
+export type CachedOutcome = { outcome: FetchOutcome; fetchedAt: number; stale: boolean };
+
+export type CacheOptions = {
+  /** How long a found document is fresh. @default 1 hour */
+  freshMs?: number;
+  /** Longest a found document is ever used, stale or not (`IDENT_CACHE_TTL_S`). @default 24 hours */
+  maxAgeMs?: number;
+  /** How long a not-found or failed outcome is kept. @default 5 minutes */
+  failureMs?: number;
+  /** Bound on the bytes held. @default 64 MiB */
+  maxBytes?: number;
+  /** Clock, in ms. @default Date.now */
+  now?: () => number;
+};
+
+export type LoadOptions = { refresh?: boolean };
+
+/** The per-URL outcome cache the resolver is built with. */
+export type DocumentCache = {
+  /** The outcome for `url`, from the cache when it may be, else from `load`; concurrent calls share one load. */
+  get(url: string, mode: FetchMode, load: () => Promise<FetchOutcome>, options?: LoadOptions): Promise<CachedOutcome>;
+  clear(): void;
+  readonly size: number;
+};
+
+type Entry = { outcome: FetchOutcome; fetchedAt: number };
+
+/** Transient failures: a background refresh that ends in one keeps the stale document. */
+const TRANSIENT = new Set(["unreachable", "timeout"]);
+
+/**
+ * SPEC §9: found documents are fresh for 1 h, then served stale while one background refresh runs,
+ * and never used past 24 h; failures are kept 5 min. Bounded by bytes, least recently used first out.
+ * Concurrent requests for one URL share one load (SPEC §3).
+ */
+export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
+  const maxAgeMs = options.maxAgeMs ?? 24 * 3600_000;
+  const freshMs = Math.min(options.freshMs ?? 3600_000, maxAgeMs);
+  const failureMs = Math.min(options.failureMs ?? 300_000, maxAgeMs);
+  const now = options.now ?? Date.now;
+  const lru = new LRUCache<string, Entry>({
+    maxSize: options.maxBytes ?? 64 * 1024 * 1024,
+    sizeCalculation: (e) => 512 + e.outcome.url.length * 2 + (e.outcome.ok ? e.outcome.body.length * 2 : e.outcome.message.length * 2),
+  });
+  const inFlight = new Map<string, Promise<Entry>>();
+
+  function loadShared(key: string, load: () => Promise<FetchOutcome>): Promise<Entry> {
+    const running = inFlight.get(key);
+    if (running) return running;
+    const promise = load()
+      .then((outcome) => {
+        const entry = { outcome, fetchedAt: now() };
+        const previous = lru.get(key);
+        // A refresh that failed for a passing reason keeps the document it would replace.
+        if (!(previous?.outcome.ok && !outcome.ok && TRANSIENT.has(outcome.status))) lru.set(key, entry);
+        return entry;
+      })
+      .finally(() => inFlight.delete(key));
+    inFlight.set(key, promise);
+    return promise;
+  }
+
+  return {
+    async get(url, mode, load, opts = {}) {
+      const key = `${mode} ${url}`;
+      const entry = opts.refresh ? undefined : lru.get(key);
+      if (entry) {
+        const age = now() - entry.fetchedAt;
+        if (entry.outcome.ok) {
+          if (age < freshMs) return { ...entry, stale: false };
+          if (age < maxAgeMs) {
+            loadShared(key, load).catch(() => undefined);
+            return { ...entry, stale: true };
+          }
+        } else if (age < failureMs) {
+          return { ...entry, stale: false };
+        }
+      }
+      const fresh = await loadShared(key, load);
+      return { ...fresh, stale: false };
+    },
+    clear: () => lru.clear(),
+    get size() {
+      return lru.size;
+    },
+  };
+}

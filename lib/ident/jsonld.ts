@@ -1,0 +1,77 @@
+import type { EducationalOccupationalCredential, Organization, Person, Thing, WithContext } from "schema-dts";
+import { clipDescription, clipName, safeUrl } from "./display";
+import type { Details } from "./schemas";
+
+/** What the JSON-LD of one entity is built from: only accepted entities and verified claims. */
+export type JsonLdInput = {
+  domain: string;
+  network_id: string;
+  entity_type?: string;
+  details: Details;
+  /** URLs of verified properties. */
+  propertyUrls: string[];
+  /** URLs of verified connections. */
+  connectionUrls: string[];
+  /** Verified credentials, with the issuer's own title. */
+  credentials: { title: string; type?: string; issuerName: string; issuerDomain: string; url?: string }[];
+};
+
+export type EntityJsonLd = WithContext<Person> | WithContext<Organization> | WithContext<Thing>;
+
+/**
+ * schema.org JSON-LD of an accepted entity (seed §1.5, SPEC §10): `Person` or `Organization` from
+ * `entity_type` (`Thing` otherwise), with verified properties and connections as `sameAs` and verified
+ * credentials as `hasCredential`. Text is cut to the display limits; only http(s) URLs are kept.
+ */
+export function buildJsonLd(input: JsonLdInput): EntityJsonLd {
+  const d = input.details;
+  const sameAs = [...new Set([...input.propertyUrls, ...input.connectionUrls].map(safeUrl).filter((u): u is string => u !== null))];
+  const hasCredential: EducationalOccupationalCredential[] = input.credentials.map((c) => ({
+    "@type": "EducationalOccupationalCredential",
+    name: clipName(c.title),
+    ...(c.type ? { credentialCategory: clipName(c.type) } : {}),
+    ...(c.url && safeUrl(c.url) ? { url: safeUrl(c.url)! } : {}),
+    recognizedBy: { "@type": "Organization", name: clipName(c.issuerName), url: `https://${c.issuerDomain}/` },
+  }));
+  const common = {
+    "@context": "https://schema.org" as const,
+    ...(d.name ? { name: clipName(d.name) } : {}),
+    url: `https://${input.domain}/`,
+    ...(d.description ? { description: clipDescription(d.description) } : {}),
+    identifier: input.network_id,
+    ...(sameAs.length > 0 ? { sameAs } : {}),
+  };
+  const email = d.email ? { email: clipName(d.email) } : {};
+  const credentials = hasCredential.length > 0 ? { hasCredential } : {};
+  if (input.entity_type === "person") {
+    return { ...common, "@type": "Person", ...email, ...credentials } satisfies WithContext<Person>;
+  }
+  if (input.entity_type === "organization") {
+    return {
+      ...common,
+      "@type": "Organization",
+      ...email,
+      ...(d.legal_name ? { legalName: clipName(d.legal_name) } : {}),
+      ...(d.established ? { foundingDate: clipName(d.established) } : {}),
+      ...(d.location ? { location: clipName(d.location) } : {}),
+      ...credentials,
+    } satisfies WithContext<Organization>;
+  }
+  return { ...common, "@type": "Thing" } satisfies WithContext<Thing>;
+}
+
+const SCRIPT_UNSAFE: Record<string, string> = {
+  "<": "\\u003c",
+  ">": "\\u003e",
+  "&": "\\u0026",
+  "\u2028": "\\u2028",
+  "\u2029": "\\u2029",
+};
+
+/**
+ * JSON for a `<script type="application/ld+json">` body (SPEC §10): `<`, `>`, `&`, U+2028 and U+2029
+ * become `\u003c`-style escapes, so no text can close the element and the JSON parses to the same value.
+ */
+export function serializeJsonLd(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => SCRIPT_UNSAFE[c]!);
+}

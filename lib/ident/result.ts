@@ -1,0 +1,66 @@
+import { z } from "zod";
+import { Problem } from "./schemas";
+import { REASONS } from "./verify";
+
+/** The result record of SPEC §7, printed by `ident resolve --json` and served by `/api/resolve`. */
+
+export const SCHEMA_ID = "ident-resolver/search@1";
+
+export const Reason = z.enum(REASONS);
+
+export const Source = z.object({
+  url: z.string(),
+  via: z.enum(["json", "embed"]),
+  http_status: z.number().int(),
+  content_type: z.string().nullable(),
+  bytes: z.number().int(),
+  ms: z.number(),
+});
+export type Source = z.infer<typeof Source>;
+
+export const Claim = z.object({
+  id: z.string().nullable(),
+  verified: z.boolean(),
+  reason: Reason.optional(),
+  claimed: z.unknown(),
+  document: z.unknown().optional(),
+  source: Source.optional(),
+  problems: z.array(Problem),
+});
+export type Claim = z.infer<typeof Claim>;
+
+export const EntityStatus = z.enum(["accepted", "rejected", "not_found", "unreachable", "timeout", "too_large", "blocked"]);
+export type EntityStatus = z.infer<typeof EntityStatus>;
+
+export const EntityResult = z.object({
+  entity: z.object({
+    status: EntityStatus,
+    domain: z.string(),
+    network_id: z.string().optional(),
+    entity_type: z.string().optional(),
+    details: z.record(z.string(), z.string()).optional(),
+    source: Source.optional(),
+    problems: z.array(Problem),
+  }),
+  properties: z.array(Claim),
+  credentials: z.array(Claim),
+  connections: z.array(Claim),
+  focus: Claim.optional(),
+  jsonld: z.record(z.string(), z.unknown()).nullable(),
+  cache: z.object({ fetched_at: z.string(), stale: z.boolean() }),
+});
+export type EntityResult = z.infer<typeof EntityResult>;
+
+export const QueryKind = z.enum(["domain", "url", "network_id", "property_id", "credential_id"]);
+
+export const SearchResponse = z.object({
+  schema: z.literal(SCHEMA_ID),
+  query: z.object({ input: z.string(), kind: QueryKind, domain: z.string() }),
+  results: z.array(EntityResult),
+  problems: z.array(Problem),
+});
+export type SearchResponse = z.infer<typeof SearchResponse>;
+
+/** `{"error": {...}}` body of a 400 (SPEC §8). */
+export const ErrorBody = z.object({ error: z.object({ code: z.literal("invalid_query"), message: z.string() }) });
+export type ErrorBody = z.infer<typeof ErrorBody>;

@@ -1,0 +1,447 @@
+import { createDocumentCache, type DocumentCache } from "./fetch/cache";
+import type { FailureStatus, Fetcher, FetchMode, FetchOutcome } from "./fetch/fetcher";
+import { createHostLimiter } from "./fetch/host-limit";
+import { extractEmbed } from "./ident/embed";
+import { idKey, parseCredentialId, parseNetworkId, parsePropertyId, parseQuery, sameId, type Query } from "./ident/ids";
+import { buildJsonLd, type JsonLdInput } from "./ident/jsonld";
+import { credentialLocation, entityLocation, propertyLocation, type DocumentLocation } from "./ident/locations";
+import { SCHEMA_ID, type Claim, type EntityResult, type EntityStatus, type SearchResponse, type Source } from "./ident/result";
+import {
+  error,
+  parseCredentialDocument,
+  parseEntityDocument,
+  parseJson,
+  parsePropertyDocument,
+  warning,
+  type Credential,
+  type CredentialDocument,
+  type DocumentParse,
+  type EntityDocument,
+  type Entry,
+  type Problem,
+  type Property,
+  type PropertyDocument,
+} from "./ident/schemas";
+import { connectionUrl, verifyConnection, verifyCredential, verifyProperty, type Reason, type Verdict } from "./ident/verify";
+
+/** Per-resolution budget (SPEC §3 [bind]). */
+export type Limits = {
+  /** Properties checked per entity, and credentials checked per entity (`IDENT_MAX_CLAIMS`). @default 50 */
+  maxClaims: number;
+  /** Connections checked per entity (`IDENT_MAX_CONNECTIONS`). @default 10 */
+  maxConnections: number;
+  /** Fetches to one host at a time. @default 6 */
+  perHost: number;
+};
+
+export const DEFAULT_LIMITS: Limits = { maxClaims: 50, maxConnections: 10, perHost: 6 };
+
+export type ResolverDeps = {
+  /** The guarded fetcher; tests hand in a fake. */
+  fetch: Fetcher;
+  /** @default a new {@link createDocumentCache} using `now` */
+  cache?: DocumentCache;
+  /** Clock, in ms. @default Date.now */
+  now?: () => number;
+  limits?: Partial<Limits>;
+};
+
+export type ResolveOptions = { refresh?: boolean };
+
+export type SearchOutcome =
+  | { ok: true; response: SearchResponse }
+  | { ok: false; error: { code: "invalid_query"; message: string } };
+
+export type Resolver = {
+  /** Parses a query (SPEC §8) and resolves it. A bad query is a value, not an exception. */
+  search(input: string, options?: ResolveOptions): Promise<SearchOutcome>;
+  /** Resolves an already parsed query. */
+  resolve(query: Query, options?: ResolveOptions): Promise<SearchResponse>;
+  /** Resolves the entity of one domain with all its claims. */
+  resolveEntity(domain: string, options?: ResolveOptions): Promise<EntityResult>;
+};
+
+/** A document fetched with its fallback (V7): its text and where it came from, or why not. */
+type DocFetch =
+  | { ok: true; text: string; source: Source; problems: Problem[]; fetchedAt: number; stale: boolean }
+  | { ok: false; status: FailureStatus; message: string; fetchedAt: number; stale: boolean };
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+const LABEL: Record<DocumentLocation["kind"], string> = {
+  entity: "entity document",
+  property: "property document",
+  credential: "credential document",
+};
+
+/** Plain words for a failed fetch. */
+function failureMessage(loc: DocumentLocation, json: FetchOutcome, page?: FetchOutcome): string {
+  const what = `${new URL(loc.json).host}'s ${LABEL[loc.kind]}`;
+  if (json.ok) return `${what} was found`;
+  switch (json.status) {
+    case "not_found":
+      if (page && !page.ok && page.status !== "not_found") {
+        return `${what} is not at ${loc.json} (${json.message}), and the page ${loc.page} for the embedded fallback failed: ${page.message}`;
+      }
+      return `${what} is not at ${loc.json} (${json.message}), and ${loc.page} has no <script type="application/json" id="${loc.elementId}"> fallback`;
+    case "timeout":
+      return `${what} at ${loc.json} did not arrive in time: ${json.message}`;
+    case "unreachable":
+      return `${what} at ${loc.json} could not be reached: ${json.message}`;
+    case "too_large":
+      return `${what} at ${loc.json} is too large: ${json.message}`;
+    case "blocked":
+      return `${what} at ${loc.json} was not fetched because it leads somewhere the resolver does not go: ${json.message}`;
+  }
+}
+
+function toSource(outcome: FetchOutcome & { ok: true }, via: Source["via"], bytes = outcome.bytes): Source {
+  return { url: outcome.finalUrl, via, http_status: outcome.httpStatus, content_type: outcome.contentType, bytes, ms: outcome.ms };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The resolver (STYLE: built from its dependencies). Only `fetch` does I/O; parsing and verification
+ * are pure functions of the documents fetched.
+ */
+export function createResolver(deps: ResolverDeps): Resolver {
+  const now = deps.now ?? Date.now;
+  const limits: Limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const cache = deps.cache ?? createDocumentCache({ now });
+  const perHost = createHostLimiter(limits.perHost);
+
+  function load(url: string, mode: FetchMode, opts: ResolveOptions) {
+    const host = new URL(url).host;
+    return cache.get(url, mode, () => perHost(host, () => deps.fetch(url, mode)), opts);
+  }
+
+  /** Fetches a document; on `not_found`, and only then, its HTML embed (V7, SPEC §3). */
+  async function fetchDocument(loc: DocumentLocation, opts: ResolveOptions): Promise<DocFetch> {
+    const json = await load(loc.json, "json", opts);
+    if (json.outcome.ok) {
+      const problems: Problem[] = [];
+      const type = json.outcome.contentType;
+      if (!type || !JSON_TYPE.test(type)) {
+        problems.push(warning("content_type", `${loc.json} was served as ${type ?? "no Content-Type"}, not application/json; parsed all the same`));
+      }
+      return { ok: true, text: json.outcome.body, source: toSource(json.outcome, "json"), problems, fetchedAt: json.fetchedAt, stale: json.stale };
+    }
+    if (json.outcome.status !== "not_found") {
+      return { ok: false, status: json.outcome.status, message: failureMessage(loc, json.outcome), fetchedAt: json.fetchedAt, stale: json.stale };
+    }
+    const page = await load(loc.page, "html", opts);
+    const stale = json.stale || page.stale;
+    const fetchedAt = Math.min(json.fetchedAt, page.fetchedAt);
+    if (page.outcome.ok) {
+      const text = extractEmbed(page.outcome.body, loc.elementId);
+      if (text !== null) {
+        return { ok: true, text, source: toSource(page.outcome, "embed", Buffer.byteLength(text)), problems: [], fetchedAt, stale };
+      }
+    }
+    const status = !page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome.status : "not_found";
+    return { ok: false, status, message: failureMessage(loc, json.outcome, page.outcome), fetchedAt, stale };
+  }
+
+  type Checked<T = unknown> = { verdict: Verdict; document?: unknown; parsed?: T; source?: Source; problems: Problem[]; stale: boolean };
+
+  /** Fetches and parses a counterpart document, then applies `rule` to it. */
+  async function checkDocument<T>(
+    loc: DocumentLocation,
+    parse: (value: unknown) => DocumentParse<T>,
+    rule: (doc: T) => Verdict,
+    opts: ResolveOptions,
+  ): Promise<Checked<T>> {
+    const fetched = await fetchDocument(loc, opts);
+    if (!fetched.ok) return { verdict: { verified: false, reason: fetched.status, message: fetched.message }, problems: [], stale: fetched.stale };
+    const base = { source: fetched.source, stale: fetched.stale };
+    const json = parseJson(fetched.text);
+    if (!json.ok) {
+      const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid JSON (${json.message})`;
+      return { ...base, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
+    }
+    const parsed = parse(json.value);
+    if (!parsed.ok) {
+      const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid: ${parsed.problems.map((p) => p.message).join("; ")}`;
+      return { ...base, document: json.value, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
+    }
+    return { ...base, document: json.value, parsed: parsed.doc, verdict: rule(parsed.doc), problems: [...fetched.problems, ...parsed.problems] };
+  }
+
+  function toClaim(id: string | null, claimed: unknown, checked: Checked, entryProblems: Problem[]): Claim {
+    const problems = [...entryProblems, ...checked.problems];
+    const claim: Claim = { id, verified: checked.verdict.verified, claimed, problems };
+    if (!checked.verdict.verified) {
+      claim.reason = checked.verdict.reason;
+      problems.push(error(checked.verdict.reason, checked.verdict.message));
+    }
+    if (checked.document !== undefined) claim.document = checked.document;
+    if (checked.source) claim.source = checked.source;
+    return claim;
+  }
+
+  const failedClaim = (id: string | null, claimed: unknown, reason: Reason, message: string, problems: Problem[] = []): Claim => ({
+    id,
+    verified: false,
+    reason,
+    claimed,
+    problems: [...problems, error(reason, message)],
+  });
+
+  /** Runs `check` on each valid entry up to the budget; bad, repeated and over-budget entries fail without a fetch (V2). */
+  async function checkEntries<T>(
+    entries: Entry<T>[],
+    budget: number,
+    noun: string,
+    check: (entry: Entry<T> & { ok: true }) => Promise<{ claim: Claim; stale: boolean }>,
+  ): Promise<{ claims: Claim[]; stale: boolean }> {
+    let used = 0;
+    const results = await Promise.all(
+      entries.map(async (entry) => {
+        if (!entry.ok) {
+          const message = entry.problems.map((p) => p.message).join("; ");
+          return { claim: failedClaim(entry.id, entry.raw, entry.reason, message, entry.problems.filter((p) => p.code !== entry.reason)), stale: false };
+        }
+        if (++used > budget) {
+          const message = `Only the first ${budget} ${noun} of an entity are checked; this one was not fetched`;
+          return { claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false };
+        }
+        return check(entry);
+      }),
+    );
+    return { claims: results.map((r) => r.claim), stale: results.some((r) => r.stale) };
+  }
+
+  function checkProperty(entity: EntityDocument, entry: Entry<Property> & { ok: true }, opts: ResolveOptions) {
+    const domain = parsePropertyId(entry.value.id)!;
+    return checkDocument(propertyLocation(domain), parsePropertyDocument, (doc: PropertyDocument) => verifyProperty(entity.network_id, entry.value.id, doc, domain), opts).then(
+      (checked) => ({ claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale }),
+    );
+  }
+
+  function checkCredential(entity: EntityDocument, entry: Entry<Credential & { id: string }> & { ok: true }, opts: ResolveOptions) {
+    const id = parseCredentialId(entry.value.id)!;
+    const rule = (doc: CredentialDocument): Verdict => verifyCredential(entity.network_id, doc, id.domain);
+    return checkDocument(credentialLocation(id), parseCredentialDocument, rule, opts).then((checked) => {
+      const publishedId = checked.parsed?.ident_credential.id;
+      if (checked.verdict.verified && publishedId !== undefined && !sameId(publishedId, entry.value.id)) {
+        checked.problems.push(
+          warning("credential_id_mismatch", `${id.domain}'s credential document carries the id ${publishedId}, not ${entry.value.id}`, "ident_credential.id"),
+        );
+      }
+      return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
+    });
+  }
+
+  async function checkConnection(domain: string, entry: Entry<{ id: string }> & { ok: true }, opts: ResolveOptions) {
+    const url = connectionUrl(entry.value.id);
+    if (!url) {
+      const message = `${entry.value.id} is not an https: URL, so it is not checked`;
+      return { claim: failedClaim(entry.id, entry.raw, "unsafe_url", message, entry.problems), stale: false };
+    }
+    const page = await load(url.href, "html", opts);
+    const outcome = page.outcome;
+    const checked: Checked = outcome.ok
+      ? { verdict: verifyConnection(domain, outcome.finalUrl, outcome.body), source: toSource(outcome, "json"), problems: [], stale: page.stale }
+      : { verdict: { verified: false, reason: outcome.status, message: `The page ${url.href} could not be checked: ${outcome.message}` }, problems: [], stale: page.stale };
+    if (checked.source) checked.source.via = "json";
+    return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
+  }
+
+  async function resolveEntity(domainInput: string, opts: ResolveOptions = {}): Promise<EntityResult> {
+    const domain = domainInput.toLowerCase();
+    const fetched = await fetchDocument(entityLocation(domain), opts);
+    const base = { properties: [], credentials: [], connections: [], jsonld: null };
+    const cacheInfo = { fetched_at: iso(fetched.fetchedAt), stale: fetched.stale };
+    if (!fetched.ok) {
+      return { entity: { status: fetched.status, domain, problems: [error(fetched.status, fetched.message)] }, ...base, cache: cacheInfo };
+    }
+    const json = parseJson(fetched.text);
+    const rejected = (problems: Problem[]): EntityResult => ({
+      entity: { status: "rejected", domain, source: fetched.source, problems: [...fetched.problems, ...problems] },
+      ...base,
+      cache: cacheInfo,
+    });
+    if (!json.ok) return rejected([error("invalid_json", `The entity document at ${fetched.source.url} is not valid JSON (${json.message})`)]);
+    const parsed = parseEntityDocument(json.value, domain);
+    if (!parsed.ok) {
+      const withId = rejected(parsed.problems);
+      const nid = isObject(json.value) ? json.value.network_id : undefined;
+      if (typeof nid === "string") withId.entity.network_id = nid;
+      return withId;
+    }
+    const entity = parsed.entity;
+    const [properties, credentials, connections] = await Promise.all([
+      checkEntries(entity.properties, limits.maxClaims, "properties", (e) => checkProperty(entity, e, opts)),
+      checkEntries(entity.credentials, limits.maxClaims, "credentials", (e) => checkCredential(entity, e, opts)),
+      checkEntries(entity.connections, limits.maxConnections, "connections", (e) => checkConnection(domain, e, opts)),
+    ]);
+    const result: EntityResult = {
+      entity: {
+        status: "accepted",
+        domain,
+        network_id: entity.network_id,
+        ...(entity.entity_type !== undefined ? { entity_type: entity.entity_type } : {}),
+        details: Object.fromEntries(Object.entries(entity.details).filter((kv): kv is [string, string] => typeof kv[1] === "string")),
+        source: fetched.source,
+        problems: [...fetched.problems, ...parsed.problems],
+      },
+      properties: properties.claims,
+      credentials: credentials.claims,
+      connections: connections.claims,
+      jsonld: null,
+      cache: { ...cacheInfo, stale: fetched.stale || properties.stale || credentials.stale || connections.stale },
+    };
+    result.jsonld = buildJsonLd(jsonLdInput(domain, entity, result)) as Record<string, unknown>;
+    return result;
+  }
+
+  /** The claim about `id` in a resolved entity, or why the owner or holder does not make it. */
+  function focusOn(result: EntityResult, list: "properties" | "credentials", id: string, fallback: Omit<Claim, "verified" | "problems">, what: string): Claim {
+    const found = result[list].find((c) => c.id !== null && sameId(c.id, id));
+    if (found) return found;
+    const reason: Reason =
+      result.entity.status === "accepted" ? "not_claimed" : result.entity.status === "rejected" ? "invalid_document" : result.entity.status;
+    const message =
+      reason === "not_claimed"
+        ? `${result.entity.domain}'s entity document does not list ${id} among its ${list}; ${what}`
+        : `${result.entity.domain}'s entity document could not be used (${result.entity.status}), so the claim cannot be confirmed`;
+    return { ...fallback, verified: false, reason, problems: [error(reason, message)] };
+  }
+
+  async function resolvePropertyQuery(query: Query, opts: ResolveOptions): Promise<SearchResponse> {
+    const id = query.id!;
+    const loc = propertyLocation(query.domain);
+    const response: SearchResponse = { schema: SCHEMA_ID, query: publicQuery(query), results: [], problems: [] };
+    const fetched = await fetchDocument(loc, opts);
+    if (!fetched.ok) {
+      response.problems.push(error(fetched.status, fetched.message));
+      return response;
+    }
+    const json = parseJson(fetched.text);
+    const parsed = json.ok ? parsePropertyDocument(json.value) : null;
+    if (!json.ok || !parsed || !parsed.ok) {
+      const why = !json.ok ? `not valid JSON (${json.message})` : (parsed?.problems.map((p) => p.message).join("; ") ?? "");
+      response.problems.push(error("invalid_document", `The property document at ${fetched.source.url} is not valid: ${why}`));
+      return response;
+    }
+    const property = parsed.doc.ident_property;
+    if (!sameId(property.id, id)) {
+      response.problems.push(error("id_mismatch", `${query.domain}'s property document is about ${property.id}, not ${id}`));
+      return response;
+    }
+    response.problems.push(...fetched.problems, ...parsed.problems);
+    const owners: string[] = [];
+    const seen = new Set<string>();
+    for (const owner of property.ownership) {
+      if (parseNetworkId(owner) === null) {
+        response.problems.push(warning("invalid_owner", `ownership lists ${owner}, which is not a network_id`));
+      } else if (!seen.has(idKey(owner))) {
+        seen.add(idKey(owner));
+        owners.push(owner);
+      }
+    }
+    for (const skipped of owners.slice(limits.maxClaims)) {
+      response.problems.push(warning("limit", `Only the first ${limits.maxClaims} owners are checked; ${skipped} was not`));
+    }
+    response.results = await Promise.all(
+      owners.slice(0, limits.maxClaims).map(async (owner) => {
+        const result = await resolveEntity(parseNetworkId(owner)!, opts);
+        const fallback = { id, claimed: owner, document: json.value, source: fetched.source };
+        result.focus = focusOn(result, "properties", id, fallback, `an owner verifies only when its own document lists the property (V3)`);
+        return result;
+      }),
+    );
+    return response;
+  }
+
+  async function resolveCredentialQuery(query: Query, opts: ResolveOptions): Promise<SearchResponse> {
+    const id = query.id!;
+    const response: SearchResponse = { schema: SCHEMA_ID, query: publicQuery(query), results: [], problems: [] };
+    const fetched = await fetchDocument(credentialLocation(query.credential!), opts);
+    if (!fetched.ok) {
+      response.problems.push(error(fetched.status, fetched.message));
+      return response;
+    }
+    const json = parseJson(fetched.text);
+    const parsed = json.ok ? parseCredentialDocument(json.value) : null;
+    const holder = parsed?.ok ? parseNetworkId(parsed.doc.ident_entity_id) : null;
+    if (!json.ok || !parsed?.ok || holder === null) {
+      const why = !json.ok
+        ? `not valid JSON (${json.message})`
+        : parsed && !parsed.ok
+          ? parsed.problems.map((p) => p.message).join("; ")
+          : "its ident_entity_id is not a network_id";
+      response.problems.push(error("invalid_document", `The credential document at ${fetched.source.url} is not valid: ${why}`));
+      return response;
+    }
+    response.problems.push(...fetched.problems, ...parsed.problems);
+    const result = await resolveEntity(holder, opts);
+    const fallback = { id, claimed: parsed.doc.ident_entity_id, document: json.value, source: fetched.source };
+    result.focus = focusOn(result, "credentials", id, fallback, "a credential verifies only when the holder's document references it (V4)");
+    response.results = [result];
+    return response;
+  }
+
+  async function resolve(query: Query, opts: ResolveOptions = {}): Promise<SearchResponse> {
+    if (query.kind === "property_id") return resolvePropertyQuery(query, opts);
+    if (query.kind === "credential_id") return resolveCredentialQuery(query, opts);
+    return { schema: SCHEMA_ID, query: publicQuery(query), results: [await resolveEntity(query.domain, opts)], problems: [] };
+  }
+
+  return {
+    async search(input, opts) {
+      const parsed = parseQuery(input);
+      if (!parsed.ok) return { ok: false, error: { code: "invalid_query", message: parsed.message } };
+      return { ok: true, response: await resolve(parsed.query, opts) };
+    },
+    resolve,
+    resolveEntity,
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function publicQuery(query: Query): SearchResponse["query"] {
+  return { input: query.input, kind: query.kind, domain: query.domain };
+}
+
+/** The JSON-LD input of an accepted entity: only its verified claims (SPEC §10). */
+function jsonLdInput(domain: string, entity: EntityDocument, result: EntityResult): JsonLdInput {
+  const verified = (claims: Claim[]) => claims.filter((c) => c.verified);
+  // Verified claims' documents parsed before; parsing again is pure and cheap, and needs no cast.
+  const propertyUrls = verified(result.properties).flatMap((c) => {
+    const doc = parsePropertyDocument(c.document);
+    const entry = entity.properties.find((e) => e.ok && c.id !== null && sameId(e.value.id, c.id));
+    const url = (doc.ok ? doc.doc.ident_property.url : undefined) ?? (entry?.ok ? entry.value.url : undefined);
+    return url !== undefined ? [url] : [];
+  });
+  const connectionUrls = verified(result.connections).flatMap((c) => (c.id ? [c.id] : []));
+  const credentials = verified(result.credentials).flatMap((c) => {
+    const parsed = parseCredentialDocument(c.document);
+    const issuer = c.id !== null ? parseCredentialId(c.id) : null;
+    if (!parsed.ok || !issuer) return [];
+    const doc = parsed.doc.ident_credential;
+    const issuerDomain = issuer.domain.toLowerCase();
+    return [
+      {
+        title: doc.title,
+        ...(doc.type !== undefined ? { type: doc.type } : {}),
+        ...(doc.profile_url !== undefined ? { url: doc.profile_url } : {}),
+        issuerName: doc.property?.name ?? issuerDomain,
+        issuerDomain,
+      },
+    ];
+  });
+  return {
+    domain,
+    network_id: entity.network_id,
+    ...(entity.entity_type !== undefined ? { entity_type: entity.entity_type } : {}),
+    details: entity.details,
+    propertyUrls,
+    connectionUrls,
+    credentials,
+  };
+}
+
+export type { EntityStatus };

@@ -1,0 +1,255 @@
+/**
+ * The sample network: every folder under `sample-network/` is one publisher's domain, holding the
+ * exact files the resolver fetches. `site.json` in a folder describes what files cannot express
+ * (status, delay, content type, redirect, compression, dripping). Served over HTTPS on loopback with
+ * a CA made at start; prints the IDENT_CONNECT_TO and NODE_EXTRA_CA_CERTS a resolver needs.
+ *
+ * Run: `npm run sample-network [-- --port 8443] [--delay-ms 50] [--write-env .sample-network/env]`
+ */
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { createTestCa } from "./test-ca";
+
+/** How one path of a site answers, beyond serving its file (site.json `routes`). */
+export type Route = {
+  status?: number;
+  content_type?: string;
+  headers?: Record<string, string>;
+  /** Wait before sending headers. */
+  delay_ms?: number;
+  /** Send the body one byte every `drip_ms`. */
+  drip_ms?: number;
+  /** Answer 302 (or `status`) with this Location. */
+  redirect?: string;
+  /** gzip the body and say so. */
+  gzip?: boolean;
+  /** Omit Content-Length (chunked). */
+  no_length?: boolean;
+  /** A body of this many bytes instead of a file (a JSON string of `x`s). */
+  generate_bytes?: number;
+  /** Inline body instead of a file. */
+  body?: string;
+};
+
+export type Site = { about?: string; routes?: Record<string, Route>; files?: Record<string, string> };
+
+export type SampleNetworkOptions = {
+  /** Folder of publisher folders. @default sample-network/ beside scripts/ */
+  root?: string;
+  /** @default 0 (any free port) */
+  port?: number;
+  /** @default 127.0.0.1 */
+  host?: string;
+  /** Delay added to every response, for benchmarks. @default 0 */
+  delayMs?: number;
+  /** Sites kept in memory, merged over the folder's (benchmarks and tests). */
+  extraSites?: Record<string, Site>;
+};
+
+export type SampleNetwork = {
+  port: number;
+  caPem: string;
+  caFile: string;
+  /** `IDENT_CONNECT_TO` value sending every host to this server. */
+  connectTo: string;
+  env: { IDENT_CONNECT_TO: string; NODE_EXTRA_CA_CERTS: string };
+  domains: string[];
+  /** Requests seen, by `host + path`. */
+  requests: Map<string, number>;
+  /** Highest number of requests to one host in flight at once, by host. */
+  peakInFlight: Map<string, number>;
+  setDelay(ms: number): void;
+  resetCounts(): void;
+  close(): Promise<void>;
+};
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const SAMPLE_ROOT = path.resolve(here, "..", "sample-network");
+
+const TYPES: Record<string, string> = {
+  ".json": "application/json",
+  ".html": "text/html; charset=utf-8",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+function walk(dir: string, prefix = ""): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) Object.assign(files, walk(full, `${prefix}/${name}`));
+    else if (!(prefix === "" && name === "site.json")) files[`${prefix}/${name}`] = readFileSync(full, "utf8");
+  }
+  return files;
+}
+
+/** Reads every publisher folder: its files by URL path, and its site.json. */
+export function loadSites(root: string = SAMPLE_ROOT): Record<string, Site> {
+  const sites: Record<string, Site> = {};
+  for (const domain of readdirSync(root)) {
+    const dir = path.join(root, domain);
+    if (!statSync(dir).isDirectory()) continue;
+    const sitePath = path.join(dir, "site.json");
+    let site: Site = {};
+    try {
+      site = JSON.parse(readFileSync(sitePath, "utf8")) as Site;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new Error(`${sitePath}: ${String(err)}`);
+    }
+    sites[domain.toLowerCase()] = { ...site, files: walk(dir) };
+  }
+  return sites;
+}
+
+/** The file for a URL path: exact, then `index.html` inside it, then `.html` beside it. */
+function findFile(files: Record<string, string>, urlPath: string): { name: string; text: string } | null {
+  const trimmed = urlPath.replace(/\/+$/, "");
+  for (const name of [urlPath, `${trimmed}/index.html`, `${trimmed}.html`]) {
+    const text = files[name];
+    if (text !== undefined) return { name, text };
+  }
+  return null;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startSampleNetwork(options: SampleNetworkOptions = {}): Promise<SampleNetwork> {
+  const sites = { ...loadSites(options.root), ...options.extraSites };
+  const domains = Object.keys(sites).sort();
+  const tlds = [...new Set(domains.map((d) => d.split(".").pop()))];
+  const ca = createTestCa([...domains, ...tlds.map((t) => `*.${t}`)]);
+  const dir = path.join(tmpdir(), `ident-sample-${process.pid}-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  const caFile = path.join(dir, "ca.pem");
+  writeFileSync(caFile, ca.caPem);
+
+  let delayMs = options.delayMs ?? 0;
+  const requests = new Map<string, number>();
+  const inFlight = new Map<string, number>();
+  const peakInFlight = new Map<string, number>();
+  const sockets = new Set<import("node:stream").Duplex>();
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const host = (req.headers.host ?? "").replace(/:\d+$/, "").toLowerCase();
+    const urlPath = decodeURIComponent(new URL(req.url ?? "/", "https://x").pathname);
+    const key = host + urlPath;
+    requests.set(key, (requests.get(key) ?? 0) + 1);
+    const now = (inFlight.get(host) ?? 0) + 1;
+    inFlight.set(host, now);
+    peakInFlight.set(host, Math.max(peakInFlight.get(host) ?? 0, now));
+    res.on("close", () => inFlight.set(host, (inFlight.get(host) ?? 1) - 1));
+
+    const site = sites[host];
+    const route: Route = site?.routes?.[urlPath] ?? {};
+    const wait = delayMs + (route.delay_ms ?? 0);
+    if (wait > 0) await sleep(wait);
+    if (res.destroyed) return;
+
+    const headers: Record<string, string> = { ...route.headers };
+    if (route.redirect) {
+      res.writeHead(route.status ?? 302, { ...headers, location: route.redirect });
+      res.end();
+      return;
+    }
+    const file = site?.files ? findFile(site.files, urlPath) : null;
+    let body: Buffer | null = null;
+    if (route.generate_bytes !== undefined) body = Buffer.from(`"${"x".repeat(Math.max(0, route.generate_bytes - 2))}"`);
+    else if (route.body !== undefined) body = Buffer.from(route.body);
+    else if (file) body = Buffer.from(file.text);
+    const status = route.status ?? (body ? 200 : 404);
+    if (!body) body = Buffer.from("not found\n");
+    headers["content-type"] =
+      route.content_type ?? (file ? (TYPES[path.extname(file.name)] ?? "text/html; charset=utf-8") : "text/plain");
+    if (route.gzip) {
+      body = gzipSync(body);
+      headers["content-encoding"] = "gzip";
+    }
+    if (!route.no_length) headers["content-length"] = String(body.byteLength);
+    res.writeHead(status, headers);
+    if (route.drip_ms) {
+      for (const byte of body) {
+        if (res.destroyed) return;
+        res.write(Buffer.from([byte]));
+        await sleep(route.drip_ms);
+      }
+      res.end();
+      return;
+    }
+    res.end(body);
+  }
+
+  const server: Server = createServer(
+    {
+      key: ca.keyPem,
+      cert: ca.certPem,
+      // A domain with no folder has no server: its TLS handshake fails (the outcome `unreachable`).
+      SNICallback: (name, cb) => cb(sites[name.toLowerCase()] ? null : new Error(`no site ${name}`)),
+    },
+    (req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        res.destroy(err instanceof Error ? err : new Error(String(err)));
+      });
+    },
+  );
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  const connectTo = `::${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+  return {
+    port,
+    caPem: ca.caPem,
+    caFile,
+    connectTo,
+    env: { IDENT_CONNECT_TO: connectTo, NODE_EXTRA_CA_CERTS: caFile },
+    domains,
+    requests,
+    peakInFlight,
+    setDelay(ms) {
+      delayMs = ms;
+    },
+    resetCounts() {
+      requests.clear();
+      peakInFlight.clear();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const net = await startSampleNetwork({
+    port: Number(arg("--port") ?? 0),
+    delayMs: Number(arg("--delay-ms") ?? 0),
+  });
+  const envText = `IDENT_CONNECT_TO=${net.env.IDENT_CONNECT_TO}\nNODE_EXTRA_CA_CERTS=${net.env.NODE_EXTRA_CA_CERTS}\n`;
+  const envFile = arg("--write-env");
+  if (envFile) {
+    mkdirSync(path.dirname(path.resolve(envFile)), { recursive: true });
+    writeFileSync(envFile, envText);
+  }
+  process.stdout.write(`sample network: ${net.domains.length} domains on https://127.0.0.1:${net.port}\n${envText}`);
+  const stop = () => void net.close().then(() => process.exit(0));
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
