@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "./config";
+
+describe("configuration (SPEC §8)", () => {
+  it("defaults", () => {
+    expect(parseConfig({})).toEqual({
+      ok: true,
+      config: { connectTo: [], fetchTimeoutMs: 10_000, cacheTtlS: 86_400, maxClaims: 50, maxConnections: 10, port: 3000, extraCaCerts: null },
+    });
+  });
+  it("reads every variable", () => {
+    const parsed = parseConfig(
+      { IDENT_CONNECT_TO: "::127.0.0.1:8443", IDENT_FETCH_TIMEOUT_MS: "500", IDENT_CACHE_TTL_S: "60", IDENT_MAX_CLAIMS: "5", IDENT_MAX_CONNECTIONS: "0", PORT: "8080", NODE_EXTRA_CA_CERTS: "/ca.pem" },
+      () => true,
+    );
+    expect(parsed).toMatchObject({ ok: true, config: { fetchTimeoutMs: 500, cacheTtlS: 60, maxClaims: 5, maxConnections: 0, port: 8080, extraCaCerts: "/ca.pem" } });
+  });
+  it("reports every bad value with its name", () => {
+    const parsed = parseConfig(
+      { IDENT_CONNECT_TO: "nonsense", IDENT_FETCH_TIMEOUT_MS: "10s", IDENT_CACHE_TTL_S: "90000", IDENT_MAX_CLAIMS: "-1", PORT: "99999", NODE_EXTRA_CA_CERTS: "/nope.pem" },
+      () => false,
+    );
+    expect(parsed.ok).toBe(false);
+    const errors = parsed.ok ? [] : parsed.errors;
+    for (const name of ["IDENT_CONNECT_TO", "IDENT_FETCH_TIMEOUT_MS", "IDENT_CACHE_TTL_S", "IDENT_MAX_CLAIMS", "PORT", "NODE_EXTRA_CA_CERTS"]) {
+      expect(errors.some((e) => e.startsWith(name))).toBe(true);
+    }
+  });
+});

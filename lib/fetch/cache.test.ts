@@ -1,0 +1,103 @@
+import { describe, expect, it, vi } from "vitest";
+import { createDocumentCache } from "./cache";
+import type { FetchOutcome } from "./fetcher";
+
+const found = (body: string): FetchOutcome => ({
+  ok: true, status: "found", url: "https://a.example/ident.json", finalUrl: "https://a.example/ident.json",
+  httpStatus: 200, contentType: "application/json", body, bytes: body.length, ms: 1,
+});
+const failed = (status: "not_found" | "timeout"): FetchOutcome => ({
+  ok: false, status, url: "https://a.example/ident.json", finalUrl: "https://a.example/ident.json",
+  httpStatus: status === "not_found" ? 404 : null, contentType: null, message: status, ms: 1,
+});
+const H = 3600_000;
+
+function setup() {
+  let t = 1_000_000;
+  const clock = { now: () => t, advance: (ms: number) => (t += ms) };
+  const cache = createDocumentCache({ now: clock.now });
+  return { cache, clock };
+}
+const URL_ = "https://a.example/ident.json";
+
+describe("document cache (SPEC §9)", () => {
+  it("serves a found document fresh for 1 h without fetching", async () => {
+    const { cache, clock } = setup();
+    const load = vi.fn(async () => found("v1"));
+    await cache.get(URL_, "json", load);
+    clock.advance(H - 1);
+    const hit = await cache.get(URL_, "json", load);
+    expect(hit).toMatchObject({ stale: false, outcome: { body: "v1" } });
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+  it("then serves it stale while exactly one background refresh runs", async () => {
+    const { cache, clock } = setup();
+    let release: (o: FetchOutcome) => void = () => undefined;
+    const load = vi.fn(async () => found("v1"));
+    await cache.get(URL_, "json", load);
+    clock.advance(H + 1);
+    const slow = vi.fn(() => new Promise<FetchOutcome>((r) => (release = r)));
+    const [a, b] = await Promise.all([cache.get(URL_, "json", slow), cache.get(URL_, "json", slow)]);
+    expect([a.stale, b.stale]).toEqual([true, true]);
+    expect(a.outcome.ok && a.outcome.body).toBe("v1");
+    expect(slow).toHaveBeenCalledTimes(1);
+    release(found("v2"));
+    await vi.waitFor(async () => expect((await cache.get(URL_, "json", slow)).outcome).toMatchObject({ body: "v2" }));
+    expect((await cache.get(URL_, "json", slow)).stale).toBe(false);
+  });
+  it("never uses a document past 24 h (seed §8 staleness bound)", async () => {
+    const { cache, clock } = setup();
+    await cache.get(URL_, "json", async () => found("v1"));
+    clock.advance(24 * H);
+    const load = vi.fn(async () => found("v2"));
+    const got = await cache.get(URL_, "json", load);
+    expect(got).toMatchObject({ stale: false, outcome: { body: "v2" } });
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+  it("keeps not-found and failed outcomes 5 minutes", async () => {
+    const { cache, clock } = setup();
+    const load = vi.fn(async () => failed("not_found"));
+    await cache.get(URL_, "json", load);
+    clock.advance(299_999);
+    await cache.get(URL_, "json", load);
+    expect(load).toHaveBeenCalledTimes(1);
+    clock.advance(2);
+    await cache.get(URL_, "json", load);
+    expect(load).toHaveBeenCalledTimes(2);
+  });
+  it("a refresh that times out keeps the stale document", async () => {
+    const { cache, clock } = setup();
+    await cache.get(URL_, "json", async () => found("v1"));
+    clock.advance(2 * H);
+    await cache.get(URL_, "json", async () => failed("timeout"));
+    await new Promise((r) => setTimeout(r, 0));
+    const got = await cache.get(URL_, "json", async () => failed("timeout"));
+    expect(got.outcome.ok && got.outcome.body).toBe("v1");
+  });
+  it("shares one load between concurrent cold requests", async () => {
+    const { cache } = setup();
+    const load = vi.fn(async () => found("v1"));
+    await Promise.all(Array.from({ length: 20 }, () => cache.get(URL_, "json", load)));
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+  it("refresh re-fetches now", async () => {
+    const { cache } = setup();
+    const load = vi.fn(async () => found("v1"));
+    await cache.get(URL_, "json", load);
+    await cache.get(URL_, "json", load, { refresh: true });
+    expect(load).toHaveBeenCalledTimes(2);
+  });
+  it("keeps JSON and HTML fetches of one URL apart", async () => {
+    const { cache } = setup();
+    const load = vi.fn(async () => found("x"));
+    await cache.get(URL_, "json", load);
+    await cache.get(URL_, "html", load);
+    expect(load).toHaveBeenCalledTimes(2);
+  });
+  it("is bounded by bytes, evicting the least recently used", async () => {
+    const cache = createDocumentCache({ maxBytes: 3 * 1024 * 1024 });
+    for (let i = 0; i < 10; i++) await cache.get(`https://a.example/${i}`, "json", async () => found("x".repeat(600_000)));
+    expect(cache.size).toBeLessThan(10);
+    expect(cache.size).toBeGreaterThan(0);
+  });
+});
