@@ -61,6 +61,8 @@ export type SampleNetwork = {
   domains: string[];
   /** Requests seen, by `host + path`. */
   requests: Map<string, number>;
+  /** The last 1,000 requests: host, path and headers. */
+  log: { host: string; path: string; headers: Record<string, string | string[] | undefined> }[];
   /** Highest number of requests to one host in flight at once, by host. */
   peakInFlight: Map<string, number>;
   setDelay(ms: number): void;
@@ -129,6 +131,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
 
   let delayMs = options.delayMs ?? 0;
   const requests = new Map<string, number>();
+  const log: SampleNetwork["log"] = [];
   const inFlight = new Map<string, number>();
   const peakInFlight = new Map<string, number>();
   const sockets = new Set<import("node:stream").Duplex>();
@@ -138,6 +141,8 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     const urlPath = decodeURIComponent(new URL(req.url ?? "/", "https://x").pathname);
     const key = host + urlPath;
     requests.set(key, (requests.get(key) ?? 0) + 1);
+    log.push({ host, path: urlPath, headers: req.headers });
+    if (log.length > 1000) log.shift();
     const now = (inFlight.get(host) ?? 0) + 1;
     inFlight.set(host, now);
     peakInFlight.set(host, Math.max(peakInFlight.get(host) ?? 0, now));
@@ -216,6 +221,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     env: { IDENT_CONNECT_TO: connectTo, NODE_EXTRA_CA_CERTS: caFile },
     domains,
     requests,
+    log,
     peakInFlight,
     setDelay(ms) {
       delayMs = ms;
@@ -223,6 +229,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     resetCounts() {
       requests.clear();
       peakInFlight.clear();
+      log.length = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {
