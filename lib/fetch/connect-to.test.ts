@@ -22,6 +22,9 @@ describe("IDENT_CONNECT_TO (SPEC §3, curl --connect-to)", () => {
     expect(matchConnectTo(parsed.entries, "ALICE.example", 443)).toEqual({ host: "127.0.0.2", port: 1 });
     expect(matchConnectTo(parsed.entries, "alice.example", 8443)).toEqual({ host: "127.0.0.3", port: 2 });
     expect(matchConnectTo(parsed.entries, "bob.example", 443)).toEqual({ host: "127.0.0.4", port: 443 });
+    const portOnly = parseConnectTo("::127.0.0.1:1,x.example:443::8443");
+    if (!portOnly.ok) throw new Error(portOnly.message);
+    expect(matchConnectTo(portOnly.entries.slice(1), "x.example", 443)).toEqual({ host: null, port: 8443 });
     expect(matchConnectTo([], "bob.example", 443)).toBeNull();
   });
 });

@@ -40,16 +40,19 @@ export function parseConnectTo(value: string): ConnectToParse {
   return { ok: true, entries };
 }
 
-/** The address to dial instead of `host:port`, from the first matching entry, or null for none. */
+/**
+ * Where to dial instead of `host:port`, from the first matching entry, or null for none. `host` is
+ * null when the entry keeps the original host: that name is still resolved (and so guarded).
+ */
 export function matchConnectTo(
   entries: readonly ConnectToEntry[],
   host: string,
   portNumber: number,
-): { host: string; port: number } | null {
+): { host: string | null; port: number } | null {
   const h = host.toLowerCase();
   for (const e of entries) {
     if ((e.host === "" || e.host === h) && (e.port === null || e.port === portNumber)) {
-      return { host: e.connectHost === "" ? host : e.connectHost, port: e.connectPort ?? portNumber };
+      return { host: e.connectHost === "" ? null : e.connectHost, port: e.connectPort ?? portNumber };
     }
   }
   return null;

@@ -104,7 +104,9 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     connect(opts, callback) {
       const target = matchConnectTo(connectTo, opts.hostname, Number(opts.port || 443));
       if (!target) return guarded(opts, callback);
-      // SPEC §3: dial the override, but TLS still verifies the original host name.
+      // An entry that keeps the host still resolves it, so the guard still applies.
+      if (target.host === null) return guarded({ ...opts, port: String(target.port) }, callback);
+      // SPEC §3: dial the named override without DNS or guard; TLS still verifies the original host name.
       return direct({ ...opts, hostname: target.host, port: String(target.port), servername: opts.hostname }, callback);
     },
   });
