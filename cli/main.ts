@@ -16,6 +16,7 @@ Exit status: 0 when an entity is accepted, 1 when none is, 2 for a bad query or 
 
 /** Untrusted text for a terminal: control characters (escape sequences and line breaks among them) become U+FFFD. */
 export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
 }
 
@@ -86,7 +87,8 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
   const json = args.includes("--json");
   const rest = args.filter((a) => a !== "--json");
   const unknown = rest.find((a) => a.startsWith("--"));
-  if (rest[0] !== "resolve" || rest.length !== 2 || unknown) {
+  const [command, query] = rest;
+  if (command !== "resolve" || query === undefined || rest.length !== 2 || unknown) {
     io.err(`ident: ${unknown ? `unknown option ${unknown}` : "expected: resolve <query>"}\n${USAGE}\n`);
     return 2;
   }
@@ -97,7 +99,7 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
   }
   const resolver = createConfiguredResolver(config.config);
   try {
-    const outcome = await resolver.search(rest[1]!);
+    const outcome = await resolver.search(query);
     if (!outcome.ok) {
       io.err(`ident: invalid query: ${outcome.error.message}\n`);
       return 2;

@@ -213,14 +213,14 @@ export function createResolver(deps: ResolverDeps): Resolver {
   }
 
   function checkProperty(entity: EntityDocument, entry: Entry<Property> & { ok: true }, opts: ResolveOptions) {
-    const domain = parsePropertyId(entry.value.id)!;
+    const domain = must(parsePropertyId(entry.value.id), "a valid entry has a property id");
     return checkDocument(propertyLocation(domain), parsePropertyDocument, (doc: PropertyDocument) => verifyProperty(entity.network_id, entry.value.id, doc, domain), opts).then(
       (checked) => ({ claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale }),
     );
   }
 
   function checkCredential(entity: EntityDocument, entry: Entry<Credential & { id: string }> & { ok: true }, opts: ResolveOptions) {
-    const id = parseCredentialId(entry.value.id)!;
+    const id = must(parseCredentialId(entry.value.id), "a valid entry has a credential id");
     const rule = (doc: CredentialDocument): Verdict => verifyCredential(entity.network_id, doc, id.domain);
     return checkDocument(credentialLocation(id), parseCredentialDocument, rule, opts).then((checked) => {
       const publishedId = checked.parsed?.ident_credential.id;
@@ -309,8 +309,8 @@ export function createResolver(deps: ResolverDeps): Resolver {
     return { ...fallback, verified: false, reason, problems: [error(reason, message)] };
   }
 
-  async function resolvePropertyQuery(query: Query, opts: ResolveOptions): Promise<SearchResponse> {
-    const id = query.id!;
+  async function resolvePropertyQuery(query: Query & { kind: "property_id" }, opts: ResolveOptions): Promise<SearchResponse> {
+    const id = query.id;
     const loc = propertyLocation(query.domain);
     const response: SearchResponse = { schema: SCHEMA_ID, query: publicQuery(query), results: [], problems: [] };
     const fetched = await fetchDocument(loc, opts);
@@ -331,22 +331,23 @@ export function createResolver(deps: ResolverDeps): Resolver {
       return response;
     }
     response.problems.push(...fetched.problems, ...parsed.problems);
-    const owners: string[] = [];
+    const owners: { owner: string; domain: string }[] = [];
     const seen = new Set<string>();
     for (const owner of property.ownership) {
-      if (parseNetworkId(owner) === null) {
+      const domain = parseNetworkId(owner);
+      if (domain === null) {
         response.problems.push(warning("invalid_owner", `ownership lists ${owner}, which is not a network_id`));
       } else if (!seen.has(idKey(owner))) {
         seen.add(idKey(owner));
-        owners.push(owner);
+        owners.push({ owner, domain });
       }
     }
     for (const skipped of owners.slice(limits.maxClaims)) {
-      response.problems.push(warning("limit", `Only the first ${limits.maxClaims} owners are checked; ${skipped} was not`));
+      response.problems.push(warning("limit", `Only the first ${limits.maxClaims} owners are checked; ${skipped.owner} was not`));
     }
     response.results = await Promise.all(
-      owners.slice(0, limits.maxClaims).map(async (owner) => {
-        const result = await resolveEntity(parseNetworkId(owner)!, opts);
+      owners.slice(0, limits.maxClaims).map(async ({ owner, domain }) => {
+        const result = await resolveEntity(domain, opts);
         const fallback = { id, claimed: owner, document: json.value, source: fetched.source };
         result.focus = focusOn(result, "properties", id, fallback, `an owner verifies only when its own document lists the property (V3)`);
         return result;
@@ -355,10 +356,10 @@ export function createResolver(deps: ResolverDeps): Resolver {
     return response;
   }
 
-  async function resolveCredentialQuery(query: Query, opts: ResolveOptions): Promise<SearchResponse> {
-    const id = query.id!;
+  async function resolveCredentialQuery(query: Query & { kind: "credential_id" }, opts: ResolveOptions): Promise<SearchResponse> {
+    const id = query.id;
     const response: SearchResponse = { schema: SCHEMA_ID, query: publicQuery(query), results: [], problems: [] };
-    const fetched = await fetchDocument(credentialLocation(query.credential!), opts);
+    const fetched = await fetchDocument(credentialLocation(query.credential), opts);
     if (!fetched.ok) {
       response.problems.push(error(fetched.status, fetched.message));
       return response;
@@ -398,6 +399,12 @@ export function createResolver(deps: ResolverDeps): Resolver {
     resolve,
     resolveEntity,
   };
+}
+
+/** A value the code above has already checked; a null here is a bug, so it throws. */
+function must<T>(value: T | null, invariant: string): T {
+  if (value === null) throw new Error(`invariant broken: ${invariant}`);
+  return value;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -13,22 +13,22 @@ export function isPublicAddress(address: string): boolean {
   const embedded = embeddedIPv4(v6);
   if (embedded !== undefined) return embedded.every((v4) => v4.range() === "unicast");
   // Only global unicast 2000::/3 that ipaddr.js does not place in a special range.
-  return v6.range() === "unicast" && (v6.parts[0]! & 0xe000) === 0x2000;
+  return v6.range() === "unicast" && ((v6.parts[0] ?? 0) & 0xe000) === 0x2000;
 }
 
 /** The IPv4 addresses inside a tunnelling or translation form, or undefined when it is none. */
 function embeddedIPv4(v6: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
-  const p = v6.parts;
+  const p = (i: number) => v6.parts[i] ?? 0;
   const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
   switch (v6.range()) {
     case "ipv4Mapped": // ::ffff:a.b.c.d
     case "rfc6145": // ::ffff:0:a.b.c.d
     case "rfc6052": // 64:ff9b::a.b.c.d (NAT64) and 64:ff9b:1::/48
-      return [v4(p[6]!, p[7]!)];
+      return [v4(p(6), p(7))];
     case "6to4": // 2002:AABB:CCDD::
-      return [v4(p[1]!, p[2]!)];
+      return [v4(p(1), p(2))];
     case "teredo": // 2001:0:SERVER:flags:port:~CLIENT
-      return [v4(p[2]!, p[3]!), v4(~p[6]! & 0xffff, ~p[7]! & 0xffff)];
+      return [v4(p(2), p(3)), v4(~p(6) & 0xffff, ~p(7) & 0xffff)];
     default:
       return undefined;
   }
@@ -84,8 +84,9 @@ export function guardedLookup(resolve: Resolve, isAllowed: (address: string) => 
           return;
         }
         const checked = addresses.map((a) => ({ address: a.address, family: a.family }));
-        if (wantsAll) cb(null, checked);
-        else cb(null, checked[0]!.address, checked[0]!.family);
+        const [first] = checked;
+        if (wantsAll || !first) cb(null, checked);
+        else cb(null, first.address, first.family);
       },
       (err: Error) => cb(err, []),
     );

@@ -14,9 +14,9 @@ const START_TAG_ATTRS = new RegExp(`^\\s*${ATTR}\\s+${ATTR}\\s*$`);
 export function isEmbedStartTag(rawAttrs: string, elementId: string): boolean {
   const m = START_TAG_ATTRS.exec(rawAttrs);
   if (!m) return false;
-  const [, name1, dq1, sq1, name2, dq2, sq2] = m;
+  const [, name1 = "", dq1, sq1, name2 = "", dq2, sq2] = m;
   if (name1 === name2) return false;
-  const values: Record<string, string | undefined> = { [name1!]: dq1 ?? sq1, [name2!]: dq2 ?? sq2 };
+  const values: Record<string, string | undefined> = { [name1]: dq1 ?? sq1, [name2]: dq2 ?? sq2 };
   return values.type === "application/json" && values.id === elementId;
 }
 

@@ -89,8 +89,10 @@ describe("parseQuery (SPEC §8)", () => {
     expect(parsed.ok && parsed.query.input).toBe(input.trim());
   });
   it("keeps the published casing of an identifier query", () => {
-    const parsed = parseQuery("§:entity:Alice.Example");
-    expect(parsed.ok && parsed.query.id).toBe("§:entity:Alice.Example");
+    const parsed = parseQuery("§:property:Blog.Example");
+    expect(parsed.ok && parsed.query.kind === "property_id" && parsed.query.id).toBe("§:property:Blog.Example");
+    const entity = parseQuery("§:entity:Alice.Example");
+    expect(entity.ok && entity.query.input).toBe("§:entity:Alice.Example");
   });
   it.each([
     "",

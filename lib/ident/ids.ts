@@ -89,15 +89,11 @@ export function parseCredentialId(value: string): CredentialId | null {
 
 export type QueryKind = "domain" | "url" | "network_id" | "property_id" | "credential_id";
 
-export type Query = {
-  input: string;
-  kind: QueryKind;
-  /** Lower-cased domain the query is about (the entity, property or issuer domain). */
-  domain: string;
-  /** The identifier as typed, for property and credential queries. */
-  id?: string;
-  credential?: CredentialId;
-};
+/** A parsed query; `domain` is the lower-cased entity, property or issuer domain it is about. */
+export type Query =
+  | { input: string; kind: "domain" | "url" | "network_id"; domain: string }
+  | { input: string; kind: "property_id"; domain: string; id: string }
+  | { input: string; kind: "credential_id"; domain: string; id: string; credential: CredentialId };
 
 export type QueryParse = { ok: true; query: Query } | { ok: false; message: string };
 
@@ -114,7 +110,7 @@ export function parseQuery(raw: string): QueryParse {
 
   if (input.startsWith(SECTION)) {
     const entity = parseNetworkId(input);
-    if (entity) return { ok: true, query: { input, kind: "network_id", domain: entity.toLowerCase(), id: input } };
+    if (entity) return { ok: true, query: { input, kind: "network_id", domain: entity.toLowerCase() } };
     const property = parsePropertyId(input);
     if (property) return { ok: true, query: { input, kind: "property_id", domain: property.toLowerCase(), id: input } };
     return fail(`"${input}" is not a valid network_id or property_id`);

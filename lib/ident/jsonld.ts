@@ -26,13 +26,16 @@ export type EntityJsonLd = WithContext<Person> | WithContext<Organization> | Wit
 export function buildJsonLd(input: JsonLdInput): EntityJsonLd {
   const d = input.details;
   const sameAs = [...new Set([...input.propertyUrls, ...input.connectionUrls].map(safeUrl).filter((u): u is string => u !== null))];
-  const hasCredential: EducationalOccupationalCredential[] = input.credentials.map((c) => ({
-    "@type": "EducationalOccupationalCredential",
-    name: clipName(c.title),
-    ...(c.type ? { credentialCategory: clipName(c.type) } : {}),
-    ...(c.url && safeUrl(c.url) ? { url: safeUrl(c.url)! } : {}),
-    recognizedBy: { "@type": "Organization", name: clipName(c.issuerName), url: `https://${c.issuerDomain}/` },
-  }));
+  const hasCredential: EducationalOccupationalCredential[] = input.credentials.map((c) => {
+    const url = c.url ? safeUrl(c.url) : null;
+    return {
+      "@type": "EducationalOccupationalCredential",
+      name: clipName(c.title),
+      ...(c.type ? { credentialCategory: clipName(c.type) } : {}),
+      ...(url ? { url } : {}),
+      recognizedBy: { "@type": "Organization", name: clipName(c.issuerName), url: `https://${c.issuerDomain}/` },
+    };
+  });
   const common = {
     "@context": "https://schema.org" as const,
     ...(d.name ? { name: clipName(d.name) } : {}),
@@ -73,5 +76,5 @@ const SCRIPT_UNSAFE: Record<string, string> = {
  * become `\u003c`-style escapes, so no text can close the element and the JSON parses to the same value.
  */
 export function serializeJsonLd(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => SCRIPT_UNSAFE[c]!);
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => SCRIPT_UNSAFE[c] ?? c);
 }

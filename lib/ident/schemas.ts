@@ -41,10 +41,10 @@ function lenientFields<S extends Record<string, z.ZodType>>(
   urlFields: readonly (keyof S)[] = [],
 ): { [K in keyof S]?: z.infer<S[K]> } {
   const out: { [K in keyof S]?: z.infer<S[K]> } = {};
-  for (const key of Object.keys(shape) as (keyof S & string)[]) {
+  for (const [key, schema] of Object.entries(shape) as [keyof S & string, z.ZodType][]) {
     if (!(key in obj) || obj[key] === undefined) continue;
     const where = path ? `${path}.${key}` : key;
-    const parsed = shape[key]!.safeParse(obj[key]);
+    const parsed = schema.safeParse(obj[key]);
     if (!parsed.success) {
       problems.push(warning("invalid_field", `${where} has the wrong type and was ignored`, where));
       continue;

@@ -1,0 +1,72 @@
+/** `ident resolve <query> [--json]` as a user runs it (SPEC §8), against the sample network. */
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { SearchResponse } from "../../lib/ident/result";
+import { useSampleNetwork } from "../helpers/sample";
+
+const ctx = useSampleNetwork();
+const BIN = path.resolve(import.meta.dirname, "../../bin/ident.js");
+
+function ident(args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? "", ...ctx.net.env, IDENT_FETCH_TIMEOUT_MS: "2000", ...env }, timeout: 30_000 },
+      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe("ident CLI", () => {
+  it("--json prints exactly the SearchResponse and exits 0 for an accepted entity", async () => {
+    const { code, stdout, stderr } = await ident(["resolve", "alice.example", "--json"]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const parsed = SearchResponse.parse(JSON.parse(stdout));
+    expect(parsed.query).toEqual({ input: "alice.example", kind: "domain", domain: "alice.example" });
+    expect(parsed.results[0]?.entity.status).toBe("accepted");
+  });
+  it("the readable verdict lists each claim with ✓ or ✗, the reason in words, and where it came from", async () => {
+    const { code, stdout } = await ident(["resolve", "§:entity:mallory.example"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("Mallory Finch [mallory.example] (person): accepted");
+    expect(stdout).toContain("✗ @bob@guild.example/members: the credential names another entity [entity_mismatch]");
+    expect(stdout).toContain("guild.example's credential document names §:entity:bob.example, not this entity");
+    expect(stdout).toContain("from https://guild.example/members/bob/ident-credential.json (JSON, HTTP 200");
+    const dana = await ident(["resolve", "https://dana.test/about"]);
+    expect(dana.stdout).toContain("from https://dana.test/ (embedded in the page");
+    expect(dana.stdout).toMatch(/✓ §:property:dana-studio\.test/);
+  });
+  it("exits 1 when no entity is accepted", async () => {
+    const rejected = await ident(["resolve", "borrowed-id.test"]);
+    expect(rejected.code).toBe(1);
+    expect(rejected.stdout).toContain("claims to be alice.example");
+    expect((await ident(["resolve", "nobody.test", "--json"])).code).toBe(1);
+  });
+  it("a property query lists every owner", async () => {
+    const { code, stdout } = await ident(["resolve", "§:property:jointventure.example", "--json"]);
+    expect(code).toBe(0);
+    expect(SearchResponse.parse(JSON.parse(stdout)).results.map((r) => r.focus?.reason ?? "verified")).toEqual(["verified", "verified", "not_claimed"]);
+  });
+  it.each([
+    [["resolve", "http://alice.example"], /invalid query: Only https:\/\/ URLs/],
+    [["resolve", "not a query"], /expected a domain/],
+    [["resolve"], /expected: resolve <query>/],
+    [["lookup", "alice.example"], /usage: ident resolve/],
+    [["resolve", "alice.example", "--yaml"], /unknown option --yaml/],
+    [[], /usage: ident resolve/],
+  ])("exits 2 for bad usage %j, saying what is accepted", async (args, message) => {
+    const { code, stdout, stderr } = await ident(args);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(message);
+  });
+  it("fails at start with a clear message on bad configuration", async () => {
+    const { code, stderr } = await ident(["resolve", "alice.example"], { IDENT_FETCH_TIMEOUT_MS: "soon", IDENT_CONNECT_TO: "x" });
+    expect(code).toBe(2);
+    expect(stderr).toContain("IDENT_FETCH_TIMEOUT_MS");
+    expect(stderr).toContain("IDENT_CONNECT_TO");
+  });
+});
