@@ -4,7 +4,7 @@
  * (status, delay, content type, redirect, compression, dripping). Served over HTTPS on loopback with
  * a CA made at start; prints the IDENT_CONNECT_TO and NODE_EXTRA_CA_CERTS a resolver needs.
  *
- * Run: `npm run sample-network [-- --port 8443] [--delay-ms 50] [--write-env .sample-network/env]`
+ * Run: `npm run sample-network [-- --port 8443] [--delay-ms 50] [--root DIR] [--write-env .sample-network/env]`
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
@@ -123,7 +123,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
   const sites = { ...loadSites(options.root), ...options.extraSites };
   const domains = Object.keys(sites).sort();
   const tlds = [...new Set(domains.map((d) => d.split(".").pop()))];
-  const ca = createTestCa([...domains, ...tlds.map((t) => `*.${t}`)]);
+  const ca = await createTestCa([...domains, ...tlds.map((t) => `*.${t}`)]);
   const dir = path.join(tmpdir(), `ident-sample-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const caFile = path.join(dir, "ca.pem");
@@ -245,9 +245,11 @@ function arg(name: string): string | undefined {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const root = arg("--root");
   const net = await startSampleNetwork({
     port: Number(arg("--port") ?? 0),
     delayMs: Number(arg("--delay-ms") ?? 0),
+    ...(root ? { root: path.resolve(root) } : {}),
   });
   const envText = `IDENT_CONNECT_TO=${net.env.IDENT_CONNECT_TO}\nNODE_EXTRA_CA_CERTS=${net.env.NODE_EXTRA_CA_CERTS}\n`;
   const envFile = arg("--write-env");

@@ -1,5 +1,5 @@
 import { promises as dns } from "node:dns";
-import { rootCertificates } from "node:tls";
+import { createSecureContext, rootCertificates } from "node:tls";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { Agent, buildConnector, request } from "undici";
@@ -89,7 +89,8 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   const maxBytes = options.maxBytes ?? { json: MiB, html: 2 * MiB };
   const maxRedirects = options.maxRedirects ?? 3;
   const connectTo = options.connectTo ?? [];
-  const tlsOptions = options.ca && options.ca.length > 0 ? { ca: [...rootCertificates, ...options.ca] } : {};
+  // One secure context for the fetcher: a `ca` option on each connection would re-parse every root.
+  const tlsOptions = options.ca && options.ca.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...options.ca] }) } : {};
 
   const guarded = buildConnector({
     ...tlsOptions,
