@@ -59,6 +59,23 @@ export type Resolver = {
   resolve(query: Query, options?: ResolveOptions): Promise<SearchResponse>;
   /** Resolves the entity of one domain with all its claims. */
   resolveEntity(domain: string, options?: ResolveOptions): Promise<EntityResult>;
+  /** The same, returned as soon as the entity document is in, with one promise per claim (for streaming). */
+  resolveEntityStaged(domain: string, options?: ResolveOptions): Promise<StagedEntity>;
+};
+
+/** One claim being checked: what was published now, the verdict later. */
+export type ClaimSlot = { id: string | null; claimed: unknown; result: Promise<CheckedClaim> };
+export type CheckedClaim = { claim: Claim; stale: boolean };
+
+/** An entity whose document is in and whose claims are still being checked. */
+export type StagedEntity = {
+  entity: EntityResult["entity"];
+  cache: EntityResult["cache"];
+  properties: ClaimSlot[];
+  credentials: ClaimSlot[];
+  connections: ClaimSlot[];
+  /** The whole result, JSON-LD included, once every claim is settled. */
+  result: Promise<EntityResult>;
 };
 
 /** A document fetched with its fallback (V7): its text and where it came from, or why not. */
@@ -189,27 +206,26 @@ export function createResolver(deps: ResolverDeps): Resolver {
   });
 
   /** Runs `check` on each valid entry up to the budget; bad, repeated and over-budget entries fail without a fetch (V2). */
-  async function checkEntries<T>(
+  /** Starts `check` on each valid entry up to the budget, all at once; bad, repeated and over-budget entries fail without a fetch (V2). */
+  function checkEntries<T>(
     entries: Entry<T>[],
     budget: number,
     noun: string,
-    check: (entry: Entry<T> & { ok: true }) => Promise<{ claim: Claim; stale: boolean }>,
-  ): Promise<{ claims: Claim[]; stale: boolean }> {
+    check: (entry: Entry<T> & { ok: true }) => Promise<CheckedClaim>,
+  ): ClaimSlot[] {
     let used = 0;
-    const results = await Promise.all(
-      entries.map(async (entry) => {
-        if (!entry.ok) {
-          const message = entry.problems.map((p) => p.message).join("; ");
-          return { claim: failedClaim(entry.id, entry.raw, entry.reason, message, entry.problems.filter((p) => p.code !== entry.reason)), stale: false };
-        }
-        if (++used > budget) {
-          const message = `Only the first ${budget} ${noun} of an entity are checked; this one was not fetched`;
-          return { claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false };
-        }
-        return check(entry);
-      }),
-    );
-    return { claims: results.map((r) => r.claim), stale: results.some((r) => r.stale) };
+    return entries.map((entry): ClaimSlot => {
+      const slot = (result: CheckedClaim | Promise<CheckedClaim>) => ({ id: entry.id, claimed: entry.raw, result: Promise.resolve(result) });
+      if (!entry.ok) {
+        const message = entry.problems.map((p) => p.message).join("; ");
+        return slot({ claim: failedClaim(entry.id, entry.raw, entry.reason, message, entry.problems.filter((p) => p.code !== entry.reason)), stale: false });
+      }
+      if (++used > budget) {
+        const message = `Only the first ${budget} ${noun} of an entity are checked; this one was not fetched`;
+        return slot({ claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false });
+      }
+      return slot(check(entry));
+    });
   }
 
   function checkProperty(entity: EntityDocument, entry: Entry<Property> & { ok: true }, opts: ResolveOptions) {
@@ -248,52 +264,63 @@ export function createResolver(deps: ResolverDeps): Resolver {
     return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
   }
 
-  async function resolveEntity(domainInput: string, opts: ResolveOptions = {}): Promise<EntityResult> {
+  /**
+   * Resolves the entity document of a domain and starts every claim check; returns as soon as the
+   * entity document is in, so a page can show the entity while the claims stream in.
+   */
+  async function resolveEntityStaged(domainInput: string, opts: ResolveOptions = {}): Promise<StagedEntity> {
     const domain = domainInput.toLowerCase();
     const fetched = await fetchDocument(entityLocation(domain), opts);
-    const base = { properties: [], credentials: [], connections: [], jsonld: null };
     const cacheInfo = { fetched_at: iso(fetched.fetchedAt), stale: fetched.stale };
-    if (!fetched.ok) {
-      return { entity: { status: fetched.status, domain, problems: [error(fetched.status, fetched.message)] }, ...base, cache: cacheInfo };
-    }
+    const settled = (entity: EntityResult["entity"]): StagedEntity => {
+      const result: EntityResult = { entity, properties: [], credentials: [], connections: [], jsonld: null, cache: cacheInfo };
+      return { entity, cache: cacheInfo, properties: [], credentials: [], connections: [], result: Promise.resolve(result) };
+    };
+    if (!fetched.ok) return settled({ status: fetched.status, domain, problems: [error(fetched.status, fetched.message)] });
+    const rejected = (problems: Problem[], networkId?: unknown): StagedEntity =>
+      settled({
+        status: "rejected",
+        domain,
+        ...(typeof networkId === "string" ? { network_id: networkId } : {}),
+        source: fetched.source,
+        problems: [...fetched.problems, ...problems],
+      });
     const json = parseJson(fetched.text);
-    const rejected = (problems: Problem[]): EntityResult => ({
-      entity: { status: "rejected", domain, source: fetched.source, problems: [...fetched.problems, ...problems] },
-      ...base,
-      cache: cacheInfo,
-    });
     if (!json.ok) return rejected([error("invalid_json", `The entity document at ${fetched.source.url} is not valid JSON (${json.message})`)]);
     const parsed = parseEntityDocument(json.value, domain);
-    if (!parsed.ok) {
-      const withId = rejected(parsed.problems);
-      const nid = isObject(json.value) ? json.value.network_id : undefined;
-      if (typeof nid === "string") withId.entity.network_id = nid;
-      return withId;
-    }
-    const entity = parsed.entity;
-    const [properties, credentials, connections] = await Promise.all([
-      checkEntries(entity.properties, limits.maxClaims, "properties", (e) => checkProperty(entity, e, opts)),
-      checkEntries(entity.credentials, limits.maxClaims, "credentials", (e) => checkCredential(entity, e, opts)),
-      checkEntries(entity.connections, limits.maxConnections, "connections", (e) => checkConnection(domain, e, opts)),
-    ]);
-    const result: EntityResult = {
-      entity: {
-        status: "accepted",
-        domain,
-        network_id: entity.network_id,
-        ...(entity.entity_type !== undefined ? { entity_type: entity.entity_type } : {}),
-        details: Object.fromEntries(Object.entries(entity.details).filter((kv): kv is [string, string] => typeof kv[1] === "string")),
-        source: fetched.source,
-        problems: [...fetched.problems, ...parsed.problems],
-      },
-      properties: properties.claims,
-      credentials: credentials.claims,
-      connections: connections.claims,
-      jsonld: null,
-      cache: { ...cacheInfo, stale: fetched.stale || properties.stale || credentials.stale || connections.stale },
+    if (!parsed.ok) return rejected(parsed.problems, isObject(json.value) ? json.value.network_id : undefined);
+
+    const doc = parsed.entity;
+    const entity: EntityResult["entity"] = {
+      status: "accepted",
+      domain,
+      network_id: doc.network_id,
+      ...(doc.entity_type !== undefined ? { entity_type: doc.entity_type } : {}),
+      details: Object.fromEntries(Object.entries(doc.details).filter((kv): kv is [string, string] => typeof kv[1] === "string")),
+      source: fetched.source,
+      problems: [...fetched.problems, ...parsed.problems],
     };
-    result.jsonld = buildJsonLd(jsonLdInput(domain, entity, result)) as Record<string, unknown>;
-    return result;
+    const properties = checkEntries(doc.properties, limits.maxClaims, "properties", (e) => checkProperty(doc, e, opts));
+    const credentials = checkEntries(doc.credentials, limits.maxClaims, "credentials", (e) => checkCredential(doc, e, opts));
+    const connections = checkEntries(doc.connections, limits.maxConnections, "connections", (e) => checkConnection(domain, e, opts));
+    const all = (slots: ClaimSlot[]) => Promise.all(slots.map((s) => s.result));
+    const result = Promise.all([all(properties), all(credentials), all(connections)]).then(([p, c, n]) => {
+      const full: EntityResult = {
+        entity,
+        properties: p.map((r) => r.claim),
+        credentials: c.map((r) => r.claim),
+        connections: n.map((r) => r.claim),
+        jsonld: null,
+        cache: { ...cacheInfo, stale: cacheInfo.stale || [...p, ...c, ...n].some((r) => r.stale) },
+      };
+      full.jsonld = buildJsonLd(jsonLdInput(domain, doc, full)) as Record<string, unknown>;
+      return full;
+    });
+    return { entity, cache: cacheInfo, properties, credentials, connections, result };
+  }
+
+  async function resolveEntity(domain: string, opts: ResolveOptions = {}): Promise<EntityResult> {
+    return (await resolveEntityStaged(domain, opts)).result;
   }
 
   /** The claim about `id` in a resolved entity, or why the owner or holder does not make it. */
@@ -398,6 +425,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
     },
     resolve,
     resolveEntity,
+    resolveEntityStaged,
   };
 }
 
