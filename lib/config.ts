@@ -14,6 +14,10 @@ export type Config = {
   maxConnections: number;
   /** `PORT`. @default 3000 */
   port: number;
+  /** `IDENT_PUBLIC_URL`: the app's public origin, for canonical and OpenGraph URLs. @default http://localhost:{PORT} */
+  publicUrl: string;
+  /** `IDENT_TRUSTED_HOPS`: proxies in front of the app whose X-Forwarded-For entries are trusted. @default 0 */
+  trustedHops: number;
   /** `NODE_EXTRA_CA_CERTS`, read by Node itself at start; checked here so a typo fails loudly. */
   extraCaCerts: string | null;
 };
@@ -37,7 +41,7 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
  * Reads and validates the configuration (SPEC §8). Every bad value is reported, not only the first.
  * The cache TTL cannot pass one day: the seed's bound on staleness (seed §8).
  */
-export function parseConfig(env: Env, fileExists: (path: string) => boolean = existsSync): ConfigParse {
+export function parseConfig(env: Env, fileExists: (path: string) => boolean = (p) => existsSync(/*turbopackIgnore: true*/ p)): ConfigParse {
   const errors: string[] = [];
   const connectTo = parseConnectTo(env.IDENT_CONNECT_TO ?? "");
   if (!connectTo.ok) errors.push(`IDENT_CONNECT_TO: ${connectTo.message}`);
@@ -50,8 +54,19 @@ export function parseConfig(env: Env, fileExists: (path: string) => boolean = ex
     maxClaims: integer(env, "IDENT_MAX_CLAIMS", 50, 1, 1000, errors),
     maxConnections: integer(env, "IDENT_MAX_CONNECTIONS", 10, 0, 100, errors),
     port: integer(env, "PORT", 3000, 1, 65_535, errors),
+    trustedHops: integer(env, "IDENT_TRUSTED_HOPS", 0, 0, 10, errors),
+    publicUrl: "",
     extraCaCerts,
   };
+  const publicUrl = env.IDENT_PUBLIC_URL?.trim() || `http://localhost:${config.port}`;
+  let origin: URL | null = null;
+  try {
+    origin = new URL(publicUrl);
+  } catch {
+    origin = null;
+  }
+  if (!origin || (origin.protocol !== "https:" && origin.protocol !== "http:")) errors.push(`IDENT_PUBLIC_URL=${JSON.stringify(publicUrl)} must be an http(s) URL`);
+  else config.publicUrl = origin.origin;
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }
 

@@ -29,3 +29,32 @@ export const STATUS_TEXT: Record<EntityStatus, string> = {
   too_large: "the entity document is too large",
   blocked: "the domain leads somewhere the resolver does not go",
 };
+
+/** What the publisher can do about each reason (issue: "and what the publisher can do about it"). */
+export const REASON_FIX: Record<Reason, string> = {
+  invalid_entry: "Give the entry an id of the right form (§:property:{domain}, or @user@domain for a credential).",
+  duplicate: "Remove the repeated entry.",
+  limit: "List fewer claims; only the first ones of each kind are checked.",
+  not_found: "Publish the counterpart document at its URL, or embed it in the page as a <script type=\"application/json\">.",
+  unreachable: "Make sure the counterpart site answers over HTTPS with a valid certificate.",
+  timeout: "Make the counterpart site answer within 10 seconds.",
+  too_large: "Keep the document under 1 MiB (2 MiB for a page).",
+  blocked: "Serve the document over HTTPS on port 443 from a public address, with at most 3 redirects.",
+  invalid_document: "Fix the counterpart document so it has the required fields.",
+  id_mismatch: "The property document must carry the id of the site it is served from.",
+  not_listed: "The property's owner list must name this entity's network_id.",
+  not_claimed: "The entity's own document must list this claim too.",
+  entity_mismatch: "The issuer must name this entity's network_id in ident_entity_id.",
+  unsafe_url: "Use an absolute https:// URL.",
+  no_backlink: "Add a link with rel=\"me\" to this entity's home page on that profile page.",
+};
+
+/** What the publisher of an entity can do when its document was not accepted. */
+export const STATUS_FIX: Record<Exclude<EntityStatus, "accepted">, string> = {
+  rejected: "Publish a JSON object whose network_id is §:entity: followed by this domain.",
+  not_found: "Publish /ident.json on this domain, or embed <script type=\"application/json\" id=\"ident-hub\"> in its home page.",
+  unreachable: "Make sure the domain answers over HTTPS with a valid certificate.",
+  timeout: "Make the domain answer within 10 seconds.",
+  too_large: "Keep the entity document under 1 MiB.",
+  blocked: "Serve the document over HTTPS on port 443 from a public address, with at most 3 redirects.",
+};

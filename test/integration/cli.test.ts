@@ -13,7 +13,7 @@ function ident(args: string[], env: Record<string, string> = {}) {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? "", ...ctx.net.env, IDENT_FETCH_TIMEOUT_MS: "2000", ...env }, timeout: 30_000 },
+      { env: { NODE_ENV: "test", PATH: process.env.PATH ?? "", ...ctx.net.env, IDENT_FETCH_TIMEOUT_MS: "2000", ...env }, timeout: 30_000 },
       (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });

@@ -1,0 +1,23 @@
+import type { NextRequest } from "next/server";
+import { mayRefresh, search } from "@/lib/server";
+
+/** `GET /api/resolve?q=` (SPEC §8): the SearchResponse, or 400 for a bad query. */
+export async function GET(request: NextRequest) {
+  const params = request.nextUrl.searchParams;
+  const refresh = params.get("refresh") === "1";
+  if (refresh) {
+    const decision = mayRefresh(request.headers);
+    if (!decision.ok) {
+      return Response.json(
+        { error: { code: "rate_limited", message: `Too many refreshes; try again in ${decision.retryAfterS} s` } },
+        { status: 429, headers: { "Retry-After": String(decision.retryAfterS), "Cache-Control": "no-store" } },
+      );
+    }
+  }
+  const out = await search(params.get("q") ?? "", refresh);
+  if (!out.ok) return Response.json({ error: out.error }, { status: 400, headers: { "Cache-Control": "no-store" } });
+  // Results may be a few minutes old anyway (SPEC §9); shared caches may keep them briefly.
+  return Response.json(out.response, {
+    headers: { "Cache-Control": refresh ? "no-store" : "public, max-age=60, stale-while-revalidate=300" },
+  });
+}

@@ -1,0 +1,69 @@
+import { OUTBOUND_REL } from "@/lib/ident/display";
+import type { ClaimView } from "@/lib/view";
+import { SourceLine } from "./source-line";
+
+/** One claim. A verified one and an unverified one never look alike (SPEC §10). */
+export function ClaimCard({ view }: { view: ClaimView }) {
+  return (
+    <li className={view.verified ? "claim claim-verified" : "claim claim-unverified"} data-testid="claim" data-verified={view.verified} data-reason={view.reason?.code ?? ""}>
+      <div className="claim-head">
+        <span className="claim-mark" aria-hidden="true">
+          {view.verified ? "✓" : "✗"}
+        </span>
+        <span className="visually-hidden">{view.verified ? "Verified: " : "Not verified: "}</span>
+        <span className="claim-title">{view.link && view.verified ? <a href={view.link.href} rel={OUTBOUND_REL} target="_blank">{view.title}</a> : view.title}</span>
+        {view.type ? <span className="badge">{view.type}</span> : null}
+      </div>
+      {view.id !== view.title ? (
+        <p className="claim-id">
+          <code>{view.id}</code>
+        </p>
+      ) : null}
+      {view.issuer ? (
+        <p className="claim-issuer">
+          Issued by {view.issuer.name} <span className="muted">({view.issuer.domain})</span>
+          {view.dataset ? <> · {view.dataset}</> : null}
+        </p>
+      ) : null}
+      {view.description ? <p className="claim-description">{view.description}</p> : null}
+      {view.verified && view.profile ? (
+        <p>
+          <a href={view.profile.href} rel={OUTBOUND_REL} target="_blank">
+            {view.profile.text}
+          </a>
+        </p>
+      ) : null}
+      {view.reason ? (
+        <div className="claim-reason">
+          <p>
+            <strong>Why not verified:</strong> {view.reason.detail}
+          </p>
+          <p className="fix">What the publisher can do: {view.reason.fix}</p>
+        </div>
+      ) : null}
+      {view.warnings.length > 0 ? (
+        <ul className="warnings" aria-label="Warnings">
+          {view.warnings.map((w, i) => (
+            <li key={i}>{w}</li>
+          ))}
+        </ul>
+      ) : null}
+      <SourceLine source={view.source} />
+    </li>
+  );
+}
+
+/** Placeholder while a claim is being checked; same outline as a card, so nothing jumps. */
+export function ClaimSkeleton({ id }: { id: string }) {
+  return (
+    <li className="claim claim-pending" data-testid="claim-pending" aria-busy="true">
+      <div className="claim-head">
+        <span className="claim-mark spinner" aria-hidden="true" />
+        <span className="claim-title">Checking…</span>
+      </div>
+      <p className="claim-id">
+        <code>{id}</code>
+      </p>
+    </li>
+  );
+}

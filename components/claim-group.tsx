@@ -1,0 +1,65 @@
+import { Suspense } from "react";
+import type { Claim } from "@/lib/ident/result";
+import { clipName } from "@/lib/ident/display";
+import type { ClaimSlot } from "@/lib/resolver";
+import { claimView, type ClaimKind } from "@/lib/view";
+import { ClaimCard, ClaimSkeleton } from "./claim-card";
+
+const TITLES: Record<ClaimKind, string> = { property: "Properties", credential: "Credentials", connection: "Connections" };
+
+type Slot = { id: string | null; claim: Promise<Claim> | Claim };
+
+/** Renders the claim in the list it belongs to once it settles; nothing in the other list. */
+async function Settled({ slot, kind, want }: { slot: Slot; kind: ClaimKind; want: boolean }) {
+  const claim = await slot.claim;
+  return claim.verified === want ? <ClaimCard view={claimView(kind, claim)} /> : null;
+}
+
+/** Shows a placeholder until the claim settles, then nothing: the card appears in its own list. */
+async function Pending({ slot }: { slot: Slot }) {
+  await slot.claim;
+  return null;
+}
+
+/**
+ * A claim group: verified claims, then unverified ones set apart, each claim streaming in on its own
+ * (one slow publisher holds only its own card).
+ */
+export function ClaimGroup({ kind, slots, headingLevel = 3 }: { kind: ClaimKind; slots: Slot[]; headingLevel?: 2 | 3 }) {
+  if (slots.length === 0) return null;
+  const H = headingLevel === 2 ? "h2" : "h3";
+  const SubH = headingLevel === 2 ? "h3" : "h4";
+  const id = (slot: Slot, i: number) => `${kind}-${i}-${slot.id ?? ""}`;
+  return (
+    <section className="claim-group" aria-label={TITLES[kind]} data-testid={`group-${kind}`}>
+      <H>{TITLES[kind]}</H>
+      <ul className="claims">
+        {slots.map((slot, i) => (
+          <Suspense key={id(slot, i)} fallback={<ClaimSkeleton id={clipName(slot.id ?? "(no id)")} />}>
+            <Pending slot={slot} />
+          </Suspense>
+        ))}
+        {slots.map((slot, i) => (
+          <Suspense key={id(slot, i)} fallback={null}>
+            <Settled slot={slot} kind={kind} want={true} />
+          </Suspense>
+        ))}
+      </ul>
+      <div className="unverified" data-testid={`unverified-${kind}`}>
+        <SubH className="unverified-title">Not verified</SubH>
+        <ul className="claims">
+          {slots.map((slot, i) => (
+            <Suspense key={id(slot, i)} fallback={null}>
+              <Settled slot={slot} kind={kind} want={false} />
+            </Suspense>
+          ))}
+        </ul>
+      </div>
+    </section>
+  );
+}
+
+/** Claim slots from the staged resolver. */
+export const fromStaged = (slots: ClaimSlot[]): Slot[] => slots.map((s) => ({ id: s.id, claim: s.result.then((r) => r.claim) }));
+/** Claim slots from a finished result. */
+export const fromClaims = (claims: Claim[]): Slot[] => claims.map((c) => ({ id: c.id, claim: c }));

@@ -1,0 +1,33 @@
+import { expect, test } from "@playwright/test";
+
+/**
+ * hostile.test puts </script>, <img onerror>, <svg onload>, U+2028/U+2029, bidi overrides and
+ * javascript: URLs in every displayed field of an entity, a verified property, a verified credential
+ * and its issuer. Nothing may execute, no markup may appear, and JSON-LD must round-trip.
+ */
+for (const path of ["/search?q=hostile.test", "/entity/hostile.test"]) {
+  test(`hostile strings stay text on ${path}`, async ({ page, request }) => {
+    const dialogs: string[] = [];
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    await page.goto(path);
+    await expect(page.locator('[data-testid="claim"]')).toHaveCount(5);
+    await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
+    expect(await page.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();
+    expect(dialogs).toEqual([]);
+    const main = page.locator("main");
+    expect(await main.locator("img, svg, iframe, b, textarea").count()).toBe(0);
+    expect(await main.locator("script:not([type='application/ld+json'])").count()).toBe(0);
+    const hrefs = await main.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""));
+    for (const href of hrefs) expect(href).toMatch(/^(https?:\/\/|\/)/);
+    await expect(page.getByRole("heading", { level: path.startsWith("/entity") ? 1 : 2 }).first()).toHaveText("</script><script>window.__pwned='script'</script>");
+    await expect(main).toContainText(`<img src=x onerror="window.__pwned='img'">`);
+    const api = await (await request.get("/api/resolve?q=hostile.test")).json();
+    const ld = await page.locator('script[type="application/ld+json"]').evaluate((e) => JSON.parse(e.textContent ?? "null"));
+    expect(ld).toEqual(api.results[0].jsonld);
+    expect(JSON.stringify(ld)).toContain("\u2028");
+    await page.screenshot({ path: `test-results/screens/hostile-${path.startsWith("/entity") ? "entity" : "search"}.png`, fullPage: true });
+  });
+}

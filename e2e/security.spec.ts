@@ -1,0 +1,43 @@
+import { expect, test } from "@playwright/test";
+
+test("every page has a CSP with a fresh nonce per request, and the page still works", async ({ page }) => {
+  const cspErrors: string[] = [];
+  page.on("console", (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) cspErrors.push(m.text());
+  });
+  const nonces: string[] = [];
+  for (const path of ["/", "/search?q=alice.example", "/entity/acme.example"]) {
+    const response = await page.goto(path);
+    const headers = response?.headers() ?? {};
+    const csp = headers["content-security-policy"] ?? "";
+    expect(csp).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+' 'strict-dynamic'/);
+    for (const part of ["object-src 'none'", "base-uri 'self'", "frame-ancestors 'none'"]) expect(csp).toContain(part);
+    expect(headers["x-content-type-options"]).toBe("nosniff");
+    expect(headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
+    nonces.push(/'nonce-([^']+)'/.exec(csp)?.[1] ?? "");
+  }
+  expect(new Set(nonces).size).toBe(3);
+  // The page hydrated under the CSP: client-side navigation works.
+  await page.goto("/");
+  await page.getByRole("link", { name: "alice.example" }).click();
+  await expect(page.getByTestId("entity-header")).toBeVisible();
+  expect(cspErrors).toEqual([]);
+});
+
+test("the API answers SPEC §8 with sensible caching, and refresh is rate-limited per client", async ({ request }) => {
+  const ok = await request.get("/api/resolve?q=alice.example");
+  expect(ok.status()).toBe(200);
+  expect(ok.headers()["cache-control"]).toContain("max-age=60");
+  expect((await ok.json()).schema).toBe("ident-resolver/search@1");
+  const bad = await request.get("/api/resolve?q=not%20a%20query");
+  expect(bad.status()).toBe(400);
+  expect((await bad.json()).error.code).toBe("invalid_query");
+  const statuses: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    // A spoofed X-Forwarded-For does not buy a fresh allowance: the rightmost hop counts.
+    const r = await request.get("/api/resolve?q=minimal.test&refresh=1", { headers: { "x-forwarded-for": `10.0.0.${i}` } });
+    statuses.push(r.status());
+  }
+  expect(statuses.slice(0, 5).every((s) => s === 200)).toBe(true);
+  expect(statuses.at(-1)).toBe(429);
+});

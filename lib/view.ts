@@ -1,0 +1,164 @@
+/**
+ * View models: results reshaped at the boundary into exactly what a card shows (STYLE). Every
+ * string here is untrusted text, already cut to the display limits; every link is http(s) only.
+ */
+import { clipDescription, clipName, safeUrl } from "./ident/display";
+import { REASON_FIX, REASON_TEXT, STATUS_FIX, STATUS_TEXT } from "./ident/explain";
+import { parseCredentialId } from "./ident/ids";
+import type { Claim, EntityResult, EntityStatus, Source } from "./ident/result";
+import { parseCredentialDocument, parsePropertyDocument } from "./ident/schemas";
+import type { Reason } from "./ident/verify";
+
+export type Link = { href: string; text: string };
+export type SourceView = { url: string; via: "JSON document" | "HTML embed" | "page" };
+
+export type EntityView = {
+  domain: string;
+  status: EntityStatus;
+  statusText: string;
+  name: string;
+  badge: "Person" | "Organization" | null;
+  networkId: string | null;
+  description: string | null;
+  location: string | null;
+  email: string | null;
+  legal: { label: string; value: string }[];
+  source: SourceView | null;
+  fetchedAt: string;
+  stale: boolean;
+  /** Why it is not accepted, and what to do; null when accepted. */
+  failure: { message: string; fix: string } | null;
+  warnings: string[];
+};
+
+export type ClaimKind = "property" | "credential" | "connection";
+
+export type ClaimView = {
+  kind: ClaimKind;
+  id: string;
+  verified: boolean;
+  title: string;
+  type: string | null;
+  description: string | null;
+  link: Link | null;
+  issuer: { name: string; domain: string } | null;
+  dataset: string | null;
+  profile: Link | null;
+  reason: { code: Reason; text: string; detail: string; fix: string } | null;
+  source: SourceView | null;
+  warnings: string[];
+};
+
+const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v : null);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function sourceView(source: Source | undefined, kind?: ClaimKind): SourceView | null {
+  if (!source) return null;
+  return { url: source.url, via: kind === "connection" ? "page" : source.via === "embed" ? "HTML embed" : "JSON document" };
+}
+
+function link(url: string | null, text?: string): Link | null {
+  const href = url ? safeUrl(url) : null;
+  return href ? { href, text: clipName(text ?? url ?? href) } : null;
+}
+
+const LEGAL: [string, string][] = [
+  ["legal_name", "Legal name"],
+  ["established", "Established"],
+  ["registered_in", "Registered in"],
+  ["legal_entity_type", "Legal entity type"],
+];
+
+export function entityView(entity: EntityResult["entity"], cache: EntityResult["cache"]): EntityView {
+  const d = entity.details ?? {};
+  const badge = entity.entity_type === "person" ? "Person" : entity.entity_type === "organization" ? "Organization" : null;
+  const email = str(d.email);
+  const failure =
+    entity.status === "accepted"
+      ? null
+      : {
+          message: entity.problems.filter((p) => p.severity === "error").map((p) => p.message).join(" ") || STATUS_TEXT[entity.status],
+          fix: STATUS_FIX[entity.status],
+        };
+  return {
+    domain: entity.domain,
+    status: entity.status,
+    statusText: STATUS_TEXT[entity.status],
+    name: clipName(str(d.name) ?? entity.domain),
+    badge,
+    networkId: entity.network_id ?? null,
+    description: get(d, "description") ? clipDescription(get(d, "description") ?? "") : null,
+    location: get(d, "location") ? clipName(get(d, "location") ?? "") : null,
+    email: email && /^[^\s@<>"]+@[^\s@<>"]+$/.test(email) ? clipName(email) : null,
+    legal: badge === "Organization" ? LEGAL.flatMap(([key, label]) => { const v = get(d, key); return v ? [{ label, value: clipName(v) }] : []; }) : [],
+    source: sourceView(entity.source),
+    fetchedAt: cache.fetched_at,
+    stale: cache.stale,
+    failure,
+    warnings: entity.problems.filter((p) => p.severity === "warning").map((p) => p.message),
+  };
+}
+
+/** A string at `path` inside an untrusted value, or null. */
+function get(value: unknown, ...path: string[]): string | null {
+  let v = value;
+  for (const key of path) {
+    if (!isObject(v)) return null;
+    v = v[key];
+  }
+  return str(v);
+}
+
+export function claimView(kind: ClaimKind, claim: Claim): ClaimView {
+  const claimed = isObject(claim.claimed) ? claim.claimed : {};
+  const base = {
+    kind,
+    id: clipName(claim.id ?? "(no id)"),
+    verified: claim.verified,
+    reason: claim.reason
+      ? {
+          code: claim.reason,
+          text: REASON_TEXT[claim.reason],
+          detail: claim.problems.find((p) => p.code === claim.reason)?.message ?? REASON_TEXT[claim.reason],
+          fix: REASON_FIX[claim.reason],
+        }
+      : null,
+    source: sourceView(claim.source, kind),
+    warnings: claim.problems.filter((p) => p.severity === "warning").map((p) => p.message),
+    issuer: null,
+    dataset: null,
+    profile: null,
+  };
+  if (kind === "connection") {
+    return { ...base, title: clipName(claim.id ?? "(no id)"), type: null, description: null, link: claim.verified ? link(claim.id) : null };
+  }
+  if (kind === "property") {
+    const doc = claim.verified ? parsePropertyDocument(claim.document) : null;
+    const p: Record<string, unknown> = { ...claimed, ...(doc?.ok ? doc.doc.ident_property : {}) };
+    return { ...base, ...texts(p), link: link(get(p, "url")) };
+  }
+  // Credential: a verified one shows the issuer's own title (SPEC §6).
+  const parsed = claim.verified ? parseCredentialDocument(claim.document) : null;
+  const c: Record<string, unknown> = { ...claimed, ...(parsed?.ok ? parsed.doc.ident_credential : {}) };
+  const issuerDomain = claim.id ? (parseCredentialId(claim.id)?.domain.toLowerCase() ?? null) : null;
+  const issuerName = get(c, "property", "name") ?? issuerDomain;
+  const dataset = get(c, "dataset", "name");
+  return {
+    ...base,
+    ...texts(c, "title"),
+    link: null,
+    issuer: issuerDomain && issuerName ? { name: clipName(issuerName), domain: issuerDomain } : null,
+    dataset: dataset ? clipName(dataset) : null,
+    profile: link(get(c, "profile_url"), "Profile on the issuer's site"),
+  };
+
+  function texts(fields: Record<string, unknown>, titleKey = "name") {
+    const type = get(fields, "type");
+    const description = get(fields, "description");
+    return {
+      title: clipName(get(fields, titleKey) ?? claim.id ?? "(no id)"),
+      type: type ? clipName(type) : null,
+      description: description ? clipDescription(description) : null,
+    };
+  }
+}

@@ -1,0 +1,36 @@
+import { defineConfig } from "@playwright/test";
+
+const PORT = 3100;
+
+/**
+ * Browser tests against `next start` on the sample network (scripts/demo.js), in Debian's Chromium:
+ * nothing is downloaded. The fetch timeout is 6 s so the 5 s streaming publisher still answers and
+ * the 15 s one times out quickly.
+ */
+export default defineConfig({
+  testDir: "e2e",
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  fullyParallel: true,
+  workers: 2,
+  retries: 0,
+  reporter: [["list"]],
+  outputDir: "test-results",
+  use: {
+    baseURL: `http://localhost:${PORT}`,
+    browserName: "chromium",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
+    },
+  },
+  webServer: {
+    command: "node scripts/demo.js --quiet",
+    url: `http://localhost:${PORT}/`,
+    timeout: 180_000,
+    reuseExistingServer: false,
+    stdout: "ignore",
+    stderr: "pipe",
+    env: { PORT: String(PORT), IDENT_FETCH_TIMEOUT_MS: "6000", IDENT_PUBLIC_URL: "https://ident.example" },
+  },
+});

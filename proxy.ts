@@ -1,0 +1,56 @@
+import { NextResponse, type NextRequest } from "next/server";
+import { isDomain, parseQuery } from "./lib/ident/ids";
+
+/** `/entity/{domain}` with something that is not a domain is a 404; other paths are left alone. */
+function entityPageStatus(pathname: string): number {
+  const m = /^\/entity\/([^/]*)\/?$/.exec(pathname);
+  if (!m) return 200;
+  let domain = "";
+  try {
+    domain = decodeURIComponent(m[1] ?? "");
+  } catch {
+    return 404;
+  }
+  return isDomain(domain) ? 200 : 404;
+}
+
+/** The Content-Security-Policy of a page, with this request's nonce (issue: security headers). */
+export function contentSecurityPolicy(nonce: string, dev = false): string {
+  return [
+    "default-src 'self'",
+    `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${dev ? " 'unsafe-eval'" : ""}`,
+    `style-src 'self' 'nonce-${nonce}'`,
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/** Every request: a fresh nonce, the security headers, and HTTP 400 for a search with a bad query. */
+export function proxy(request: NextRequest) {
+  const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
+  const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set("x-nonce", nonce);
+  requestHeaders.set("content-security-policy", csp);
+  const { pathname, searchParams } = request.nextUrl;
+  // Pages stream, so their status is decided here, before the first byte (HTTP 400 / 404).
+  const status = pathname === "/search" ? (parseQuery(searchParams.get("q") ?? "").ok ? 200 : 400) : entityPageStatus(pathname);
+  const response =
+    status !== 200
+      ? NextResponse.rewrite(request.nextUrl, { status, request: { headers: requestHeaders } })
+      : NextResponse.next({ request: { headers: requestHeaders } });
+  response.headers.set("Content-Security-Policy", csp);
+  response.headers.set("X-Content-Type-Options", "nosniff");
+  response.headers.set("Referrer-Policy", "strict-origin-when-cross-origin");
+  response.headers.set("X-Frame-Options", "DENY");
+  return response;
+}
+
+export const config = {
+  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
+};

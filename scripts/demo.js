@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// `npm run demo`: builds if needed, starts the sample network and the app pointed at it, and
+// prints the URL and a few queries to try. Ctrl-C stops both.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const port = process.env.PORT ?? "3000";
+const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
+
+if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
+  console.log("demo: building the app (first run only)…");
+  const build = spawnSync(process.execPath, [nextBin, "build"], { cwd: root, stdio: "inherit" });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
+
+const { register } = await import("tsx/esm/api");
+register();
+const { spawnSampleNetwork } = await import("./spawn-network.ts");
+const net = await spawnSampleNetwork();
+const app = spawn(process.execPath, [path.join(root, "scripts", "serve.js")], {
+  cwd: root,
+  stdio: ["ignore", "inherit", "inherit"],
+  env: { ...process.env, ...net.env, PORT: port },
+});
+
+const base = `http://localhost:${port}`;
+if (process.argv.includes("--quiet")) {
+  // Used by the browser tests: no banner.
+} else {
+const q = (s) => `${base}/search?q=${encodeURIComponent(s)}`;
+console.log(`
+ident resolver demo on the sample network (${net.env.IDENT_CONNECT_TO})
+
+  ${base}/
+  ${q("alice.example")}            a person, all claims verified
+  ${base}/entity/acme.example      an organisation's shareable page
+  ${q("§:property:jointventure.example")}   a property with three owners
+  ${q("@alice@guild.example/members")}   a credential
+  ${q("mallory.example")}          one broken claim of each kind
+  ${q("dana.test")}                published only as HTML embeds
+
+CLI on the same network:
+  IDENT_CONNECT_TO=${net.env.IDENT_CONNECT_TO} NODE_EXTRA_CA_CERTS=${net.env.NODE_EXTRA_CA_CERTS} npx ident resolve alice.example
+`);
+}
+
+let stopping = false;
+const stop = async (code) => {
+  if (stopping) return;
+  stopping = true;
+  app.kill("SIGTERM");
+  await net.stop();
+  process.exit(code);
+};
+process.on("SIGINT", () => void stop(0));
+process.on("SIGTERM", () => void stop(0));
+app.on("exit", (code) => void stop(code ?? 0));

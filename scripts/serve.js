@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// `npm start`: the production server. A thin wrapper around Next so that X-Forwarded-For always ends
+// with the address of the socket this server accepted: the rightmost hop is one we wrote, and a
+// client cannot choose its rate-limit key (SPEC §9) by sending the header itself. Next alone keeps
+// a client-sent X-Forwarded-For as it is.
+import { createServer } from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import next from "next";
+
+const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const port = Number(process.env.PORT || 3000);
+const hostname = process.env.HOSTNAME ?? "0.0.0.0";
+
+// SPEC §8: a bad configuration stops the server at start, naming every bad variable.
+const { register } = await import("tsx/esm/api");
+const unregister = register();
+const { parseConfig, configErrorMessage } = await import("../lib/config.ts");
+await unregister();
+const parsed = parseConfig(process.env);
+if (!parsed.ok) {
+  console.error(configErrorMessage(parsed.errors));
+  process.exit(1);
+}
+
+const app = next({ dev: false, dir, hostname, port });
+const handle = app.getRequestHandler();
+await app.prepare();
+
+createServer((req, res) => {
+  const prior = req.headers["x-forwarded-for"];
+  const hops = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean);
+  req.headers["x-forwarded-for"] = hops.join(", ");
+  void handle(req, res);
+}).listen(port, hostname, () => {
+  console.log(`ident resolver on http://localhost:${port}`);
+});
