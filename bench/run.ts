@@ -14,8 +14,10 @@ import { parseConnectTo } from "../lib/fetch/connect-to";
 import { createFetcher, type Fetcher } from "../lib/fetch/fetcher";
 import { createResolver } from "../lib/resolver";
 import { spawnSampleNetwork } from "../scripts/spawn-network";
+import { benchApp } from "./app";
 
 const DELAY_MS = 50;
+const TTFB_RUNS = 5;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const S = "\u00a7";
 
@@ -42,6 +44,11 @@ function benchSites(): Record<string, Files> {
     sites[`i${i}.bench`] = { files: { "/fan/ident-credential.json": json({ ident_entity_id: `${S}:entity:fan.bench`, ident_credential: { title: `Credential ${i}` } }) } };
   }
   sites["fan.bench"] = { files: { "/ident.json": json({ network_id: `${S}:entity:fan.bench`, properties, credentials }) } };
+  // Entities for the page TTFB figure: each is fetched once, so each is cold. Same claims as fan.bench.
+  for (let i = 0; i < TTFB_RUNS; i++) {
+    const d = `ttfb${i}.bench`;
+    sites[d] = { files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Bench ${i}` }, properties, credentials }) } };
+  }
   const many = Array.from({ length: 10_000 }, (_, i) => ({ id: `@u${i}@issuer${i % 100}.bench`, title: `Member ${i}`, type: "Member" }));
   sites["many.bench"] = { files: { "/ident.json": json({ network_id: `${S}:entity:many.bench`, credentials: many }) } };
   for (let k = 0; k < 100; k++) sites[`issuer${k}.bench`] = { files: {} };
@@ -148,6 +155,7 @@ async function main() {
   }
   console.log(`memory    ${median(rss).toFixed(1)} MB extra RSS after resolving 10,000 credential entries (goal < 50 MB)` +
     `${gc ? "" : " (run with --expose-gc for steadier figures)"}`);
+  await benchApp(net.env, Array.from({ length: TTFB_RUNS }, (_, i) => `ttfb${i}.bench`));
   await net.stop();
   rmSync(root, { recursive: true, force: true });
 }

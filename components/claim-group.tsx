@@ -30,6 +30,22 @@ export function ClaimGroup({ kind, slots, headingLevel = 3 }: { kind: ClaimKind;
   const H = headingLevel === 2 ? "h2" : "h3";
   const SubH = headingLevel === 2 ? "h3" : "h4";
   const id = (slot: Slot, i: number) => `${kind}-${i}-${slot.id ?? ""}`;
+  const settled = slots.flatMap((s) => (s.claim instanceof Promise ? [] : [s.claim]));
+  if (settled.length === slots.length) {
+    // Everything is known (a warm cache, or a finished query): plain lists, no streaming machinery.
+    const list = (verified: boolean) =>
+      settled.flatMap((claim, i) => (claim.verified === verified ? [<ClaimCard key={`${kind}-${i}`} view={claimView(kind, claim)} />] : []));
+    return (
+      <section className="claim-group" aria-label={TITLES[kind]} data-testid={`group-${kind}`}>
+        <H>{TITLES[kind]}</H>
+        <ul className="claims">{list(true)}</ul>
+        <div className="unverified" data-testid={`unverified-${kind}`}>
+          <SubH className="unverified-title">Not verified</SubH>
+          <ul className="claims">{list(false)}</ul>
+        </div>
+      </section>
+    );
+  }
   return (
     <section className="claim-group" aria-label={TITLES[kind]} data-testid={`group-${kind}`}>
       <H>{TITLES[kind]}</H>

@@ -9,9 +9,26 @@ import { JsonLd } from "./json-ld";
 
 type Props = { headingLevel?: 1 | 2; linkToPage?: boolean };
 
-/** One entity whose claims stream in as their publishers answer. */
-export function StagedEntityResult({ staged, headingLevel = 2, linkToPage = true }: Props & { staged: StagedEntity }) {
+/** The full result if it settles before the next macrotask (every document cached), else null. */
+async function settledNow(result: Promise<EntityResult>): Promise<EntityResult | null> {
+  return Promise.race([result, new Promise<null>((resolve) => setTimeout(() => resolve(null), 0))]);
+}
+
+/** One entity whose claims stream in as their publishers answer; rendered whole when already known. */
+export async function StagedEntityResult({ staged, headingLevel = 2, linkToPage = true }: Props & { staged: StagedEntity }) {
   const sub = headingLevel === 1 ? 2 : 3;
+  const done = await settledNow(staged.result);
+  if (done) {
+    return (
+      <article className="result" data-testid="result" data-domain={done.entity.domain}>
+        <EntityHeader view={entityView(done.entity, done.cache)} headingLevel={headingLevel} linkToPage={linkToPage} />
+        <ClaimGroup kind="property" slots={fromClaims(done.properties)} headingLevel={sub} />
+        <ClaimGroup kind="credential" slots={fromClaims(done.credentials)} headingLevel={sub} />
+        <ClaimGroup kind="connection" slots={fromClaims(done.connections)} headingLevel={sub} />
+        <JsonLd result={done} />
+      </article>
+    );
+  }
   return (
     <article className="result" data-testid="result" data-domain={staged.entity.domain}>
       <EntityHeader view={entityView(staged.entity, staged.cache)} headingLevel={headingLevel} linkToPage={linkToPage} />
