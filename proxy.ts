@@ -1,6 +1,9 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { isDomain, parseQuery } from "./lib/ident/ids";
 
+/** Request header naming the entity of an /entity/{domain} page; set only by this proxy. */
+const ENTITY_HEADER = "x-ident-entity";
+
 /** `/entity/{domain}` with something that is not a domain is a 404; other paths are left alone. */
 function entityPageStatus(pathname: string): number {
   const m = /^\/entity\/([^/]*)\/?$/.exec(pathname);
@@ -36,6 +39,10 @@ export function proxy(request: NextRequest) {
   const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
   const requestHeaders = new Headers(request.headers);
   requestHeaders.set("x-nonce", nonce);
+  // Which entity page this is, for the layout's <head> (JSON-LD for crawlers); never the client's word.
+  requestHeaders.delete(ENTITY_HEADER);
+  const entity = /^\/entity\/([^/]+)\/?$/.exec(request.nextUrl.pathname)?.[1];
+  if (entity && entityPageStatus(request.nextUrl.pathname) === 200) requestHeaders.set(ENTITY_HEADER, decodeURIComponent(entity).toLowerCase());
   requestHeaders.set("content-security-policy", csp);
   const { pathname, searchParams } = request.nextUrl;
   // Pages stream, so their status is decided here, before the first byte (HTTP 400 / 404).

@@ -1,6 +1,7 @@
 import { OUTBOUND_REL } from "@/lib/ident/display";
 import type { ClaimView } from "@/lib/view";
 import { SourceLine } from "./source-line";
+import { Warnings } from "./warnings";
 
 /** One claim. A verified one and an unverified one never look alike (SPEC §10). */
 export function ClaimCard({ view }: { view: ClaimView }) {
@@ -41,13 +42,7 @@ export function ClaimCard({ view }: { view: ClaimView }) {
           <p className="fix">What the publisher can do: {view.reason.fix}</p>
         </div>
       ) : null}
-      {view.warnings.length > 0 ? (
-        <ul className="warnings" aria-label="Warnings">
-          {view.warnings.map((w, i) => (
-            <li key={i}>{w}</li>
-          ))}
-        </ul>
-      ) : null}
+      <Warnings items={view.warnings} label="Warnings" />
       <SourceLine source={view.source} />
     </li>
   );

@@ -1,6 +1,7 @@
 import Link from "next/link";
 import type { EntityView } from "@/lib/view";
 import { SourceLine } from "./source-line";
+import { Warnings } from "./warnings";
 
 /** The entity at the top of a result card: who it is, or why it could not be read. */
 export function EntityHeader({ view, headingLevel = 2, linkToPage = true }: { view: EntityView; headingLevel?: 1 | 2; linkToPage?: boolean }) {
@@ -51,13 +52,7 @@ export function EntityHeader({ view, headingLevel = 2, linkToPage = true }: { vi
           ))}
         </dl>
       ) : null}
-      {view.warnings.length > 0 ? (
-        <ul className="warnings" aria-label="Warnings about the entity document">
-          {view.warnings.map((w, i) => (
-            <li key={i}>{w}</li>
-          ))}
-        </ul>
-      ) : null}
+      <Warnings items={view.warnings} label="Warnings about the entity document" />
       <SourceLine source={view.source} fetchedAt={view.fetchedAt} stale={view.stale} />
     </header>
   );

@@ -15,29 +15,21 @@ async function settledNow(result: Promise<EntityResult>): Promise<EntityResult |
 }
 
 /** One entity whose claims stream in as their publishers answer; rendered whole when already known. */
-export async function StagedEntityResult({ staged, headingLevel = 2, linkToPage = true }: Props & { staged: StagedEntity }) {
+export async function StagedEntityResult({ staged, headingLevel = 2, linkToPage = true, jsonLd = true }: Props & { staged: StagedEntity; jsonLd?: boolean }) {
   const sub = headingLevel === 1 ? 2 : 3;
   const done = await settledNow(staged.result);
-  if (done) {
-    return (
-      <article className="result" data-testid="result" data-domain={done.entity.domain}>
-        <EntityHeader view={entityView(done.entity, done.cache)} headingLevel={headingLevel} linkToPage={linkToPage} />
-        <ClaimGroup kind="property" slots={fromClaims(done.properties)} headingLevel={sub} />
-        <ClaimGroup kind="credential" slots={fromClaims(done.credentials)} headingLevel={sub} />
-        <ClaimGroup kind="connection" slots={fromClaims(done.connections)} headingLevel={sub} />
-        <JsonLd result={done} />
-      </article>
-    );
-  }
+  const slots = (kind: "properties" | "credentials" | "connections") => (done ? fromClaims(done[kind]) : fromStaged(staged[kind]));
   return (
     <article className="result" data-testid="result" data-domain={staged.entity.domain}>
-      <EntityHeader view={entityView(staged.entity, staged.cache)} headingLevel={headingLevel} linkToPage={linkToPage} />
-      <ClaimGroup kind="property" slots={fromStaged(staged.properties)} headingLevel={sub} />
-      <ClaimGroup kind="credential" slots={fromStaged(staged.credentials)} headingLevel={sub} />
-      <ClaimGroup kind="connection" slots={fromStaged(staged.connections)} headingLevel={sub} />
-      <Suspense fallback={null}>
-        <JsonLd result={staged.result} />
-      </Suspense>
+      <EntityHeader view={entityView(staged.entity, done?.cache ?? staged.cache)} headingLevel={headingLevel} linkToPage={linkToPage} />
+      <ClaimGroup kind="property" slots={slots("properties")} headingLevel={sub} />
+      <ClaimGroup kind="credential" slots={slots("credentials")} headingLevel={sub} />
+      <ClaimGroup kind="connection" slots={slots("connections")} headingLevel={sub} />
+      {jsonLd ? (
+        <Suspense fallback={null}>
+          <JsonLd result={done ?? staged.result} />
+        </Suspense>
+      ) : null}
     </article>
   );
 }

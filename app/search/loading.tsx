@@ -1,11 +1,3 @@
-/** Shown while the entity document is being fetched. */
-export default function Loading() {
-  return (
-    <div aria-busy="true" aria-live="polite" className="result" data-testid="loading">
-      <p className="visually-hidden">Looking up…</p>
-      <div className="skeleton skeleton-title" />
-      <div className="skeleton" />
-      <div className="skeleton" />
-    </div>
-  );
-}
+import { LoadingCard } from "@/components/loading-card";
+
+export default LoadingCard;

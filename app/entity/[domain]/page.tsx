@@ -3,6 +3,7 @@ import { headers } from "next/headers";
 import { notFound } from "next/navigation";
 import { StagedEntityResult } from "@/components/entity-result";
 import { SearchForm } from "@/components/search-form";
+import { isCrawler } from "@/lib/crawlers";
 import { clip } from "@/lib/ident/display";
 import { isDomain } from "@/lib/ident/ids";
 import { mayRefresh, publicUrl, stagedEntity } from "@/lib/server";
@@ -35,11 +36,16 @@ export async function generateMetadata({ params }: Params): Promise<Metadata> {
 
 export default async function EntityPage({ params, searchParams }: Params) {
   const domain = await domainOf(params);
-  const refresh = (await searchParams).refresh === "1" && mayRefresh(await headers()).ok;
+  const h = await headers();
+  const crawler = isCrawler(h.get("user-agent"));
+  // A crawler never forces a re-fetch, so it shares the layout's resolution (its JSON-LD is in the head).
+  const refresh = !crawler && (await searchParams).refresh === "1" && mayRefresh(h).ok;
+  const staged = await stagedEntity(domain, refresh);
+  if (crawler) await staged.result;
   return (
     <div className="entity-page">
       <SearchForm compact />
-      <StagedEntityResult staged={await stagedEntity(domain, refresh)} headingLevel={1} linkToPage={false} />
+      <StagedEntityResult staged={staged} headingLevel={1} linkToPage={false} jsonLd={!crawler} />
     </div>
   );
 }
