@@ -31,6 +31,7 @@ export default defineConfig({
     reuseExistingServer: false,
     stdout: "ignore",
     stderr: "pipe",
-    env: { PORT: String(PORT), IDENT_FETCH_TIMEOUT_MS: "6000", IDENT_PUBLIC_URL: "https://ident.example" },
+    // Documents go stale after 3 s here, so the stale state can be seen without waiting an hour.
+    env: { PORT: String(PORT), IDENT_FETCH_TIMEOUT_MS: "6000", IDENT_CACHE_FRESH_S: "3", IDENT_PUBLIC_URL: "https://ident.example" },
   },
 });

@@ -72,3 +72,13 @@ test("the entity page is the canonical, shareable, indexable page", async ({ pag
   await page.goto(search("acme.example"));
   await expect(page.locator('meta[name="robots"]')).toHaveAttribute("content", /noindex/);
 });
+
+test("a stale copy says so while it is refreshed", async ({ page }) => {
+  // The e2e server keeps documents fresh for 3 s (playwright.config.ts).
+  await page.goto(search("carol.example"));
+  await expect(page.getByTestId("entity-header")).toBeVisible();
+  await expect(page.getByTestId("stale")).toHaveCount(0);
+  await page.waitForTimeout(3_500);
+  await page.goto(search("carol.example"));
+  await expect(page.getByTestId("entity-header").getByTestId("stale")).toHaveText("Stale copy, refreshing");
+});

@@ -5,7 +5,7 @@ describe("configuration (SPEC §8)", () => {
   it("defaults", () => {
     expect(parseConfig({})).toEqual({
       ok: true,
-      config: { connectTo: [], fetchTimeoutMs: 10_000, cacheTtlS: 86_400, maxClaims: 50, maxConnections: 10, port: 3000, trustedHops: 0, publicUrl: "http://localhost:3000", extraCaCerts: null },
+      config: { connectTo: [], fetchTimeoutMs: 10_000, cacheTtlS: 86_400, cacheFreshS: 3600, maxClaims: 50, maxConnections: 10, port: 3000, trustedHops: 0, publicUrl: "http://localhost:3000", extraCaCerts: null },
     });
   });
   it("reads every variable", () => {

@@ -8,6 +8,8 @@ export type Config = {
   fetchTimeoutMs: number;
   /** `IDENT_CACHE_TTL_S`: the longest a cached document is used. @default 86400 */
   cacheTtlS: number;
+  /** `IDENT_CACHE_FRESH_S`: how long a found document is served without a refresh (SPEC §9: 1 hour). @default 3600 */
+  cacheFreshS: number;
   /** `IDENT_MAX_CLAIMS`. @default 50 */
   maxClaims: number;
   /** `IDENT_MAX_CONNECTIONS`. @default 10 */
@@ -51,6 +53,7 @@ export function parseConfig(env: Env, fileExists: (path: string) => boolean = (p
     connectTo: connectTo.ok ? connectTo.entries : [],
     fetchTimeoutMs: integer(env, "IDENT_FETCH_TIMEOUT_MS", 10_000, 100, 60_000, errors),
     cacheTtlS: integer(env, "IDENT_CACHE_TTL_S", 86_400, 0, 86_400, errors),
+    cacheFreshS: integer(env, "IDENT_CACHE_FRESH_S", 3600, 0, 86_400, errors),
     maxClaims: integer(env, "IDENT_MAX_CLAIMS", 50, 1, 1000, errors),
     maxConnections: integer(env, "IDENT_MAX_CONNECTIONS", 10, 0, 100, errors),
     port: integer(env, "PORT", 3000, 1, 65_535, errors),

@@ -15,7 +15,7 @@ export function createConfiguredResolver(config: Config, extra: Pick<FetcherOpti
     userAgent: USER_AGENT,
     ...extra,
   });
-  const cache = createDocumentCache({ maxAgeMs: config.cacheTtlS * 1000 });
+  const cache = createDocumentCache({ maxAgeMs: config.cacheTtlS * 1000, freshMs: config.cacheFreshS * 1000 });
   const resolver = createResolver({
     fetch: fetcher,
     cache,
