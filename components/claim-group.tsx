@@ -51,13 +51,14 @@ export function ClaimGroup({ kind, slots, headingLevel = 3 }: { kind: ClaimKind;
       <H>{TITLES[kind]}</H>
       <ul className="claims">
         {slots.map((slot, i) => (
-          <Suspense key={id(slot, i)} fallback={<ClaimSkeleton id={clipName(slot.id ?? "(no id)")} />}>
-            <Pending slot={slot} />
-          </Suspense>
-        ))}
-        {slots.map((slot, i) => (
           <Suspense key={id(slot, i)} fallback={null}>
             <Settled slot={slot} kind={kind} want={true} />
+          </Suspense>
+        ))}
+        {/* Placeholders after the verified cards: an arriving card takes about a placeholder's place. */}
+        {slots.map((slot, i) => (
+          <Suspense key={`pending-${id(slot, i)}`} fallback={<ClaimSkeleton id={clipName(slot.id ?? "(no id)")} />}>
+            <Pending slot={slot} />
           </Suspense>
         ))}
       </ul>
