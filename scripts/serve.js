@@ -3,6 +3,7 @@
 // with the address of the socket this server accepted: the rightmost hop is one we wrote, and a
 // client cannot choose its rate-limit key (SPEC §9) by sending the header itself. Next alone keeps
 // a client-sent X-Forwarded-For as it is.
+import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,16 +13,10 @@ const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = Number(process.env.PORT || 3000);
 const hostname = process.env.HOSTNAME ?? "0.0.0.0";
 
-// SPEC §8: a bad configuration stops the server at start, naming every bad variable.
-const { register } = await import("tsx/esm/api");
-const unregister = register();
-const { parseConfig, configErrorMessage } = await import("../lib/config.ts");
-await unregister();
-const parsed = parseConfig(process.env);
-if (!parsed.ok) {
-  console.error(configErrorMessage(parsed.errors));
-  process.exit(1);
-}
+// SPEC §8: a bad configuration stops the server at start, naming every bad variable. Checked in a
+// child process, so this server runs without TypeScript loader hooks (they would slow every import()).
+const check = spawnSync(process.execPath, ["--import", "tsx", path.join(dir, "scripts", "check-config.ts")], { stdio: "inherit" });
+if (check.status !== 0) process.exit(check.status ?? 1);
 
 const app = next({ dev: false, dir, hostname, port });
 const handle = app.getRequestHandler();
