@@ -20,8 +20,8 @@ for (const scheme of ["light", "dark"] as const) {
   }
 }
 
-for (const width of [375, 1280]) {
-  test(`screenshots at ${width} px`, async ({ page }) => {
+for (const width of [360, 375, 1280]) {
+  test(`no horizontal overflow, and screenshots, at ${width} px`, async ({ page }) => {
     await page.setViewportSize({ width, height: 900 });
     for (const [name, path] of pages) {
       await page.goto(path);
@@ -30,6 +30,13 @@ for (const width of [375, 1280]) {
       // Nothing wider than the viewport: no horizontal scrolling at any width.
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
       await page.screenshot({ path: `test-results/screens/${name}-${width}.png`, fullPage: true });
+    }
+    if (width === 1280) {
+      await page.emulateMedia({ colorScheme: "dark" });
+      await page.goto("/search?q=mallory.example");
+      await expect(page.locator('[data-testid="claim-pending"]')).toHaveCount(0);
+      await page.screenshot({ path: "test-results/screens/results-dark-1280.png" });
+      await page.emulateMedia({ colorScheme: "light" });
     }
     // `UPDATE_DOCS=1 npm run test:e2e` refreshes the README's screenshot.
     if (width === 1280 && process.env.UPDATE_DOCS === "1") {
