@@ -1,10 +1,13 @@
 import { parse } from "node-html-parser";
+import { scanTags } from "./html-scan";
 
-/** Largest page the fallback reader looks at (the fetcher caps pages at 2 MiB too, SPEC §3). */
+/** Largest page the readers look at (the fetcher caps pages at 2 MiB too, SPEC §3). */
 export const MAX_PAGE_CHARS = 2 * 1024 * 1024;
 
 const ATTR = `(type|id)=(?:"([^"]*)"|'([^']*)')`;
 const START_TAG_ATTRS = new RegExp(`^\\s*${ATTR}\\s+${ATTR}\\s*$`);
+const SCRIPT = new Set(["script"]);
+const LINKS = new Set(["a", "link"]);
 
 /**
  * Whether a `<script>` start tag's raw attributes are exactly `type="application/json"` and
@@ -20,27 +23,31 @@ export function isEmbedStartTag(rawAttrs: string, elementId: string): boolean {
   return values.type === "application/json" && values.id === elementId;
 }
 
+/** One start tag read by node-html-parser: small input, so its cost is bounded. */
+function element(tag: string, name: string) {
+  return parse(tag, { comment: false }).querySelector(name);
+}
+
 /**
  * The text of the first accepted embed of `elementId` in a page (V7, SPEC §4), or null. Only the raw
  * HTML counts: no script runs, and commented-out elements are not seen.
  */
 export function extractEmbed(html: string, elementId: string): string | null {
-  if (html.length > MAX_PAGE_CHARS) html = html.slice(0, MAX_PAGE_CHARS);
-  const root = parse(html, { comment: false, blockTextElements: { script: true, style: true } });
-  for (const el of root.querySelectorAll("script")) {
-    if (isEmbedStartTag(el.rawAttrs, elementId)) return el.rawText;
+  for (const script of scanTags(html.slice(0, MAX_PAGE_CHARS), SCRIPT)) {
+    const el = element(script.tag, "script");
+    if (el && isEmbedStartTag(el.rawAttrs, elementId)) return script.text;
   }
   return null;
 }
 
 /** `rel` and `href` of every `<a>` and `<link>` that has both, for rel=me checks (SPEC §6). */
 export function extractLinks(html: string): { rel: string; href: string }[] {
-  if (html.length > MAX_PAGE_CHARS) html = html.slice(0, MAX_PAGE_CHARS);
-  const root = parse(html, { comment: false, blockTextElements: { script: true, style: true } });
   const links: { rel: string; href: string }[] = [];
-  for (const el of root.querySelectorAll("a, link")) {
-    const rel = el.getAttribute("rel");
-    const href = el.getAttribute("href");
+  for (const { name, tag } of scanTags(html.slice(0, MAX_PAGE_CHARS), LINKS)) {
+    if (!/\brel\s*=/i.test(tag)) continue;
+    const el = element(tag, name);
+    const rel = el?.getAttribute("rel");
+    const href = el?.getAttribute("href");
     if (rel !== undefined && href !== undefined) links.push({ rel, href });
   }
   return links;
