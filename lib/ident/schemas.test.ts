@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCredentialDocument, parseEntityDocument, parseJson, parsePropertyDocument } from "./schemas";
+import { jsonDepth, MAX_JSON_DEPTH, parseCredentialDocument, parseEntityDocument, parseJson, parsePropertyDocument } from "./schemas";
 
 const E = "§:entity:alice.example";
 
@@ -141,5 +141,23 @@ describe("V5: credential document minimum", () => {
       ["unsafe_url", "warning"],
       ["invalid_field", "warning"],
     ]);
+  });
+});
+
+describe("parseJson: nesting depth", () => {
+  it.each([
+    ["{}", 1],
+    ['{"a":[1,{"b":[]}]}', 4],
+    ['"[[[[["', 0],
+    ['["\\"", "[[[["]', 1],
+    ["1", 0],
+  ])("jsonDepth(%s) = %d", (text, depth) => {
+    expect(jsonDepth(text)).toBe(depth);
+  });
+  it("refuses a document nested deeper than the limit, which JSON.stringify could not print", () => {
+    const deep = `{"network_id":"§:entity:a.example","details":{"name":${"[".repeat(500_000)}${"]".repeat(500_000)}}}`;
+    expect(() => JSON.stringify(JSON.parse(deep))).toThrow(RangeError);
+    expect(parseJson(deep)).toEqual({ ok: false, message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
+    expect(parseJson(`${"[".repeat(MAX_JSON_DEPTH)}${"]".repeat(MAX_JSON_DEPTH)}`).ok).toBe(true);
   });
 });

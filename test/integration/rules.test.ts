@@ -259,3 +259,12 @@ describe("SPEC §3 request headers", () => {
     expect(html?.headers).toMatchObject({ accept: "text/html, */*;q=0.1" });
   });
 });
+
+describe("hostile documents", () => {
+  it("a counterpart document nested 10,000 deep is invalid_document, and the result can still be printed", async () => {
+    const r = await entity("deep-json.test");
+    expect(r.properties[0]).toMatchObject({ verified: false, reason: "invalid_document" });
+    expect(r.properties[0]?.problems.at(-1)?.message).toContain("nested deeper than 64 levels");
+    expect(() => JSON.stringify(r)).not.toThrow();
+  });
+});
