@@ -93,3 +93,24 @@ describe("resolver orchestration", () => {
     expect(second.cache).toEqual({ fetched_at: new Date(0).toISOString(), stale: true });
   });
 });
+
+describe("amplification bounds", () => {
+  it("a 1 MiB list of 350,000 tiny entries reports 1,000 claims and one warning, not 350,000", async () => {
+    const body = `{"network_id":"${ALICE}","properties":[${Array(350_000).fill("1").join(",")}]}`;
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": { body } });
+    const r = await createResolver({ fetch }).resolveEntity("alice.example");
+    expect(r.properties).toHaveLength(1000);
+    expect(r.entity.problems.filter((p) => p.code === "too_many_entries")).toHaveLength(1);
+    expect(JSON.stringify(r).length).toBeLessThan(500_000);
+    expect(calls).toHaveLength(1);
+  });
+  it("a property document with 100,000 owners gives one limit warning and at most 50 results", async () => {
+    const owners = Array.from({ length: 100_000 }, (_, i) => ({ network_id: `§:entity:o${i}.example` }));
+    const { fetch } = fakeFetch({ "https://blog.example/ident-property.json": j({ ident_property: { id: "§:property:blog.example", ownership: [...owners, { network_id: "bad" }] } }) });
+    const out = await createResolver({ fetch }).search("§:property:blog.example");
+    if (!out.ok) throw new Error(out.error.message);
+    expect(out.response.results).toHaveLength(50);
+    expect(out.response.problems.map((p) => p.code)).toEqual(["invalid_owner", "limit"]);
+  });
+});

@@ -360,17 +360,21 @@ export function createResolver(deps: ResolverDeps): Resolver {
     response.problems.push(...fetched.problems, ...parsed.problems);
     const owners: { owner: string; domain: string }[] = [];
     const seen = new Set<string>();
+    const invalid: string[] = [];
     for (const owner of property.ownership) {
       const domain = parseNetworkId(owner);
-      if (domain === null) {
-        response.problems.push(warning("invalid_owner", `ownership lists ${owner}, which is not a network_id`));
-      } else if (!seen.has(idKey(owner))) {
+      if (domain === null) invalid.push(owner);
+      else if (!seen.has(idKey(owner))) {
         seen.add(idKey(owner));
         owners.push({ owner, domain });
       }
     }
-    for (const skipped of owners.slice(limits.maxClaims)) {
-      response.problems.push(warning("limit", `Only the first ${limits.maxClaims} owners are checked; ${skipped.owner} was not`));
+    if (invalid.length > 0) {
+      const shown = invalid.slice(0, 5).map((o) => JSON.stringify(o.slice(0, 100))).join(", ");
+      response.problems.push(warning("invalid_owner", `ownership lists ${invalid.length} value(s) that are not network_ids: ${shown}${invalid.length > 5 ? ", …" : ""}`));
+    }
+    if (owners.length > limits.maxClaims) {
+      response.problems.push(warning("limit", `ownership lists ${owners.length} owners; only the first ${limits.maxClaims} are checked`));
     }
     response.results = await Promise.all(
       owners.slice(0, limits.maxClaims).map(async ({ owner, domain }) => {

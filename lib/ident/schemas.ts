@@ -120,6 +120,15 @@ export type Property = {
   ownership?: string[];
 };
 
+/** Warnings listed one by one about a single array, before the rest are counted in one line. */
+const MAX_LISTED_WARNINGS = 20;
+
+/**
+ * Entries of one list reported claim by claim; past this, one warning counts the rest, so a 1 MiB
+ * document of 350,000 tiny entries cannot become a result of tens of megabytes.
+ */
+export const MAX_REPORTED_ENTRIES = 1000;
+
 function readOwnership(value: unknown, path: string, problems: Problem[]): string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) {
@@ -127,11 +136,13 @@ function readOwnership(value: unknown, path: string, problems: Problem[]): strin
     return undefined;
   }
   const owners: string[] = [];
+  let bad = 0;
   value.forEach((owner, i) => {
     const parsed = PropertyOwner.safeParse(owner);
     if (parsed.success) owners.push(parsed.data.network_id);
-    else problems.push(warning("invalid_field", `${path}[${i}] has no network_id string and was ignored`, `${path}[${i}]`));
+    else if (++bad <= MAX_LISTED_WARNINGS) problems.push(warning("invalid_field", `${path}[${i}] has no network_id string and was ignored`, `${path}[${i}]`));
   });
+  if (bad > MAX_LISTED_WARNINGS) problems.push(warning("invalid_field", `${bad - MAX_LISTED_WARNINGS} more entries of ${path} have no network_id string and were ignored`, path));
   return owners;
 }
 
@@ -236,8 +247,13 @@ function readEntries<T>(
     problems.push(warning("invalid_field", `${field} is not an array and was ignored`, field));
     return [];
   }
+  if (value.length > MAX_REPORTED_ENTRIES) {
+    problems.push(
+      warning("too_many_entries", `${field} has ${value.length} entries; only the first ${MAX_REPORTED_ENTRIES} are reported, and the rest are ignored`, field),
+    );
+  }
   const seen = new Set<string>();
-  return value.map((raw, index): Entry<T> => {
+  return value.slice(0, MAX_REPORTED_ENTRIES).map((raw, index): Entry<T> => {
     const path = `${field}[${index}]`;
     const entryProblems: Problem[] = [];
     const id = idOf(raw);
