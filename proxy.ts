@@ -38,7 +38,6 @@ export function proxy(request: NextRequest) {
   const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
   const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
   const requestHeaders = new Headers(request.headers);
-  requestHeaders.set("x-nonce", nonce);
   // Which entity page this is, for the layout's <head> (JSON-LD for crawlers); never the client's word.
   requestHeaders.delete(ENTITY_HEADER);
   const entity = /^\/entity\/([^/]+)\/?$/.exec(request.nextUrl.pathname)?.[1];

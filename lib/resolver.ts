@@ -5,7 +5,7 @@ import { extractEmbed } from "./ident/embed";
 import { idKey, parseCredentialId, parseNetworkId, parsePropertyId, parseQuery, sameId, type Query } from "./ident/ids";
 import { buildJsonLd, type JsonLdInput } from "./ident/jsonld";
 import { credentialLocation, entityLocation, propertyLocation, type DocumentLocation } from "./ident/locations";
-import { SCHEMA_ID, type Claim, type EntityResult, type EntityStatus, type SearchResponse, type Source } from "./ident/result";
+import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse, type Source } from "./ident/result";
 import {
   error,
   parseCredentialDocument,
@@ -483,4 +483,3 @@ function jsonLdInput(domain: string, entity: EntityDocument, result: EntityResul
   };
 }
 
-export type { EntityStatus };

@@ -65,7 +65,6 @@ export type SampleNetwork = {
   log: { host: string; path: string; headers: Record<string, string | string[] | undefined> }[];
   /** Highest number of requests to one host in flight at once, by host. */
   peakInFlight: Map<string, number>;
-  setDelay(ms: number): void;
   resetCounts(): void;
   close(): Promise<void>;
 };
@@ -129,7 +128,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
   const caFile = path.join(dir, "ca.pem");
   writeFileSync(caFile, ca.caPem);
 
-  let delayMs = options.delayMs ?? 0;
+  const delayMs = options.delayMs ?? 0;
   const requests = new Map<string, number>();
   const log: SampleNetwork["log"] = [];
   const inFlight = new Map<string, number>();
@@ -223,9 +222,6 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     requests,
     log,
     peakInFlight,
-    setDelay(ms) {
-      delayMs = ms;
-    },
     resetCounts() {
       requests.clear();
       peakInFlight.clear();
