@@ -55,7 +55,7 @@ async function rps(url: string, seconds: number): Promise<number> {
 }
 
 /** Runs the built app on `env` (the sample network's), measures, and stops it. */
-export async function benchApp(env: Record<string, string>, ttfbDomains: string[]): Promise<void> {
+export async function benchApp(env: Record<string, string>, ttfbDomains: string[], bareDomain: string): Promise<void> {
   if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
     console.log("app       skipped: no build (run `npm run build` first)");
     return;
@@ -76,14 +76,19 @@ export async function benchApp(env: Record<string, string>, ttfbDomains: string[
       `TTFB      ${median(runs.map((r) => r.first)).toFixed(0)} ms to first byte, ${median(runs.map((r) => r.header)).toFixed(0)} ms to the entity header, ` +
         `${median(runs.map((r) => r.end)).toFixed(0)} ms to the whole page (publishers answer in 50 ms; medians of ${runs.length} cold entities)`,
     );
-    // Requests per second, warm: the entity page is cached after its first request.
+    // Requests per second, warm: an entity page is cached after its first request. The 20-claim page
+    // is the figure; the claimless one beside it shows how much of the gap is page weight.
     const entity = `${base}/entity/${ttfbDomains[0]}`;
-    await timeGet(entity, "");
-    await rps(`${base}/`, 2);
-    await rps(entity, 2);
+    const bare = `${base}/entity/${bareDomain}`;
+    for (const url of [entity, bare]) await timeGet(url, "");
+    for (const url of [`${base}/`, entity, bare]) await rps(url, 2);
     const home = await rps(`${base}/`, 5);
     const page = await rps(entity, 5);
-    console.log(`rps       ${(page / home).toFixed(2)} = warm entity page ${page.toFixed(0)} req/s ÷ / ${home.toFixed(0)} req/s (goal ≥ 0.9)`);
+    const plain = await rps(bare, 5);
+    console.log(
+      `rps       ${(page / home).toFixed(2)} = warm entity page with 20 claims ${page.toFixed(0)} req/s ÷ / ${home.toFixed(0)} req/s (goal ≥ 0.9); ` +
+        `${(plain / home).toFixed(2)} for an entity page with no claims`,
+    );
   } finally {
     app.kill("SIGTERM");
   }

@@ -257,4 +257,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const stop = () => void net.close().then(() => process.exit(0));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+  // Started by spawnSampleNetwork: stop when the parent goes away.
+  if (process.send) process.on("disconnect", stop);
 }

@@ -24,7 +24,8 @@ export async function spawnSampleNetwork(options: { root?: string; delayMs?: num
   if (options.root) args.push("--root", options.root);
   if (options.delayMs) args.push("--delay-ms", String(options.delayMs));
   if (options.port) args.push("--port", String(options.port));
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "inherit"] });
+  // The IPC channel closes when this process dies, however it dies, and the network then stops too.
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "inherit", "ipc"] });
   const deadline = Date.now() + 30_000;
   while (!existsSync(envFile)) {
     if (child.exitCode !== null) throw new Error(`sample network exited with ${child.exitCode}`);
