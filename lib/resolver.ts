@@ -260,7 +260,6 @@ export function createResolver(deps: ResolverDeps): Resolver {
     const checked: Checked = outcome.ok
       ? { verdict: verifyConnection(domain, outcome.finalUrl, outcome.body), source: toSource(outcome, "json"), problems: [], stale: page.stale }
       : { verdict: { verified: false, reason: outcome.status, message: `The page ${url.href} could not be checked: ${outcome.message}` }, problems: [], stale: page.stale };
-    if (checked.source) checked.source.via = "json";
     return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
   }
 

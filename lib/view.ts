@@ -50,6 +50,8 @@ export type ClaimView = {
 };
 
 const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v : null);
+/** `clip(value)` when there is a value. */
+const opt = (value: string | null, clip: (v: string) => string): string | null => (value ? clip(value) : null);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function sourceView(source: Source | undefined, kind?: ClaimKind): SourceView | null {
@@ -87,10 +89,10 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
     name: clipName(str(d.name) ?? entity.domain),
     badge,
     networkId: entity.network_id ?? null,
-    description: get(d, "description") ? clipDescription(get(d, "description") ?? "") : null,
-    location: get(d, "location") ? clipName(get(d, "location") ?? "") : null,
+    description: opt(get(d, "description"), clipDescription),
+    location: opt(get(d, "location"), clipName),
     email: email && /^[^\s@<>"]+@[^\s@<>"]+$/.test(email) ? clipName(email) : null,
-    legal: badge === "Organization" ? LEGAL.flatMap(([key, label]) => { const v = get(d, key); return v ? [{ label, value: clipName(v) }] : []; }) : [],
+    legal: badge === "Organization" ? LEGAL.flatMap(([key, label]) => { const value = opt(get(d, key), clipName); return value ? [{ label, value }] : []; }) : [],
     source: sourceView(entity.source),
     fetchedAt: cache.fetched_at,
     stale: cache.stale,
@@ -148,17 +150,15 @@ export function claimView(kind: ClaimKind, claim: Claim): ClaimView {
     ...texts(c, "title"),
     link: null,
     issuer: issuerDomain && issuerName ? { name: clipName(issuerName), domain: issuerDomain } : null,
-    dataset: dataset ? clipName(dataset) : null,
+    dataset: opt(dataset, clipName),
     profile: link(get(c, "profile_url"), "Profile on the issuer's site"),
   };
 
   function texts(fields: Record<string, unknown>, titleKey = "name") {
-    const type = get(fields, "type");
-    const description = get(fields, "description");
     return {
       title: clipName(get(fields, titleKey) ?? claim.id ?? "(no id)"),
-      type: type ? clipName(type) : null,
-      description: description ? clipDescription(description) : null,
+      type: opt(get(fields, "type"), clipName),
+      description: opt(get(fields, "description"), clipDescription),
     };
   }
 }

@@ -101,7 +101,6 @@ export type Details = Partial<Record<(typeof DETAIL_FIELDS)[number], string>>;
 // ---- Property (seed §2.3) ----
 
 export const PropertyId = z.string().refine((v) => parsePropertyId(v) !== null, "not §:property:{domain}");
-export const NetworkId = z.string().refine((v) => parseNetworkId(v) !== null, "not §:entity:{domain}");
 export const PropertyOwner = z.object({ network_id: z.string() });
 
 const propertyOptional = {

@@ -1,4 +1,5 @@
 import type { NextRequest } from "next/server";
+import type { ErrorBody } from "@/lib/ident/result";
 import { mayRefresh, search } from "@/lib/server";
 
 /** `GET /api/resolve?q=` (SPEC §8): the SearchResponse, or 400 for a bad query. */
@@ -15,7 +16,7 @@ export async function GET(request: NextRequest) {
     }
   }
   const out = await search(params.get("q") ?? "", refresh);
-  if (!out.ok) return Response.json({ error: out.error }, { status: 400, headers: { "Cache-Control": "no-store" } });
+  if (!out.ok) return Response.json({ error: out.error } satisfies ErrorBody, { status: 400, headers: { "Cache-Control": "no-store" } });
   // Results may be a few minutes old anyway (SPEC §9); shared caches may keep them briefly.
   return Response.json(out.response, {
     headers: { "Cache-Control": refresh ? "no-store" : "public, max-age=60, stale-while-revalidate=300" },
