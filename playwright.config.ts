@@ -3,6 +3,12 @@ import { defineConfig } from "@playwright/test";
 const PORT = 3100;
 
 /**
+ * The tests act as a person's browser. Headless Chromium says "HeadlessChrome", which the app
+ * treats as an automated client (whole pages, lib/clients.ts); the JSON-LD tests use that one too.
+ */
+export const BROWSER_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36";
+
+/**
  * Browser tests against `next start` on the sample network (scripts/demo.js), in Debian's Chromium:
  * nothing is downloaded. The fetch timeout is 6 s so the 5 s streaming publisher still answers and
  * the 15 s one times out quickly.
@@ -19,6 +25,7 @@ export default defineConfig({
   use: {
     baseURL: `http://localhost:${PORT}`,
     browserName: "chromium",
+    userAgent: BROWSER_UA,
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],

@@ -1,8 +1,6 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { isDomain, parseQuery } from "./lib/ident/ids";
-
-/** Request header naming the entity of an /entity/{domain} page; set only by this proxy. */
-const ENTITY_HEADER = "x-ident-entity";
+import { PAGE_HEADER, REFRESH_HEADER, entityPageKey, searchPageKey, toHeader } from "./lib/page-key";
 
 /** `/entity/{domain}` with something that is not a domain is a 404; other paths are left alone. */
 function entityPageStatus(pathname: string): number {
@@ -38,14 +36,19 @@ export function proxy(request: NextRequest) {
   const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
   const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
   const requestHeaders = new Headers(request.headers);
-  // Which entity page this is, for the layout's <head> (JSON-LD for crawlers); never the client's word.
-  requestHeaders.delete(ENTITY_HEADER);
-  const entity = /^\/entity\/([^/]+)\/?$/.exec(request.nextUrl.pathname)?.[1];
-  if (entity && entityPageStatus(request.nextUrl.pathname) === 200) requestHeaders.set(ENTITY_HEADER, decodeURIComponent(entity).toLowerCase());
-  requestHeaders.set("content-security-policy", csp);
   const { pathname, searchParams } = request.nextUrl;
   // Pages stream, so their status is decided here, before the first byte (HTTP 400 / 404).
   const status = pathname === "/search" ? (parseQuery(searchParams.get("q") ?? "").ok ? 200 : 400) : entityPageStatus(pathname);
+  // Which page this is, for the layout's <head> (its JSON-LD, SPEC §8); never the client's word.
+  requestHeaders.delete(PAGE_HEADER);
+  requestHeaders.delete(REFRESH_HEADER);
+  const entity = /^\/entity\/([^/]+)\/?$/.exec(pathname)?.[1];
+  const key = status !== 200 ? null : entity ? entityPageKey(decodeURIComponent(entity)) : pathname === "/search" ? searchPageKey(searchParams.get("q") ?? "") : null;
+  if (key) {
+    requestHeaders.set(PAGE_HEADER, toHeader(key));
+    if (searchParams.get("refresh") === "1") requestHeaders.set(REFRESH_HEADER, "1");
+  }
+  requestHeaders.set("content-security-policy", csp);
   const response =
     status !== 200
       ? NextResponse.rewrite(request.nextUrl, { status, request: { headers: requestHeaders } })

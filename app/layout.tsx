@@ -1,10 +1,7 @@
 import type { Metadata } from "next";
-import { headers } from "next/headers";
-import Link from "next/link";
 import type { ReactNode } from "react";
 import { JsonLd } from "@/components/json-ld";
-import { isCrawler } from "@/lib/crawlers";
-import { stagedEntity } from "@/lib/server";
+import { layoutJsonLd } from "@/lib/server";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -13,23 +10,24 @@ export const metadata: Metadata = {
 };
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
-  // Every page is rendered per request: the CSP nonce changes each time (proxy.ts).
-  const h = await headers();
-  // A crawler on an entity page gets the JSON-LD in the head, the whole page rendered before the
-  // first byte; the page then leaves it out of the body. Browsers get it streamed in the body.
-  const entity = h.get("x-ident-entity");
-  const headJsonLd = entity && isCrawler(h.get("user-agent")) ? (await stagedEntity(entity, false)).result : null;
+  // An entity's JSON-LD goes in the head (SPEC §8); lib/server.ts decides when it can (every page
+  // is rendered per request anyway: the CSP nonce changes each time, proxy.ts).
+  const headResults = await layoutJsonLd();
   return (
     <html lang="en">
-      <head>{headJsonLd ? <JsonLd result={await headJsonLd} /> : null}</head>
+      <head>
+        {headResults.map((r) => (
+          <JsonLd key={r.entity.domain} result={r} />
+        ))}
+      </head>
       <body>
         <a className="skip-link" href="#main">
           Skip to content
         </a>
         <header className="site-header">
-          <Link href="/" className="brand" aria-label="ident resolver, home">
+          <a href="/" className="brand" aria-label="ident resolver, home">
             ident<span>resolver</span>
-          </Link>
+          </a>
         </header>
         <main id="main">{children}</main>
         <footer className="site-footer">

@@ -1,4 +1,3 @@
-import Link from "next/link";
 import { SearchForm } from "@/components/search-form";
 
 export default function NotFound() {
@@ -8,7 +7,7 @@ export default function NotFound() {
       <p>That page does not exist. An entity page is /entity/ followed by a domain name.</p>
       <SearchForm />
       <p>
-        <Link href="/">Back to search</Link>
+        <a href="/">Back to search</a>
       </p>
     </div>
   );

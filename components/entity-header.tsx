@@ -1,4 +1,3 @@
-import Link from "next/link";
 import type { EntityView } from "@/lib/view";
 import { SourceLine } from "./source-line";
 import { Warnings } from "./warnings";
@@ -11,7 +10,7 @@ export function EntityHeader({ view, headingLevel = 2, linkToPage = true }: { vi
     <header className="entity-header" data-testid="entity-header" data-status={view.status}>
       <div className="entity-title">
         <Heading className="entity-name">
-          {linkToPage && accepted ? <Link href={`/entity/${encodeURIComponent(view.domain)}`}>{view.name}</Link> : view.name}
+          {linkToPage && accepted ? <a href={`/entity/${encodeURIComponent(view.domain)}`}>{view.name}</a> : view.name}
         </Heading>
         {view.badge ? <span className={`badge badge-${view.badge.toLowerCase()}`}>{view.badge}</span> : null}
         {!accepted ? <span className="badge badge-bad">Not verified</span> : null}

@@ -1,6 +1,7 @@
 import { Suspense } from "react";
 import type { Claim, EntityResult } from "@/lib/ident/result";
 import type { StagedEntity } from "@/lib/resolver";
+import { settledNow } from "@/lib/settled";
 import { claimView, entityView } from "@/lib/view";
 import { ClaimCard } from "./claim-card";
 import { ClaimGroup, fromClaims, fromStaged } from "./claim-group";
@@ -8,11 +9,6 @@ import { EntityHeader } from "./entity-header";
 import { JsonLd } from "./json-ld";
 
 type Props = { headingLevel?: 1 | 2; linkToPage?: boolean };
-
-/** The full result if it settles before the next macrotask (every document cached), else null. */
-async function settledNow(result: Promise<EntityResult>): Promise<EntityResult | null> {
-  return Promise.race([result, new Promise<null>((resolve) => setTimeout(() => resolve(null), 0))]);
-}
 
 /** One entity whose claims stream in as their publishers answer; rendered whole when already known. */
 export async function StagedEntityResult({ staged, headingLevel = 2, linkToPage = true, jsonLd = true }: Props & { staged: StagedEntity; jsonLd?: boolean }) {
@@ -35,7 +31,7 @@ export async function StagedEntityResult({ staged, headingLevel = 2, linkToPage 
 }
 
 /** One entity already resolved (property and credential queries), with the claim the query was about first. */
-export function EntityResultCard({ result, focusKind }: { result: EntityResult; focusKind: "property" | "credential" }) {
+export function EntityResultCard({ result, focusKind, jsonLd = true }: { result: EntityResult; focusKind: "property" | "credential"; jsonLd?: boolean }) {
   return (
     <article className="result" data-testid="result" data-domain={result.entity.domain}>
       <EntityHeader view={entityView(result.entity, result.cache)} />
@@ -43,7 +39,7 @@ export function EntityResultCard({ result, focusKind }: { result: EntityResult; 
       <ClaimGroup kind="property" slots={fromClaims(result.properties)} />
       <ClaimGroup kind="credential" slots={fromClaims(result.credentials)} />
       <ClaimGroup kind="connection" slots={fromClaims(result.connections)} />
-      <JsonLd result={result} />
+      {jsonLd ? <JsonLd result={result} /> : null}
     </article>
   );
 }

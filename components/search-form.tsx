@@ -1,5 +1,3 @@
-import Link from "next/link";
-
 /** Example queries into the sample network, one of each kind (SPEC §8). */
 export const EXAMPLES = [
   { q: "alice.example", what: "a domain" },
@@ -43,9 +41,9 @@ export function SearchForm({ value = "", error, compact = false }: { value?: str
           <ul className="examples">
             {EXAMPLES.map((e) => (
               <li key={e.q}>
-                <Link href={{ pathname: "/search", query: { q: e.q } }} prefetch={false}>
+                <a href={`/search?${new URLSearchParams({ q: e.q })}`}>
                   <code>{e.q}</code>
-                </Link>{" "}
+                </a>{" "}
                 <span className="muted">{e.what}</span>
               </li>
             ))}
@@ -53,5 +51,14 @@ export function SearchForm({ value = "", error, compact = false }: { value?: str
         </div>
       )}
     </form>
+  );
+}
+
+/** Shown when `?refresh=1` was refused by the rate limit (SPEC §9). */
+export function RefreshRefused() {
+  return (
+    <p className="notice" role="status">
+      Too many refreshes from your address; showing the cached result.
+    </p>
   );
 }

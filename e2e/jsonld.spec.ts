@@ -1,15 +1,24 @@
 import { expect, test, type Page } from "@playwright/test";
 
-async function jsonLdOf(page: Page): Promise<unknown[]> {
-  return page.locator('script[type="application/ld+json"]').evaluateAll((els) => els.map((e) => JSON.parse(e.textContent ?? "null")));
+async function jsonLdOf(page: Page, where = ""): Promise<unknown[]> {
+  return page.locator(`${where} script[type="application/ld+json"]`).evaluateAll((els) => els.map((e) => JSON.parse(e.textContent ?? "null")));
 }
+
+/** The JSON-LD inside the <head> of an HTML text, as a program reading the page would find it. */
+function headJsonLdOf(html: string): unknown[] {
+  const head = html.slice(0, html.indexOf("</head>"));
+  return [...head.matchAll(/<script type="application\/ld\+json"[^>]*>([^<]*)<\/script>/g)].map((m) => JSON.parse(m[1]!));
+}
+
+const HEADLESS_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36";
 
 for (const domain of ["alice.example", "acme.example", "hartley-law.example", "dana.test", "mallory.example"]) {
   test(`JSON-LD of ${domain} is the API's, parsed back from the page`, async ({ page, request }) => {
     const api = await (await request.get(`/api/resolve?q=${domain}`)).json();
     await page.goto(`/entity/${domain}`);
     await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
-    expect(await jsonLdOf(page)).toEqual([api.results[0].jsonld]);
+    // The API call cached every document, so even a streaming browser gets it in the head (SPEC §8).
+    expect(await jsonLdOf(page, "head")).toEqual([api.results[0].jsonld]);
   });
 }
 
@@ -38,9 +47,51 @@ test.describe("a crawler", () => {
     await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
     await expect(page.getByTestId("claim-pending")).toHaveCount(0);
   });
-  test("cannot name another page's entity through the request header", async ({ page }) => {
-    await page.setExtraHTTPHeaders({ "x-ident-entity": "mallory.example" });
+  test("cannot name another page's entity through the request headers", async ({ page }) => {
+    await page.setExtraHTTPHeaders({ "x-ident-page": "entity%3Amallory.example", "x-ident-refresh": "1" });
     await page.goto("/");
     expect(await page.locator('script[type="application/ld+json"]').count()).toBe(0);
+    await page.goto("/entity/alice.example");
+    expect(((await jsonLdOf(page)) as { identifier: string }[]).map((l) => l.identifier)).toEqual(["§:entity:alice.example"]);
   });
+});
+
+test("a program fetching a page finds the JSON-LD in the head of the HTML", async ({ request }) => {
+  const api = await (await request.get("/api/resolve?q=hartley-law.example")).json();
+  const entity = await request.get("/entity/hartley-law.example", { headers: { "user-agent": "curl/8.14.1" } });
+  expect(headJsonLdOf(await entity.text())).toEqual([api.results[0].jsonld]);
+  const owners = await request.get(`/search?q=${encodeURIComponent("§:property:jointventure.example")}`, { headers: { "user-agent": "python-requests/2.32" } });
+  expect((headJsonLdOf(await owners.text()) as { identifier: string }[]).map((l) => l.identifier)).toEqual([
+    "§:entity:acme.example",
+    "§:entity:beta.example",
+    "§:entity:gamma.example",
+  ]);
+});
+
+test.describe("a headless browser", () => {
+  test.use({ userAgent: HEADLESS_UA });
+  test("gets a cold entity page whole: the slow claim settled, its JSON-LD once, in the head", async ({ page }) => {
+    // unhurried.test's issuer answers after 2 s, and no other test asks for it: the cache is cold.
+    await page.goto("/entity/unhurried.test");
+    await expect(page.getByTestId("claim-pending")).toHaveCount(0);
+    await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
+    const [ld] = (await jsonLdOf(page, "head")) as { identifier: string; hasCredential: unknown[] }[];
+    expect(ld?.identifier).toBe("§:entity:unhurried.test");
+    expect(ld?.hasCredential).toHaveLength(1);
+  });
+});
+
+test("a browser on a cold page gets the JSON-LD in the body once the claims settle, and in the head once they are cached", async ({ page }) => {
+  // dawdle.test's issuer answers after 2 s, and no other test asks for it: the cache is cold.
+  await page.goto("/entity/dawdle.test", { waitUntil: "commit" });
+  await expect(page.getByTestId("entity-header")).toBeVisible();
+  await expect(page.getByTestId("claim-pending")).toHaveCount(1);
+  await expect(page.getByTestId("claim-pending")).toHaveCount(0);
+  await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
+  expect(await jsonLdOf(page, "head")).toEqual([]);
+  const [streamed] = (await jsonLdOf(page, "body")) as { hasCredential: unknown[] }[];
+  expect(streamed?.hasCredential).toHaveLength(1);
+  await page.reload();
+  await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
+  expect(await jsonLdOf(page, "head")).toEqual([streamed]);
 });

@@ -4,11 +4,17 @@
  * page and its metadata share one resolution. Pages, the API and the CLI all use the same resolver.
  */
 import "server-only";
+import { headers } from "next/headers";
 import { cache } from "react";
+import { streamsTo } from "./clients";
 import { configErrorMessage, parseConfig, type Config } from "./config";
 import { createConfiguredResolver } from "./create";
+import { parseQuery } from "./ident/ids";
+import type { EntityResult } from "./ident/result";
+import { fromHeader, PAGE_HEADER, parsePageKey, REFRESH_HEADER } from "./page-key";
 import { clientKey, createRateLimiter, type RateDecision } from "./rate-limit";
 import type { Resolver } from "./resolver";
+import { settledNow } from "./settled";
 
 type Server = { config: Config; resolver: Resolver; refreshLimiter: (key: string) => RateDecision };
 
@@ -45,4 +51,49 @@ export const stagedEntity = cache((domain: string, refresh: boolean) => server()
 export function mayRefresh(headers: Headers): RateDecision {
   const { config, refreshLimiter } = server();
   return refreshLimiter(clientKey(headers.get("x-forwarded-for"), config.trustedHops));
+}
+
+/** Whether this request's `?refresh=1` is granted. Once per request, so a page spends one token. */
+export const pageRefresh = cache(async (asked: boolean): Promise<boolean> => asked && mayRefresh(await headers()).ok);
+
+/**
+ * The results whose JSON-LD this request puts in the document head (SPEC §8, §10), or null when the
+ * page puts it in the body. A client that is not an interactive browser gets the whole page, so its
+ * head waits for every claim. A browser gets the head at once: with the JSON-LD when every document
+ * is already cached, else without it, and the body carries it once the claims settle. Once per
+ * request, so the layout and the page get the same answer.
+ */
+export const headJsonLd = cache(async (key: string, refreshAsked: boolean): Promise<EntityResult[] | null> => {
+  const page = parsePageKey(key);
+  if (!page) return null;
+  const whole = !streamsTo((await headers()).get("user-agent"));
+  const settle = <T>(p: Promise<T>): Promise<T | null> => (whole ? p : settledNow(p));
+  const refresh = await pageRefresh(refreshAsked);
+  let domain = page.kind === "entity" ? page.domain : null;
+  if (page.kind === "search") {
+    const parsed = parseQuery(page.q);
+    if (!parsed.ok) return null;
+    const { query } = parsed;
+    if (query.kind === "property_id" || query.kind === "credential_id") {
+      const out = await settle(search(query.input, refresh));
+      return out?.ok ? out.response.results : null;
+    }
+    domain = query.domain;
+  }
+  if (domain === null) return null;
+  const result = await settle((await stagedEntity(domain, refresh)).result);
+  return result ? [result] : null;
+});
+
+/** The results whose JSON-LD the root layout puts in this request's head (none for most pages). */
+export async function layoutJsonLd(): Promise<EntityResult[]> {
+  const h = await headers();
+  const key = fromHeader(h.get(PAGE_HEADER));
+  return key ? ((await headJsonLd(key, h.get(REFRESH_HEADER) === "1")) ?? []) : [];
+}
+
+/** Whether the layout put the JSON-LD of page `key` in the head; the page then leaves it out of the body. */
+export async function jsonLdInHead(key: string, refreshAsked: boolean): Promise<boolean> {
+  const h = await headers();
+  return fromHeader(h.get(PAGE_HEADER)) === key && (await headJsonLd(key, refreshAsked)) !== null;
 }

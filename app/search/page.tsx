@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
-import { headers } from "next/headers";
 import { EntityResultCard, StagedEntityResult } from "@/components/entity-result";
-import { SearchForm } from "@/components/search-form";
+import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { parseQuery } from "@/lib/ident/ids";
-import { mayRefresh, search, stagedEntity } from "@/lib/server";
+import { searchPageKey } from "@/lib/page-key";
+import { jsonLdInHead, pageRefresh, search, stagedEntity } from "@/lib/server";
 
 type Params = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -28,7 +28,8 @@ export default async function SearchPage({ searchParams }: Params) {
     );
   }
   const refreshAsked = first(params.refresh) === "1";
-  const refresh = refreshAsked && mayRefresh(await headers()).ok;
+  const refresh = await pageRefresh(refreshAsked);
+  const jsonLd = !(await jsonLdInHead(searchPageKey(q), refreshAsked));
   const query = parsed.query;
   return (
     <div className="search-page">
@@ -36,21 +37,17 @@ export default async function SearchPage({ searchParams }: Params) {
       <h1 className="results-title">
         Results for <q>{query.input}</q>
       </h1>
-      {refreshAsked && !refresh ? (
-        <p className="notice" role="status">
-          Too many refreshes from your address; showing the cached result.
-        </p>
-      ) : null}
+      {refreshAsked && !refresh ? <RefreshRefused /> : null}
       {query.kind === "property_id" || query.kind === "credential_id" ? (
-        <ClaimQuery q={query.input} refresh={refresh} kind={query.kind === "property_id" ? "property" : "credential"} />
+        <ClaimQuery q={query.input} refresh={refresh} kind={query.kind === "property_id" ? "property" : "credential"} jsonLd={jsonLd} />
       ) : (
-        <StagedEntityResult staged={await stagedEntity(query.domain, refresh)} />
+        <StagedEntityResult staged={await stagedEntity(query.domain, refresh)} jsonLd={jsonLd} />
       )}
     </div>
   );
 }
 
-async function ClaimQuery({ q, refresh, kind }: { q: string; refresh: boolean; kind: "property" | "credential" }) {
+async function ClaimQuery({ q, refresh, kind, jsonLd }: { q: string; refresh: boolean; kind: "property" | "credential"; jsonLd: boolean }) {
   const out = await search(q, refresh);
   if (!out.ok) return <p role="alert">{out.error.message}</p>;
   const { response } = out;
@@ -72,7 +69,7 @@ async function ClaimQuery({ q, refresh, kind }: { q: string; refresh: boolean; k
         </p>
       ) : null}
       {response.results.map((r) => (
-        <EntityResultCard key={r.entity.domain} result={r} focusKind={kind} />
+        <EntityResultCard key={r.entity.domain} result={r} focusKind={kind} jsonLd={jsonLd} />
       ))}
     </>
   );

@@ -1,15 +1,19 @@
 import type { Metadata } from "next";
-import { headers } from "next/headers";
 import { notFound } from "next/navigation";
 import { StagedEntityResult } from "@/components/entity-result";
-import { SearchForm } from "@/components/search-form";
-import { isCrawler } from "@/lib/crawlers";
+import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { clip } from "@/lib/ident/display";
 import { isDomain } from "@/lib/ident/ids";
-import { mayRefresh, publicUrl, stagedEntity } from "@/lib/server";
+import { entityPageKey } from "@/lib/page-key";
+import { jsonLdInHead, pageRefresh, publicUrl, stagedEntity } from "@/lib/server";
 import { entityView } from "@/lib/view";
 
 type Params = { params: Promise<{ domain: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+const refreshAsked = async (searchParams: Params["searchParams"]) => {
+  const v = (await searchParams).refresh;
+  return (Array.isArray(v) ? v[0] : v) === "1";
+};
 
 async function domainOf(params: Params["params"]): Promise<string> {
   const raw = decodeURIComponent((await params).domain);
@@ -17,9 +21,10 @@ async function domainOf(params: Params["params"]): Promise<string> {
   return raw.toLowerCase();
 }
 
-export async function generateMetadata({ params }: Params): Promise<Metadata> {
+export async function generateMetadata({ params, searchParams }: Params): Promise<Metadata> {
   const domain = await domainOf(params);
-  const view = entityView(...(await stagedEntity(domain, false).then((s) => [s.entity, s.cache] as const)));
+  const staged = await stagedEntity(domain, await pageRefresh(await refreshAsked(searchParams)));
+  const view = entityView(staged.entity, staged.cache);
   const accepted = view.status === "accepted";
   const title = accepted ? `${clip(view.name, 70)} (${domain})` : domain;
   const description = clip(view.description ?? (accepted ? `The verified identity published by ${domain}.` : `${domain}: ${view.statusText}.`), 200);
@@ -36,16 +41,15 @@ export async function generateMetadata({ params }: Params): Promise<Metadata> {
 
 export default async function EntityPage({ params, searchParams }: Params) {
   const domain = await domainOf(params);
-  const h = await headers();
-  const crawler = isCrawler(h.get("user-agent"));
-  // A crawler never forces a re-fetch, so it shares the layout's resolution (its JSON-LD is in the head).
-  const refresh = !crawler && (await searchParams).refresh === "1" && mayRefresh(h).ok;
+  const asked = await refreshAsked(searchParams);
+  const refresh = await pageRefresh(asked);
   const staged = await stagedEntity(domain, refresh);
-  if (crawler) await staged.result;
+  const inHead = await jsonLdInHead(entityPageKey(domain), asked);
   return (
     <div className="entity-page">
       <SearchForm compact />
-      <StagedEntityResult staged={staged} headingLevel={1} linkToPage={false} jsonLd={!crawler} />
+      {asked && !refresh ? <RefreshRefused /> : null}
+      <StagedEntityResult staged={staged} headingLevel={1} linkToPage={false} jsonLd={!inHead} />
     </div>
   );
 }
