@@ -94,6 +94,39 @@ describe("resolver orchestration", () => {
   });
 });
 
+describe("parsing once per cached document", () => {
+  const site = (name: string): Site => ({
+    "https://alice.example/ident.json": j({ network_id: ALICE, details: { name }, properties: [{ id: "§:property:blog.example" }] }),
+    "https://blog.example/ident-property.json": j({ ident_property: { id: "§:property:blog.example", ownership: [{ network_id: ALICE }] } }),
+  });
+
+  it("a warm resolution reuses the parsed documents of the cached outcomes", async () => {
+    const { fetch, calls } = fakeFetch(site("Alice"));
+    const resolver = createResolver({ fetch });
+    const first = await resolver.resolveEntity("alice.example");
+    const second = await resolver.resolveEntity("alice.example");
+    expect(calls).toHaveLength(2);
+    expect(second).toEqual(first);
+    // The same parsed value, not an equal one parsed again.
+    expect(second.properties[0]?.document).toBe(first.properties[0]?.document);
+    expect(second.properties[0]?.document).toBeDefined();
+  });
+
+  it("a refreshed document is parsed again, and results never share their problem lists", async () => {
+    const s = site("Alice");
+    const { fetch } = fakeFetch(s);
+    const resolver = createResolver({ fetch });
+    const first = await resolver.resolveEntity("alice.example");
+    first.entity.problems.push({ code: "x", severity: "warning", message: "added by a caller" });
+    first.properties[0]?.problems.push({ code: "x", severity: "warning", message: "added by a caller" });
+    Object.assign(s, site("Alice Moreau"));
+    const refreshed = await resolver.resolveEntity("alice.example", { refresh: true });
+    expect(refreshed.entity).toMatchObject({ details: { name: "Alice Moreau" }, problems: [] });
+    expect(refreshed.properties[0]?.problems).toEqual([]);
+    expect(refreshed.properties[0]?.document).not.toBe(first.properties[0]?.document);
+  });
+});
+
 describe("amplification bounds", () => {
   it("a 1 MiB list of 350,000 tiny entries reports 1,000 claims and one warning, not 350,000", async () => {
     const body = `{"network_id":"${ALICE}","properties":[${Array(350_000).fill("1").join(",")}]}`;

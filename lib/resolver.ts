@@ -11,6 +11,7 @@ import {
   parseCredentialDocument,
   parseEntityDocument,
   parseJson,
+  type JsonParse,
   parsePropertyDocument,
   warning,
   type Credential,
@@ -78,9 +79,9 @@ export type StagedEntity = {
   result: Promise<EntityResult>;
 };
 
-/** A document fetched with its fallback (V7): its text and where it came from, or why not. */
+/** A document fetched with its fallback (V7): its text parsed as JSON and where it came from, or why not. */
 type DocFetch =
-  | { ok: true; text: string; source: Source; problems: Problem[]; fetchedAt: number; stale: boolean }
+  | { ok: true; json: JsonParse; source: Source; problems: Problem[]; fetchedAt: number; stale: boolean }
   | { ok: false; status: FailureStatus; message: string; fetchedAt: number; stale: boolean };
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -133,6 +134,32 @@ export function createResolver(deps: ResolverDeps): Resolver {
     return cache.get(url, mode, () => perHost(host, () => deps.fetch(url, mode)), opts);
   }
 
+  // A cached outcome never changes (SPEC §9), so its body, or one embed in it, is parsed once: a warm
+  // page does not parse and validate every document again on each request.
+  const parsed = new WeakMap<FetchOutcome, Map<string, { json: JsonParse; bytes: number } | null>>();
+  function parseOnce(outcome: FetchOutcome & { ok: true }, embedId: string | null) {
+    let parts = parsed.get(outcome);
+    if (!parts) parsed.set(outcome, (parts = new Map()));
+    const part = embedId ?? "";
+    let hit = parts.get(part);
+    if (hit === undefined) {
+      const text = embedId === null ? outcome.body : extractEmbed(outcome.body, embedId);
+      hit = text === null ? null : { json: parseJson(text), bytes: embedId === null ? outcome.bytes : Buffer.byteLength(text) };
+      parts.set(part, hit);
+    }
+    return hit;
+  }
+
+  /** rel=me links of a cached page, read once per outcome and domain, like documents. */
+  const connectionVerdicts = new WeakMap<FetchOutcome, { domain: string; verdict: Verdict }>();
+  function connectionVerdict(domain: string, outcome: FetchOutcome & { ok: true }): Verdict {
+    const hit = connectionVerdicts.get(outcome);
+    if (hit?.domain === domain) return hit.verdict;
+    const verdict = verifyConnection(domain, outcome.finalUrl, outcome.body);
+    connectionVerdicts.set(outcome, { domain, verdict });
+    return verdict;
+  }
+
   /** Fetches a document; on `not_found`, and only then, its HTML embed (V7, SPEC §3). */
   async function fetchDocument(loc: DocumentLocation, opts: ResolveOptions): Promise<DocFetch> {
     const json = await load(loc.json, "json", opts);
@@ -142,7 +169,8 @@ export function createResolver(deps: ResolverDeps): Resolver {
       if (!type || !JSON_TYPE.test(type)) {
         problems.push(warning("content_type", `${loc.json} was served as ${type ?? "no Content-Type"}, not application/json; parsed all the same`));
       }
-      return { ok: true, text: json.outcome.body, source: toSource(json.outcome, "json"), problems, fetchedAt: json.fetchedAt, stale: json.stale };
+      const doc = must(parseOnce(json.outcome, null), "a body is always text");
+      return { ok: true, json: doc.json, source: toSource(json.outcome, "json"), problems, fetchedAt: json.fetchedAt, stale: json.stale };
     }
     if (json.outcome.status !== "not_found") {
       return { ok: false, status: json.outcome.status, message: failureMessage(loc, json.outcome), fetchedAt: json.fetchedAt, stale: json.stale };
@@ -151,9 +179,9 @@ export function createResolver(deps: ResolverDeps): Resolver {
     const stale = json.stale || page.stale;
     const fetchedAt = Math.min(json.fetchedAt, page.fetchedAt);
     if (page.outcome.ok) {
-      const text = extractEmbed(page.outcome.body, loc.elementId);
-      if (text !== null) {
-        return { ok: true, text, source: toSource(page.outcome, "embed", Buffer.byteLength(text)), problems: [], fetchedAt, stale };
+      const embed = parseOnce(page.outcome, loc.elementId);
+      if (embed !== null) {
+        return { ok: true, json: embed.json, source: toSource(page.outcome, "embed", embed.bytes), problems: [], fetchedAt, stale };
       }
     }
     const status = !page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome.status : "not_found";
@@ -172,7 +200,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
     const fetched = await fetchDocument(loc, opts);
     if (!fetched.ok) return { verdict: { verified: false, reason: fetched.status, message: fetched.message }, problems: [], stale: fetched.stale };
     const base = { source: fetched.source, stale: fetched.stale };
-    const json = parseJson(fetched.text);
+    const json = fetched.json;
     if (!json.ok) {
       const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid JSON (${json.message})`;
       return { ...base, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
@@ -258,7 +286,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
     const page = await load(url.href, "html", opts);
     const outcome = page.outcome;
     const checked: Checked = outcome.ok
-      ? { verdict: verifyConnection(domain, outcome.finalUrl, outcome.body), source: toSource(outcome, "json"), problems: [], stale: page.stale }
+      ? { verdict: connectionVerdict(domain, outcome), source: toSource(outcome, "json"), problems: [], stale: page.stale }
       : { verdict: { verified: false, reason: outcome.status, message: `The page ${url.href} could not be checked: ${outcome.message}` }, problems: [], stale: page.stale };
     return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
   }
@@ -284,7 +312,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
         source: fetched.source,
         problems: [...fetched.problems, ...problems],
       });
-    const json = parseJson(fetched.text);
+    const json = fetched.json;
     if (!json.ok) return rejected([error("invalid_json", `The entity document at ${fetched.source.url} is not valid JSON (${json.message})`)]);
     const parsed = parseEntityDocument(json.value, domain);
     if (!parsed.ok) return rejected(parsed.problems, isObject(json.value) ? json.value.network_id : undefined);
@@ -344,7 +372,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
       response.problems.push(error(fetched.status, fetched.message));
       return response;
     }
-    const json = parseJson(fetched.text);
+    const json = fetched.json;
     const parsed = json.ok ? parsePropertyDocument(json.value) : null;
     if (!json.ok || !parsed || !parsed.ok) {
       const why = !json.ok ? `not valid JSON (${json.message})` : (parsed?.problems.map((p) => p.message).join("; ") ?? "");
@@ -394,7 +422,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
       response.problems.push(error(fetched.status, fetched.message));
       return response;
     }
-    const json = parseJson(fetched.text);
+    const json = fetched.json;
     const parsed = json.ok ? parseCredentialDocument(json.value) : null;
     const holder = parsed?.ok ? parseNetworkId(parsed.doc.ident_entity_id) : null;
     if (!json.ok || !parsed?.ok || holder === null) {

@@ -295,6 +295,10 @@ function readConnection(raw: unknown, path: string, problems: Problem[]): Connec
  * domain in network_id must equal it (SPEC §5 [bind]).
  */
 export function parseEntityDocument(value: unknown, domain: string): EntityParse {
+  return entityParses(value, domain);
+}
+
+function readEntityDocument(value: unknown, domain: string): EntityParse {
   const problems: Problem[] = [];
   if (!isRecord(value)) {
     return { ok: false, code: "not_an_object", problems: [error("not_an_object", "The entity document is not a JSON object")] };
@@ -360,6 +364,10 @@ export type DocumentParse<T> = { ok: true; doc: T; problems: Problem[] } | { ok:
 
 /** `{"ident_property": {id, ownership, ...}}`; `id` and `ownership` are required (SPEC §5). */
 export function parsePropertyDocument(value: unknown): DocumentParse<PropertyDocument> {
+  return propertyParses(value, "");
+}
+
+function readPropertyDocument(value: unknown): DocumentParse<PropertyDocument> {
   const problems: Problem[] = [];
   if (!isRecord(value) || !isRecord(value.ident_property)) {
     return { ok: false, problems: [error("invalid_document", "The property document has no ident_property object")] };
@@ -382,6 +390,10 @@ export type CredentialDocument = { ident_entity_id: string; ident_credential: Cr
 
 /** `ident_entity_id` and `ident_credential.title` are required (V5); everything else adds context. */
 export function parseCredentialDocument(value: unknown): DocumentParse<CredentialDocument> {
+  return credentialParses(value, "");
+}
+
+function readCredentialDocument(value: unknown): DocumentParse<CredentialDocument> {
   if (!isRecord(value)) return { ok: false, problems: [error("invalid_document", "The credential document is not a JSON object")] };
   if (typeof value.ident_entity_id !== "string" || value.ident_entity_id === "") {
     return { ok: false, problems: [error("invalid_document", "The credential document has no ident_entity_id", "ident_entity_id")] };
@@ -397,3 +409,26 @@ export function parseCredentialDocument(value: unknown): DocumentParse<Credentia
   const credential = readCredential(value.ident_credential, "ident_credential", problems);
   return { ok: true, doc: { ident_entity_id: value.ident_entity_id, ident_credential: { ...credential, title } }, problems };
 }
+
+// ---- Parsed once ----
+
+/**
+ * `parse`, remembered per parsed JSON value and `key` while the value lives. A cached document's JSON
+ * value is parsed once (lib/resolver.ts), so a warm page does not validate it again on every request.
+ * Results are shared: callers copy before they add to them.
+ */
+function parsedOnce<R>(parse: (value: unknown, key: string) => R): (value: unknown, key: string) => R {
+  const seen = new WeakMap<object, { key: string; result: R }>();
+  return (value, key) => {
+    if (typeof value !== "object" || value === null) return parse(value, key);
+    const hit = seen.get(value);
+    if (hit && hit.key === key) return hit.result;
+    const result = parse(value, key);
+    seen.set(value, { key, result });
+    return result;
+  };
+}
+
+const entityParses = parsedOnce(readEntityDocument);
+const propertyParses = parsedOnce((value) => readPropertyDocument(value));
+const credentialParses = parsedOnce((value) => readCredentialDocument(value));
