@@ -1,3 +1,5 @@
+"use client";
+
 import { OUTBOUND_REL } from "@/lib/ident/display";
 import type { ClaimView } from "@/lib/view";
 import { SourceLine } from "./source-line";
@@ -45,6 +47,20 @@ export function ClaimCard({ view }: { view: ClaimView }) {
       <Warnings items={view.warnings} label="Warnings" />
       <SourceLine source={view.source} />
     </li>
+  );
+}
+
+/**
+ * A settled list of claims. A client component, so a warm page sends each claim once as compact
+ * data in the RSC payload rather than as its element tree (issue: warm page req/s).
+ */
+export function ClaimList({ views, kind }: { views: ClaimView[]; kind: string }) {
+  return (
+    <ul className="claims">
+      {views.map((view, i) => (
+        <ClaimCard key={`${kind}-${i}`} view={view} />
+      ))}
+    </ul>
   );
 }
 

@@ -3,7 +3,7 @@ import type { Claim } from "@/lib/ident/result";
 import { clipName } from "@/lib/ident/display";
 import type { ClaimSlot } from "@/lib/resolver";
 import { claimView, type ClaimKind } from "@/lib/view";
-import { ClaimCard, ClaimSkeleton } from "./claim-card";
+import { ClaimCard, ClaimList, ClaimSkeleton } from "./claim-card";
 
 const TITLES: Record<ClaimKind, string> = { property: "Properties", credential: "Credentials", connection: "Connections" };
 
@@ -33,15 +33,14 @@ export function ClaimGroup({ kind, slots, headingLevel = 3 }: { kind: ClaimKind;
   const settled = slots.flatMap((s) => (s.claim instanceof Promise ? [] : [s.claim]));
   if (settled.length === slots.length) {
     // Everything is known (a warm cache, or a finished query): plain lists, no streaming machinery.
-    const list = (verified: boolean) =>
-      settled.flatMap((claim, i) => (claim.verified === verified ? [<ClaimCard key={`${kind}-${i}`} view={claimView(kind, claim)} />] : []));
+    const list = (verified: boolean) => <ClaimList kind={kind} views={settled.filter((c) => c.verified === verified).map((c) => claimView(kind, c))} />;
     return (
       <section className="claim-group" aria-label={TITLES[kind]} data-testid={`group-${kind}`}>
         <H>{TITLES[kind]}</H>
-        <ul className="claims">{list(true)}</ul>
+        {list(true)}
         <div className="unverified" data-testid={`unverified-${kind}`}>
           <SubH className="unverified-title">Not verified</SubH>
-          <ul className="claims">{list(false)}</ul>
+          {list(false)}
         </div>
       </section>
     );

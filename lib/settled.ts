@@ -1,4 +1,4 @@
 /** The value of `promise` if it settles before the next macrotask (everything it needs is cached), else null. */
 export function settledNow<T>(promise: Promise<T>): Promise<T | null> {
-  return Promise.race([promise, new Promise<null>((resolve) => setTimeout(() => resolve(null), 0))]);
+  return Promise.race([promise, new Promise<null>((resolve) => setImmediate(() => resolve(null)))]);
 }
