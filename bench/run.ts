@@ -17,7 +17,7 @@ import { spawnSampleNetwork } from "../scripts/spawn-network";
 import { benchApp } from "./app";
 
 const DELAY_MS = 50;
-const TTFB_RUNS = 5;
+const TTFB_RUNS = 6;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const S = "\u00a7";
 
@@ -44,11 +44,38 @@ function benchSites(): Record<string, Files> {
     sites[`i${i}.bench`] = { files: { "/fan/ident-credential.json": json({ ident_entity_id: `${S}:entity:fan.bench`, ident_credential: { title: `Credential ${i}` } }) } };
   }
   sites["fan.bench"] = { files: { "/ident.json": json({ network_id: `${S}:entity:fan.bench`, properties, credentials }) } };
-  // Entities for the page TTFB figure: each is fetched once, so each is cold. Same claims as fan.bench.
+  // Entities for the page TTFB figure, each with 20 claims of its own that verify: each entity is
+  // fetched once, so its page is cold, claims included.
   for (let i = 0; i < TTFB_RUNS; i++) {
     const d = `ttfb${i}.bench`;
-    sites[d] = { files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Bench ${i}` }, properties, credentials }) } };
+    const own = { properties: [] as unknown[], credentials: [] as unknown[] };
+    for (let j = 0; j < 10; j++) {
+      const id = `${S}:property:t${i}p${j}.bench`;
+      own.properties.push({ id });
+      sites[`t${i}p${j}.bench`] = { files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) } };
+      own.credentials.push({ id: `@ttfb@t${i}i${j}.bench` });
+      sites[`t${i}i${j}.bench`] = { files: { "/ttfb/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }) } };
+    }
+    sites[d] = { files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Bench ${i}` }, ...own }) } };
   }
+  // A typical entity, shaped like alice.example: full details, 2 properties, 3 credentials, 2 connections.
+  const typical = { properties: [] as unknown[], credentials: [] as unknown[], other_connections: [] as unknown[] };
+  for (let i = 0; i < 2; i++) {
+    const id = `${S}:property:tp${i}.bench`;
+    typical.properties.push({ id, name: `Workshop notes ${i}`, url: `https://tp${i}.bench/`, type: "Website", description: "Long-form notes on hand-tool joinery." });
+    sites[`tp${i}.bench`] = { files: { "/ident-property.json": json({ ident_property: { id, name: `Workshop notes ${i}`, ownership: [{ network_id: `${S}:entity:typical.bench` }] } }) } };
+    typical.other_connections.push({ id: `https://tc${i}.bench/@typical` });
+    sites[`tc${i}.bench`] = { files: { "/@typical": '<!doctype html><title>Typical</title><a rel="me" href="https://typical.bench/">me</a>' } };
+  }
+  for (let i = 0; i < 3; i++) {
+    const property = { id: `${S}:property:ti${i}.bench`, name: `Guild ${i}`, url: `https://ti${i}.bench/` };
+    typical.credentials.push({ id: `@typical@ti${i}.bench/members`, title: "Member", type: "Member", property, dataset: { name: "Guild members" } });
+    sites[`ti${i}.bench`] = {
+      files: { "/members/typical/ident-credential.json": json({ ident_entity_id: `${S}:entity:typical.bench`, ident_credential: { title: `Member ${i}`, type: "Member", property } }) },
+    };
+  }
+  const details = { name: "Typical Person", email: "t@typical.bench", location: "Lyon, France", description: "Furniture maker and writer." };
+  sites["typical.bench"] = { files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:typical.bench`, details, ...typical }) } };
   const many = Array.from({ length: 10_000 }, (_, i) => ({ id: `@u${i}@issuer${i % 100}.bench`, title: `Member ${i}`, type: "Member" }));
   sites["many.bench"] = { files: { "/ident.json": json({ network_id: `${S}:entity:many.bench`, credentials: many }) } };
   for (let k = 0; k < 100; k++) sites[`issuer${k}.bench`] = { files: {} };
@@ -165,7 +192,7 @@ async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
   }
   console.log(`memory    ${median(rss).toFixed(1)} MB extra RSS after resolving a document of 10,000 credential entries (goal < 50 MB)` +
     `${gc ? "" : " (run with --expose-gc for steadier figures)"}`);
-  await benchApp(net.env, Array.from({ length: TTFB_RUNS }, (_, i) => `ttfb${i}.bench`), "empty.bench");
+  await benchApp(net.env, Array.from({ length: TTFB_RUNS }, (_, i) => `ttfb${i}.bench`), { typical: "typical.bench", bare: "empty.bench" });
 }
 
 await main();

@@ -23,3 +23,14 @@ test("with a publisher that answers after 5 s, the entity and the other claims s
   console.log(`streaming: cumulative layout shift ${cls.toFixed(4)}`);
   expect(cls).toBeLessThan(0.1);
 });
+
+test("while the entity document itself is on its way, a browser already has the page and a loading card", async ({ page }) => {
+  // sluggish.test's entity document answers after 3 s, and no other test asks for it.
+  await page.goto("/entity/sluggish.test", { waitUntil: "commit" });
+  // Had the shell waited for the document, the loading card would never be seen.
+  await expect(page.getByTestId("loading")).toBeVisible();
+  await expect(page.getByTestId("entity-header")).toHaveCount(0);
+  await expect(page.getByRole("search")).toBeVisible();
+  await expect(page.getByTestId("entity-header").getByRole("heading")).toHaveText("Sal Luggish");
+  await expect(page.getByTestId("loading")).toHaveCount(0);
+});

@@ -81,7 +81,8 @@ export const headJsonLd = cache(async (key: string, refreshAsked: boolean): Prom
     domain = query.domain;
   }
   if (domain === null) return null;
-  const result = await settle((await stagedEntity(domain, refresh)).result);
+  // The whole chain is timed, entity document included: a browser's head never waits for a fetch.
+  const result = await settle(stagedEntity(domain, refresh).then((staged) => staged.result));
   return result ? [result] : null;
 });
 
