@@ -41,3 +41,33 @@ test("the API answers SPEC §8 with sensible caching, and refresh is rate-limite
   expect(statuses.slice(0, 5).every((s) => s === 200)).toBe(true);
   expect(statuses.at(-1)).toBe(429);
 });
+
+test("a warm page served from the page cache carries a fresh nonce each time, and still works", async ({ page, request }) => {
+  // sharer.test is asked for by this test only, so its documents stay fresh (3 s here) throughout.
+  await request.get("/api/resolve?q=sharer.test");
+  const copies = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await request.get("/entity/sharer.test");
+    const nonce = /'nonce-([^']+)'/.exec(r.headers()["content-security-policy"] ?? "")?.[1] ?? "";
+    const body = await r.text();
+    copies.push({ from: r.headers()["x-ident-page-cache"], nonce, body });
+    // Every nonce attribute in the page is this response's.
+    const inBody = [...body.matchAll(/nonce="([^"]+)"/g)].map((m) => m[1]);
+    expect(inBody.length).toBeGreaterThan(3);
+    expect(new Set(inBody)).toEqual(new Set([nonce]));
+  }
+  expect(copies.map((c) => c.from)).toEqual(["miss", "hit", "hit"]);
+  expect(new Set(copies.map((c) => c.nonce)).size).toBe(3);
+  expect(copies[2]!.body.split(copies[2]!.nonce).join("N")).toBe(copies[1]!.body.split(copies[1]!.nonce).join("N"));
+
+  const cspErrors: string[] = [];
+  page.on("console", (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) cspErrors.push(m.text());
+  });
+  const response = await page.goto("/entity/sharer.test");
+  expect(response?.headers()["x-ident-page-cache"]).toBe("hit");
+  await expect(page.getByTestId("entity-header")).toBeVisible();
+  // The page's scripts ran under the new nonce and React hydrated it (it marks the nodes it owns).
+  await expect.poll(() => page.evaluate(() => Object.keys(document.querySelector("main") ?? {}).some((k) => k.startsWith("__react")))).toBe(true);
+  expect(cspErrors).toEqual([]);
+});

@@ -9,8 +9,9 @@ import { cache } from "react";
 import { streamsTo } from "./clients";
 import { configErrorMessage, parseConfig, type Config } from "./config";
 import { createConfiguredResolver } from "./create";
-import { parseQuery } from "./ident/ids";
+import { isDomain, parseQuery } from "./ident/ids";
 import type { EntityResult } from "./ident/result";
+import { createPageCache, type PageCache } from "./page-cache";
 import { fromHeader, PAGE_HEADER, parsePageKey, REFRESH_HEADER } from "./page-key";
 import { clientKey, createRateLimiter, type RateDecision } from "./rate-limit";
 import type { Resolver } from "./resolver";
@@ -25,12 +26,14 @@ export function loadConfig(): Config {
   return parsed.config;
 }
 
-const holder = globalThis as typeof globalThis & { __identServer?: Server };
+/** `__identPages` is how the production server (scripts/serve.js) reaches the page cache. */
+const holder = globalThis as typeof globalThis & { __identServer?: Server; __identPages?: PageCache };
 
 function server(): Server {
   if (!holder.__identServer) {
     const config = loadConfig();
     holder.__identServer = { config, resolver: createConfiguredResolver(config), refreshLimiter: createRateLimiter({ limit: 5, windowMs: 60_000 }) };
+    holder.__identPages = createPageCache({ version: pageVersion });
   }
   return holder.__identServer;
 }
@@ -97,4 +100,29 @@ export async function layoutJsonLd(): Promise<EntityResult[]> {
 export async function jsonLdInHead(key: string, refreshAsked: boolean): Promise<boolean> {
   const h = await headers();
   return fromHeader(h.get(PAGE_HEADER)) === key && (await headJsonLd(key, refreshAsked)) !== null;
+}
+
+/**
+ * What an entity or search page shows, as text: the resolver's whole answer for it, when every
+ * document it needs is cached; else null, and the page is rendered afresh (lib/page-cache.ts). Two
+ * equal versions render the same page, whoever asks: a page known at once is rendered whole.
+ */
+async function pageVersion(url: URL): Promise<string | null> {
+  if (url.searchParams.has("refresh")) return null;
+  const { resolver } = server();
+  const entity = /^\/entity\/([^/]+)\/?$/.exec(url.pathname)?.[1];
+  let answer: Promise<unknown>;
+  if (entity !== undefined) {
+    const domain = fromHeader(entity);
+    if (domain === null || !isDomain(domain)) return null;
+    answer = resolver.resolveEntity(domain.toLowerCase());
+  } else if (url.pathname === "/search") {
+    const q = url.searchParams.get("q") ?? "";
+    if (!parseQuery(q).ok) return null;
+    answer = resolver.search(q);
+  } else {
+    return null;
+  }
+  const known = await settledNow(answer);
+  return known === null ? null : JSON.stringify(known);
 }

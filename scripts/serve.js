@@ -2,7 +2,7 @@
 // `npm start`: the production server. A thin wrapper around Next so that X-Forwarded-For always ends
 // with the address of the socket this server accepted: the rightmost hop is one we wrote, and a
 // client cannot choose its rate-limit key (SPEC §9) by sending the header itself. Next alone keeps
-// a client-sent X-Forwarded-For as it is.
+// a client-sent X-Forwarded-For as it is. It also puts the app's page cache in front of Next.
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import path from "node:path";
@@ -26,7 +26,11 @@ createServer((req, res) => {
   const prior = req.headers["x-forwarded-for"];
   const hops = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean);
   req.headers["x-forwarded-for"] = hops.join(", ");
-  void handle(req, res);
+  // Warm entity and search pages come from the page cache (lib/page-cache.ts) once the app has made
+  // it; a page it cannot vouch for is rendered by Next as usual.
+  const pages = globalThis.__identPages;
+  if (!pages) return void handle(req, res);
+  pages.serve(req, res, () => void handle(req, res)).catch((error) => console.error("page cache:", error));
 }).listen(port, hostname, () => {
   console.log(`ident resolver on http://localhost:${port}`);
 });

@@ -1,0 +1,189 @@
+import { randomBytes } from "node:crypto";
+import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { gunzipSync } from "node:zlib";
+import { afterEach, describe, expect, it } from "vitest";
+import { acceptsGzip, CACHE_HEADER, createPageCache, splitAt, withNonce } from "./page-cache";
+
+type Get = { status: number; headers: IncomingHttpHeaders; body: string };
+
+/**
+ * A server shaped like scripts/serve.js: the page cache in front of a stand-in for Next that writes
+ * a page in chunks, with a fresh nonce in its CSP header and body, and counts its renders.
+ */
+async function start(opts: { version: () => string | null; status?: number; type?: string; text?: () => string; maxBytes?: number }) {
+  let renders = 0;
+  const cache = createPageCache({ version: async () => opts.version(), maxBytes: opts.maxBytes });
+  const server: Server = createServer((req, res) => {
+    void cache.serve(req, res, () => {
+      renders++;
+      const nonce = randomBytes(16).toString("base64");
+      res.statusCode = opts.status ?? 200;
+      res.setHeader("content-security-policy", `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'; style-src 'nonce-${nonce}'`);
+      res.setHeader("content-type", opts.type ?? "text/html; charset=utf-8");
+      res.write(`<!doctype html><script nonce="${nonce}">`);
+      res.write(Buffer.from(`${opts.text?.() ?? "page"}</script><p>é `));
+      res.end(`${JSON.stringify({ nonce })}</p>`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  servers.push(server);
+  const get = (path = "/entity/a.example", headers: Record<string, string> = {}, method = "GET") =>
+    new Promise<Get>((resolve, reject) => {
+      request({ host: "127.0.0.1", port, path, headers, method }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const raw = Buffer.concat(chunks);
+          const body = res.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: body.toString("utf8") });
+        });
+      })
+        .on("error", reject)
+        .end();
+    });
+  return { get, renders: () => renders, cache };
+}
+
+const servers: Server[] = [];
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+});
+
+const nonceOf = (r: Get) => /'nonce-([^']+)'/.exec(String(r.headers["content-security-policy"]))?.[1] ?? "";
+
+describe("page cache", () => {
+  it("serves an unchanged page from the store, with a fresh nonce in the header and everywhere in the body", async () => {
+    const s = await start({ version: () => "v1" });
+    const first = await s.get();
+    const again = [await s.get(), await s.get()];
+    expect(s.renders()).toBe(1);
+    expect(first.headers[CACHE_HEADER]).toBe("miss");
+    const all = [first, ...again];
+    expect(again.map((r) => r.headers[CACHE_HEADER])).toEqual(["hit", "hit"]);
+    const nonces = all.map(nonceOf);
+    expect(new Set(nonces).size).toBe(3);
+    for (const [i, r] of all.entries()) {
+      const nonce = nonces[i]!;
+      expect(r.headers["content-security-policy"]).toBe(`script-src 'self' 'nonce-${nonce}' 'strict-dynamic'; style-src 'nonce-${nonce}'`);
+      // The nonce of the copy it came from is nowhere; this response's is in every place.
+      for (const other of nonces.filter((n) => n !== nonce)) expect(r.body).not.toContain(other);
+      expect(r.body).toBe(`<!doctype html><script nonce="${nonce}">page</script><p>é {"nonce":"${nonce}"}</p>`);
+      expect(r.headers["content-length"]).toBe(String(Buffer.byteLength(r.body)));
+    }
+  });
+
+  it("renders again when the version changes, and stores the new page", async () => {
+    let version = "v1";
+    let text = "old";
+    const s = await start({ version: () => version, text: () => text });
+    await s.get();
+    version = "v2";
+    text = "new";
+    const changed = await s.get();
+    const again = await s.get();
+    expect(s.renders()).toBe(2);
+    expect(changed.body).toContain("new");
+    expect(again.headers[CACHE_HEADER]).toBe("hit");
+    expect(again.body).toContain("new");
+  });
+
+  it("never stores a page whose version is unknown (not every document cached) or changed while it rendered", async () => {
+    const unknown = await start({ version: () => null });
+    await unknown.get();
+    const r = await unknown.get();
+    expect(unknown.renders()).toBe(2);
+    expect(r.headers[CACHE_HEADER]).toBeUndefined();
+    expect(unknown.cache.size).toBe(0);
+
+    let n = 0;
+    const moving = await start({ version: () => `v${n++}` });
+    await moving.get();
+    await moving.get();
+    expect(moving.renders()).toBe(2);
+    expect(moving.cache.size).toBe(0);
+  });
+
+  it("renders, and stores nothing, when the version cannot be worked out", async () => {
+    const s = await start({
+      version: () => {
+        throw new Error("resolver down");
+      },
+    });
+    expect((await s.get()).status).toBe(200);
+    expect((await s.get()).status).toBe(200);
+    expect(s.renders()).toBe(2);
+    expect(s.cache.size).toBe(0);
+  });
+
+  it.each([
+    ["an error status", { status: 404 }],
+    ["something that is not HTML", { type: "application/json" }],
+  ])("does not store %s", async (_, opts) => {
+    const s = await start({ version: () => "v1", ...opts });
+    await s.get();
+    await s.get();
+    expect(s.renders()).toBe(2);
+  });
+
+  it.each([
+    ["an RSC request", "/entity/a.example", { rsc: "1" }, "GET"],
+    ["an RSC query", "/entity/a.example?_rsc=abc", {}, "GET"],
+    ["a conditional request", "/entity/a.example", { "if-none-match": '"x"' }, "GET"],
+    ["a HEAD request", "/entity/a.example", {}, "HEAD"],
+    ["a POST", "/entity/a.example", {}, "POST"],
+  ])("leaves %s to the renderer", async (_, path, headers, method) => {
+    const s = await start({ version: () => "v1" });
+    await s.get(path, headers, method);
+    await s.get(path, headers, method);
+    expect(s.renders()).toBe(2);
+    expect(s.cache.size).toBe(0);
+  });
+
+  it("keys pages by path and query", async () => {
+    const s = await start({ version: () => "v1" });
+    await s.get("/entity/a.example");
+    await s.get("/entity/a.example?x=1");
+    await s.get("/entity/a.example?x=1");
+    expect(s.renders()).toBe(2);
+  });
+
+  it("compresses for a client that takes gzip, stored or not, and the page is the same", async () => {
+    const s = await start({ version: () => "v1" });
+    const plain = await s.get();
+    const missZipped = await s.get("/entity/b.example", { "accept-encoding": "gzip, br" });
+    const hitZipped = await s.get("/entity/a.example", { "accept-encoding": "gzip" });
+    const refused = await s.get("/entity/a.example", { "accept-encoding": "gzip;q=0, identity" });
+    expect([plain, missZipped, hitZipped, refused].map((r) => r.headers["content-encoding"])).toEqual([undefined, "gzip", "gzip", undefined]);
+    expect(hitZipped.body.split(nonceOf(hitZipped)).join("N")).toBe(plain.body.split(nonceOf(plain)).join("N"));
+    expect(missZipped.body).toContain("<!doctype html>");
+  });
+
+  it("stays within its byte bound", async () => {
+    const s = await start({ version: () => "v1", maxBytes: 4000, text: () => "x".repeat(1500) });
+    for (const d of ["a", "b", "c", "d"]) await s.get(`/entity/${d}.example`);
+    expect(s.cache.size).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("page cache helpers", () => {
+  it("cuts a body at every nonce and joins it with another", () => {
+    const body = Buffer.from("N-a-N-bN");
+    expect(splitAt(body, "N").map(String)).toEqual(["", "-a-", "-b", ""]);
+    expect(String(withNonce(splitAt(body, "N"), "XY"))).toBe("XY-a-XY-bXY");
+    expect(String(withNonce(splitAt(Buffer.from("none"), "N"), "XY"))).toBe("none");
+  });
+
+  it.each([
+    ["gzip, deflate, br", true],
+    ["br;q=1.0, gzip;q=0.8", true],
+    ["*", true],
+    ["gzip;q=0", false],
+    ["gzip;q=0.0, identity", false],
+    ["identity", false],
+    [undefined, false],
+  ])("Accept-Encoding %s takes gzip: %s", (header, expected) => {
+    expect(acceptsGzip(header)).toBe(expected);
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * Whole rendered pages, kept while what they show is unchanged (issue 3: a warm entity page costs
+ * about what `/` costs). A page is stored under its URL with a version: the resolver's answer for it,
+ * as text. A request is served from the store only when the version it would render now is the same,
+ * so a stored page is byte for byte what a fresh render gives, except for the CSP nonce: every copy
+ * sent gets a fresh one, in the header and everywhere in the body (SPEC §10, issue: security headers).
+ * Framework-free: it wraps any Node request handler (scripts/serve.js hands it Next's).
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
+import { gzipSync } from "node:zlib";
+import { LRUCache } from "lru-cache";
+
+type Stored = { version: string; status: number; headers: OutgoingHttpHeaders; nonce: string; parts: Buffer[]; bytes: number };
+type Rendered = { status: number; headers: OutgoingHttpHeaders; body: Buffer };
+
+export type PageCacheOptions = {
+  /**
+   * What the page at `url` shows, as text, when all of it is known now (every document cached);
+   * null when it is not, or when the page must be rendered afresh (a refresh, a page not cached).
+   */
+  version(url: URL): Promise<string | null>;
+  /** @default 32 MiB */
+  maxBytes?: number;
+};
+
+export type PageCache = {
+  /** Answers `req` from a stored page when its version is current; else renders it with `render`, storing it when it may. */
+  serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void>;
+  readonly size: number;
+};
+
+const NONCE_RE = /'nonce-([A-Za-z0-9+/]+={0,2})'/;
+/** Headers that belong to one response, not to the page. */
+const PER_RESPONSE = new Set(["date", "content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"]);
+/** Requests Next answers with something other than the page's HTML, or that ask about a copy the client holds. */
+const NOT_A_PAGE = ["rsc", "next-router-state-tree", "next-router-prefetch", "next-router-segment-prefetch", "if-none-match", "if-modified-since", "range"];
+
+/** `body` cut at every occurrence of `nonce`; joined again with another nonce by `withNonce`. */
+export function splitAt(body: Buffer, nonce: string): Buffer[] {
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (let at = body.indexOf(nonce); at !== -1; at = body.indexOf(nonce, from)) {
+    parts.push(body.subarray(from, at));
+    from = at + nonce.length;
+  }
+  parts.push(body.subarray(from));
+  return parts;
+}
+
+export function withNonce(parts: Buffer[], nonce: string): Buffer {
+  const n = Buffer.from(nonce);
+  return Buffer.concat(parts.flatMap((p, i) => (i === 0 ? [p] : [n, p])));
+}
+
+/** Whether the client takes gzip: `gzip` or `*` listed, and not refused with q=0. */
+export function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? "").split(",").some((entry) => {
+    const [name = "", ...params] = entry.split(";").map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith("q="));
+    return (name === "gzip" || name === "*") && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
+
+function cacheableUrl(req: IncomingMessage): URL | null {
+  if (req.method !== "GET" || !req.url || NOT_A_PAGE.some((h) => req.headers[h] !== undefined)) return null;
+  const url = new URL(req.url, "http://page.invalid");
+  return url.searchParams.has("_rsc") ? null : url;
+}
+
+/** Runs `render` with `res` collecting what it writes instead of sending it. */
+function capture(res: ServerResponse, render: () => void): Promise<Rendered | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const saved = { write: res.write, end: res.end, writeHead: res.writeHead, flushHeaders: res.flushHeaders };
+    const restore = () => Object.assign(res, saved);
+    const take = (chunk: unknown, encoding?: unknown) => {
+      if (typeof chunk === "string") chunks.push(Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8"));
+      else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
+    };
+    const callbackOf = (...args: unknown[]) => args.find((a): a is () => void => typeof a === "function");
+    const writeHead = (status: number, ...rest: unknown[]) => {
+      res.statusCode = status;
+      const headers = rest.find((r): r is OutgoingHttpHeaders => typeof r === "object" && r !== null && !Array.isArray(r));
+      for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) res.setHeader(name, value);
+      return res;
+    };
+    const write = (chunk: unknown, encoding?: unknown, cb?: unknown) => {
+      take(chunk, encoding);
+      callbackOf(encoding, cb)?.();
+      return true;
+    };
+    const end = (chunk?: unknown, encoding?: unknown, cb?: unknown) => {
+      if (typeof chunk !== "function") take(chunk, encoding);
+      restore();
+      resolve({ status: res.statusCode, headers: res.getHeaders(), body: Buffer.concat(chunks) });
+      callbackOf(chunk, encoding, cb)?.();
+      return res;
+    };
+    Object.assign(res, { write, end, writeHead, flushHeaders: () => undefined });
+    res.once("close", () => {
+      restore();
+      resolve(null);
+    });
+    render();
+  });
+}
+
+/** Response header saying where the page came from: `hit` (the store) or `miss` (rendered now). */
+export const CACHE_HEADER = "x-ident-page-cache";
+
+function send(res: ServerResponse, page: Rendered, gzip: boolean, from: "hit" | "miss") {
+  const headers: OutgoingHttpHeaders = { [CACHE_HEADER]: from };
+  for (const [name, value] of Object.entries(page.headers)) if (!PER_RESPONSE.has(name) && name !== CACHE_HEADER && value !== undefined) headers[name] = value;
+  const body = gzip ? gzipSync(page.body) : page.body;
+  if (gzip) headers["content-encoding"] = "gzip";
+  headers["content-length"] = String(body.length);
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  res.writeHead(page.status, headers);
+  res.end(body);
+}
+
+/** A stored page with a fresh nonce in its CSP header and body. */
+function fresh(page: Stored): Rendered {
+  const nonce = randomBytes(16).toString("base64");
+  const headers: OutgoingHttpHeaders = { ...page.headers };
+  const csp = headers["content-security-policy"];
+  if (typeof csp === "string") headers["content-security-policy"] = csp.split(page.nonce).join(nonce);
+  return { status: page.status, headers, body: withNonce(page.parts, nonce) };
+}
+
+export function createPageCache(options: PageCacheOptions): PageCache {
+  const lru = new LRUCache<string, Stored>({ maxSize: options.maxBytes ?? 32 * 1024 * 1024, sizeCalculation: (p) => p.bytes + 1024 });
+
+  /** The page's version, kept as a digest: a large answer costs no memory, and equal digests are equal answers. */
+  const versionOf = (url: URL) =>
+    options.version(url).then(
+      (v) => (v === null ? null : createHash("sha256").update(v).digest("base64")),
+      () => null,
+    );
+
+  async function serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void> {
+    const url = cacheableUrl(req);
+    const version = url ? await versionOf(url) : null;
+    if (!url || version === null) return render();
+    const key = url.pathname + url.search;
+    const gzip = acceptsGzip(req.headers["accept-encoding"]);
+    const hit = lru.get(key);
+    if (hit?.version === version) return send(res, fresh(hit), gzip, "hit");
+    // Rendered uncompressed into memory (the page is known, so it is not streamed), then sent.
+    delete req.headers["accept-encoding"];
+    const page = await capture(res, render);
+    if (!page) return;
+    const csp = page.headers["content-security-policy"];
+    const nonce = typeof csp === "string" ? NONCE_RE.exec(csp)?.[1] : undefined;
+    const type = String(page.headers["content-type"] ?? "");
+    // Stored only when nothing changed while it rendered, and when it is a whole HTML page.
+    if (page.status === 200 && nonce && type.startsWith("text/html") && (await versionOf(url)) === version) {
+      const parts = splitAt(page.body, nonce);
+      lru.set(key, { version, status: page.status, headers: page.headers, nonce, parts, bytes: page.body.length });
+    }
+    send(res, page, gzip, "miss");
+  }
+
+  return {
+    serve,
+    get size() {
+      return lru.size;
+    },
+  };
+}
