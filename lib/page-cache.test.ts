@@ -120,6 +120,7 @@ describe("page cache", () => {
   it.each([
     ["an error status", { status: 404 }],
     ["something that is not HTML", { type: "application/json" }],
+    ["a page that streamed (a boundary pending at the first flush)", { text: () => "<!--$?--><template id=\"B:0\"></template>" }],
   ])("does not store %s", async (_, opts) => {
     const s = await start({ version: () => "v1", ...opts });
     await s.get();

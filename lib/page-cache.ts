@@ -33,6 +33,7 @@ export type PageCache = {
 const NONCE_RE = /'nonce-([A-Za-z0-9+/]+={0,2})'/;
 /** Headers that belong to one response, not to the page. */
 const PER_RESPONSE = new Set(["date", "content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"]);
+const PENDING_BOUNDARY = "<!--$?-->";
 /** Requests Next answers with something other than the page's HTML, or that ask about a copy the client holds. */
 const NOT_A_PAGE = ["rsc", "next-router-state-tree", "next-router-prefetch", "next-router-segment-prefetch", "if-none-match", "if-modified-since", "range"];
 
@@ -154,8 +155,10 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     const csp = page.headers["content-security-policy"];
     const nonce = typeof csp === "string" ? NONCE_RE.exec(csp)?.[1] : undefined;
     const type = String(page.headers["content-type"] ?? "");
-    // Stored only when nothing changed while it rendered, and when it is a whole HTML page.
-    if (page.status === 200 && nonce && type.startsWith("text/html") && (await versionOf(url)) === version) {
+    // Stored only when nothing changed while it rendered, and when it is a whole HTML page: one with a
+    // boundary still pending at the first flush (React's `<!--$?-->`) needs a script to finish it.
+    const whole = !page.body.includes(PENDING_BOUNDARY);
+    if (page.status === 200 && nonce && whole && type.startsWith("text/html") && (await versionOf(url)) === version) {
       const parts = splitAt(page.body, nonce);
       lru.set(key, { version, status: page.status, headers: page.headers, nonce, parts, bytes: page.body.length });
     }
