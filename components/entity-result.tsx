@@ -11,9 +11,16 @@ import { JsonLd } from "./json-ld";
 type Props = { headingLevel?: 1 | 2; linkToPage?: boolean };
 
 /** One entity whose claims stream in as their publishers answer; rendered whole when already known. */
-export async function StagedEntityResult({ staged, headingLevel = 2, linkToPage = true, jsonLd = true }: Props & { staged: StagedEntity; jsonLd?: boolean }) {
+export async function StagedEntityResult({
+  staged,
+  known,
+  headingLevel = 2,
+  linkToPage = true,
+  jsonLd = true,
+}: Props & { staged: StagedEntity; known?: EntityResult; jsonLd?: boolean }) {
   const sub = headingLevel === 1 ? 2 : 3;
-  const done = await settledNow(staged.result);
+  // Known already (the layout waited for it): no extra tick, so the page is in the first flush.
+  const done = known ?? (await settledNow(staged.result));
   const slots = (kind: "properties" | "credentials" | "connections") => (done ? fromClaims(done[kind]) : fromStaged(staged[kind]));
   return (
     <article className="result" data-testid="result" data-domain={staged.entity.domain}>

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,9 +11,16 @@ type Get = { status: number; headers: IncomingHttpHeaders; body: string };
  * A server shaped like scripts/serve.js: the page cache in front of a stand-in for Next that writes
  * a page in chunks, with a fresh nonce in its CSP header and body, and counts its renders.
  */
-async function start(opts: { version: () => string | null; status?: number; type?: string; text?: () => string; maxBytes?: number }) {
+type Opts = { version: () => string | null; status?: number; type?: string; text?: () => string; maxBytes?: number; serves?: (ua: string) => boolean };
+
+async function start(opts: Opts) {
   let renders = 0;
-  const cache = createPageCache({ version: async () => opts.version(), maxBytes: opts.maxBytes });
+  const serves = opts.serves;
+  const cache = createPageCache({
+    version: async () => opts.version(),
+    maxBytes: opts.maxBytes,
+    ...(serves ? { serves: (req: IncomingMessage) => serves(req.headers["user-agent"] ?? "") } : {}),
+  });
   const server: Server = createServer((req, res) => {
     void cache.serve(req, res, () => {
       renders++;
@@ -120,7 +127,6 @@ describe("page cache", () => {
   it.each([
     ["an error status", { status: 404 }],
     ["something that is not HTML", { type: "application/json" }],
-    ["a page that streamed (a boundary pending at the first flush)", { text: () => "<!--$?--><template id=\"B:0\"></template>" }],
   ])("does not store %s", async (_, opts) => {
     const s = await start({ version: () => "v1", ...opts });
     await s.get();
@@ -140,6 +146,16 @@ describe("page cache", () => {
     await s.get(path, headers, method);
     expect(s.renders()).toBe(2);
     expect(s.cache.size).toBe(0);
+  });
+
+  it("leaves a client it does not serve to the renderer, and still serves the others", async () => {
+    const s = await start({ version: () => "v1", serves: (ua) => ua === "browser" });
+    await s.get("/entity/a.example", { "user-agent": "browser" });
+    const program = await s.get("/entity/a.example", { "user-agent": "curl/8" });
+    const browser = await s.get("/entity/a.example", { "user-agent": "browser" });
+    expect(s.renders()).toBe(2);
+    expect(program.headers[CACHE_HEADER]).toBeUndefined();
+    expect(browser.headers[CACHE_HEADER]).toBe("hit");
   });
 
   it("keys pages by path and query", async () => {

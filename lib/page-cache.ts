@@ -20,6 +20,12 @@ export type PageCacheOptions = {
    * null when it is not, or when the page must be rendered afresh (a refresh, a page not cached).
    */
   version(url: URL): Promise<string | null>;
+  /**
+   * Whether this client may be answered from the store. A page can still finish a boundary by script
+   * within its one response (React streams even a known page when rendering outruns the first flush),
+   * so clients that run no script are better served by a fresh render. @default every client
+   */
+  serves?(req: IncomingMessage): boolean;
   /** @default 32 MiB */
   maxBytes?: number;
 };
@@ -33,7 +39,6 @@ export type PageCache = {
 const NONCE_RE = /'nonce-([A-Za-z0-9+/]+={0,2})'/;
 /** Headers that belong to one response, not to the page. */
 const PER_RESPONSE = new Set(["date", "content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"]);
-const PENDING_BOUNDARY = "<!--$?-->";
 /** Requests Next answers with something other than the page's HTML, or that ask about a copy the client holds. */
 const NOT_A_PAGE = ["rsc", "next-router-state-tree", "next-router-prefetch", "next-router-segment-prefetch", "if-none-match", "if-modified-since", "range"];
 
@@ -141,7 +146,7 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     );
 
   async function serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void> {
-    const url = cacheableUrl(req);
+    const url = options.serves?.(req) === false ? null : cacheableUrl(req);
     const version = url ? await versionOf(url) : null;
     if (!url || version === null) return render();
     const key = url.pathname + url.search;
@@ -155,10 +160,8 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     const csp = page.headers["content-security-policy"];
     const nonce = typeof csp === "string" ? NONCE_RE.exec(csp)?.[1] : undefined;
     const type = String(page.headers["content-type"] ?? "");
-    // Stored only when nothing changed while it rendered, and when it is a whole HTML page: one with a
-    // boundary still pending at the first flush (React's `<!--$?-->`) needs a script to finish it.
-    const whole = !page.body.includes(PENDING_BOUNDARY);
-    if (page.status === 200 && nonce && whole && type.startsWith("text/html") && (await versionOf(url)) === version) {
+    // Stored only when nothing changed while it rendered, and when it is an HTML page.
+    if (page.status === 200 && nonce && type.startsWith("text/html") && (await versionOf(url)) === version) {
       const parts = splitAt(page.body, nonce);
       lru.set(key, { version, status: page.status, headers: page.headers, nonce, parts, bytes: page.body.length });
     }

@@ -33,7 +33,8 @@ function server(): Server {
   if (!holder.__identServer) {
     const config = loadConfig();
     holder.__identServer = { config, resolver: createConfiguredResolver(config), refreshLimiter: createRateLimiter({ limit: 5, windowMs: 60_000 }) };
-    holder.__identPages = createPageCache({ version: pageVersion });
+    // Only interactive browsers are answered from it: other clients get a page rendered whole for them.
+    holder.__identPages = createPageCache({ version: pageVersion, serves: (req) => streamsTo(req.headers["user-agent"] ?? null) });
   }
   return holder.__identServer;
 }
@@ -96,10 +97,13 @@ export async function layoutJsonLd(): Promise<EntityResult[]> {
   return key ? ((await headJsonLd(key, h.get(REFRESH_HEADER) === "1")) ?? []) : [];
 }
 
-/** Whether the layout put the JSON-LD of page `key` in the head; the page then leaves it out of the body. */
-export async function jsonLdInHead(key: string, refreshAsked: boolean): Promise<boolean> {
+/**
+ * The results whose JSON-LD the layout put in the head of page `key`, or null. The page then leaves
+ * the JSON-LD out of the body, and renders those results at once: they are already known.
+ */
+export async function resultsInHead(key: string, refreshAsked: boolean): Promise<EntityResult[] | null> {
   const h = await headers();
-  return fromHeader(h.get(PAGE_HEADER)) === key && (await headJsonLd(key, refreshAsked)) !== null;
+  return fromHeader(h.get(PAGE_HEADER)) === key ? headJsonLd(key, refreshAsked) : null;
 }
 
 /**

@@ -3,7 +3,7 @@ import { EntityResultCard, StagedEntityResult } from "@/components/entity-result
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { parseQuery } from "@/lib/ident/ids";
 import { searchPageKey } from "@/lib/page-key";
-import { jsonLdInHead, pageRefresh, search, stagedEntity } from "@/lib/server";
+import { pageRefresh, resultsInHead, search, stagedEntity } from "@/lib/server";
 
 type Params = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -29,7 +29,8 @@ export default async function SearchPage({ searchParams }: Params) {
   }
   const refreshAsked = first(params.refresh) === "1";
   const refresh = await pageRefresh(refreshAsked);
-  const jsonLd = !(await jsonLdInHead(searchPageKey(q), refreshAsked));
+  const inHead = await resultsInHead(searchPageKey(q), refreshAsked);
+  const jsonLd = !inHead;
   const query = parsed.query;
   return (
     <div className="search-page">
@@ -41,7 +42,7 @@ export default async function SearchPage({ searchParams }: Params) {
       {query.kind === "property_id" || query.kind === "credential_id" ? (
         <ClaimQuery q={query.input} refresh={refresh} kind={query.kind === "property_id" ? "property" : "credential"} jsonLd={jsonLd} />
       ) : (
-        <StagedEntityResult staged={await stagedEntity(query.domain, refresh)} jsonLd={jsonLd} />
+        <StagedEntityResult staged={await stagedEntity(query.domain, refresh)} known={inHead?.[0]} jsonLd={jsonLd} />
       )}
     </div>
   );

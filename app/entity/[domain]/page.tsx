@@ -5,7 +5,7 @@ import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { clip } from "@/lib/ident/display";
 import { isDomain } from "@/lib/ident/ids";
 import { entityPageKey } from "@/lib/page-key";
-import { jsonLdInHead, pageRefresh, publicUrl, stagedEntity } from "@/lib/server";
+import { pageRefresh, publicUrl, resultsInHead, stagedEntity } from "@/lib/server";
 import { entityView } from "@/lib/view";
 
 type Params = { params: Promise<{ domain: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -44,12 +44,12 @@ export default async function EntityPage({ params, searchParams }: Params) {
   const asked = await refreshAsked(searchParams);
   const refresh = await pageRefresh(asked);
   const staged = await stagedEntity(domain, refresh);
-  const inHead = await jsonLdInHead(entityPageKey(domain), asked);
+  const inHead = await resultsInHead(entityPageKey(domain), asked);
   return (
     <div className="entity-page">
       <SearchForm compact />
       {asked && !refresh ? <RefreshRefused /> : null}
-      <StagedEntityResult staged={staged} headingLevel={1} linkToPage={false} jsonLd={!inHead} />
+      <StagedEntityResult staged={staged} known={inHead?.[0]} headingLevel={1} linkToPage={false} jsonLd={!inHead} />
     </div>
   );
 }
