@@ -125,7 +125,7 @@ export async function benchApp(env: Record<string, string>, ttfbDomains: string[
     console.log(
       `rps       warm entity page ÷ / (goal ≥ 0.9): typical, 7 claims ${fig("typical")}; 20 claims ${fig("twenty")}; no claims ${fig("bare")}; ` +
         `/ ${median(rounds.home.map((r) => r.rps)).toFixed(0)} req/s, ${median(rounds.home.map((r) => r.cpu)).toFixed(1)} ms CPU per request\n` +
-        `          the typical page rendered afresh each time (page cache bypassed, documents still cached): ${fig("rendered")}`,
+        `          the typical page rendered afresh each time (every request a page-cache miss: Next renders it, the cache gzips it; documents cached): ${fig("rendered")}`,
     );
   } finally {
     app.kill("SIGTERM");
