@@ -1,19 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
-import { isDomain, parseQuery } from "./lib/ident/ids";
-import { PAGE_HEADER, REFRESH_HEADER, entityPageKey, searchPageKey, toHeader } from "./lib/page-key";
-
-/** `/entity/{domain}` with something that is not a domain is a 404; other paths are left alone. */
-function entityPageStatus(pathname: string): number {
-  const m = /^\/entity\/([^/]*)\/?$/.exec(pathname);
-  if (!m) return 200;
-  let domain = "";
-  try {
-    domain = decodeURIComponent(m[1] ?? "");
-  } catch {
-    return 404;
-  }
-  return isDomain(domain) ? 200 : 404;
-}
+import { PAGE_HEADER, REFRESH_HEADER, pageKeyOf, toHeader } from "./lib/page-key";
 
 /** The Content-Security-Policy of a page, with this request's nonce (issue: security headers). */
 export function contentSecurityPolicy(nonce: string, dev = false): string {
@@ -37,13 +23,13 @@ export function proxy(request: NextRequest) {
   const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
   const requestHeaders = new Headers(request.headers);
   const { pathname, searchParams } = request.nextUrl;
-  // Pages stream, so their status is decided here, before the first byte (HTTP 400 / 404).
-  const status = pathname === "/search" ? (parseQuery(searchParams.get("q") ?? "").ok ? 200 : 400) : entityPageStatus(pathname);
+  const key = pageKeyOf(pathname, searchParams);
+  // Pages stream, so their status is decided here, before the first byte: a bad query is HTTP 400,
+  // an entity path that is not a domain 404; other paths are left alone.
+  const status = key ? 200 : pathname === "/search" ? 400 : /^\/entity\/[^/]*\/?$/.test(pathname) ? 404 : 200;
   // Which page this is, for the layout's <head> (its JSON-LD, SPEC §8); never the client's word.
   requestHeaders.delete(PAGE_HEADER);
   requestHeaders.delete(REFRESH_HEADER);
-  const entity = /^\/entity\/([^/]+)\/?$/.exec(pathname)?.[1];
-  const key = status !== 200 ? null : entity ? entityPageKey(decodeURIComponent(entity)) : pathname === "/search" ? searchPageKey(searchParams.get("q") ?? "") : null;
   if (key) {
     requestHeaders.set(PAGE_HEADER, toHeader(key));
     if (searchParams.get("refresh") === "1") requestHeaders.set(REFRESH_HEADER, "1");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { entityPageKey, fromHeader, parsePageKey, searchPageKey, toHeader } from "./page-key";
+import { entityPageKey, fromHeader, pageKeyOf, parsePageKey, searchPageKey, toHeader } from "./page-key";
 
 describe("page keys", () => {
   it("name an entity page by its lower-case domain and a search page by its query", () => {
@@ -19,5 +19,22 @@ describe("page keys", () => {
   it("read a missing or malformed header as no page", () => {
     expect(fromHeader(null)).toBeNull();
     expect(fromHeader("%E0%A4%A")).toBeNull();
+  });
+});
+
+describe("pageKeyOf", () => {
+  const q = (query: string) => new URLSearchParams(query);
+  it.each([
+    ["/entity/Alice.Example", "", "entity:alice.example"],
+    ["/entity/alice.example/", "", "entity:alice.example"],
+    ["/entity/not a domain", "", null],
+    ["/entity/%E0%A4%A", "", null],
+    ["/entity/", "", null],
+    ["/search", "q=alice.example", "search:alice.example"],
+    ["/search", "q=http%3A%2F%2Falice.example", null],
+    ["/search", "", null],
+    ["/", "q=alice.example", null],
+  ])("%s?%s → %s", (path, query, expected) => {
+    expect(pageKeyOf(path, q(query))).toBe(expected);
   });
 });

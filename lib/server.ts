@@ -9,10 +9,10 @@ import { cache } from "react";
 import { streamsTo } from "./clients";
 import { configErrorMessage, parseConfig, type Config } from "./config";
 import { createConfiguredResolver } from "./create";
-import { isDomain, parseQuery } from "./ident/ids";
+import { parseQuery } from "./ident/ids";
 import type { EntityResult } from "./ident/result";
 import { createPageCache, type PageCache } from "./page-cache";
-import { fromHeader, PAGE_HEADER, parsePageKey, REFRESH_HEADER } from "./page-key";
+import { fromHeader, PAGE_HEADER, pageKeyOf, parsePageKey, REFRESH_HEADER } from "./page-key";
 import { clientKey, createRateLimiter, type RateDecision } from "./rate-limit";
 import type { Resolver } from "./resolver";
 import { settledNow } from "./settled";
@@ -109,24 +109,13 @@ export async function resultsInHead(key: string, refreshAsked: boolean): Promise
 /**
  * What an entity or search page shows, as text: the resolver's whole answer for it, when every
  * document it needs is cached; else null, and the page is rendered afresh (lib/page-cache.ts). Two
- * equal versions render the same page, whoever asks: a page known at once is rendered whole.
+ * equal versions render the same page: nothing else a page shows depends on the request.
  */
 async function pageVersion(url: URL): Promise<string | null> {
   if (url.searchParams.has("refresh")) return null;
+  const page = parsePageKey(pageKeyOf(url.pathname, url.searchParams) ?? "");
+  if (!page) return null;
   const { resolver } = server();
-  const entity = /^\/entity\/([^/]+)\/?$/.exec(url.pathname)?.[1];
-  let answer: Promise<unknown>;
-  if (entity !== undefined) {
-    const domain = fromHeader(entity);
-    if (domain === null || !isDomain(domain)) return null;
-    answer = resolver.resolveEntity(domain.toLowerCase());
-  } else if (url.pathname === "/search") {
-    const q = url.searchParams.get("q") ?? "";
-    if (!parseQuery(q).ok) return null;
-    answer = resolver.search(q);
-  } else {
-    return null;
-  }
-  const known = await settledNow(answer);
+  const known = await settledNow<unknown>(page.kind === "entity" ? resolver.resolveEntity(page.domain) : resolver.search(page.q));
   return known === null ? null : JSON.stringify(known);
 }
