@@ -1,5 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
-import { PAGE_HEADER, REFRESH_HEADER, pageKeyOf, toHeader } from "./lib/page-key";
+import { PAGE_HEADER, REFRESH_HEADER, pageKeyOf, toHeader } from "./web/page-key";
 
 /** The Content-Security-Policy of a page, with this request's nonce (issue: security headers). */
 export function contentSecurityPolicy(nonce: string, dev = false): string {

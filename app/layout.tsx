@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { JsonLd } from "@/components/json-ld";
-import { layoutJsonLd } from "@/lib/server";
+import { layoutJsonLd } from "@/web/server";
 import "./globals.css";
 
 export const metadata: Metadata = {

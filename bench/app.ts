@@ -91,7 +91,7 @@ export async function benchApp(env: Record<string, string>, ttfbDomains: string[
     return;
   }
   const port = "3210";
-  const app = spawn(process.execPath, [path.join(root, "scripts", "serve.js")], {
+  const app = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
     env: { ...process.env, ...env, PORT: port },

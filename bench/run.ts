@@ -13,7 +13,7 @@ import path from "node:path";
 import { parseConnectTo } from "../lib/fetch/connect-to";
 import { createFetcher, type Fetcher } from "../lib/fetch/fetcher";
 import { createResolver } from "../lib/resolver";
-import { spawnSampleNetwork } from "../scripts/spawn-network";
+import { spawnSampleNetwork } from "../test/network/spawn";
 import { benchApp } from "./app";
 
 const DELAY_MS = 50;

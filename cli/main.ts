@@ -1,8 +1,8 @@
 import { configErrorMessage, parseConfig } from "../lib/config";
-import { createConfiguredResolver } from "../lib/create";
-import { REASON_TEXT, STATUS_TEXT } from "../lib/ident/explain";
-import { QUERY_FORMS } from "../lib/ident/ids";
-import type { Claim, EntityResult, SearchResponse } from "../lib/ident/result";
+import { createConfiguredResolver } from "../lib/setup";
+import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
+import { QUERY_FORMS } from "../lib/protocol/ids";
+import type { Claim, EntityResult, SearchResponse } from "../lib/result/record";
 import { VERSION } from "../lib/version";
 
 export type Io = { out: (text: string) => void; err: (text: string) => void };

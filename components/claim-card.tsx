@@ -1,7 +1,7 @@
 "use client";
 
-import { OUTBOUND_REL } from "@/lib/ident/display";
-import type { ClaimView } from "@/lib/view";
+import { OUTBOUND_REL } from "@/lib/present/display";
+import type { ClaimView } from "@/lib/present/view";
 import { SourceLine } from "./source-line";
 import { Warnings } from "./warnings";
 

@@ -1,8 +1,8 @@
 import { Suspense } from "react";
-import type { Claim } from "@/lib/ident/result";
-import { clipName } from "@/lib/ident/display";
+import type { Claim } from "@/lib/result/record";
+import { clipName } from "@/lib/present/display";
 import type { ClaimSlot } from "@/lib/resolver";
-import { claimView, type ClaimKind } from "@/lib/view";
+import { claimView, type ClaimKind } from "@/lib/present/view";
 import { ClaimCard, ClaimList, ClaimSkeleton } from "./claim-card";
 
 const TITLES: Record<ClaimKind, string> = { property: "Properties", credential: "Credentials", connection: "Connections" };

@@ -1,4 +1,4 @@
-import type { EntityView } from "@/lib/view";
+import type { EntityView } from "@/lib/present/view";
 import { SourceLine } from "./source-line";
 import { Warnings } from "./warnings";
 

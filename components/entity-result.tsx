@@ -1,8 +1,8 @@
 import { Suspense } from "react";
-import type { Claim, EntityResult } from "@/lib/ident/result";
+import type { Claim, EntityResult } from "@/lib/result/record";
 import type { StagedEntity } from "@/lib/resolver";
-import { settledNow } from "@/lib/settled";
-import { claimView, entityView } from "@/lib/view";
+import { settledNow } from "@/web/settled";
+import { claimView, entityView } from "@/lib/present/view";
 import { ClaimCard } from "./claim-card";
 import { ClaimGroup, fromClaims, fromStaged } from "./claim-group";
 import { EntityHeader } from "./entity-header";

@@ -1,5 +1,5 @@
-import { serializeJsonLd } from "@/lib/ident/jsonld";
-import type { EntityResult } from "@/lib/ident/result";
+import { serializeJsonLd } from "@/lib/result/jsonld";
+import type { EntityResult } from "@/lib/result/record";
 
 /**
  * The entity's schema.org JSON-LD (SPEC §10), once every claim is settled: only verified claims go in.

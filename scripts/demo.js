@@ -18,9 +18,9 @@ if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
 
 const { register } = await import("tsx/esm/api");
 register();
-const { spawnSampleNetwork } = await import("./spawn-network.ts");
+const { spawnSampleNetwork } = await import("../test/network/spawn.ts");
 const net = await spawnSampleNetwork();
-const app = spawn(process.execPath, [path.join(root, "scripts", "serve.js")], {
+const app = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
   cwd: root,
   stdio: ["ignore", "inherit", "inherit"],
   env: { ...process.env, ...net.env, PORT: port },

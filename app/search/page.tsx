@@ -1,9 +1,9 @@
 import type { Metadata } from "next";
 import { EntityResultCard, StagedEntityResult } from "@/components/entity-result";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
-import { parseQuery } from "@/lib/ident/ids";
-import { searchPageKey } from "@/lib/page-key";
-import { pageRefresh, resultsInHead, search, stagedEntity } from "@/lib/server";
+import { parseQuery } from "@/lib/protocol/ids";
+import { searchPageKey } from "@/web/page-key";
+import { pageRefresh, resultsInHead, search, stagedEntity } from "@/web/server";
 
 type Params = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 

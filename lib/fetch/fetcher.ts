@@ -3,7 +3,7 @@ import { createSecureContext, rootCertificates } from "node:tls";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { Agent, buildConnector, request } from "undici";
-import { isDomain } from "../ident/ids";
+import { isDomain } from "../protocol/ids";
 import { matchConnectTo, type ConnectToEntry } from "./connect-to";
 import { guardedLookup, isPublicAddress, type Resolve } from "./guard";
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from "vitest";
 import { parseConnectTo } from "../../lib/fetch/connect-to";
 import { createFetcher, type FetcherOptions } from "../../lib/fetch/fetcher";
 import { createResolver, type Limits } from "../../lib/resolver";
-import { startSampleNetwork, type SampleNetwork, type SampleNetworkOptions } from "../../scripts/sample-network";
+import { startSampleNetwork, type SampleNetwork, type SampleNetworkOptions } from "../network/server";
 
 /**
  * Starts the sample network for a test file and builds real fetchers and resolvers against it:

@@ -2,7 +2,7 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SearchResponse } from "../../lib/ident/result";
+import { SearchResponse } from "../../lib/result/record";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();

@@ -7,7 +7,7 @@ import type { LookupAddress } from "node:dns";
 import { describe, expect, it, vi } from "vitest";
 import { MiB } from "../../lib/fetch/fetcher";
 import { isPublicAddress } from "../../lib/fetch/guard";
-import { startSampleNetwork } from "../../scripts/sample-network";
+import { startSampleNetwork } from "../network/server";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();

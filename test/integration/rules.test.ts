@@ -3,8 +3,8 @@
  * each against the sample network over real HTTPS with the real guarded fetcher.
  */
 import { describe, expect, it } from "vitest";
-import { SearchResponse, type Claim, type EntityResult } from "../../lib/ident/result";
-import { REASONS } from "../../lib/ident/verify";
+import { SearchResponse, type Claim, type EntityResult } from "../../lib/result/record";
+import { REASONS } from "../../lib/rules/verify";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();

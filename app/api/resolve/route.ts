@@ -1,6 +1,6 @@
 import type { NextRequest } from "next/server";
-import type { ErrorBody } from "@/lib/ident/result";
-import { mayRefresh, search } from "@/lib/server";
+import type { ErrorBody } from "@/lib/result/record";
+import { mayRefresh, search } from "@/web/server";
 
 /** `GET /api/resolve?q=` (SPEC §8): the SearchResponse, or 400 for a bad query. */
 export async function GET(request: NextRequest) {

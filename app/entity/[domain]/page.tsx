@@ -2,11 +2,11 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { StagedEntityResult } from "@/components/entity-result";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
-import { clip } from "@/lib/ident/display";
-import { isDomain } from "@/lib/ident/ids";
-import { entityPageKey } from "@/lib/page-key";
-import { pageRefresh, publicUrl, resultsInHead, stagedEntity } from "@/lib/server";
-import { entityView } from "@/lib/view";
+import { clip } from "@/lib/present/display";
+import { isDomain } from "@/lib/protocol/ids";
+import { entityPageKey } from "@/web/page-key";
+import { pageRefresh, publicUrl, resultsInHead, stagedEntity } from "@/web/server";
+import { entityView } from "@/lib/present/view";
 
 type Params = { params: Promise<{ domain: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 

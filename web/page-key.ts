@@ -3,7 +3,7 @@
  * head (SPEC §8: an entity page's JSON-LD is in the head). The proxy always overwrites both headers,
  * so a client cannot name another page's entity.
  */
-import { isDomain, parseQuery } from "./ident/ids";
+import { isDomain, parseQuery } from "../lib/protocol/ids";
 
 export const PAGE_HEADER = "x-ident-page";
 export const REFRESH_HEADER = "x-ident-refresh";

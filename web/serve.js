@@ -15,7 +15,7 @@ const hostname = process.env.HOSTNAME ?? "0.0.0.0";
 
 // SPEC §8: a bad configuration stops the server at start, naming every bad variable. Checked in a
 // child process, so this server runs without TypeScript loader hooks (they would slow every import()).
-const check = spawnSync(process.execPath, ["--import", "tsx", path.join(dir, "scripts", "check-config.ts")], { stdio: "inherit" });
+const check = spawnSync(process.execPath, ["--import", "tsx", path.join(dir, "web", "check-config.ts")], { stdio: "inherit" });
 if (check.status !== 0) process.exit(check.status ?? 1);
 
 const app = next({ dev: false, dir, hostname, port });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { CredentialDocument, PropertyDocument } from "./schemas";
+import type { CredentialDocument, PropertyDocument } from "../documents/schemas";
 import { verifyConnection, verifyCredential, verifyProperty } from "./verify";
 
 const ALICE = "§:entity:alice.example";

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { createTestCa } from "./test-ca";
+import { createTestCa } from "./ca";
 
 /** How one path of a site answers, beyond serving its file (site.json `routes`). */
 export type Route = {
@@ -39,7 +39,7 @@ export type Route = {
 export type Site = { about?: string; routes?: Record<string, Route>; files?: Record<string, string> };
 
 export type SampleNetworkOptions = {
-  /** Folder of publisher folders. @default sample-network/ beside scripts/ */
+  /** Folder of publisher folders. @default sample-network/ at the project root */
   root?: string;
   /** @default 0 (any free port) */
   port?: number;
@@ -70,7 +70,7 @@ export type SampleNetwork = {
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const SAMPLE_ROOT = path.resolve(here, "..", "sample-network");
+export const SAMPLE_ROOT = path.resolve(here, "..", "..", "sample-network");
 
 const TYPES: Record<string, string> = {
   ".json": "application/json",

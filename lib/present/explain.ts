@@ -1,5 +1,5 @@
-import type { EntityStatus } from "./result";
-import type { Reason } from "./verify";
+import type { EntityStatus } from "../result/record";
+import type { Reason } from "../rules/verify";
 
 /** Short plain words for each reason (SPEC §6), shown beside the detailed message. */
 export const REASON_TEXT: Record<Reason, string> = {

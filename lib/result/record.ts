@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { Problem } from "./schemas";
-import { REASONS } from "./verify";
+import { Problem } from "../documents/schemas";
+import { REASONS } from "../rules/verify";
 
 /** The result record of SPEC §7, printed by `ident resolve --json` and served by `/api/resolve`. */
 

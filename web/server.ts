@@ -7,14 +7,14 @@ import "server-only";
 import { headers } from "next/headers";
 import { cache } from "react";
 import { streamsTo } from "./clients";
-import { configErrorMessage, parseConfig, type Config } from "./config";
-import { createConfiguredResolver } from "./create";
-import { parseQuery } from "./ident/ids";
-import type { EntityResult } from "./ident/result";
+import { configErrorMessage, parseConfig, type Config } from "../lib/config";
+import { createConfiguredResolver } from "../lib/setup";
+import { parseQuery } from "../lib/protocol/ids";
+import type { EntityResult } from "../lib/result/record";
 import { createPageCache, type PageCache } from "./page-cache";
 import { fromHeader, PAGE_HEADER, pageKeyOf, parsePageKey, REFRESH_HEADER } from "./page-key";
 import { clientKey, createRateLimiter, type RateDecision } from "./rate-limit";
-import type { Resolver } from "./resolver";
+import type { Resolver } from "../lib/resolver";
 import { settledNow } from "./settled";
 
 type Server = { config: Config; resolver: Resolver; refreshLimiter: (key: string) => RateDecision };
@@ -26,7 +26,7 @@ export function loadConfig(): Config {
   return parsed.config;
 }
 
-/** `__identPages` is how the production server (scripts/serve.js) reaches the page cache. */
+/** `__identPages` is how the production server (web/serve.js) reaches the page cache. */
 const holder = globalThis as typeof globalThis & { __identServer?: Server; __identPages?: PageCache };
 
 function server(): Server {

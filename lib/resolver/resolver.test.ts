@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { FetchMode, FetchOutcome } from "./fetch/fetcher";
-import { createResolver } from "./resolver";
+import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
+import { createResolver } from ".";
 
 type Site = Record<string, { status?: number; body?: string; type?: string; fail?: "timeout" | "unreachable" | "blocked" | "too_large" }>;
 

@@ -1,6 +1,6 @@
-import { extractLinks } from "./embed";
-import { sameId } from "./ids";
-import type { CredentialDocument, PropertyDocument } from "./schemas";
+import { extractLinks } from "../documents/embed";
+import { sameId } from "../protocol/ids";
+import type { CredentialDocument, PropertyDocument } from "../documents/schemas";
 
 /** Every reason a claim can fail (SPEC §6): a closed set. */
 export const REASONS = [

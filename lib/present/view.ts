@@ -2,12 +2,12 @@
  * View models: results reshaped at the boundary into exactly what a card shows (STYLE). Every
  * string here is untrusted text, already cut to the display limits; every link is http(s) only.
  */
-import { clipDescription, clipName, safeUrl } from "./ident/display";
-import { REASON_FIX, REASON_TEXT, STATUS_FIX, STATUS_TEXT } from "./ident/explain";
-import { parseCredentialId } from "./ident/ids";
-import type { Claim, EntityResult, EntityStatus, Source } from "./ident/result";
-import { parseCredentialDocument, parsePropertyDocument } from "./ident/schemas";
-import type { Reason } from "./ident/verify";
+import { clipDescription, clipName, safeUrl } from "./display";
+import { REASON_FIX, REASON_TEXT, STATUS_FIX, STATUS_TEXT } from "./explain";
+import { parseCredentialId } from "../protocol/ids";
+import type { Claim, EntityResult, EntityStatus, Source } from "../result/record";
+import { parseCredentialDocument, parsePropertyDocument } from "../documents/schemas";
+import type { Reason } from "../rules/verify";
 
 export type Link = { href: string; text: string };
 export type SourceView = { url: string; via: "JSON document" | "HTML embed" | "page" };

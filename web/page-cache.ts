@@ -4,7 +4,7 @@
  * as text. A request is served from the store only when the version it would render now is the same,
  * so a stored page is byte for byte what a fresh render gives, except for the CSP nonce: every copy
  * sent gets a fresh one, in the header and everywhere in the body (SPEC §10, issue: security headers).
- * Framework-free: it wraps any Node request handler (scripts/serve.js hands it Next's).
+ * Framework-free: it wraps any Node request handler (web/serve.js hands it Next's).
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";

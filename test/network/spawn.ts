@@ -20,7 +20,7 @@ export type SpawnedNetwork = {
 export async function spawnSampleNetwork(options: { root?: string; delayMs?: number; port?: number } = {}): Promise<SpawnedNetwork> {
   const dir = mkdtempSync(path.join(tmpdir(), "ident-net-"));
   const envFile = path.join(dir, "env");
-  const args = ["--import", "tsx", path.join(here, "sample-network.ts"), "--write-env", envFile];
+  const args = ["--import", "tsx", path.join(here, "server.ts"), "--write-env", envFile];
   if (options.root) args.push("--root", options.root);
   if (options.delayMs) args.push("--delay-ms", String(options.delayMs));
   if (options.port) args.push("--port", String(options.port));

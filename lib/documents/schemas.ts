@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { safeUrl } from "./display";
-import { idKey, parseCredentialId, parseNetworkId, parsePropertyId, sameId } from "./ids";
+import { safeUrl } from "../present/display";
+import { idKey, parseCredentialId, parseNetworkId, parsePropertyId, sameId } from "../protocol/ids";
 
 /** A finding about a document or claim (SPEC §7). */
 export const Problem = z.object({

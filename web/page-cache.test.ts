@@ -8,7 +8,7 @@ import { acceptsGzip, CACHE_HEADER, createPageCache, splitAt, withNonce } from "
 type Get = { status: number; headers: IncomingHttpHeaders; body: string };
 
 /**
- * A server shaped like scripts/serve.js: the page cache in front of a stand-in for Next that writes
+ * A server shaped like web/serve.js: the page cache in front of a stand-in for Next that writes
  * a page in chunks, with a fresh nonce in its CSP header and body, and counts its renders.
  */
 type Opts = { version: () => string | null; status?: number; type?: string; text?: () => string; maxBytes?: number; serves?: (ua: string) => boolean };

@@ -1,11 +1,11 @@
-import { createDocumentCache, type DocumentCache } from "./fetch/cache";
-import type { FailureStatus, Fetcher, FetchMode, FetchOutcome } from "./fetch/fetcher";
-import { createHostLimiter } from "./fetch/host-limit";
-import { extractEmbed } from "./ident/embed";
-import { idKey, parseCredentialId, parseNetworkId, parsePropertyId, parseQuery, sameId, type Query } from "./ident/ids";
-import { buildJsonLd, type JsonLdInput } from "./ident/jsonld";
-import { credentialLocation, entityLocation, propertyLocation, type DocumentLocation } from "./ident/locations";
-import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse, type Source } from "./ident/result";
+import { createDocumentCache, type DocumentCache } from "../fetch/cache";
+import type { FailureStatus, Fetcher, FetchMode, FetchOutcome } from "../fetch/fetcher";
+import { createHostLimiter } from "../fetch/host-limit";
+import { extractEmbed } from "../documents/embed";
+import { idKey, parseCredentialId, parseNetworkId, parsePropertyId, parseQuery, sameId, type Query } from "../protocol/ids";
+import { buildJsonLd, type JsonLdInput } from "../result/jsonld";
+import { credentialLocation, entityLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
+import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse, type Source } from "../result/record";
 import {
   error,
   parseCredentialDocument,
@@ -22,8 +22,8 @@ import {
   type Problem,
   type Property,
   type PropertyDocument,
-} from "./ident/schemas";
-import { connectionUrl, verifyConnection, verifyCredential, verifyProperty, type Reason, type Verdict } from "./ident/verify";
+} from "../documents/schemas";
+import { connectionUrl, verifyConnection, verifyCredential, verifyProperty, type Reason, type Verdict } from "../rules/verify";
 
 /** Per-resolution budget (SPEC §3 [bind]). */
 export type Limits = {
