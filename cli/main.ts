@@ -2,7 +2,7 @@ import { configErrorMessage, parseConfig } from "../lib/config";
 import { createConfiguredResolver } from "../lib/setup";
 import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
 import { QUERY_FORMS } from "../lib/protocol/ids";
-import type { Claim, EntityResult, SearchResponse } from "../lib/result/record";
+import type { Claim, EntityResult, SearchResponse, Source } from "../lib/result/record";
 import { VERSION } from "../lib/version";
 
 export type Io = { out: (text: string) => void; err: (text: string) => void };
@@ -20,13 +20,15 @@ export function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
 }
 
-function sourceLine(source: Claim["source"], page = false): string {
+const VIA: Record<Source["via"], string> = { json: "JSON", embed: "embedded in the page", page: "page" };
+
+function sourceLine(source: Source | undefined): string {
   if (!source) return "";
-  const how = page ? "page" : source.via === "embed" ? "embedded in the page" : "JSON";
+  const how = VIA[source.via];
   return `${printable(source.url)} (${how}, HTTP ${source.http_status}, ${source.bytes} bytes, ${source.ms} ms)`;
 }
 
-function claimLines(title: string, claims: Claim[], page = false): string[] {
+function claimLines(title: string, claims: Claim[]): string[] {
   if (claims.length === 0) return [];
   const lines = [`${title}:`];
   for (const claim of claims) {
@@ -39,7 +41,7 @@ function claimLines(title: string, claims: Claim[], page = false): string[] {
       const detail = claim.problems.find((p) => p.code === reason);
       if (detail) lines.push(`      ${printable(detail.message)}`);
     }
-    if (claim.source) lines.push(`      from ${sourceLine(claim.source, page)}`);
+    if (claim.source) lines.push(`      from ${sourceLine(claim.source)}`);
     for (const p of claim.problems.filter((p) => p.severity === "warning")) lines.push(`      ! ${printable(p.message)}`);
   }
   return lines;
@@ -60,7 +62,7 @@ function entityLines(result: EntityResult): string[] {
   if (result.focus) lines.push(...claimLines("This query's claim", [result.focus]));
   lines.push(...claimLines("Properties", result.properties));
   lines.push(...claimLines("Credentials", result.credentials));
-  lines.push(...claimLines("Connections", result.connections, true));
+  lines.push(...claimLines("Connections", result.connections));
   return lines;
 }
 

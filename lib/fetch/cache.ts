@@ -1,4 +1,5 @@
 import { LRUCache } from "lru-cache";
+import { DEFAULTS } from "../limits";
 import type { FetchMode, FetchOutcome } from "./fetcher";
 
 /** A fetch outcome as the cache hands it out (SPEC §9). */
@@ -23,6 +24,11 @@ export type LoadOptions = { refresh?: boolean };
 export type DocumentCache = {
   /** The outcome for `url`, from the cache when it may be, else from `load`; concurrent calls share one load. */
   get(url: string, mode: FetchMode, load: () => Promise<FetchOutcome>, options?: LoadOptions): Promise<CachedOutcome>;
+  /**
+   * The outcome for `url` when the cache may answer it now, without waiting for a load; undefined
+   * otherwise. A stale document is answered and starts its background refresh with `load`, as `get` does.
+   */
+  peek(url: string, mode: FetchMode, load: () => Promise<FetchOutcome>): CachedOutcome | undefined;
   clear(): void;
   readonly size: number;
 };
@@ -38,12 +44,12 @@ const TRANSIENT = new Set(["unreachable", "timeout"]);
  * Concurrent requests for one URL share one load (SPEC §3).
  */
 export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
-  const maxAgeMs = options.maxAgeMs ?? 24 * 3600_000;
-  const freshMs = Math.min(options.freshMs ?? 3600_000, maxAgeMs);
-  const failureMs = Math.min(options.failureMs ?? 300_000, maxAgeMs);
+  const maxAgeMs = options.maxAgeMs ?? DEFAULTS.cacheTtlS * 1000;
+  const freshMs = Math.min(options.freshMs ?? DEFAULTS.cacheFreshS * 1000, maxAgeMs);
+  const failureMs = Math.min(options.failureMs ?? DEFAULTS.failureTtlS * 1000, maxAgeMs);
   const now = options.now ?? Date.now;
   const lru = new LRUCache<string, Entry>({
-    maxSize: options.maxBytes ?? 64 * 1024 * 1024,
+    maxSize: options.maxBytes ?? DEFAULTS.cacheBytes,
     sizeCalculation: (e) => 512 + e.outcome.url.length * 2 + (e.outcome.ok ? e.outcome.body.length * 2 : e.outcome.message.length * 2),
   });
   const inFlight = new Map<string, Promise<Entry>>();
@@ -64,25 +70,31 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
     return promise;
   }
 
+  function peek(key: string, load: () => Promise<FetchOutcome>): CachedOutcome | undefined {
+    const entry = lru.get(key);
+    if (!entry) return undefined;
+    const age = now() - entry.fetchedAt;
+    if (entry.outcome.ok) {
+      if (age < freshMs) return { ...entry, stale: false };
+      if (age < maxAgeMs) {
+        loadShared(key, load).catch(() => undefined);
+        return { ...entry, stale: true };
+      }
+    } else if (age < failureMs) {
+      return { ...entry, stale: false };
+    }
+    return undefined;
+  }
+
   return {
     async get(url, mode, load, opts = {}) {
       const key = `${mode} ${url}`;
-      const entry = opts.refresh ? undefined : lru.get(key);
-      if (entry) {
-        const age = now() - entry.fetchedAt;
-        if (entry.outcome.ok) {
-          if (age < freshMs) return { ...entry, stale: false };
-          if (age < maxAgeMs) {
-            loadShared(key, load).catch(() => undefined);
-            return { ...entry, stale: true };
-          }
-        } else if (age < failureMs) {
-          return { ...entry, stale: false };
-        }
-      }
+      const hit = opts.refresh ? undefined : peek(key, load);
+      if (hit) return hit;
       const fresh = await loadShared(key, load);
       return { ...fresh, stale: false };
     },
+    peek: (url, mode, load) => peek(`${mode} ${url}`, load),
     clear: () => lru.clear(),
     get size() {
       return lru.size;

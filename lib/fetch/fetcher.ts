@@ -3,6 +3,7 @@ import { createSecureContext, rootCertificates } from "node:tls";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { Agent, buildConnector, request } from "undici";
+import { DEFAULTS } from "../limits";
 import { isDomain } from "../protocol/ids";
 import { matchConnectTo, type ConnectToEntry } from "./connect-to";
 import { guardedLookup, isPublicAddress, type Resolve } from "./guard";
@@ -49,7 +50,6 @@ export type FetcherOptions = {
   maxRedirects?: number;
 };
 
-export const MiB = 1024 * 1024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const ACCEPT: Record<FetchMode, string> = {
   json: "application/json, */*;q=0.1",
@@ -85,9 +85,9 @@ export function checkTarget(url: URL): string | null {
  * guard at connect time that dials the address it checked.
  */
 export function createFetcher(options: FetcherOptions = {}): Fetcher & { close(): Promise<void> } {
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const maxBytes = options.maxBytes ?? { json: MiB, html: 2 * MiB };
-  const maxRedirects = options.maxRedirects ?? 3;
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.fetchTimeoutMs;
+  const maxBytes = options.maxBytes ?? DEFAULTS.maxBytes;
+  const maxRedirects = options.maxRedirects ?? DEFAULTS.maxRedirects;
   const connectTo = options.connectTo ?? [];
   // One secure context for the fetcher: a `ca` option on each connection would re-parse every root.
   const tlsOptions = options.ca && options.ca.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...options.ca] }) } : {};
@@ -99,7 +99,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   });
   const direct = buildConnector({ ...tlsOptions, timeout: timeoutMs });
   const agent = new Agent({
-    connections: 6,
+    connections: DEFAULTS.perHost,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     connect(opts, callback) {

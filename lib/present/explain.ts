@@ -1,5 +1,5 @@
 import type { EntityStatus } from "../result/record";
-import type { Reason } from "../rules/verify";
+import type { Reason } from "../protocol/reasons";
 
 /** Short plain words for each reason (SPEC §6), shown beside the detailed message. */
 export const REASON_TEXT: Record<Reason, string> = {

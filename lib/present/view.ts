@@ -6,8 +6,9 @@ import { clipDescription, clipName, safeUrl } from "./display";
 import { REASON_FIX, REASON_TEXT, STATUS_FIX, STATUS_TEXT } from "./explain";
 import { parseCredentialId } from "../protocol/ids";
 import type { Claim, EntityResult, EntityStatus, Source } from "../result/record";
-import { parseCredentialDocument, parsePropertyDocument } from "../documents/schemas";
-import type { Reason } from "../rules/verify";
+import { parseCredentialDocument } from "../documents/credential";
+import { parsePropertyDocument } from "../documents/property";
+import type { Reason } from "../protocol/reasons";
 
 export type Link = { href: string; text: string };
 export type SourceView = { url: string; via: "JSON document" | "HTML embed" | "page" };
@@ -54,9 +55,10 @@ const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !=
 const opt = (value: string | null, clip: (v: string) => string): string | null => (value ? clip(value) : null);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-function sourceView(source: Source | undefined, kind?: ClaimKind): SourceView | null {
-  if (!source) return null;
-  return { url: source.url, via: kind === "connection" ? "page" : source.via === "embed" ? "HTML embed" : "JSON document" };
+const VIA: Record<Source["via"], SourceView["via"]> = { json: "JSON document", embed: "HTML embed", page: "page" };
+
+function sourceView(source: Source | undefined): SourceView | null {
+  return source ? { url: source.url, via: VIA[source.via] } : null;
 }
 
 function link(url: string | null, text?: string): Link | null {
@@ -125,7 +127,7 @@ export function claimView(kind: ClaimKind, claim: Claim): ClaimView {
           fix: REASON_FIX[claim.reason],
         }
       : null,
-    source: sourceView(claim.source, kind),
+    source: sourceView(claim.source),
     warnings: claim.problems.filter((p) => p.severity === "warning").map((p) => p.message),
     issuer: null,
     dataset: null,

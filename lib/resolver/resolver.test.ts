@@ -147,3 +147,46 @@ describe("amplification bounds", () => {
     expect(out.response.problems.map((p) => p.code)).toEqual(["invalid_owner", "limit"]);
   });
 });
+
+describe("peek: the answer from the cache alone", () => {
+  const site = {
+    "https://alice.example/ident.json": j({ network_id: ALICE, properties: [{ id: "§:property:blog.example" }] }),
+    "https://blog.example/ident-property.json": j({ ident_property: { id: "§:property:blog.example", ownership: [{ network_id: ALICE }] } }),
+  };
+  const query = { input: "alice.example", kind: "domain" as const, domain: "alice.example" };
+  it("answers null and fetches nothing while a document is not cached", async () => {
+    const { fetch, calls } = fakeFetch(site);
+    const resolver = createResolver({ fetch });
+    expect(await resolver.peek(query)).toBeNull();
+    expect(calls).toEqual([]);
+  });
+  it("answers null when the entity is cached but one claim document is not", async () => {
+    const { fetch, calls } = fakeFetch(site, 50);
+    const resolver = createResolver({ fetch });
+    await resolver.resolveEntityStaged("alice.example"); // the entity document only, claims still on their way
+    const before = calls.length;
+    const peeked = resolver.peek(query);
+    expect(await peeked).toBeNull();
+    expect(calls.length).toBe(before);
+  });
+  it("once everything is cached, answers what a lookup answers, without a fetch", async () => {
+    const { fetch, calls } = fakeFetch(site);
+    const resolver = createResolver({ fetch });
+    const looked = await resolver.resolve(query);
+    const before = calls.length;
+    expect(await resolver.peek(query)).toEqual(looked);
+    expect(calls.length).toBe(before);
+  });
+  it("a stale document is answered, and starts one background refresh as a lookup would", async () => {
+    let t = 0;
+    const { fetch, calls } = fakeFetch(site);
+    const resolver = createResolver({ fetch, now: () => t });
+    await resolver.resolve(query);
+    t = 2 * 3600_000;
+    const before = calls.length;
+    const peeked = await resolver.peek(query);
+    expect(peeked?.results[0]?.cache.stale).toBe(true);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(calls.length - before).toBe(2);
+  });
+});

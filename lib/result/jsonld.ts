@@ -1,6 +1,6 @@
 import type { EducationalOccupationalCredential, Organization, Person, Thing, WithContext } from "schema-dts";
 import { clipDescription, clipName, safeUrl } from "../present/display";
-import type { Details } from "../documents/schemas";
+import type { Details } from "../documents/entity";
 
 /** What the JSON-LD of one entity is built from: only accepted entities and verified claims. */
 export type JsonLdInput = {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { Problem } from "../documents/schemas";
-import { REASONS } from "../rules/verify";
+import { Problem } from "../documents/problem";
+import { REASONS } from "../protocol/reasons";
 
 /** The result record of SPEC §7, printed by `ident resolve --json` and served by `/api/resolve`. */
 
@@ -10,7 +10,7 @@ export const Reason = z.enum(REASONS);
 
 export const Source = z.object({
   url: z.string(),
-  via: z.enum(["json", "embed"]),
+  via: z.enum(["json", "embed", "page"]),
   http_status: z.number().int(),
   content_type: z.string().nullable(),
   bytes: z.number().int(),

@@ -5,7 +5,7 @@
  */
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it, vi } from "vitest";
-import { MiB } from "../../lib/fetch/fetcher";
+import { MiB } from "../../lib/limits";
 import { isPublicAddress } from "../../lib/fetch/guard";
 import { startSampleNetwork } from "../network/server";
 import { useSampleNetwork } from "../helpers/sample";

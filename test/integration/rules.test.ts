@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { SearchResponse, type Claim, type EntityResult } from "../../lib/result/record";
-import { REASONS } from "../../lib/rules/verify";
+import { REASONS } from "../../lib/protocol/reasons";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();
@@ -218,7 +218,7 @@ describe("SPEC §6: every reason code occurs on the sample network", () => {
     expect([...seen].sort()).toEqual([...REASONS].sort());
   });
   it("a connection verifies by rel=me; unsafe and missing back-links do not", async () => {
-    expect((await entity("alice.example")).connections[0]).toMatchObject({ verified: true });
+    expect((await entity("alice.example")).connections[0]).toMatchObject({ verified: true, source: { via: "page", url: "https://social.example/@alice" } });
     const m = await entity("mallory.example");
     expect(m.connections.map((c) => c.reason)).toEqual(["no_backlink", "unsafe_url"]);
   });

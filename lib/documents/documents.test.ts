@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { jsonDepth, MAX_JSON_DEPTH, parseCredentialDocument, parseEntityDocument, parseJson, parsePropertyDocument } from "./schemas";
+import { parseCredentialDocument } from "./credential";
+import { parseEntityDocument } from "./entity";
+import { jsonDepth, MAX_JSON_DEPTH, parseJson } from "./json";
+import { parsePropertyDocument } from "./property";
 
 const E = "§:entity:alice.example";
 

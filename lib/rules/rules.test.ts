@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { CredentialDocument, PropertyDocument } from "../documents/schemas";
-import { verifyConnection, verifyCredential, verifyProperty } from "./verify";
+import type { CredentialDocument } from "../documents/credential";
+import type { PropertyDocument } from "../documents/property";
+import { verifyConnection } from "./connection";
+import { verifyCredential } from "./credential";
+import { verifyProperty } from "./property";
 
 const ALICE = "§:entity:alice.example";
 const BLOG = "§:property:blog.example";

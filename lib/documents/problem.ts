@@ -1,0 +1,15 @@
+import { z } from "zod";
+
+/** A finding about a document or claim (docs/decisions.md#the-result-record). */
+export const Problem = z.object({
+  code: z.string(),
+  severity: z.enum(["error", "warning"]),
+  message: z.string(),
+  path: z.string().optional(),
+});
+export type Problem = z.infer<typeof Problem>;
+
+export const warning = (code: string, message: string, path?: string): Problem =>
+  path === undefined ? { code, severity: "warning", message } : { code, severity: "warning", message, path };
+export const error = (code: string, message: string, path?: string): Problem =>
+  path === undefined ? { code, severity: "error", message } : { code, severity: "error", message, path };

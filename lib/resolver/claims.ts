@@ -1,0 +1,143 @@
+/**
+ * Checking an entity's claims: the per-entity budget (V2, docs/decisions.md#budget), then each claim
+ * against its counterpart document (V3, V4, V5) or page (rel=me), all started at once.
+ */
+import { parseCredentialDocument, type CredentialEntry } from "../documents/credential";
+import type { Connection, ParsedEntity } from "../documents/entity";
+import type { DocumentParse, Entry } from "../documents/lenient";
+import { error, warning, type Problem } from "../documents/problem";
+import { parsePropertyDocument, type Property } from "../documents/property";
+import { parseCredentialId, parsePropertyId, sameId } from "../protocol/ids";
+import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
+import type { Reason, Verdict } from "../protocol/reasons";
+import type { Claim, Source } from "../result/record";
+import { connectionUrl } from "../rules/connection";
+import { verifyCredential } from "../rules/credential";
+import { verifyProperty } from "../rules/property";
+import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents";
+import type { ParseMemo } from "./memo";
+
+/** One claim being checked: what was published now, the verdict later. */
+export type ClaimSlot = { id: string | null; claimed: unknown; result: Promise<CheckedClaim> };
+export type CheckedClaim = { claim: Claim; stale: boolean };
+
+type Checked<T = unknown> = { verdict: Verdict; document?: unknown; parsed?: T; source?: Source; problems: Problem[]; stale: boolean };
+
+function toClaim(id: string | null, claimed: unknown, checked: Checked, entryProblems: Problem[]): Claim {
+  const problems = [...entryProblems, ...checked.problems];
+  const claim: Claim = { id, verified: checked.verdict.verified, claimed, problems };
+  if (!checked.verdict.verified) {
+    claim.reason = checked.verdict.reason;
+    problems.push(error(checked.verdict.reason, checked.verdict.message));
+  }
+  if (checked.document !== undefined) claim.document = checked.document;
+  if (checked.source) claim.source = checked.source;
+  return claim;
+}
+
+/** A claim that failed without a fetch. */
+export const failedClaim = (id: string | null, claimed: unknown, reason: Reason, message: string, problems: Problem[] = []): Claim => ({
+  id,
+  verified: false,
+  reason,
+  claimed,
+  problems: [...problems, error(reason, message)],
+});
+
+/**
+ * Starts `check` on each valid entry up to the budget, all at once; bad, repeated and over-budget
+ * entries fail without a fetch (V2, docs/decisions.md#budget).
+ */
+export function checkEntries<T>(
+  entries: Entry<T>[],
+  budget: number,
+  noun: string,
+  check: (entry: Entry<T> & { ok: true }) => Promise<CheckedClaim>,
+): ClaimSlot[] {
+  let used = 0;
+  return entries.map((entry): ClaimSlot => {
+    const slot = (result: CheckedClaim | Promise<CheckedClaim>) => ({ id: entry.id, claimed: entry.raw, result: Promise.resolve(result) });
+    if (!entry.ok) {
+      const message = entry.problems.map((p) => p.message).join("; ");
+      return slot({ claim: failedClaim(entry.id, entry.raw, entry.reason, message, entry.problems.filter((p) => p.code !== entry.reason)), stale: false });
+    }
+    if (++used > budget) {
+      const message = `Only the first ${budget} ${noun} of an entity are checked; this one was not fetched`;
+      return slot({ claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false });
+    }
+    return slot(check(entry));
+  });
+}
+
+/** The three claim checks, over a document fetcher and the parse memo. */
+export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo: ParseMemo) {
+  /** Fetches and parses a counterpart document, then applies `rule` to it. */
+  async function checkDocument<T>(
+    loc: DocumentLocation,
+    parse: (value: unknown) => DocumentParse<T>,
+    rule: (doc: T) => Verdict,
+    opts: ResolveOptions,
+  ): Promise<Checked<T>> {
+    const fetched = await fetchDocument(loc, opts);
+    if (!fetched.ok) return { verdict: { verified: false, reason: fetched.status, message: fetched.message }, problems: [], stale: fetched.stale };
+    const base = { source: fetched.source, stale: fetched.stale };
+    const json = fetched.json;
+    if (!json.ok) {
+      const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid JSON (${json.message})`;
+      return { ...base, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
+    }
+    const parsed = parse(json.value);
+    if (!parsed.ok) {
+      const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid: ${parsed.problems.map((p) => p.message).join("; ")}`;
+      return { ...base, document: json.value, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
+    }
+    return { ...base, document: json.value, parsed: parsed.doc, verdict: rule(parsed.doc), problems: [...fetched.problems, ...parsed.problems] };
+  }
+
+  /** V3: the property document's `ownership[]` names the entity, and its id is the one claimed. */
+  async function checkProperty(entity: ParsedEntity, entry: Entry<Property> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
+    const domain = parsePropertyId(entry.value.id);
+    if (domain === null) throw new Error("invariant broken: a valid entry has a property id");
+    const rule = (doc: Parameters<typeof verifyProperty>[2]) => verifyProperty(entity.network_id, entry.value.id, doc, domain);
+    const checked = await checkDocument(propertyLocation(domain), parsePropertyDocument, rule, opts);
+    return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
+  }
+
+  /** V4, V5: the issuer's credential document names the entity in `ident_entity_id`. */
+  async function checkCredential(entity: ParsedEntity, entry: Entry<CredentialEntry> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
+    const id = parseCredentialId(entry.value.id);
+    if (id === null) throw new Error("invariant broken: a valid entry has a credential id");
+    const rule = (doc: Parameters<typeof verifyCredential>[1]) => verifyCredential(entity.network_id, doc, id.domain);
+    const checked = await checkDocument(credentialLocation(id), parseCredentialDocument, rule, opts);
+    const publishedId = checked.parsed?.ident_credential.id;
+    if (checked.verdict.verified && publishedId !== undefined && !sameId(publishedId, entry.value.id)) {
+      checked.problems.push(
+        warning("credential_id_mismatch", `${id.domain}'s credential document carries the id ${publishedId}, not ${entry.value.id}`, "ident_credential.id"),
+      );
+    }
+    return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
+  }
+
+  /** rel=me: the page at the connection URL links back to the entity's home page. */
+  async function checkConnection(domain: string, entry: Entry<Connection> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
+    const url = connectionUrl(entry.value.id);
+    if (!url) {
+      const message = `${entry.value.id} is not an https: URL, so it is not checked`;
+      return { claim: failedClaim(entry.id, entry.raw, "unsafe_url", message, entry.problems), stale: false };
+    }
+    const page = await load(url.href, "html", opts);
+    const outcome = page.outcome;
+    const checked: Checked = outcome.ok
+      ? { verdict: memo.connection(domain, outcome), source: toSource(outcome, "page"), problems: [], stale: page.stale }
+      : {
+          verdict: { verified: false, reason: outcome.status, message: `The page ${url.href} could not be checked: ${outcome.message}` },
+          problems: [],
+          stale: page.stale,
+        };
+    return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
+  }
+
+  return { checkProperty, checkCredential, checkConnection };
+}
+
+export type ClaimChecks = ReturnType<typeof createClaimChecks>;

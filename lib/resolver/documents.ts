@@ -1,0 +1,98 @@
+/**
+ * Fetching one document with its HTML fallback (V7): the JSON URL first; on `not_found`, and only
+ * then, the embed in the fallback page (docs/decisions.md#fetching, docs/decisions.md#the-html-fallback).
+ */
+import type { JsonParse } from "../documents/json";
+import { warning, type Problem } from "../documents/problem";
+import type { CachedOutcome } from "../fetch/cache";
+import type { FailureStatus, FetchMode, FetchOutcome } from "../fetch/fetcher";
+import type { DocumentLocation } from "../protocol/locations";
+import type { Source } from "../result/record";
+import type { ParseMemo } from "./memo";
+
+export type ResolveOptions = {
+  /** Fetch again now, whatever the cache holds (`?refresh=1`). */
+  refresh?: boolean;
+  /** Answer from the cache alone; a document not cached ends the resolution with {@link NotCached}. */
+  cacheOnly?: boolean;
+};
+
+/** Thrown by a cache-only load that would have to fetch; the resolver's `peek` answers null. */
+export class NotCached extends Error {
+  constructor(url: string) {
+    super(`${url} is not cached`);
+  }
+}
+
+/** The outcome for a URL: from the cache, or fetched through the per-host limit. */
+export type Load = (url: string, mode: FetchMode, options: ResolveOptions) => Promise<CachedOutcome>;
+
+/** A document fetched with its fallback: its text parsed as JSON and where it came from, or why not. */
+export type DocFetch =
+  | { ok: true; json: JsonParse; source: Source; problems: Problem[]; fetchedAt: number; stale: boolean }
+  | { ok: false; status: FailureStatus; message: string; fetchedAt: number; stale: boolean };
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+export const LABEL: Record<DocumentLocation["kind"], string> = {
+  entity: "entity document",
+  property: "property document",
+  credential: "credential document",
+};
+
+/** Plain words for a failed fetch. */
+function failureMessage(loc: DocumentLocation, json: FetchOutcome, page?: FetchOutcome): string {
+  const what = `${new URL(loc.json).host}'s ${LABEL[loc.kind]}`;
+  if (json.ok) return `${what} was found`;
+  switch (json.status) {
+    case "not_found":
+      if (page && !page.ok && page.status !== "not_found") {
+        return `${what} is not at ${loc.json} (${json.message}), and the page ${loc.page} for the embedded fallback failed: ${page.message}`;
+      }
+      return `${what} is not at ${loc.json} (${json.message}), and ${loc.page} has no <script type="application/json" id="${loc.elementId}"> fallback`;
+    case "timeout":
+      return `${what} at ${loc.json} did not arrive in time: ${json.message}`;
+    case "unreachable":
+      return `${what} at ${loc.json} could not be reached: ${json.message}`;
+    case "too_large":
+      return `${what} at ${loc.json} is too large: ${json.message}`;
+    case "blocked":
+      return `${what} at ${loc.json} was not fetched because it leads somewhere the resolver does not go: ${json.message}`;
+  }
+}
+
+/** Where a claim's evidence came from (docs/decisions.md#the-result-record). */
+export function toSource(outcome: FetchOutcome & { ok: true }, via: Source["via"], bytes = outcome.bytes): Source {
+  return { url: outcome.finalUrl, via, http_status: outcome.httpStatus, content_type: outcome.contentType, bytes, ms: outcome.ms };
+}
+
+/** Fetches a document; on `not_found`, and only then, its HTML embed (V7). */
+export function createDocumentFetch(load: Load, memo: ParseMemo) {
+  return async function fetchDocument(loc: DocumentLocation, opts: ResolveOptions): Promise<DocFetch> {
+    const json = await load(loc.json, "json", opts);
+    if (json.outcome.ok) {
+      const problems: Problem[] = [];
+      const type = json.outcome.contentType;
+      if (!type || !JSON_TYPE.test(type)) {
+        problems.push(warning("content_type", `${loc.json} was served as ${type ?? "no Content-Type"}, not application/json; parsed all the same`));
+      }
+      const doc = memo.json(json.outcome, null);
+      if (doc === null) throw new Error("invariant broken: a body is always text");
+      return { ok: true, json: doc.json, source: toSource(json.outcome, "json"), problems, fetchedAt: json.fetchedAt, stale: json.stale };
+    }
+    if (json.outcome.status !== "not_found") {
+      return { ok: false, status: json.outcome.status, message: failureMessage(loc, json.outcome), fetchedAt: json.fetchedAt, stale: json.stale };
+    }
+    const page = await load(loc.page, "html", opts);
+    const stale = json.stale || page.stale;
+    const fetchedAt = Math.min(json.fetchedAt, page.fetchedAt);
+    if (page.outcome.ok) {
+      const embed = memo.json(page.outcome, loc.elementId);
+      if (embed !== null) return { ok: true, json: embed.json, source: toSource(page.outcome, "embed", embed.bytes), problems: [], fetchedAt, stale };
+    }
+    const status = !page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome.status : "not_found";
+    return { ok: false, status, message: failureMessage(loc, json.outcome, page.outcome), fetchedAt, stale };
+  };
+}
+
+export type FetchDocument = ReturnType<typeof createDocumentFetch>;

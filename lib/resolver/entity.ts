@@ -1,0 +1,120 @@
+/**
+ * Resolving one entity: its document (V1, docs/decisions.md#validation), then every claim at once,
+ * returned as soon as the document is in so a page can show the entity while the claims stream in.
+ */
+import { parseCredentialDocument } from "../documents/credential";
+import { parseEntityDocument, type ParsedEntity } from "../documents/entity";
+import { isRecord } from "../documents/json";
+import { error, type Problem } from "../documents/problem";
+import { parsePropertyDocument } from "../documents/property";
+import type { Limits } from "../limits";
+import { parseCredentialId, sameId } from "../protocol/ids";
+import { entityLocation } from "../protocol/locations";
+import { buildJsonLd, type JsonLdInput } from "../result/jsonld";
+import type { Claim, EntityResult } from "../result/record";
+import { checkEntries, type ClaimChecks, type ClaimSlot } from "./claims";
+import type { FetchDocument, ResolveOptions } from "./documents";
+
+/** An entity whose document is in and whose claims are still being checked. */
+export type StagedEntity = {
+  entity: EntityResult["entity"];
+  cache: EntityResult["cache"];
+  properties: ClaimSlot[];
+  credentials: ClaimSlot[];
+  connections: ClaimSlot[];
+  /** The whole result, JSON-LD included, once every claim is settled. */
+  result: Promise<EntityResult>;
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function createEntityResolution(fetchDocument: FetchDocument, checks: ClaimChecks, limits: Limits) {
+  return async function resolveEntityStaged(domainInput: string, opts: ResolveOptions = {}): Promise<StagedEntity> {
+    const domain = domainInput.toLowerCase();
+    const fetched = await fetchDocument(entityLocation(domain), opts);
+    const cacheInfo = { fetched_at: iso(fetched.fetchedAt), stale: fetched.stale };
+    const settled = (entity: EntityResult["entity"]): StagedEntity => {
+      const result: EntityResult = { entity, properties: [], credentials: [], connections: [], jsonld: null, cache: cacheInfo };
+      return { entity, cache: cacheInfo, properties: [], credentials: [], connections: [], result: Promise.resolve(result) };
+    };
+    if (!fetched.ok) return settled({ status: fetched.status, domain, problems: [error(fetched.status, fetched.message)] });
+    const rejected = (problems: Problem[], networkId?: unknown): StagedEntity =>
+      settled({
+        status: "rejected",
+        domain,
+        ...(typeof networkId === "string" ? { network_id: networkId } : {}),
+        source: fetched.source,
+        problems: [...fetched.problems, ...problems],
+      });
+    const json = fetched.json;
+    if (!json.ok) return rejected([error("invalid_json", `The entity document at ${fetched.source.url} is not valid JSON (${json.message})`)]);
+    const parsed = parseEntityDocument(json.value, domain);
+    if (!parsed.ok) return rejected(parsed.problems, isRecord(json.value) ? json.value.network_id : undefined);
+
+    const doc = parsed.entity;
+    const entity: EntityResult["entity"] = {
+      status: "accepted",
+      domain,
+      network_id: doc.network_id,
+      ...(doc.entity_type !== undefined ? { entity_type: doc.entity_type } : {}),
+      details: Object.fromEntries(Object.entries(doc.details).filter((kv): kv is [string, string] => typeof kv[1] === "string")),
+      source: fetched.source,
+      problems: [...fetched.problems, ...parsed.problems],
+    };
+    const properties = checkEntries(doc.properties, limits.maxClaims, "properties", (e) => checks.checkProperty(doc, e, opts));
+    const credentials = checkEntries(doc.credentials, limits.maxClaims, "credentials", (e) => checks.checkCredential(doc, e, opts));
+    const connections = checkEntries(doc.connections, limits.maxConnections, "connections", (e) => checks.checkConnection(domain, e, opts));
+    const all = (slots: ClaimSlot[]) => Promise.all(slots.map((s) => s.result));
+    const result = Promise.all([all(properties), all(credentials), all(connections)]).then(([p, c, n]) => {
+      const full: EntityResult = {
+        entity,
+        properties: p.map((r) => r.claim),
+        credentials: c.map((r) => r.claim),
+        connections: n.map((r) => r.claim),
+        jsonld: null,
+        cache: { ...cacheInfo, stale: cacheInfo.stale || [...p, ...c, ...n].some((r) => r.stale) },
+      };
+      full.jsonld = buildJsonLd(jsonLdInput(domain, doc, full)) as Record<string, unknown>;
+      return full;
+    });
+    return { entity, cache: cacheInfo, properties, credentials, connections, result };
+  };
+}
+
+/** The JSON-LD input of an accepted entity: only its verified claims (docs/decisions.md#json-ld). */
+function jsonLdInput(domain: string, entity: ParsedEntity, result: EntityResult): JsonLdInput {
+  const verified = (claims: Claim[]) => claims.filter((c) => c.verified);
+  // Verified claims' documents were parsed before; parsing is remembered per document, and needs no cast.
+  const propertyUrls = verified(result.properties).flatMap((c) => {
+    const doc = parsePropertyDocument(c.document);
+    const entry = entity.properties.find((e) => e.ok && c.id !== null && sameId(e.value.id, c.id));
+    const url = (doc.ok ? doc.doc.ident_property.url : undefined) ?? (entry?.ok ? entry.value.url : undefined);
+    return url !== undefined ? [url] : [];
+  });
+  const connectionUrls = verified(result.connections).flatMap((c) => (c.id ? [c.id] : []));
+  const credentials = verified(result.credentials).flatMap((c) => {
+    const parsed = parseCredentialDocument(c.document);
+    const issuer = c.id !== null ? parseCredentialId(c.id) : null;
+    if (!parsed.ok || !issuer) return [];
+    const doc = parsed.doc.ident_credential;
+    const issuerDomain = issuer.domain.toLowerCase();
+    return [
+      {
+        title: doc.title,
+        ...(doc.type !== undefined ? { type: doc.type } : {}),
+        ...(doc.profile_url !== undefined ? { url: doc.profile_url } : {}),
+        issuerName: doc.property?.name ?? issuerDomain,
+        issuerDomain,
+      },
+    ];
+  });
+  return {
+    domain,
+    network_id: entity.network_id,
+    ...(entity.entity_type !== undefined ? { entity_type: entity.entity_type } : {}),
+    details: entity.details,
+    propertyUrls,
+    connectionUrls,
+    credentials,
+  };
+}

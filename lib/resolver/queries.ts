@@ -1,0 +1,124 @@
+/**
+ * Property and credential queries (docs/decisions.md#queries): the counterpart document first, then
+ * the entity of every owner or of the holder, each with the claim the query is about in `focus`.
+ */
+import { parseCredentialDocument } from "../documents/credential";
+import type { DocumentParse } from "../documents/lenient";
+import { error, warning, type Problem } from "../documents/problem";
+import { parsePropertyDocument } from "../documents/property";
+import type { Limits } from "../limits";
+import { idKey, parseNetworkId, sameId, type Query } from "../protocol/ids";
+import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
+import type { Reason } from "../protocol/reasons";
+import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse, type Source } from "../result/record";
+import { LABEL, type FetchDocument, type ResolveOptions } from "./documents";
+
+export function publicQuery(query: Query): SearchResponse["query"] {
+  return { input: query.input, kind: query.kind, domain: query.domain };
+}
+
+/** The claim about `id` in a resolved entity, or why the owner or holder does not make it. */
+function focusOn(result: EntityResult, list: "properties" | "credentials", id: string, fallback: Omit<Claim, "verified" | "problems">, what: string): Claim {
+  const found = result[list].find((c) => c.id !== null && sameId(c.id, id));
+  if (found) return found;
+  const reason: Reason = result.entity.status === "accepted" ? "not_claimed" : result.entity.status === "rejected" ? "invalid_document" : result.entity.status;
+  const message =
+    reason === "not_claimed"
+      ? `${result.entity.domain}'s entity document does not list ${id} among its ${list}; ${what}`
+      : `${result.entity.domain}'s entity document could not be used (${result.entity.status}), so the claim cannot be confirmed`;
+  return { ...fallback, verified: false, reason, problems: [error(reason, message)] };
+}
+
+type Counterpart<T> = { doc: T; value: unknown; source: Source; problems: Problem[] };
+
+export function createQueries(fetchDocument: FetchDocument, resolveEntity: (domain: string, opts: ResolveOptions) => Promise<EntityResult>, limits: Limits) {
+  /** The document a query starts from, valid; or null, with the reason added to the response's problems. */
+  async function counterpart<T>(
+    loc: DocumentLocation,
+    parse: (value: unknown) => DocumentParse<T>,
+    response: SearchResponse,
+    opts: ResolveOptions,
+  ): Promise<Counterpart<T> | null> {
+    const fetched = await fetchDocument(loc, opts);
+    if (!fetched.ok) {
+      response.problems.push(error(fetched.status, fetched.message));
+      return null;
+    }
+    const json = fetched.json;
+    const parsed = json.ok ? parse(json.value) : null;
+    if (!json.ok || !parsed?.ok) {
+      const why = !json.ok ? `not valid JSON (${json.message})` : (parsed?.problems.map((p) => p.message).join("; ") ?? "");
+      response.problems.push(invalid(loc, fetched.source, why));
+      return null;
+    }
+    return { doc: parsed.doc, value: json.value, source: fetched.source, problems: [...fetched.problems, ...parsed.problems] };
+  }
+
+  const invalid = (loc: DocumentLocation, source: Source, why: string) => error("invalid_document", `The ${LABEL[loc.kind]} at ${source.url} is not valid: ${why}`);
+  const empty = (query: Query): SearchResponse => ({ schema: SCHEMA_ID, query: publicQuery(query), results: [], problems: [] });
+
+  /** A property ID: every owner its document names, each verifying on its own (V3). */
+  async function resolvePropertyQuery(query: Query & { kind: "property_id" }, opts: ResolveOptions): Promise<SearchResponse> {
+    const id = query.id;
+    const response = empty(query);
+    const found = await counterpart(propertyLocation(query.domain), parsePropertyDocument, response, opts);
+    if (!found) return response;
+    const property = found.doc.ident_property;
+    if (!sameId(property.id, id)) {
+      response.problems.push(error("id_mismatch", `${query.domain}'s property document is about ${property.id}, not ${id}`));
+      return response;
+    }
+    response.problems.push(...found.problems);
+    const owners: { owner: string; domain: string }[] = [];
+    const seen = new Set<string>();
+    const invalidOwners: string[] = [];
+    for (const owner of property.ownership) {
+      const domain = parseNetworkId(owner);
+      if (domain === null) invalidOwners.push(owner);
+      else if (!seen.has(idKey(owner))) {
+        seen.add(idKey(owner));
+        owners.push({ owner, domain });
+      }
+    }
+    if (invalidOwners.length > 0) {
+      const shown = invalidOwners.slice(0, 5).map((o) => JSON.stringify(o.slice(0, 100))).join(", ");
+      response.problems.push(
+        warning("invalid_owner", `ownership lists ${invalidOwners.length} value(s) that are not network_ids: ${shown}${invalidOwners.length > 5 ? ", …" : ""}`),
+      );
+    }
+    if (owners.length > limits.maxClaims) {
+      response.problems.push(warning("limit", `ownership lists ${owners.length} owners; only the first ${limits.maxClaims} are checked`));
+    }
+    response.results = await Promise.all(
+      owners.slice(0, limits.maxClaims).map(async ({ owner, domain }) => {
+        const result = await resolveEntity(domain, opts);
+        const fallback = { id, claimed: owner, document: found.value, source: found.source };
+        result.focus = focusOn(result, "properties", id, fallback, `an owner verifies only when its own document lists the property (V3)`);
+        return result;
+      }),
+    );
+    return response;
+  }
+
+  /** A credential ID: its holder, verifying only when the holder's document references it (V4). */
+  async function resolveCredentialQuery(query: Query & { kind: "credential_id" }, opts: ResolveOptions): Promise<SearchResponse> {
+    const id = query.id;
+    const response = empty(query);
+    const loc = credentialLocation(query.credential);
+    const found = await counterpart(loc, parseCredentialDocument, response, opts);
+    if (!found) return response;
+    const holder = parseNetworkId(found.doc.ident_entity_id);
+    if (holder === null) {
+      response.problems.push(invalid(loc, found.source, "its ident_entity_id is not a network_id"));
+      return response;
+    }
+    response.problems.push(...found.problems);
+    const result = await resolveEntity(holder, opts);
+    const fallback = { id, claimed: found.doc.ident_entity_id, document: found.value, source: found.source };
+    result.focus = focusOn(result, "credentials", id, fallback, "a credential verifies only when the holder's document references it (V4)");
+    response.results = [result];
+    return response;
+  }
+
+  return { resolvePropertyQuery, resolveCredentialQuery };
+}
