@@ -1,7 +1,7 @@
 import { NextResponse, type NextRequest } from "next/server";
-import { PAGE_HEADER, REFRESH_HEADER, pageKeyOf, toHeader } from "./web/page-key";
+import { pageOf, statusOf, toHeader, URL_HEADER } from "./web/pages";
 
-/** The Content-Security-Policy of a page, with this request's nonce (issue: security headers). */
+/** The Content-Security-Policy of a page, with this request's nonce (docs/decisions.md#security-headers). */
 export function contentSecurityPolicy(nonce: string, dev = false): string {
   return [
     "default-src 'self'",
@@ -22,18 +22,12 @@ export function proxy(request: NextRequest) {
   const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
   const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
   const requestHeaders = new Headers(request.headers);
-  const { pathname, searchParams } = request.nextUrl;
-  const key = pageKeyOf(pathname, searchParams);
+  const { pathname, search, searchParams } = request.nextUrl;
   // Pages stream, so their status is decided here, before the first byte: a bad query is HTTP 400,
   // an entity path that is not a domain 404; other paths are left alone.
-  const status = key ? 200 : pathname === "/search" ? 400 : /^\/entity\/[^/]*\/?$/.test(pathname) ? 404 : 200;
-  // Which page this is, for the layout's <head> (its JSON-LD, SPEC §8); never the client's word.
-  requestHeaders.delete(PAGE_HEADER);
-  requestHeaders.delete(REFRESH_HEADER);
-  if (key) {
-    requestHeaders.set(PAGE_HEADER, toHeader(key));
-    if (searchParams.get("refresh") === "1") requestHeaders.set(REFRESH_HEADER, "1");
-  }
+  const status = statusOf(pageOf(pathname, searchParams));
+  // The URL, for the layout, which cannot read it (web/page-request.ts); always ours, never the client's.
+  requestHeaders.set(URL_HEADER, toHeader(pathname + search));
   requestHeaders.set("content-security-policy", csp);
   const response =
     status !== 200

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { JsonLd } from "@/components/json-ld";
-import { layoutJsonLd } from "@/web/server";
+import { headResults } from "@/web/page-request";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -10,13 +10,14 @@ export const metadata: Metadata = {
 };
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
-  // An entity's JSON-LD goes in the head (SPEC §8); lib/server.ts decides when it can (every page
-  // is rendered per request anyway: the CSP nonce changes each time, proxy.ts).
-  const headResults = await layoutJsonLd();
+  // A whole page's JSON-LD goes in the head (docs/decisions.md#json-ld); web/page-request.ts decides
+  // once per request whether the page is whole (every page is rendered per request anyway: the CSP
+  // nonce changes each time, proxy.ts).
+  const inHead = await headResults();
   return (
     <html lang="en">
       <head>
-        {headResults.map((r) => (
+        {inHead.map((r) => (
           <JsonLd key={r.entity.domain} result={r} />
         ))}
       </head>

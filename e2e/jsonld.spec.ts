@@ -48,7 +48,7 @@ test.describe("a crawler", () => {
     await expect(page.getByTestId("claim-pending")).toHaveCount(0);
   });
   test("cannot name another page's entity through the request headers", async ({ page }) => {
-    await page.setExtraHTTPHeaders({ "x-ident-page": "entity%3Amallory.example", "x-ident-refresh": "1" });
+    await page.setExtraHTTPHeaders({ "x-ident-url": encodeURIComponent("/entity/mallory.example"), "x-ident-page": "entity%3Amallory.example", "x-ident-refresh": "1" });
     await page.goto("/");
     expect(await page.locator('script[type="application/ld+json"]').count()).toBe(0);
     await page.goto("/entity/alice.example");
@@ -94,4 +94,28 @@ test("a browser on a cold page gets the JSON-LD in the body once the claims sett
   await page.reload();
   await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
   expect(await jsonLdOf(page, "head")).toEqual([streamed]);
+});
+
+test.describe("a crawler on a large page", () => {
+  const GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+  /** What a crawler that runs no script reads: the head's JSON-LD, the claim cards in the HTML, and anything left for a script to place. */
+  const read = (html: string) => ({
+    inHead: headJsonLdOf(html).length,
+    claims: html.match(/data-testid="claim"/g)?.length ?? 0,
+    pendingBoundaries: html.match(/<!--\$\?-->/g)?.length ?? 0,
+    scriptMoves: html.match(/\$RC\(/g)?.length ?? 0,
+    pending: html.match(/data-testid="claim-pending"/g)?.length ?? 0,
+  });
+  test("gets a 20-claim page whole, cold and warm: JSON-LD in the head, every claim in the HTML, nothing placed by script", async ({ request }) => {
+    const whole = { inHead: 1, claims: 20, pendingBoundaries: 0, scriptMoves: 0, pending: 0 };
+    const headers = { "user-agent": GOOGLEBOT };
+    // crowded.test is asked for by no other test: the first request is cold.
+    const cold = await request.get("/entity/crowded.test", { headers });
+    expect((await cold.body()).length).toBeGreaterThan(20_000);
+    expect(read(await cold.text())).toEqual(whole);
+    const pages = [await request.get("/entity/crowded.test", { headers }), await request.get("/entity/crowded.test", { headers })];
+    for (const p of pages) expect(read(await p.text())).toEqual(whole);
+    // Warm pages come from the page cache for crawlers too.
+    expect(pages.map((p) => p.headers()["x-ident-page-cache"])).toEqual(["miss", "hit"]);
+  });
 });

@@ -11,15 +11,15 @@ type Get = { status: number; headers: IncomingHttpHeaders; body: string };
  * A server shaped like web/serve.js: the page cache in front of a stand-in for Next that writes
  * a page in chunks, with a fresh nonce in its CSP header and body, and counts its renders.
  */
-type Opts = { version: () => string | null; status?: number; type?: string; text?: () => string; maxBytes?: number; serves?: (ua: string) => boolean };
+type Opts = { version: () => string | null; status?: number; type?: string; text?: () => string; maxBytes?: number; variant?: (ua: string) => string };
 
 async function start(opts: Opts) {
   let renders = 0;
-  const serves = opts.serves;
+  const variant = opts.variant;
   const cache = createPageCache({
     version: async () => opts.version(),
     maxBytes: opts.maxBytes,
-    ...(serves ? { serves: (req: IncomingMessage) => serves(req.headers["user-agent"] ?? "") } : {}),
+    ...(variant ? { variant: (req: IncomingMessage) => variant(req.headers["user-agent"] ?? "") } : {}),
   });
   const server: Server = createServer((req, res) => {
     void cache.serve(req, res, () => {
@@ -148,14 +148,14 @@ describe("page cache", () => {
     expect(s.cache.size).toBe(0);
   });
 
-  it("leaves a client it does not serve to the renderer, and still serves the others", async () => {
-    const s = await start({ version: () => "v1", serves: (ua) => ua === "browser" });
-    await s.get("/entity/a.example", { "user-agent": "browser" });
+  it("keeps one copy per client variant, and answers each variant from its own", async () => {
+    const s = await start({ version: () => "v1", variant: (ua) => (ua === "browser" ? "browser" : "agent") });
+    const first = [await s.get("/entity/a.example", { "user-agent": "browser" }), await s.get("/entity/a.example", { "user-agent": "curl/8" })];
     const program = await s.get("/entity/a.example", { "user-agent": "curl/8" });
     const browser = await s.get("/entity/a.example", { "user-agent": "browser" });
     expect(s.renders()).toBe(2);
-    expect(program.headers[CACHE_HEADER]).toBeUndefined();
-    expect(browser.headers[CACHE_HEADER]).toBe("hit");
+    expect(first.map((r) => r.headers[CACHE_HEADER])).toEqual(["miss", "miss"]);
+    expect([program, browser].map((r) => r.headers[CACHE_HEADER])).toEqual(["hit", "hit"]);
   });
 
   it("keys pages by path and query", async () => {

@@ -21,11 +21,10 @@ export type PageCacheOptions = {
    */
   version(url: URL): Promise<string | null>;
   /**
-   * Whether this client may be answered from the store. A page can still finish a boundary by script
-   * within its one response (React streams even a known page when rendering outruns the first flush),
-   * so clients that run no script are better served by a fresh render. @default every client
+   * Which copy of a page this client gets. Pages are stored per URL and variant, for a renderer whose
+   * HTML differs by client (Next places streamed metadata differently for bots). @default one copy
    */
-  serves?(req: IncomingMessage): boolean;
+  variant?(req: IncomingMessage): string;
   /** @default 32 MiB */
   maxBytes?: number;
 };
@@ -146,10 +145,10 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     );
 
   async function serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void> {
-    const url = options.serves?.(req) === false ? null : cacheableUrl(req);
+    const url = cacheableUrl(req);
     const version = url ? await versionOf(url) : null;
     if (!url || version === null) return render();
-    const key = url.pathname + url.search;
+    const key = `${options.variant?.(req) ?? ""} ${url.pathname}${url.search}`;
     const gzip = acceptsGzip(req.headers["accept-encoding"]);
     const hit = lru.get(key);
     if (hit?.version === version) return send(res, fresh(hit), gzip, "hit");

@@ -26,9 +26,9 @@ createServer((req, res) => {
   const prior = req.headers["x-forwarded-for"];
   const hops = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean);
   req.headers["x-forwarded-for"] = hops.join(", ");
-  // Warm entity and search pages come from the page cache (lib/page-cache.ts) once the app has made
-  // it; a page it cannot vouch for is rendered by Next as usual.
-  const pages = globalThis.__identPages;
+  // Warm entity and lookup pages come from the page cache (web/page-cache.ts) once the app has made
+  // it (web/server.ts); a page it cannot vouch for is rendered by Next as usual.
+  const pages = globalThis.__identApp?.pages;
   if (!pages) return void handle(req, res);
   pages.serve(req, res, () => void handle(req, res)).catch((error) => console.error("page cache:", error));
 }).listen(port, hostname, () => {

@@ -1,34 +1,34 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { StagedEntityResult } from "@/components/entity-result";
+import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { clip } from "@/lib/present/display";
-import { isDomain } from "@/lib/protocol/ids";
-import { entityPageKey } from "@/web/page-key";
-import { pageRefresh, publicUrl, resultsInHead, stagedEntity } from "@/web/server";
 import { entityView } from "@/lib/present/view";
+import type { EntityResult } from "@/lib/result/record";
+import { pageRequest } from "@/web/page-request";
+import { app } from "@/web/server";
 
-type Params = { params: Promise<{ domain: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
-
-const refreshAsked = async (searchParams: Params["searchParams"]) => {
-  const v = (await searchParams).refresh;
-  return (Array.isArray(v) ? v[0] : v) === "1";
-};
-
-async function domainOf(params: Params["params"]): Promise<string> {
-  const raw = decodeURIComponent((await params).domain);
-  if (!isDomain(raw)) notFound();
-  return raw.toLowerCase();
+/** The entity this page is about, as far as it is known before its claims settle. */
+async function entityOf(): Promise<Pick<EntityResult, "entity" | "cache">> {
+  const { page, delivery } = await pageRequest();
+  if (page?.kind !== "entity" || !delivery) notFound();
+  if (delivery.mode === "whole") {
+    const result = delivery.response.results[0];
+    if (!result) notFound();
+    return result;
+  }
+  if ("entity" in delivery) return delivery.entity;
+  notFound();
 }
 
-export async function generateMetadata({ params, searchParams }: Params): Promise<Metadata> {
-  const domain = await domainOf(params);
-  const staged = await stagedEntity(domain, await pageRefresh(await refreshAsked(searchParams)));
-  const view = entityView(staged.entity, staged.cache);
+export async function generateMetadata(): Promise<Metadata> {
+  const { entity, cache } = await entityOf();
+  const view = entityView(entity, cache);
+  const domain = entity.domain;
   const accepted = view.status === "accepted";
   const title = accepted ? `${clip(view.name, 70)} (${domain})` : domain;
   const description = clip(view.description ?? (accepted ? `The verified identity published by ${domain}.` : `${domain}: ${view.statusText}.`), 200);
-  const url = new URL(`/entity/${domain}`, publicUrl()).href;
+  const url = new URL(`/entity/${domain}`, app().config.publicUrl).href;
   return {
     title,
     description,
@@ -39,17 +39,15 @@ export async function generateMetadata({ params, searchParams }: Params): Promis
   };
 }
 
-export default async function EntityPage({ params, searchParams }: Params) {
-  const domain = await domainOf(params);
-  const asked = await refreshAsked(searchParams);
-  const refresh = await pageRefresh(asked);
-  const staged = await stagedEntity(domain, refresh);
-  const inHead = await resultsInHead(entityPageKey(domain), asked);
+/** `/entity/{domain}`: the canonical, shareable page of one entity (docs/decisions.md#interfaces). */
+export default async function EntityPage() {
+  const { page, refresh, delivery } = await pageRequest();
+  if (page?.kind !== "entity" || !delivery) notFound();
   return (
     <div className="entity-page">
       <SearchForm compact />
-      {asked && !refresh ? <RefreshRefused /> : null}
-      <StagedEntityResult staged={staged} known={inHead?.[0]} headingLevel={1} linkToPage={false} jsonLd={!inHead} />
+      {refresh.asked && !refresh.granted ? <RefreshRefused /> : null}
+      <Results delivery={delivery} headingLevel={1} linkToPage={false} />
     </div>
   );
 }

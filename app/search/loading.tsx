@@ -1,3 +1,0 @@
-import { LoadingCard } from "@/components/loading-card";
-
-export default LoadingCard;

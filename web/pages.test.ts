@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { fromHeader, pageOf, statusOf, toHeader } from "./pages";
+
+describe("pageOf", () => {
+  const q = (query: string) => new URLSearchParams(query);
+  const key = (path: string, query: string) => {
+    const page = pageOf(path, q(query));
+    if (page === null) return null;
+    if (page.kind === "entity") return `entity:${page.query.domain}`;
+    if (page.kind === "lookup") return `search:${page.query.input}`;
+    return page.kind;
+  };
+  it.each([
+    ["/entity/Alice.Example", "", "entity:alice.example"],
+    ["/entity/alice.example/", "", "entity:alice.example"],
+    ["/entity/not a domain", "", "no-entity"],
+    ["/entity/%E0%A4%A", "", "no-entity"],
+    ["/entity/", "", "no-entity"],
+    ["/search", "q=alice.example", "search:alice.example"],
+    ["/search", "q=http%3A%2F%2Falice.example", "bad-query"],
+    ["/search", "", "bad-query"],
+    ["/", "q=alice.example", null],
+    ["/api/resolve", "q=alice.example", null],
+  ])("%s?%s → %s", (path, query, expected) => {
+    expect(key(path, query)).toBe(expected);
+  });
+  it("names an entity page by its lower-case domain, as a domain query", () => {
+    expect(pageOf("/entity/Alice.Example", q(""))).toEqual({ kind: "entity", query: { input: "alice.example", kind: "domain", domain: "alice.example" } });
+  });
+  it("gives a bad query 400 and a path that is not a domain 404, before anything streams", () => {
+    expect(statusOf(pageOf("/search", q("q=%20")))).toBe(400);
+    expect(statusOf(pageOf("/entity/x", q("")))).toBe(404);
+    expect(statusOf(pageOf("/entity/alice.example", q("")))).toBe(200);
+    expect(statusOf(null)).toBe(200);
+  });
+});
+
+describe("the URL header", () => {
+  it("travels as ASCII, whatever the query holds", () => {
+    const url = `/search?${new URLSearchParams({ q: "@ü@issuer.example/路径\r\nx-evil: 1" })}`;
+    const value = toHeader(url);
+    expect(() => new Headers({ "x-ident-url": value })).not.toThrow();
+    expect(value).toMatch(/^[\x21-\x7e]+$/);
+    expect(fromHeader(value)?.searchParams.get("q")).toBe("@ü@issuer.example/路径\r\nx-evil: 1");
+  });
+  it("reads a missing or malformed header as no page", () => {
+    expect(fromHeader(null)).toBeNull();
+    expect(fromHeader("%E0%A4%A")).toBeNull();
+    expect(fromHeader("https%3A%2F%2Fevil.example%2F")).toBeNull();
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * Which page a URL is: the one place that answers it (docs/architecture.md#one-request-one-decision).
+ * The proxy sets the status from it, the page cache keys and versions pages by it, and the per-request
+ * decision (page-request.ts) starts from it.
+ */
+import { isDomain, parseQuery, type Query } from "../lib/protocol/ids";
+
+export type Page =
+  /** `/entity/{domain}`: the canonical page of one entity. */
+  | { kind: "entity"; query: Query & { kind: "domain" } }
+  /** `/search?q=` with an identifier: a lookup. */
+  | { kind: "lookup"; query: Query }
+  /** `/search` without a valid query: the form again, with the reason, as HTTP 400. */
+  | { kind: "bad-query"; q: string; message: string }
+  /** `/entity/{anything that is not a domain}`: HTTP 404. */
+  | { kind: "no-entity" };
+
+/** The page at `pathname` with `searchParams`, or null for any other path (the home page, the API, assets). */
+export function pageOf(pathname: string, searchParams: URLSearchParams): Page | null {
+  if (pathname === "/search") {
+    const q = searchParams.get("q") ?? "";
+    const parsed = parseQuery(q);
+    return parsed.ok ? { kind: "lookup", query: parsed.query } : { kind: "bad-query", q, message: parsed.message };
+  }
+  const segment = /^\/entity\/([^/]*)\/?$/.exec(pathname)?.[1];
+  if (segment === undefined) return null;
+  const domain = decoded(segment);
+  if (domain === null || !isDomain(domain)) return { kind: "no-entity" };
+  const lower = domain.toLowerCase();
+  return { kind: "entity", query: { input: lower, kind: "domain", domain: lower } };
+}
+
+/** The HTTP status of a page, decided before its first byte streams. */
+export function statusOf(page: Page | null): number {
+  return page?.kind === "bad-query" ? 400 : page?.kind === "no-entity" ? 404 : 200;
+}
+
+/** Whether the page is a resolver answer (an entity page or a lookup), rather than a form or an error. */
+export const isAnswer = (page: Page | null): page is Page & { kind: "entity" | "lookup" } => page?.kind === "entity" || page?.kind === "lookup";
+
+/**
+ * The request header that carries a page's URL from the proxy to the layout, which cannot read the
+ * URL itself. The proxy always overwrites it, so a client cannot name another page.
+ */
+export const URL_HEADER = "x-ident-url";
+
+/** A path and query as a header value: percent-encoded, since a query may hold characters a header cannot. */
+export const toHeader = (pathAndQuery: string) => encodeURIComponent(pathAndQuery);
+
+/** The URL a header value carries, or null when it is missing or malformed. */
+export function fromHeader(value: string | null): URL | null {
+  const text = value === null ? null : decoded(value);
+  if (text === null || !text.startsWith("/")) return null;
+  try {
+    return new URL(text, "http://page.invalid");
+  } catch {
+    return null;
+  }
+}
+
+function decoded(value: string): string | null {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return null;
+  }
+}
