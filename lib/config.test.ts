@@ -27,3 +27,16 @@ describe("configuration (SPEC §8)", () => {
     }
   });
 });
+
+describe("configuration messages", () => {
+  it("name the variable, its value and the range, once each", () => {
+    const parsed = parseConfig({ IDENT_MAX_CLAIMS: "lots", IDENT_PUBLIC_URL: "ftp://x.example" });
+    expect(parsed).toEqual({
+      ok: false,
+      errors: ['IDENT_MAX_CLAIMS="lots": must be a whole number from 1 to 1000', 'IDENT_PUBLIC_URL="ftp://x.example": "ftp://x.example" must be an http(s) URL'],
+    });
+  });
+  it("take blank values as unset", () => {
+    expect(parseConfig({ IDENT_MAX_CLAIMS: " ", NODE_EXTRA_CA_CERTS: "", IDENT_PUBLIC_URL: "" })).toMatchObject({ ok: true, config: { maxClaims: 50, extraCaCerts: null } });
+  });
+});

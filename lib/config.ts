@@ -1,14 +1,78 @@
 import { existsSync } from "node:fs";
+import { z } from "zod";
 import { parseConnectTo, type ConnectToEntry } from "./fetch/connect-to";
+import { DEFAULTS } from "./limits";
 
-/** The configuration of SPEC §8, read only from environment variables. */
+/**
+ * The configuration (docs/decisions.md#configuration), read only from environment variables, in one
+ * zod schema: each variable's parser, range and default stand together, and every bad value is
+ * reported with its name, not only the first.
+ */
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** A variable that may be unset; blank counts as unset. */
+const variable = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
+
+/** A whole number from `min` to `max`, or `fallback` when unset. */
+function whole(fallback: number, min: number, max: number) {
+  const Range = z.coerce.number().int().min(min).max(max);
+  return variable.transform((raw, ctx) => {
+    if (raw === undefined) return fallback;
+    const n = Range.safeParse(/^-?\d+$/.test(raw) ? raw : NaN);
+    if (n.success) return n.data;
+    ctx.addIssue({ code: "custom", message: `must be a whole number from ${min} to ${max}` });
+    return z.NEVER;
+  });
+}
+
+/** The schema of the environment; `fileExists` is injected so tests need no files. */
+function envSchema(fileExists: (path: string) => boolean) {
+  return z.object({
+    IDENT_CONNECT_TO: z
+      .string()
+      .optional()
+      .transform((value, ctx): ConnectToEntry[] => {
+        const parsed = parseConnectTo(value ?? "");
+        if (parsed.ok) return parsed.entries;
+        ctx.addIssue({ code: "custom", message: parsed.message });
+        return z.NEVER;
+      }),
+    IDENT_FETCH_TIMEOUT_MS: whole(DEFAULTS.fetchTimeoutMs, 100, 60_000),
+    // The protocol bounds staleness at one day.
+    IDENT_CACHE_TTL_S: whole(DEFAULTS.cacheTtlS, 0, DEFAULTS.cacheTtlS),
+    IDENT_CACHE_FRESH_S: whole(DEFAULTS.cacheFreshS, 0, DEFAULTS.cacheTtlS),
+    IDENT_MAX_CLAIMS: whole(DEFAULTS.maxClaims, 1, 1000),
+    IDENT_MAX_CONNECTIONS: whole(DEFAULTS.maxConnections, 0, 100),
+    PORT: whole(3000, 1, 65_535),
+    IDENT_TRUSTED_HOPS: whole(0, 0, 10),
+    IDENT_PUBLIC_URL: variable.transform((value, ctx) => {
+      if (value === undefined) return null;
+      const url = URL.canParse(value) ? new URL(value) : null;
+      if (url && (url.protocol === "https:" || url.protocol === "http:")) return url.origin;
+      ctx.addIssue({ code: "custom", message: `${JSON.stringify(value)} must be an http(s) URL` });
+      return z.NEVER;
+    }),
+    // Read by Node itself at start; checked here so a typo fails loudly.
+    NODE_EXTRA_CA_CERTS: variable.transform((path, ctx) => {
+      if (path === undefined) return null;
+      if (fileExists(path)) return path;
+      ctx.addIssue({ code: "custom", message: `no file at ${path}` });
+      return z.NEVER;
+    }),
+  });
+}
+
 export type Config = {
   connectTo: ConnectToEntry[];
   /** `IDENT_FETCH_TIMEOUT_MS`. @default 10000 */
   fetchTimeoutMs: number;
   /** `IDENT_CACHE_TTL_S`: the longest a cached document is used. @default 86400 */
   cacheTtlS: number;
-  /** `IDENT_CACHE_FRESH_S`: how long a found document is served without a refresh (SPEC §9: 1 hour). @default 3600 */
+  /** `IDENT_CACHE_FRESH_S`: how long a found document is served without a refresh. @default 3600 */
   cacheFreshS: number;
   /** `IDENT_MAX_CLAIMS`. @default 50 */
   maxClaims: number;
@@ -20,57 +84,39 @@ export type Config = {
   publicUrl: string;
   /** `IDENT_TRUSTED_HOPS`: proxies in front of the app whose X-Forwarded-For entries are trusted. @default 0 */
   trustedHops: number;
-  /** `NODE_EXTRA_CA_CERTS`, read by Node itself at start; checked here so a typo fails loudly. */
+  /** `NODE_EXTRA_CA_CERTS`. */
   extraCaCerts: string | null;
 };
 
 export type ConfigParse = { ok: true; config: Config } | { ok: false; errors: string[] };
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number, errors: string[]): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    errors.push(`${name}=${JSON.stringify(raw)} must be a whole number from ${min} to ${max}`);
-    return fallback;
-  }
-  return n;
-}
-
-/**
- * Reads and validates the configuration (SPEC §8). Every bad value is reported, not only the first.
- * The cache TTL cannot pass one day: the seed's bound on staleness (seed §8).
- */
+/** Reads and validates the configuration. Every bad value is reported as `NAME=value: why`. */
 export function parseConfig(env: Env, fileExists: (path: string) => boolean = (p) => existsSync(/*turbopackIgnore: true*/ p)): ConfigParse {
-  const errors: string[] = [];
-  const connectTo = parseConnectTo(env.IDENT_CONNECT_TO ?? "");
-  if (!connectTo.ok) errors.push(`IDENT_CONNECT_TO: ${connectTo.message}`);
-  const extraCaCerts = env.NODE_EXTRA_CA_CERTS?.trim() || null;
-  if (extraCaCerts && !fileExists(extraCaCerts)) errors.push(`NODE_EXTRA_CA_CERTS: no file at ${extraCaCerts}`);
-  const config: Config = {
-    connectTo: connectTo.ok ? connectTo.entries : [],
-    fetchTimeoutMs: integer(env, "IDENT_FETCH_TIMEOUT_MS", 10_000, 100, 60_000, errors),
-    cacheTtlS: integer(env, "IDENT_CACHE_TTL_S", 86_400, 0, 86_400, errors),
-    cacheFreshS: integer(env, "IDENT_CACHE_FRESH_S", 3600, 0, 86_400, errors),
-    maxClaims: integer(env, "IDENT_MAX_CLAIMS", 50, 1, 1000, errors),
-    maxConnections: integer(env, "IDENT_MAX_CONNECTIONS", 10, 0, 100, errors),
-    port: integer(env, "PORT", 3000, 1, 65_535, errors),
-    trustedHops: integer(env, "IDENT_TRUSTED_HOPS", 0, 0, 10, errors),
-    publicUrl: "",
-    extraCaCerts,
-  };
-  const publicUrl = env.IDENT_PUBLIC_URL?.trim() || `http://localhost:${config.port}`;
-  let origin: URL | null = null;
-  try {
-    origin = new URL(publicUrl);
-  } catch {
-    origin = null;
+  const parsed = envSchema(fileExists).safeParse(env);
+  if (!parsed.success) {
+    const errors = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? "");
+      const value = env[name];
+      return `${name}${value === undefined ? "" : `=${JSON.stringify(value)}`}: ${issue.message}`;
+    });
+    return { ok: false, errors: [...new Set(errors)] };
   }
-  if (!origin || (origin.protocol !== "https:" && origin.protocol !== "http:")) errors.push(`IDENT_PUBLIC_URL=${JSON.stringify(publicUrl)} must be an http(s) URL`);
-  else config.publicUrl = origin.origin;
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
+  const e = parsed.data;
+  return {
+    ok: true,
+    config: {
+      connectTo: e.IDENT_CONNECT_TO,
+      fetchTimeoutMs: e.IDENT_FETCH_TIMEOUT_MS,
+      cacheTtlS: e.IDENT_CACHE_TTL_S,
+      cacheFreshS: e.IDENT_CACHE_FRESH_S,
+      maxClaims: e.IDENT_MAX_CLAIMS,
+      maxConnections: e.IDENT_MAX_CONNECTIONS,
+      port: e.PORT,
+      publicUrl: e.IDENT_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+      trustedHops: e.IDENT_TRUSTED_HOPS,
+      extraCaCerts: e.NODE_EXTRA_CA_CERTS,
+    },
+  };
 }
 
 /** One message naming every bad variable, for a start-up failure. */
