@@ -1,3 +1,4 @@
+import { parseArgs } from "node:util";
 import { configErrorMessage, parseConfig } from "../lib/config";
 import { createConfiguredResolver } from "../lib/setup";
 import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
@@ -75,25 +76,39 @@ export function formatResponse(response: SearchResponse): string {
   return `${lines.join("\n").trim()}\n`;
 }
 
-/** `ident resolve <query> [--json]` (SPEC §8). Returns the exit status. */
+/** The command line, read by node:util's parseArgs: `resolve <query>` and its flags, or why not. */
+function readArgs(argv: readonly string[]): { ok: true; json: boolean; help: boolean; version: boolean; positionals: string[] } | { ok: false; message: string } {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" }, version: { type: "boolean" } },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { ok: true, json: values.json === true, help: values.help === true, version: values.version === true, positionals };
+  } catch (err) {
+    const option = err instanceof Error ? /'(-[^']*)'/.exec(err.message)?.[1] : undefined;
+    return { ok: false, message: option ? `unknown option ${option}` : err instanceof Error ? err.message : "bad arguments" };
+  }
+}
+
+/** `ident resolve <query> [--json]` (docs/decisions.md#interfaces). Returns the exit status. */
 export async function run(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, io: Io): Promise<number> {
-  const args = [...argv];
-  if (args.includes("--version")) {
+  const args = readArgs(argv);
+  if (args.ok && args.version) {
     io.out(`${VERSION}\n`);
     return 0;
   }
-  if (args.length === 0 || args.includes("--help") || args.includes("-h")) {
-    io[args.length === 0 ? "err" : "out"](`${USAGE}\n`);
-    return args.length === 0 ? 2 : 0;
+  if (argv.length === 0 || (args.ok && args.help)) {
+    io[argv.length === 0 ? "err" : "out"](`${USAGE}\n`);
+    return argv.length === 0 ? 2 : 0;
   }
-  const json = args.includes("--json");
-  const rest = args.filter((a) => a !== "--json");
-  const unknown = rest.find((a) => a.startsWith("--"));
-  const [command, query] = rest;
-  if (command !== "resolve" || query === undefined || rest.length !== 2 || unknown) {
-    io.err(`ident: ${unknown ? `unknown option ${unknown}` : "expected: resolve <query>"}\n${USAGE}\n`);
+  const [command, query, ...extra] = args.ok ? args.positionals : [];
+  if (!args.ok || command !== "resolve" || query === undefined || extra.length > 0) {
+    io.err(`ident: ${args.ok ? "expected: resolve <query>" : args.message}\n${USAGE}\n`);
     return 2;
   }
+  const json = args.json;
   const config = parseConfig(env);
   if (!config.ok) {
     io.err(`${configErrorMessage(config.errors)}\n`);
