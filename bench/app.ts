@@ -14,9 +14,9 @@ import { request } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { median } from "./stats";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 /** A person's browser: it gets streamed pages (lib/clients.ts). */
 const BROWSER = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36" };
 

@@ -15,6 +15,7 @@ import { createFetcher, type Fetcher } from "../lib/fetch/fetcher";
 import { createResolver } from "../lib/resolver";
 import { spawnSampleNetwork } from "../test/network/spawn";
 import { benchApp } from "./app";
+import { median } from "./stats";
 
 const DELAY_MS = 50;
 const TTFB_RUNS = 6;
@@ -22,11 +23,6 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const S = "\u00a7";
 
 const json = (v: unknown) => JSON.stringify(v);
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 type Files = { files: Record<string, string> };
 

@@ -1,4 +1,5 @@
 import { Suspense } from "react";
+import { app } from "@/web/server";
 import type { Claim } from "@/lib/result/record";
 import { clipName } from "@/lib/present/display";
 import type { ClaimSlot } from "@/lib/resolver";
@@ -12,7 +13,7 @@ type Slot = { id: string | null; claim: Promise<Claim> | Claim };
 /** Renders the claim in the list it belongs to once it settles; nothing in the other list. */
 async function Settled({ slot, kind, want }: { slot: Slot; kind: ClaimKind; want: boolean }) {
   const claim = await slot.claim;
-  return claim.verified === want ? <ClaimCard view={claimView(kind, claim)} /> : null;
+  return claim.verified === want ? <ClaimCard view={claimView(kind, claim, app().config)} /> : null;
 }
 
 /** Shows a placeholder until the claim settles, then nothing: the card appears in its own list. */
@@ -33,7 +34,7 @@ export function ClaimGroup({ kind, slots, headingLevel = 3 }: { kind: ClaimKind;
   const settled = slots.flatMap((s) => (s.claim instanceof Promise ? [] : [s.claim]));
   if (settled.length === slots.length) {
     // Everything is known (a warm cache, or a finished query): plain lists, no streaming machinery.
-    const list = (verified: boolean) => <ClaimList kind={kind} views={settled.filter((c) => c.verified === verified).map((c) => claimView(kind, c))} />;
+    const list = (verified: boolean) => <ClaimList kind={kind} views={settled.filter((c) => c.verified === verified).map((c) => claimView(kind, c, app().config))} />;
     return (
       <section className="claim-group" aria-label={TITLES[kind]} data-testid={`group-${kind}`}>
         <H>{TITLES[kind]}</H>

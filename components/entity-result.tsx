@@ -1,4 +1,5 @@
 import { Suspense } from "react";
+import { app } from "@/web/server";
 import type { StagedEntity } from "@/lib/resolver";
 import type { Claim, EntityResult } from "@/lib/result/record";
 import { claimView, entityView } from "@/lib/present/view";
@@ -21,7 +22,7 @@ export function EntityResultView({
   const sub = headingLevel === 1 ? 2 : 3;
   return (
     <article className="result" data-testid="result" data-domain={result.entity.domain}>
-      <EntityHeader view={entityView(result.entity, result.cache)} headingLevel={headingLevel} linkToPage={linkToPage} />
+      <EntityHeader view={entityView(result.entity, result.cache, app().config)} headingLevel={headingLevel} linkToPage={linkToPage} />
       {result.focus && focusKind ? <Focus claim={result.focus} kind={focusKind} /> : null}
       <ClaimGroup kind="property" slots={fromClaims(result.properties)} headingLevel={sub} />
       <ClaimGroup kind="credential" slots={fromClaims(result.credentials)} headingLevel={sub} />
@@ -40,7 +41,7 @@ export async function StreamedEntityResult({ staged, headingLevel = 2, linkToPag
   const sub = headingLevel === 1 ? 2 : 3;
   return (
     <article className="result" data-testid="result" data-domain={entity.entity.domain}>
-      <EntityHeader view={entityView(entity.entity, entity.cache)} headingLevel={headingLevel} linkToPage={linkToPage} />
+      <EntityHeader view={entityView(entity.entity, entity.cache, app().config)} headingLevel={headingLevel} linkToPage={linkToPage} />
       <ClaimGroup kind="property" slots={fromStaged(entity.properties)} headingLevel={sub} />
       <ClaimGroup kind="credential" slots={fromStaged(entity.credentials)} headingLevel={sub} />
       <ClaimGroup kind="connection" slots={fromStaged(entity.connections)} headingLevel={sub} />
@@ -56,7 +57,7 @@ function Focus({ claim, kind }: { claim: Claim; kind: FocusKind }) {
     <section className="focus" aria-label="The claim you searched for" data-testid="focus" data-verified={claim.verified}>
       <h3>{claim.verified ? "This claim verifies" : "This claim does not verify"}</h3>
       <ul className="claims">
-        <ClaimCard view={claimView(kind, claim)} />
+        <ClaimCard view={claimView(kind, claim, app().config)} />
       </ul>
     </section>
   );

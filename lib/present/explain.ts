@@ -1,7 +1,8 @@
+import { DEFAULTS, MiB } from "../limits";
 import type { EntityStatus } from "../result/record";
 import type { Reason } from "../protocol/reasons";
 
-/** Short plain words for each reason (SPEC §6), shown beside the detailed message. */
+/** Short plain words for each reason (docs/decisions.md#verification), shown beside the detailed message. */
 export const REASON_TEXT: Record<Reason, string> = {
   invalid_entry: "the entry is malformed",
   duplicate: "the entry repeats an earlier one",
@@ -30,15 +31,21 @@ export const STATUS_TEXT: Record<EntityStatus, string> = {
   blocked: "the domain leads somewhere the resolver does not go",
 };
 
-/** What the publisher can do about each reason (issue: "and what the publisher can do about it"). */
-export const REASON_FIX: Record<Reason, string> = {
+/** What the words below depend on: the configured limits, so they never state a limit other than the one applied. */
+export type Settings = { fetchTimeoutMs: number };
+
+const seconds = (ms: number) => `${ms % 1000 === 0 ? ms / 1000 : (ms / 1000).toFixed(1)} second${ms === 1000 ? "" : "s"}`;
+const size = (bytes: number) => `${bytes / MiB} MiB`;
+
+/** What the publisher can do about each reason. */
+const REASON_FIX: Record<Reason, string | ((s: Settings) => string)> = {
   invalid_entry: "Give the entry an id of the right form (§:property:{domain}, or @user@domain for a credential).",
   duplicate: "Remove the repeated entry.",
   limit: "List fewer claims; only the first ones of each kind are checked.",
   not_found: "Publish the counterpart document at its URL, or embed it in the page as a <script type=\"application/json\">.",
   unreachable: "Make sure the counterpart site answers over HTTPS with a valid certificate.",
-  timeout: "Make the counterpart site answer within 10 seconds.",
-  too_large: "Keep the document under 1 MiB (2 MiB for a page).",
+  timeout: (s) => `Make the counterpart site answer within ${seconds(s.fetchTimeoutMs)}.`,
+  too_large: `Keep the document under ${size(DEFAULTS.maxBytes.json)} (${size(DEFAULTS.maxBytes.html)} for a page).`,
   blocked: "Serve the document over HTTPS on port 443 from a public address, with at most 3 redirects.",
   invalid_document: "Fix the counterpart document so it has the required fields.",
   id_mismatch: "The property document must carry the id of the site it is served from.",
@@ -50,11 +57,19 @@ export const REASON_FIX: Record<Reason, string> = {
 };
 
 /** What the publisher of an entity can do when its document was not accepted. */
-export const STATUS_FIX: Record<Exclude<EntityStatus, "accepted">, string> = {
+const STATUS_FIX: Record<Exclude<EntityStatus, "accepted">, string | ((s: Settings) => string)> = {
   rejected: "Publish a JSON object whose network_id is §:entity: followed by this domain.",
   not_found: "Publish /ident.json on this domain, or embed <script type=\"application/json\" id=\"ident-hub\"> in its home page.",
   unreachable: "Make sure the domain answers over HTTPS with a valid certificate.",
-  timeout: "Make the domain answer within 10 seconds.",
-  too_large: "Keep the entity document under 1 MiB.",
+  timeout: (s) => `Make the domain answer within ${seconds(s.fetchTimeoutMs)}.`,
+  too_large: `Keep the entity document under ${size(DEFAULTS.maxBytes.json)}.`,
   blocked: "Serve the document over HTTPS on port 443 from a public address, with at most 3 redirects.",
 };
+
+const words = (text: string | ((s: Settings) => string), s: Settings) => (typeof text === "string" ? text : text(s));
+
+/** What the publisher can do about a claim that failed for `reason`. */
+export const reasonFix = (reason: Reason, s: Settings) => words(REASON_FIX[reason], s);
+
+/** What the publisher of an entity can do when its document was not accepted. */
+export const statusFix = (status: Exclude<EntityStatus, "accepted">, s: Settings) => words(STATUS_FIX[status], s);

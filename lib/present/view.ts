@@ -3,10 +3,11 @@
  * string here is untrusted text, already cut to the display limits; every link is http(s) only.
  */
 import { clipDescription, clipName, safeUrl } from "./display";
-import { REASON_FIX, REASON_TEXT, STATUS_FIX, STATUS_TEXT } from "./explain";
+import { REASON_TEXT, reasonFix, STATUS_TEXT, statusFix, type Settings } from "./explain";
 import { parseCredentialId } from "../protocol/ids";
 import type { Claim, EntityResult, EntityStatus, Source } from "../result/record";
 import { parseCredentialDocument } from "../documents/credential";
+import { isRecord } from "../documents/json";
 import { parsePropertyDocument } from "../documents/property";
 import type { Reason } from "../protocol/reasons";
 
@@ -53,7 +54,6 @@ export type ClaimView = {
 const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v : null);
 /** `clip(value)` when there is a value. */
 const opt = (value: string | null, clip: (v: string) => string): string | null => (value ? clip(value) : null);
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const VIA: Record<Source["via"], SourceView["via"]> = { json: "JSON document", embed: "HTML embed", page: "page" };
 
@@ -73,7 +73,7 @@ const LEGAL: [string, string][] = [
   ["legal_entity_type", "Legal entity type"],
 ];
 
-export function entityView(entity: EntityResult["entity"], cache: EntityResult["cache"]): EntityView {
+export function entityView(entity: EntityResult["entity"], cache: EntityResult["cache"], settings: Settings): EntityView {
   const d = entity.details ?? {};
   const badge = entity.entity_type === "person" ? "Person" : entity.entity_type === "organization" ? "Organization" : null;
   const email = str(d.email);
@@ -82,7 +82,7 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
       ? null
       : {
           message: entity.problems.filter((p) => p.severity === "error").map((p) => p.message).join(" ") || STATUS_TEXT[entity.status],
-          fix: STATUS_FIX[entity.status],
+          fix: statusFix(entity.status, settings),
         };
   return {
     domain: entity.domain,
@@ -107,14 +107,14 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
 function get(value: unknown, ...path: string[]): string | null {
   let v = value;
   for (const key of path) {
-    if (!isObject(v)) return null;
+    if (!isRecord(v)) return null;
     v = v[key];
   }
   return str(v);
 }
 
-export function claimView(kind: ClaimKind, claim: Claim): ClaimView {
-  const claimed = isObject(claim.claimed) ? claim.claimed : {};
+export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): ClaimView {
+  const claimed = isRecord(claim.claimed) ? claim.claimed : {};
   const base = {
     kind,
     id: clipName(claim.id ?? "(no id)"),
@@ -124,7 +124,7 @@ export function claimView(kind: ClaimKind, claim: Claim): ClaimView {
           code: claim.reason,
           text: REASON_TEXT[claim.reason],
           detail: claim.problems.find((p) => p.code === claim.reason)?.message ?? REASON_TEXT[claim.reason],
-          fix: REASON_FIX[claim.reason],
+          fix: reasonFix(claim.reason, settings),
         }
       : null,
     source: sourceView(claim.source),

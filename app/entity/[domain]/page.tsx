@@ -23,7 +23,7 @@ async function entityOf(): Promise<Pick<EntityResult, "entity" | "cache">> {
 
 export async function generateMetadata(): Promise<Metadata> {
   const { entity, cache } = await entityOf();
-  const view = entityView(entity, cache);
+  const view = entityView(entity, cache, app().config);
   const domain = entity.domain;
   const accepted = view.status === "accepted";
   const title = accepted ? `${clip(view.name, 70)} (${domain})` : domain;

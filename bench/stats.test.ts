@@ -1,0 +1,13 @@
+import { describe, expect, it } from "vitest";
+import { median } from "./stats";
+
+describe("median", () => {
+  it.each([
+    [[], NaN],
+    [[3], 3],
+    [[3, 1, 2], 2],
+    [[4, 1, 3, 2], 2.5],
+  ])("median(%j) = %d", (xs, m) => {
+    expect(median(xs)).toBe(m);
+  });
+});
