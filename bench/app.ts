@@ -1,12 +1,13 @@
 /**
- * App figures for `npm run bench` (issue: web app benchmark):
- *   rps ratio  requests/s of a warm (cached) entity page ÷ requests/s of `/`, same run  goal ≥ 0.9;
- *              for a typical entity (7 claims), a 20-claim one and a claimless one, with the server's
- *              CPU time per request beside each (steadier than req/s on a shared machine). Warm
- *              entity pages come from the page cache (lib/page-cache.ts); `/` is rendered each time
+ * App figures for `npm run bench`:
+ *   rps ratio  requests/s of a warm (cached) entity page ÷ requests/s of `/`, same run  goal ≥ 0.9
+ *              for a 20-claim page as a browser and as a crawler; also a typical entity (7 claims)
+ *              and a claimless one, with the server's CPU time per request beside each (steadier
+ *              than req/s on a shared machine). Warm entity pages come from the page cache
+ *              (web/page-cache.ts); `/` is rendered each time
  *   TTFB       time to first byte of an entity page whose publishers answer in 50 ms (cold cache),
  *              with the time to the entity header and to the whole page beside it, as a browser
- *              sees it (streamed); a program gets the page whole (lib/clients.ts)
+ *              sees it (streamed); a program gets the page whole (web/clients.ts)
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -17,8 +18,10 @@ import autocannon from "autocannon";
 import { median } from "./stats";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-/** A person's browser: it gets streamed pages (lib/clients.ts). */
+/** A person's browser: it gets streamed pages when they are cold (web/clients.ts). */
 const BROWSER = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36" };
+/** A crawler: it always gets whole pages, the JSON-LD in the head. */
+const CRAWLER = { "user-agent": "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)" };
 
 /** CPU time a process has used, in ms, from /proc (Linux); NaN elsewhere. */
 function cpuMs(pid: number | undefined): number {
@@ -68,7 +71,7 @@ function timeGet(url: string, marker: string, headers: Record<string, string> = 
  * Requests per second of `url` over `seconds`, and the server's CPU ms per request meanwhile. With
  * `fresh`, each request adds its own query parameter, so the page cache never answers it.
  */
-async function rps(url: string, seconds: number, pid?: number, fresh = false): Promise<{ rps: number; cpu: number }> {
+async function rps(url: string, seconds: number, pid?: number, fresh = false, client: Record<string, string> = BROWSER): Promise<{ rps: number; cpu: number }> {
   const before = cpuMs(pid);
   let n = 0;
   const path = new URL(url).pathname;
@@ -77,7 +80,7 @@ async function rps(url: string, seconds: number, pid?: number, fresh = false): P
     connections: 8,
     duration: seconds,
     // As a browser asks: compressed, so every page pays for gzip.
-    headers: { ...BROWSER, "accept-encoding": "gzip, deflate, br" },
+    headers: { ...client, "accept-encoding": "gzip, deflate, br" },
     ...(fresh ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: `${path}?bench=${n++}` }) }] } : {}),
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
@@ -113,9 +116,18 @@ export async function benchApp(env: Record<string, string>, ttfbDomains: string[
     const urls = { home: `${base}/`, typical: `${base}/entity/${pages.typical}`, twenty: `${base}/entity/${ttfbDomains[0]}`, bare: `${base}/entity/${pages.bare}` };
     for (const url of Object.values(urls)) await timeGet(url, "");
     for (const url of Object.values(urls)) await rps(url, 2);
-    const rounds: Record<keyof typeof urls | "rendered", { rps: number; cpu: number }[]> = { home: [], typical: [], twenty: [], bare: [], rendered: [] };
+    await rps(urls.twenty, 2, app.pid, false, CRAWLER);
+    const rounds: Record<keyof typeof urls | "rendered" | "crawler", { rps: number; cpu: number }[]> = {
+      home: [],
+      typical: [],
+      twenty: [],
+      bare: [],
+      rendered: [],
+      crawler: [],
+    };
     for (let i = 0; i < 3; i++) {
       for (const [k, url] of Object.entries(urls) as [keyof typeof urls, string][]) rounds[k].push(await rps(url, 3, app.pid));
+      rounds.crawler.push(await rps(urls.twenty, 3, app.pid, false, CRAWLER));
       rounds.rendered.push(await rps(urls.typical, 3, app.pid, true));
     }
     const fig = (k: keyof typeof rounds) => {
@@ -123,7 +135,8 @@ export async function benchApp(env: Record<string, string>, ttfbDomains: string[
       return `${ratio.toFixed(2)} (${median(rounds[k].map((r) => r.rps)).toFixed(0)} req/s, ${median(rounds[k].map((r) => r.cpu)).toFixed(1)} ms CPU)`;
     };
     console.log(
-      `rps       warm entity page ÷ / (goal ≥ 0.9): typical, 7 claims ${fig("typical")}; 20 claims ${fig("twenty")}; no claims ${fig("bare")}; ` +
+      `rps       warm entity page ÷ / (goal ≥ 0.9 for a browser and a crawler): 20 claims as a browser ${fig("twenty")}, as a crawler ${fig("crawler")}; ` +
+        `typical, 7 claims ${fig("typical")}; no claims ${fig("bare")}; ` +
         `/ ${median(rounds.home.map((r) => r.rps)).toFixed(0)} req/s, ${median(rounds.home.map((r) => r.cpu)).toFixed(1)} ms CPU per request\n` +
         `          the typical page rendered afresh each time (every request a page-cache miss: Next renders it, the cache gzips it; documents cached): ${fig("rendered")}`,
     );

@@ -7,6 +7,7 @@
  *   sharing  publisher requests for 20 concurrent cold resolutions of one domain  goal 1
  *   memory   extra RSS after resolving a document with 10,000 credential entries  goal < 50 MB
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -89,6 +90,16 @@ function writeSites(root: string) {
   }
 }
 
+/** The bare client's cold fan-out (bench/bare-client.ts), run in a process of its own. */
+function bareFanOut(port: number, caFile: string): number {
+  const out = spawnSync(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "bare-client.ts"), String(port), caFile, String(RUNS), String(DELAY_MS)], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  if (out.status !== 0) throw new Error(`bare client: ${out.stderr}`);
+  return (JSON.parse(out.stdout) as { ratio: number }).ratio;
+}
+
 async function main() {
   // The publishers run in their own process, so their TLS work is not timed as the resolver's.
   const root = mkdtempSync(path.join(tmpdir(), "ident-bench-"));
@@ -158,6 +169,11 @@ async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
     `median ${median(m.fans).toFixed(0)} ms vs ${median(m.empties).toFixed(0)} ms with no claims, ${RUNS} runs`;
   console.log(line("new connections", cold));
   console.log(line("kept connections", hot));
+  const floor = bareFanOut(parsed.entries[0]?.connectPort ?? 0, net.env.NODE_EXTRA_CA_CERTS);
+  console.log(
+    `fan-out   over the floor ${(median(cold.ratios) / floor).toFixed(2)} (goal ≤ 1.1): the resolver's cold fan-out ÷ a bare client's ` +
+      `(${floor.toFixed(2)} round trips: entity, then 20 documents at once on new connections, in another process)`,
+  );
 
   // sharing
   const shared: number[] = [];
