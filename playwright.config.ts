@@ -4,7 +4,7 @@ const PORT = 3100;
 
 /**
  * The tests act as a person's browser. Headless Chromium says "HeadlessChrome", which the app
- * treats as an automated client (whole pages, lib/clients.ts); the JSON-LD tests use that one too.
+ * treats as an automated client (whole pages, web/clients.ts); the JSON-LD tests use that one too.
  */
 export const BROWSER_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36";
 
@@ -28,7 +28,15 @@ export default defineConfig({
     userAgent: BROWSER_UA,
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync",
+        "--disable-quic",
+      ],
     },
   },
   webServer: {

@@ -32,9 +32,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
         </header>
         <main id="main">{children}</main>
         <footer className="site-footer">
-          <p>
-            Claims count only when both sides name each other. Documents are fetched server-side and may be up to a day old.
-          </p>
+          <p>Claims count only when both sides name each other. Documents are fetched server-side and may be up to a day old.</p>
         </footer>
       </body>
     </html>

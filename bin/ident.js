@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `ident` command (SPEC §8): runs the TypeScript CLI through tsx, no build step.
+// The `ident` command (docs/decisions.md#interfaces): runs the TypeScript CLI through tsx, no build step.
 import { register } from "tsx/esm/api";
 
 register();

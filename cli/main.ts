@@ -11,7 +11,7 @@ export type Io = { out: (text: string) => void; err: (text: string) => void };
 const USAGE = `usage: ident resolve <query> [--json]
 
   <query>  ${QUERY_FORMS}
-  --json   print the SearchResponse record (SPEC §7) and nothing else
+  --json   print the SearchResponse record (docs/decisions.md#the-result-record) and nothing else
 
 Exit status: 0 when an entity is accepted, 1 when none is, 2 for a bad query or usage.`;
 
@@ -67,7 +67,7 @@ function entityLines(result: EntityResult): string[] {
   return lines;
 }
 
-/** The readable verdict (issue: the entity, then each claim with ✓ or ✗ and the reason). */
+/** The readable verdict: the entity, then each claim with ✓ or ✗ and the reason in words. */
 export function formatResponse(response: SearchResponse): string {
   const lines: string[] = [];
   for (const p of response.problems) lines.push(`${p.severity === "error" ? "✗" : "!"} ${printable(p.message)}`);
@@ -77,7 +77,9 @@ export function formatResponse(response: SearchResponse): string {
 }
 
 /** The command line, read by node:util's parseArgs: `resolve <query>` and its flags, or why not. */
-function readArgs(argv: readonly string[]): { ok: true; json: boolean; help: boolean; version: boolean; positionals: string[] } | { ok: false; message: string } {
+function readArgs(
+  argv: readonly string[],
+): { ok: true; json: boolean; help: boolean; version: boolean; positionals: string[] } | { ok: false; message: string } {
   try {
     const { values, positionals } = parseArgs({
       args: [...argv],

@@ -5,16 +5,29 @@ import type { ClaimView } from "@/lib/present/view";
 import { SourceLine } from "./source-line";
 import { Warnings } from "./warnings";
 
-/** One claim. A verified one and an unverified one never look alike (SPEC §10). */
+/** One claim. A verified one and an unverified one never look alike (docs/decisions.md#rendering). */
 export function ClaimCard({ view }: { view: ClaimView }) {
   return (
-    <li className={view.verified ? "claim claim-verified" : "claim claim-unverified"} data-testid="claim" data-verified={view.verified} data-reason={view.reason?.code ?? ""}>
+    <li
+      className={view.verified ? "claim claim-verified" : "claim claim-unverified"}
+      data-testid="claim"
+      data-verified={view.verified}
+      data-reason={view.reason?.code ?? ""}
+    >
       <div className="claim-head">
         <span className="claim-mark" aria-hidden="true">
           {view.verified ? "✓" : "✗"}
         </span>
         <span className="visually-hidden">{view.verified ? "Verified: " : "Not verified: "}</span>
-        <span className="claim-title">{view.link && view.verified ? <a href={view.link.href} rel={OUTBOUND_REL} target="_blank">{view.title}</a> : view.title}</span>
+        <span className="claim-title">
+          {view.link && view.verified ? (
+            <a href={view.link.href} rel={OUTBOUND_REL} target="_blank">
+              {view.title}
+            </a>
+          ) : (
+            view.title
+          )}
+        </span>
         {view.type ? <span className="badge">{view.type}</span> : null}
       </div>
       {view.id !== view.title ? (
@@ -52,7 +65,7 @@ export function ClaimCard({ view }: { view: ClaimView }) {
 
 /**
  * A settled list of claims. A client component, so a warm page sends each claim once as compact
- * data in the RSC payload rather than as its element tree (issue: warm page req/s).
+ * data in the RSC payload rather than as its element tree (docs/architecture.md).
  */
 export function ClaimList({ views, kind }: { views: ClaimView[]; kind: string }) {
   return (

@@ -1,4 +1,4 @@
-/** Example queries into the sample network, one of each kind (SPEC §8). */
+/** Example queries into the sample network, one of each kind (docs/decisions.md#interfaces). */
 export const EXAMPLES = [
   { q: "alice.example", what: "a domain" },
   { q: "https://acme.example/about", what: "a profile URL" },
@@ -54,7 +54,7 @@ export function SearchForm({ value = "", error, compact = false }: { value?: str
   );
 }
 
-/** Shown when `?refresh=1` was refused by the rate limit (SPEC §9). */
+/** Shown when `?refresh=1` was refused by the rate limit (docs/decisions.md#caching). */
 export function RefreshRefused() {
   return (
     <p className="notice" role="status">

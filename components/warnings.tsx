@@ -1,4 +1,4 @@
-/** Warnings about a document: shown, never blocking (SPEC §5 leniency). */
+/** Warnings about a document: shown, never blocking (docs/decisions.md#validation). */
 export function Warnings({ items, label }: { items: string[]; label: string }) {
   if (items.length === 0) return null;
   return (

@@ -1,7 +1,9 @@
 import { expect, test, type Page } from "@playwright/test";
 
 async function jsonLdOf(page: Page, where = ""): Promise<unknown[]> {
-  return page.locator(`${where} script[type="application/ld+json"]`).evaluateAll((els) => els.map((e) => JSON.parse(e.textContent ?? "null")));
+  return page
+    .locator(`${where} script[type="application/ld+json"]`)
+    .evaluateAll((els) => els.map((e) => JSON.parse(e.textContent ?? "null")));
 }
 
 /** The JSON-LD inside the <head> of an HTML text, as a program reading the page would find it. */
@@ -17,16 +19,21 @@ for (const domain of ["alice.example", "acme.example", "hartley-law.example", "d
     const api = await (await request.get(`/api/resolve?q=${domain}`)).json();
     await page.goto(`/entity/${domain}`);
     await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
-    // The API call cached every document, so even a streaming browser gets it in the head (SPEC §8).
+    // The API call cached every document, so even a streaming browser gets it in the head (docs/decisions.md#interfaces).
     expect(await jsonLdOf(page, "head")).toEqual([api.results[0].jsonld]);
   });
 }
 
-test("JSON-LD for alice is exactly SPEC §10", async ({ page }) => {
+test("JSON-LD for alice is exactly what docs/decisions.md#json-ld lists", async ({ page }) => {
   await page.goto("/entity/alice.example");
   await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
   const [ld] = (await jsonLdOf(page)) as Record<string, unknown>[];
-  expect(ld).toMatchObject({ "@context": "https://schema.org", "@type": "Person", identifier: "§:entity:alice.example", sameAs: ["https://blog.alice.example/", "https://social.example/@alice"] });
+  expect(ld).toMatchObject({
+    "@context": "https://schema.org",
+    "@type": "Person",
+    identifier: "§:entity:alice.example",
+    sameAs: ["https://blog.alice.example/", "https://social.example/@alice"],
+  });
   expect((ld?.hasCredential as unknown[]).length).toBe(3);
 });
 
@@ -42,13 +49,19 @@ test.describe("a crawler", () => {
   test("gets the entity page whole, with its JSON-LD once, in the document head", async ({ page, request }) => {
     const api = await (await request.get("/api/resolve?q=acme.example")).json();
     await page.goto("/entity/acme.example");
-    const inHead = await page.locator('head script[type="application/ld+json"]').evaluateAll((els) => els.map((e) => JSON.parse(e.textContent ?? "null")));
+    const inHead = await page
+      .locator('head script[type="application/ld+json"]')
+      .evaluateAll((els) => els.map((e) => JSON.parse(e.textContent ?? "null")));
     expect(inHead).toEqual([api.results[0].jsonld]);
     await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
     await expect(page.getByTestId("claim-pending")).toHaveCount(0);
   });
   test("cannot name another page's entity through the request headers", async ({ page }) => {
-    await page.setExtraHTTPHeaders({ "x-ident-url": encodeURIComponent("/entity/mallory.example"), "x-ident-page": "entity%3Amallory.example", "x-ident-refresh": "1" });
+    await page.setExtraHTTPHeaders({
+      "x-ident-url": encodeURIComponent("/entity/mallory.example"),
+      "x-ident-page": "entity%3Amallory.example",
+      "x-ident-refresh": "1",
+    });
     await page.goto("/");
     expect(await page.locator('script[type="application/ld+json"]').count()).toBe(0);
     await page.goto("/entity/alice.example");
@@ -60,7 +73,9 @@ test("a program fetching a page finds the JSON-LD in the head of the HTML", asyn
   const api = await (await request.get("/api/resolve?q=hartley-law.example")).json();
   const entity = await request.get("/entity/hartley-law.example", { headers: { "user-agent": "curl/8.14.1" } });
   expect(headJsonLdOf(await entity.text())).toEqual([api.results[0].jsonld]);
-  const owners = await request.get(`/search?q=${encodeURIComponent("§:property:jointventure.example")}`, { headers: { "user-agent": "python-requests/2.32" } });
+  const owners = await request.get(`/search?q=${encodeURIComponent("§:property:jointventure.example")}`, {
+    headers: { "user-agent": "python-requests/2.32" },
+  });
   expect((headJsonLdOf(await owners.text()) as { identifier: string }[]).map((l) => l.identifier)).toEqual([
     "§:entity:acme.example",
     "§:entity:beta.example",
@@ -81,7 +96,9 @@ test.describe("a headless browser", () => {
   });
 });
 
-test("a browser on a cold page gets the JSON-LD in the body once the claims settle, and in the head once they are cached", async ({ page }) => {
+test("a browser on a cold page gets the JSON-LD in the body once the claims settle, and in the head once they are cached", async ({
+  page,
+}) => {
   // dawdle.test's issuer answers after 2 s, and no other test asks for it: the cache is cold.
   await page.goto("/entity/dawdle.test", { waitUntil: "commit" });
   await expect(page.getByTestId("entity-header")).toBeVisible();
@@ -106,7 +123,9 @@ test.describe("a crawler on a large page", () => {
     scriptMoves: html.match(/\$RC\(/g)?.length ?? 0,
     pending: html.match(/data-testid="claim-pending"/g)?.length ?? 0,
   });
-  test("gets a 20-claim page whole, cold and warm: JSON-LD in the head, every claim in the HTML, nothing placed by script", async ({ request }) => {
+  test("gets a 20-claim page whole, cold and warm: JSON-LD in the head, every claim in the HTML, nothing placed by script", async ({
+    request,
+  }) => {
     const whole = { inHead: 1, claims: 20, pendingBoundaries: 0, scriptMoves: 0, pending: 0 };
     const headers = { "user-agent": GOOGLEBOT };
     // crowded.test is asked for by no other test: the first request is cold.

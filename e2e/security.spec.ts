@@ -24,7 +24,9 @@ test("every page has a CSP with a fresh nonce per request, and the page still wo
   expect(cspErrors).toEqual([]);
 });
 
-test("the API answers SPEC §8 with sensible caching, and refresh is rate-limited per client", async ({ request }) => {
+test("the API answers as docs/decisions.md#interfaces says, with sensible caching, and refresh is rate-limited per client", async ({
+  request,
+}) => {
   const ok = await request.get("/api/resolve?q=alice.example");
   expect(ok.status()).toBe(200);
   expect(ok.headers()["cache-control"]).toContain("max-age=60");
@@ -68,6 +70,8 @@ test("a warm page served from the page cache carries a fresh nonce each time, an
   expect(response?.headers()["x-ident-page-cache"]).toBe("hit");
   await expect(page.getByTestId("entity-header")).toBeVisible();
   // The page's scripts ran under the new nonce and React hydrated it (it marks the nodes it owns).
-  await expect.poll(() => page.evaluate(() => Object.keys(document.querySelector("main") ?? {}).some((k) => k.startsWith("__react")))).toBe(true);
+  await expect
+    .poll(() => page.evaluate(() => Object.keys(document.querySelector("main") ?? {}).some((k) => k.startsWith("__react"))))
+    .toBe(true);
   expect(cspErrors).toEqual([]);
 });

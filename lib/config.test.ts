@@ -1,28 +1,64 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config";
 
-describe("configuration (SPEC §8)", () => {
+describe("configuration (docs/decisions.md#configuration)", () => {
   it("defaults", () => {
     expect(parseConfig({})).toEqual({
       ok: true,
-      config: { connectTo: [], fetchTimeoutMs: 10_000, cacheTtlS: 86_400, cacheFreshS: 3600, maxClaims: 50, maxConnections: 10, port: 3000, trustedHops: 0, publicUrl: "http://localhost:3000", extraCaCerts: null },
+      config: {
+        connectTo: [],
+        fetchTimeoutMs: 10_000,
+        cacheTtlS: 86_400,
+        cacheFreshS: 3600,
+        maxClaims: 50,
+        maxConnections: 10,
+        port: 3000,
+        trustedHops: 0,
+        publicUrl: "http://localhost:3000",
+        extraCaCerts: null,
+      },
     });
   });
   it("reads every variable", () => {
     const parsed = parseConfig(
-      { IDENT_CONNECT_TO: "::127.0.0.1:8443", IDENT_FETCH_TIMEOUT_MS: "500", IDENT_CACHE_TTL_S: "60", IDENT_MAX_CLAIMS: "5", IDENT_MAX_CONNECTIONS: "0", PORT: "8080", NODE_EXTRA_CA_CERTS: "/ca.pem" },
+      {
+        IDENT_CONNECT_TO: "::127.0.0.1:8443",
+        IDENT_FETCH_TIMEOUT_MS: "500",
+        IDENT_CACHE_TTL_S: "60",
+        IDENT_MAX_CLAIMS: "5",
+        IDENT_MAX_CONNECTIONS: "0",
+        PORT: "8080",
+        NODE_EXTRA_CA_CERTS: "/ca.pem",
+      },
       () => true,
     );
-    expect(parsed).toMatchObject({ ok: true, config: { fetchTimeoutMs: 500, cacheTtlS: 60, maxClaims: 5, maxConnections: 0, port: 8080, extraCaCerts: "/ca.pem" } });
+    expect(parsed).toMatchObject({
+      ok: true,
+      config: { fetchTimeoutMs: 500, cacheTtlS: 60, maxClaims: 5, maxConnections: 0, port: 8080, extraCaCerts: "/ca.pem" },
+    });
   });
   it("reports every bad value with its name", () => {
     const parsed = parseConfig(
-      { IDENT_CONNECT_TO: "nonsense", IDENT_FETCH_TIMEOUT_MS: "10s", IDENT_CACHE_TTL_S: "90000", IDENT_MAX_CLAIMS: "-1", PORT: "99999", NODE_EXTRA_CA_CERTS: "/nope.pem" },
+      {
+        IDENT_CONNECT_TO: "nonsense",
+        IDENT_FETCH_TIMEOUT_MS: "10s",
+        IDENT_CACHE_TTL_S: "90000",
+        IDENT_MAX_CLAIMS: "-1",
+        PORT: "99999",
+        NODE_EXTRA_CA_CERTS: "/nope.pem",
+      },
       () => false,
     );
     expect(parsed.ok).toBe(false);
     const errors = parsed.ok ? [] : parsed.errors;
-    for (const name of ["IDENT_CONNECT_TO", "IDENT_FETCH_TIMEOUT_MS", "IDENT_CACHE_TTL_S", "IDENT_MAX_CLAIMS", "PORT", "NODE_EXTRA_CA_CERTS"]) {
+    for (const name of [
+      "IDENT_CONNECT_TO",
+      "IDENT_FETCH_TIMEOUT_MS",
+      "IDENT_CACHE_TTL_S",
+      "IDENT_MAX_CLAIMS",
+      "PORT",
+      "NODE_EXTRA_CA_CERTS",
+    ]) {
       expect(errors.some((e) => e.startsWith(name))).toBe(true);
     }
   });
@@ -33,10 +69,16 @@ describe("configuration messages", () => {
     const parsed = parseConfig({ IDENT_MAX_CLAIMS: "lots", IDENT_PUBLIC_URL: "ftp://x.example" });
     expect(parsed).toEqual({
       ok: false,
-      errors: ['IDENT_MAX_CLAIMS="lots": must be a whole number from 1 to 1000', 'IDENT_PUBLIC_URL="ftp://x.example": "ftp://x.example" must be an http(s) URL'],
+      errors: [
+        'IDENT_MAX_CLAIMS="lots": must be a whole number from 1 to 1000',
+        'IDENT_PUBLIC_URL="ftp://x.example": "ftp://x.example" must be an http(s) URL',
+      ],
     });
   });
   it("take blank values as unset", () => {
-    expect(parseConfig({ IDENT_MAX_CLAIMS: " ", NODE_EXTRA_CA_CERTS: "", IDENT_PUBLIC_URL: "" })).toMatchObject({ ok: true, config: { maxClaims: 50, extraCaCerts: null } });
+    expect(parseConfig({ IDENT_MAX_CLAIMS: " ", NODE_EXTRA_CA_CERTS: "", IDENT_PUBLIC_URL: "" })).toMatchObject({
+      ok: true,
+      config: { maxClaims: 50, extraCaCerts: null },
+    });
   });
 });

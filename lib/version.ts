@@ -1,5 +1,5 @@
 import pkg from "../package.json" with { type: "json" };
 
-/** The resolver's version, sent as `User-Agent: ident-resolver/<version>` (SPEC §3). */
+/** The resolver's version, sent as `User-Agent: ident-resolver/<version>` (docs/decisions.md#fetching). */
 export const VERSION: string = pkg.version;
 export const USER_AGENT = `ident-resolver/${VERSION}`;

@@ -1,4 +1,4 @@
-/** Exits 1 with a message naming every bad variable when the environment is not a valid configuration (SPEC §8). */
+/** Exits 1 with a message naming every bad variable when the environment is not a valid configuration (docs/decisions.md#configuration). */
 import { configErrorMessage, parseConfig } from "../lib/config";
 
 const parsed = parseConfig(process.env);

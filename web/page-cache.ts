@@ -1,9 +1,8 @@
 /**
- * Whole rendered pages, kept while what they show is unchanged (issue 3: a warm entity page costs
- * about what `/` costs). A page is stored under its URL with a version: the resolver's answer for it,
+ * Whole rendered pages, kept while what they show is unchanged (docs/decisions.md#page-cache). A page is stored under its URL with a version: the resolver's answer for it,
  * as text. A request is served from the store only when the version it would render now is the same,
  * so a stored page is byte for byte what a fresh render gives, except for the CSP nonce: every copy
- * sent gets a fresh one, in the header and everywhere in the body (SPEC §10, issue: security headers).
+ * sent gets a fresh one, in the header and everywhere in the body (docs/decisions.md#security-headers).
  * Framework-free: it wraps any Node request handler (web/serve.js hands it Next's).
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -39,7 +38,15 @@ const NONCE_RE = /'nonce-([A-Za-z0-9+/]+={0,2})'/;
 /** Headers that belong to one response, not to the page. */
 const PER_RESPONSE = new Set(["date", "content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"]);
 /** Requests Next answers with something other than the page's HTML, or that ask about a copy the client holds. */
-const NOT_A_PAGE = ["rsc", "next-router-state-tree", "next-router-prefetch", "next-router-segment-prefetch", "if-none-match", "if-modified-since", "range"];
+const NOT_A_PAGE = [
+  "rsc",
+  "next-router-state-tree",
+  "next-router-prefetch",
+  "next-router-segment-prefetch",
+  "if-none-match",
+  "if-modified-since",
+  "range",
+];
 
 /** `body` cut at every occurrence of `nonce`; joined again with another nonce by `withNonce`. */
 export function splitAt(body: Buffer, nonce: string): Buffer[] {
@@ -116,7 +123,8 @@ export const CACHE_HEADER = "x-ident-page-cache";
 
 function send(res: ServerResponse, page: Rendered, gzip: boolean, from: "hit" | "miss") {
   const headers: OutgoingHttpHeaders = { [CACHE_HEADER]: from };
-  for (const [name, value] of Object.entries(page.headers)) if (!PER_RESPONSE.has(name) && name !== CACHE_HEADER && value !== undefined) headers[name] = value;
+  for (const [name, value] of Object.entries(page.headers))
+    if (!PER_RESPONSE.has(name) && name !== CACHE_HEADER && value !== undefined) headers[name] = value;
   const body = gzip ? gzipSync(page.body) : page.body;
   if (gzip) headers["content-encoding"] = "gzip";
   headers["content-length"] = String(body.length);

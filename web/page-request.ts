@@ -47,7 +47,8 @@ export const pageRequest = cache(async (): Promise<PageRequest> => {
   let delivery: Delivery;
   if (known) delivery = { mode: "whole", response: known };
   else if (!streamsTo(h.get("user-agent"))) delivery = { mode: "whole", response: await resolver.resolve(query, { refresh: granted }) };
-  else if (query.kind === "property_id" || query.kind === "credential_id") delivery = { mode: "stream", response: resolver.resolve(query, { refresh: granted }) };
+  else if (query.kind === "property_id" || query.kind === "credential_id")
+    delivery = { mode: "stream", response: resolver.resolve(query, { refresh: granted }) };
   else delivery = { mode: "stream", entity: resolver.resolveEntityStaged(query.domain, { refresh: granted }) };
   return { page, refresh: { asked, granted }, delivery };
 });

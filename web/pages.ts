@@ -36,7 +36,8 @@ export function statusOf(page: Page | null): number {
 }
 
 /** Whether the page is a resolver answer (an entity page or a lookup), rather than a form or an error. */
-export const isAnswer = (page: Page | null): page is Page & { kind: "entity" | "lookup" } => page?.kind === "entity" || page?.kind === "lookup";
+export const isAnswer = (page: Page | null): page is Page & { kind: "entity" | "lookup" } =>
+  page?.kind === "entity" || page?.kind === "lookup";
 
 /**
  * The request header that carries a page's URL from the proxy to the layout, which cannot read the

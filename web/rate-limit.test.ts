@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { clientKey, createRateLimiter } from "./rate-limit";
 
-describe("refresh rate limit (SPEC §9)", () => {
+describe("refresh rate limit (docs/decisions.md#caching)", () => {
   it("allows `limit` per window per client, then says when to retry", () => {
     let t = 0;
     const take = createRateLimiter({ limit: 2, windowMs: 10_000, now: () => t });

@@ -12,7 +12,7 @@ export type RateLimitOptions = {
 
 export type RateDecision = { ok: true } | { ok: false; retryAfterS: number };
 
-/** A fixed-window limiter per client key (SPEC §9: `?refresh=1` is rate-limited per client). */
+/** A fixed-window limiter per client key (docs/decisions.md#caching: `?refresh=1` is rate-limited per client). */
 export function createRateLimiter(options: RateLimitOptions = {}) {
   const limit = options.limit ?? 5;
   const windowMs = options.windowMs ?? 60_000;

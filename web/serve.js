@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm start`: the production server. A thin wrapper around Next so that X-Forwarded-For always ends
 // with the address of the socket this server accepted: the rightmost hop is one we wrote, and a
-// client cannot choose its rate-limit key (SPEC §9) by sending the header itself. Next alone keeps
+// client cannot choose its rate-limit key (docs/decisions.md#caching) by sending the header itself. Next alone keeps
 // a client-sent X-Forwarded-For as it is. It also puts the app's page cache in front of Next.
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
@@ -13,7 +13,7 @@ const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = Number(process.env.PORT || 3000);
 const hostname = process.env.HOSTNAME ?? "0.0.0.0";
 
-// SPEC §8: a bad configuration stops the server at start, naming every bad variable. Checked in a
+// docs/decisions.md#configuration: a bad configuration stops the server at start, naming every bad variable. Checked in a
 // child process, so this server runs without TypeScript loader hooks (they would slow every import()).
 const check = spawnSync(process.execPath, ["--import", "tsx", path.join(dir, "web", "check-config.ts")], { stdio: "inherit" });
 if (check.status !== 0) process.exit(check.status ?? 1);

@@ -17,7 +17,10 @@ export default async function SearchPage() {
     return (
       <div className="search-page">
         <h1>Search</h1>
-        <SearchForm value={page?.kind === "bad-query" ? page.q : ""} error={page?.kind === "bad-query" ? page.message : "The query is empty"} />
+        <SearchForm
+          value={page?.kind === "bad-query" ? page.q : ""}
+          error={page?.kind === "bad-query" ? page.message : "The query is empty"}
+        />
       </div>
     );
   }

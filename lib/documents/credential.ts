@@ -35,7 +35,12 @@ export type CredentialEntry = z.infer<typeof CredentialEntry>;
 /** The credential document an issuer serves (docs/protocol.md#credential); V5's minimum is `ident_entity_id` and a title. */
 export const CredentialDocument = z.object({
   ident_entity_id: z.string().min(1).describe("The holder's network_id: the back-link checked by V4."),
-  ident_credential: Credential.extend({ title: z.string().refine((t) => t.trim() !== "", "blank").describe("The credential's title.") }),
+  ident_credential: Credential.extend({
+    title: z
+      .string()
+      .refine((t) => t.trim() !== "", "blank")
+      .describe("The credential's title."),
+  }),
 });
 export type CredentialDocument = z.infer<typeof CredentialDocument>;
 
@@ -81,7 +86,10 @@ function readCredentialDocument(value: unknown): DocumentParse<CredentialDocumen
     return { ok: false, problems: [error("invalid_document", "The credential document has no ident_entity_id", "ident_entity_id")] };
   }
   if (!isRecord(value.ident_credential)) {
-    return { ok: false, problems: [error("invalid_document", "The credential document has no ident_credential object", "ident_credential")] };
+    return {
+      ok: false,
+      problems: [error("invalid_document", "The credential document has no ident_credential object", "ident_credential")],
+    };
   }
   const title = value.ident_credential.title;
   if (typeof title !== "string" || title.trim() === "") {

@@ -16,8 +16,16 @@ describe("V1: entity document acceptance", () => {
     ["Errors row: network_id shape (no prefix)", { network_id: "alice.example" }, "invalid_network_id"],
     ["Errors row: network_id shape (wrong kind)", { network_id: "§:property:alice.example" }, "invalid_network_id"],
     ["Errors row: network_id shape (not a string)", { network_id: 42 }, "invalid_network_id"],
-    ["SPEC §5 [bind]: network_id of another domain", { network_id: "§:entity:bob.example" }, "network_id_domain_mismatch"],
-    ["SPEC §5 [bind]: a subdomain is another domain", { network_id: "§:entity:evil.alice.example" }, "network_id_domain_mismatch"],
+    [
+      "docs/decisions.md#validation [bind]: network_id of another domain",
+      { network_id: "§:entity:bob.example" },
+      "network_id_domain_mismatch",
+    ],
+    [
+      "docs/decisions.md#validation [bind]: a subdomain is another domain",
+      { network_id: "§:entity:evil.alice.example" },
+      "network_id_domain_mismatch",
+    ],
   ])("%s → rejected (%s)", (_name, doc, code) => {
     const parsed = parseEntityDocument(doc, "alice.example");
     expect(parsed.ok).toBe(false);
@@ -34,7 +42,11 @@ describe("V1: entity document acceptance", () => {
   });
   it("minimum legal document: only network_id", () => {
     const parsed = parseEntityDocument({ network_id: E }, "alice.example");
-    expect(parsed).toMatchObject({ ok: true, problems: [], entity: { network_id: E, details: {}, properties: [], credentials: [], connections: [] } });
+    expect(parsed).toMatchObject({
+      ok: true,
+      problems: [],
+      entity: { network_id: E, details: {}, properties: [], credentials: [], connections: [] },
+    });
   });
   it("V6: accepts a network_id in other casing and keeps it", () => {
     const parsed = parseEntityDocument({ network_id: "§:entity:ALICE.Example" }, "alice.example");
@@ -102,7 +114,7 @@ describe("V2: entries are validated independently", () => {
   });
 });
 
-describe("property document (seed §2.4)", () => {
+describe("property document (docs/protocol.md#property)", () => {
   it.each([
     ["no ident_property", { id: "§:property:blog.example" }],
     ["ident_property not an object", { ident_property: [] }],
@@ -116,7 +128,9 @@ describe("property document (seed §2.4)", () => {
     expect(parsed.problems.some((p) => p.code === "invalid_document")).toBe(true);
   });
   it("minimum viable: id and ownership; bad owners are skipped with a warning", () => {
-    const parsed = parsePropertyDocument({ ident_property: { id: "§:property:blog.example", ownership: [{ network_id: E }, "x", { network_id: 1 }] } });
+    const parsed = parsePropertyDocument({
+      ident_property: { id: "§:property:blog.example", ownership: [{ network_id: E }, "x", { network_id: 1 }] },
+    });
     expect(parsed.ok && parsed.doc.ident_property.ownership).toEqual([E]);
     expect(parsed.problems).toHaveLength(2);
   });
@@ -138,7 +152,10 @@ describe("V5: credential document minimum", () => {
     expect(parseCredentialDocument(doc).ok).toBe(false);
   });
   it("a malformed nested issuer property only warns", () => {
-    const parsed = parseCredentialDocument({ ident_entity_id: E, ident_credential: { title: "x", property: { name: "no id" }, profile_url: "data:x" } });
+    const parsed = parseCredentialDocument({
+      ident_entity_id: E,
+      ident_credential: { title: "x", property: { name: "no id" }, profile_url: "data:x" },
+    });
     expect(parsed.ok).toBe(true);
     expect(parsed.problems.map((p) => [p.code, p.severity])).toEqual([
       ["unsafe_url", "warning"],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { extractEmbed, extractLinks, isEmbedStartTag } from "./embed";
 
-describe("V7 / SPEC §4: the exact accepted <script> forms", () => {
+describe("V7 / docs/decisions.md#the-html-fallback: the exact accepted <script> forms", () => {
   it.each([
     [`type="application/json" id="ident-hub"`, true],
     [`id="ident-hub" type="application/json"`, true],
@@ -36,7 +36,9 @@ describe("V7 / SPEC §4: the exact accepted <script> forms", () => {
     expect(extractEmbed(html, "ident-property")).toBe(`{"n":2}`);
   });
   it("finds the embed in the body as well as the head", () => {
-    expect(extractEmbed(`<body><div><script type="application/json" id="ident-credential">{}</script></div></body>`, "ident-credential")).toBe("{}");
+    expect(
+      extractEmbed(`<body><div><script type="application/json" id="ident-credential">{}</script></div></body>`, "ident-credential"),
+    ).toBe("{}");
   });
   it("survives hostile markup", () => {
     const html = `<script type="application/json" id="ident-hub">{"a":"<script>"}</script><<<<>>>><div` + "<".repeat(10_000);

@@ -35,8 +35,14 @@ export const EntityDocument = z.object({
   entity_type: z.enum(["person", "organization"]).optional().describe("Drives the JSON-LD type."),
   network_id: NetworkId,
   details: Details.optional(),
-  properties: z.array(Property).optional().describe("Sites the entity claims; each verifies when its property document names the entity back (V3)."),
-  credentials: z.array(CredentialEntry).optional().describe("Credentials the entity claims; each verifies when the issuer's document names the entity (V4)."),
+  properties: z
+    .array(Property)
+    .optional()
+    .describe("Sites the entity claims; each verifies when its property document names the entity back (V3)."),
+  credentials: z
+    .array(CredentialEntry)
+    .optional()
+    .describe("Credentials the entity claims; each verifies when the issuer's document names the entity (V4)."),
   other_connections: z.array(Connection).optional().describe("Profiles on other services, checked by rel=me."),
 });
 export type EntityDocument = z.infer<typeof EntityDocument>;
@@ -77,7 +83,11 @@ function readEntityDocument(value: unknown, domain: string): EntityParse {
   }
   const nid = value.network_id;
   if (nid === undefined || nid === null || nid === "") {
-    return { ok: false, code: "missing_network_id", problems: [error("missing_network_id", "The entity document has no network_id", "network_id")] };
+    return {
+      ok: false,
+      code: "missing_network_id",
+      problems: [error("missing_network_id", "The entity document has no network_id", "network_id")],
+    };
   }
   const claimed = typeof nid === "string" ? parseNetworkId(nid) : null;
   if (typeof nid !== "string" || claimed === null) {

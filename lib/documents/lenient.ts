@@ -79,7 +79,11 @@ export function readEntries<T>(
   }
   if (value.length > MAX_REPORTED_ENTRIES) {
     problems.push(
-      warning("too_many_entries", `${field} has ${value.length} entries; only the first ${MAX_REPORTED_ENTRIES} are reported, and the rest are ignored`, field),
+      warning(
+        "too_many_entries",
+        `${field} has ${value.length} entries; only the first ${MAX_REPORTED_ENTRIES} are reported, and the rest are ignored`,
+        field,
+      ),
     );
   }
   const seen = new Set<string>();

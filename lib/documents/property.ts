@@ -47,10 +47,13 @@ function readOwnership(value: unknown, path: string, problems: Problem[]): strin
   value.forEach((owner, i) => {
     const parsed = PropertyOwner.safeParse(owner);
     if (parsed.success) owners.push(parsed.data.network_id);
-    else if (++bad <= MAX_LISTED_WARNINGS) problems.push(warning("invalid_field", `${path}[${i}] has no network_id string and was ignored`, `${path}[${i}]`));
+    else if (++bad <= MAX_LISTED_WARNINGS)
+      problems.push(warning("invalid_field", `${path}[${i}] has no network_id string and was ignored`, `${path}[${i}]`));
   });
   if (bad > MAX_LISTED_WARNINGS) {
-    problems.push(warning("invalid_field", `${bad - MAX_LISTED_WARNINGS} more entries of ${path} have no network_id string and were ignored`, path));
+    problems.push(
+      warning("invalid_field", `${bad - MAX_LISTED_WARNINGS} more entries of ${path} have no network_id string and were ignored`, path),
+    );
   }
   return owners;
 }

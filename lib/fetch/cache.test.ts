@@ -3,12 +3,25 @@ import { createDocumentCache } from "./cache";
 import type { FetchOutcome } from "./fetcher";
 
 const found = (body: string): FetchOutcome => ({
-  ok: true, status: "found", url: "https://a.example/ident.json", finalUrl: "https://a.example/ident.json",
-  httpStatus: 200, contentType: "application/json", body, bytes: body.length, ms: 1,
+  ok: true,
+  status: "found",
+  url: "https://a.example/ident.json",
+  finalUrl: "https://a.example/ident.json",
+  httpStatus: 200,
+  contentType: "application/json",
+  body,
+  bytes: body.length,
+  ms: 1,
 });
 const failed = (status: "not_found" | "timeout"): FetchOutcome => ({
-  ok: false, status, url: "https://a.example/ident.json", finalUrl: "https://a.example/ident.json",
-  httpStatus: status === "not_found" ? 404 : null, contentType: null, message: status, ms: 1,
+  ok: false,
+  status,
+  url: "https://a.example/ident.json",
+  finalUrl: "https://a.example/ident.json",
+  httpStatus: status === "not_found" ? 404 : null,
+  contentType: null,
+  message: status,
+  ms: 1,
 });
 const H = 3600_000;
 
@@ -20,7 +33,7 @@ function setup() {
 }
 const URL_ = "https://a.example/ident.json";
 
-describe("document cache (SPEC §9)", () => {
+describe("document cache (docs/decisions.md#caching)", () => {
   it("serves a found document fresh for 1 h without fetching", async () => {
     const { cache, clock } = setup();
     const load = vi.fn(async () => found("v1"));
@@ -45,7 +58,7 @@ describe("document cache (SPEC §9)", () => {
     await vi.waitFor(async () => expect((await cache.get(URL_, "json", slow)).outcome).toMatchObject({ body: "v2" }));
     expect((await cache.get(URL_, "json", slow)).stale).toBe(false);
   });
-  it("never uses a document past 24 h (seed §8 staleness bound)", async () => {
+  it("never uses a document past 24 h (docs/protocol.md#serving staleness bound)", async () => {
     const { cache, clock } = setup();
     await cache.get(URL_, "json", async () => found("v1"));
     clock.advance(24 * H);

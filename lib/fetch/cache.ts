@@ -2,7 +2,7 @@ import { LRUCache } from "lru-cache";
 import { DEFAULTS } from "../limits";
 import type { FetchMode, FetchOutcome } from "./fetcher";
 
-/** A fetch outcome as the cache hands it out (SPEC §9). */
+/** A fetch outcome as the cache hands it out (docs/decisions.md#caching). */
 export type CachedOutcome = { outcome: FetchOutcome; fetchedAt: number; stale: boolean };
 
 export type CacheOptions = {
@@ -39,9 +39,9 @@ type Entry = { outcome: FetchOutcome; fetchedAt: number };
 const TRANSIENT = new Set(["unreachable", "timeout"]);
 
 /**
- * SPEC §9: found documents are fresh for 1 h, then served stale while one background refresh runs,
+ * docs/decisions.md#caching: found documents are fresh for 1 h, then served stale while one background refresh runs,
  * and never used past 24 h; failures are kept 5 min. Bounded by bytes, least recently used first out.
- * Concurrent requests for one URL share one load (SPEC §3).
+ * Concurrent requests for one URL share one load (docs/decisions.md#budget).
  */
 export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
   const maxAgeMs = options.maxAgeMs ?? DEFAULTS.cacheTtlS * 1000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { matchConnectTo, parseConnectTo } from "./connect-to";
 
-describe("IDENT_CONNECT_TO (SPEC §3, curl --connect-to)", () => {
+describe("IDENT_CONNECT_TO (docs/decisions.md#connect-to, curl --connect-to)", () => {
   it("parses entries, brackets and empty fields", () => {
     const parsed = parseConnectTo("alice.example:443:127.0.0.1:8443, ::[::1]:9443,blog.example::: ");
     expect(parsed).toEqual({

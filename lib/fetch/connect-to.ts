@@ -1,5 +1,5 @@
 /**
- * `IDENT_CONNECT_TO` (SPEC §3): comma-separated `HOST:PORT:CONNECT_HOST:CONNECT_PORT` entries with
+ * `IDENT_CONNECT_TO` (docs/decisions.md#connect-to): comma-separated `HOST:PORT:CONNECT_HOST:CONNECT_PORT` entries with
  * curl's `--connect-to` meaning. An empty HOST or PORT matches any; an empty CONNECT_HOST or
  * CONNECT_PORT keeps the original. IPv6 hosts are written in brackets.
  */

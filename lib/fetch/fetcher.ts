@@ -11,7 +11,7 @@ import { guardedLookup, isPublicAddress, type Resolve } from "./guard";
 /** What is fetched: a JSON document or an HTML page (fallback or rel=me). */
 export type FetchMode = "json" | "html";
 
-/** Outcomes of one fetch (SPEC §3). */
+/** Outcomes of one fetch (docs/decisions.md#fetching). */
 export type FailureStatus = "not_found" | "unreachable" | "timeout" | "too_large" | "blocked";
 
 type FetchMeta = {
@@ -32,7 +32,7 @@ export type FetchOutcome = FetchFound | FetchFailed;
 export type Fetcher = (url: string, mode: FetchMode) => Promise<FetchOutcome>;
 
 export type FetcherOptions = {
-  /** One deadline for connect, headers and body together (SPEC §3). @default 10000 */
+  /** One deadline for connect, headers and body together (docs/decisions.md#fetching). @default 10000 */
   timeoutMs?: number;
   /** `IDENT_CONNECT_TO` entries; a match is dialled directly, without DNS or the guard. */
   connectTo?: readonly ConnectToEntry[];
@@ -44,7 +44,7 @@ export type FetcherOptions = {
   ca?: readonly string[];
   /** @default "ident-resolver" */
   userAgent?: string;
-  /** Byte caps on the decoded body (SPEC §3). @default { json: 1 MiB, html: 2 MiB } */
+  /** Byte caps on the decoded body (docs/decisions.md#fetching). @default { json: 1 MiB, html: 2 MiB } */
   maxBytes?: { json: number; html: number };
   /** Highest number of redirects followed. @default 3 */
   maxRedirects?: number;
@@ -68,7 +68,7 @@ class FetchStop extends Error {
 const defaultResolve: Resolve = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
 /**
- * A URL the fetcher may request (SPEC §3): `https:` on port 443, host a domain (never an IP
+ * A URL the fetcher may request (docs/decisions.md#fetching): `https:` on port 443, host a domain (never an IP
  * literal), no user info. Checked on the first URL and on every redirect hop.
  */
 export function checkTarget(url: URL): string | null {
@@ -80,7 +80,7 @@ export function checkTarget(url: URL): string | null {
 }
 
 /**
- * The guarded fetcher (SPEC §3): HTTPS on 443 only, redirects followed by hand (each hop checked
+ * The guarded fetcher (docs/decisions.md#fetching): HTTPS on 443 only, redirects followed by hand (each hop checked
  * again), one deadline with real cancellation, byte caps counted after decompression, and an address
  * guard at connect time that dials the address it checked.
  */
@@ -90,7 +90,8 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   const maxRedirects = options.maxRedirects ?? DEFAULTS.maxRedirects;
   const connectTo = options.connectTo ?? [];
   // One secure context for the fetcher: a `ca` option on each connection would re-parse every root.
-  const tlsOptions = options.ca && options.ca.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...options.ca] }) } : {};
+  const tlsOptions =
+    options.ca && options.ca.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...options.ca] }) } : {};
 
   const guarded = buildConnector({
     ...tlsOptions,
@@ -107,7 +108,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       if (!target) return guarded(opts, callback);
       // An entry that keeps the host still resolves it, so the guard still applies.
       if (target.host === null) return guarded({ ...opts, port: String(target.port) }, callback);
-      // SPEC §3: dial the named override without DNS or guard; TLS still verifies the original host name.
+      // docs/decisions.md#connect-to: dial the named override without DNS or guard; TLS still verifies the original host name.
       return direct({ ...opts, hostname: target.host, port: String(target.port), servername: opts.hostname }, callback);
     },
   });
@@ -170,7 +171,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
           return fail("too_large", `Content-Length ${declared} is over the ${cap}-byte limit`);
         }
         const bytes = await readCapped(res.body, encoding, cap);
-        const body = new TextDecoder("utf-8").decode(bytes); // strips a UTF-8 BOM (SPEC §3)
+        const body = new TextDecoder("utf-8").decode(bytes); // strips a UTF-8 BOM (docs/decisions.md#fetching)
         return {
           ...meta,
           ok: true,

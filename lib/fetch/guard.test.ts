@@ -2,7 +2,7 @@ import type { LookupAddress } from "node:dns";
 import { describe, expect, it, vi } from "vitest";
 import { BlockedAddressError, guardedLookup, isPublicAddress } from "./guard";
 
-describe("isPublicAddress (SPEC §3 [bind] address guard)", () => {
+describe("isPublicAddress (docs/decisions.md#address-guard [bind])", () => {
   it.each([
     ["127.0.0.1", "loopback"],
     ["127.255.255.254", "loopback"],
@@ -43,16 +43,12 @@ describe("isPublicAddress (SPEC §3 [bind] address guard)", () => {
   ])("blocks %s (%s)", (address) => {
     expect(isPublicAddress(address)).toBe(false);
   });
-  it.each([
-    ["93.184.215.14"],
-    ["8.8.8.8"],
-    ["2606:4700::1111"],
-    ["::ffff:8.8.8.8"],
-    ["2002:808:808::1"],
-    ["64:ff9b::808:808"],
-  ])("allows public unicast %s", (address) => {
-    expect(isPublicAddress(address)).toBe(true);
-  });
+  it.each([["93.184.215.14"], ["8.8.8.8"], ["2606:4700::1111"], ["::ffff:8.8.8.8"], ["2002:808:808::1"], ["64:ff9b::808:808"]])(
+    "allows public unicast %s",
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
 });
 
 function lookupOnce(resolve: (host: string) => Promise<LookupAddress[]>, isAllowed?: (a: string) => boolean) {

@@ -2,7 +2,7 @@ import ipaddr from "ipaddr.js";
 import type { LookupAddress } from "node:dns";
 
 /**
- * The address guard (SPEC §3 [bind]): an address is allowed only when it is public unicast.
+ * The address guard (docs/decisions.md#address-guard [bind]): an address is allowed only when it is public unicast.
  * IPv4-mapped, IPv4-translated, 6to4, Teredo and NAT64 forms are judged by the IPv4 address they carry.
  */
 export function isPublicAddress(address: string): boolean {
@@ -59,7 +59,7 @@ export type Resolve = (hostname: string) => Promise<LookupAddress[]>;
 /**
  * Wraps a resolver into a `lookup` for `net.connect` that checks every answered address and hands
  * the connection exactly the addresses it checked, so a second DNS answer cannot redirect it
- * (SPEC §3 [bind]). One resolution per connection.
+ * (docs/decisions.md#address-guard [bind]). One resolution per connection.
  *
  * @param isAllowed the policy; {@link isPublicAddress} except in tests that must stay on loopback.
  */

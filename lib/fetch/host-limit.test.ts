@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createHostLimiter } from "./host-limit";
 
-describe("per-host limit (SPEC §3: at most 6 fetches to one host at a time)", () => {
+describe("per-host limit (docs/decisions.md#budget: at most 6 fetches to one host at a time)", () => {
   it("runs at most 6 per host, others in parallel, and finishes all", async () => {
     const run = createHostLimiter(6);
     const active = new Map<string, number>();
@@ -14,14 +14,21 @@ describe("per-host limit (SPEC §3: at most 6 fetches to one host at a time)", (
         active.set(host, active.get(host)! - 1);
         return host;
       });
-    const results = await Promise.all([...Array.from({ length: 20 }, () => task("a.example")), ...Array.from({ length: 4 }, () => task("B.example"))]);
+    const results = await Promise.all([
+      ...Array.from({ length: 20 }, () => task("a.example")),
+      ...Array.from({ length: 4 }, () => task("B.example")),
+    ]);
     expect(results).toHaveLength(24);
     expect(peak.get("a.example")).toBe(6);
     expect(peak.get("B.example")).toBe(4);
   });
   it("releases its slot when a task throws", async () => {
     const run = createHostLimiter(1);
-    await expect(run("a", async () => { throw new Error("x"); })).rejects.toThrow("x");
+    await expect(
+      run("a", async () => {
+        throw new Error("x");
+      }),
+    ).rejects.toThrow("x");
     await expect(run("a", async () => 1)).resolves.toBe(1);
   });
 });

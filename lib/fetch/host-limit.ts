@@ -1,5 +1,5 @@
 /**
- * At most `max` tasks per host at a time (SPEC §3: 6 fetches to one host); the rest wait in order.
+ * At most `max` tasks per host at a time (docs/decisions.md#budget: 6 fetches to one host); the rest wait in order.
  */
 export function createHostLimiter(max: number) {
   const active = new Map<string, number>();

@@ -1,4 +1,4 @@
-/** Display rules shared by every surface (SPEC §5 display limits, §10 links). */
+/** Display rules shared by every surface (docs/decisions.md#validation display limits, docs/decisions.md#rendering links). */
 
 export const MAX_NAME_LENGTH = 300;
 export const MAX_DESCRIPTION_LENGTH = 5000;
@@ -12,7 +12,7 @@ export function clip(text: string, max: number): string {
 export const clipName = (text: string) => clip(text, MAX_NAME_LENGTH);
 export const clipDescription = (text: string) => clip(text, MAX_DESCRIPTION_LENGTH);
 
-/** A URL may become a link only when it is absolute `https:` or `http:` (SPEC §5). */
+/** A URL may become a link only when it is absolute `https:` or `http:` (docs/decisions.md#validation). */
 export function safeUrl(value: string): string | null {
   let url: URL;
   try {
@@ -24,5 +24,5 @@ export function safeUrl(value: string): string | null {
   return url.href;
 }
 
-/** `rel` of every outbound link (SPEC §10): never `me`. */
+/** `rel` of every outbound link (docs/decisions.md#rendering): never `me`. */
 export const OUTBOUND_REL = "nofollow ugc noopener noreferrer";

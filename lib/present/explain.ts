@@ -42,7 +42,7 @@ const REASON_FIX: Record<Reason, string | ((s: Settings) => string)> = {
   invalid_entry: "Give the entry an id of the right form (§:property:{domain}, or @user@domain for a credential).",
   duplicate: "Remove the repeated entry.",
   limit: "List fewer claims; only the first ones of each kind are checked.",
-  not_found: "Publish the counterpart document at its URL, or embed it in the page as a <script type=\"application/json\">.",
+  not_found: 'Publish the counterpart document at its URL, or embed it in the page as a <script type="application/json">.',
   unreachable: "Make sure the counterpart site answers over HTTPS with a valid certificate.",
   timeout: (s) => `Make the counterpart site answer within ${seconds(s.fetchTimeoutMs)}.`,
   too_large: `Keep the document under ${size(DEFAULTS.maxBytes.json)} (${size(DEFAULTS.maxBytes.html)} for a page).`,
@@ -53,13 +53,13 @@ const REASON_FIX: Record<Reason, string | ((s: Settings) => string)> = {
   not_claimed: "The entity's own document must list this claim too.",
   entity_mismatch: "The issuer must name this entity's network_id in ident_entity_id.",
   unsafe_url: "Use an absolute https:// URL.",
-  no_backlink: "Add a link with rel=\"me\" to this entity's home page on that profile page.",
+  no_backlink: 'Add a link with rel="me" to this entity\'s home page on that profile page.',
 };
 
 /** What the publisher of an entity can do when its document was not accepted. */
 const STATUS_FIX: Record<Exclude<EntityStatus, "accepted">, string | ((s: Settings) => string)> = {
   rejected: "Publish a JSON object whose network_id is §:entity: followed by this domain.",
-  not_found: "Publish /ident.json on this domain, or embed <script type=\"application/json\" id=\"ident-hub\"> in its home page.",
+  not_found: 'Publish /ident.json on this domain, or embed <script type="application/json" id="ident-hub"> in its home page.',
   unreachable: "Make sure the domain answers over HTTPS with a valid certificate.",
   timeout: (s) => `Make the domain answer within ${seconds(s.fetchTimeoutMs)}.`,
   too_large: `Keep the entity document under ${size(DEFAULTS.maxBytes.json)}.`,

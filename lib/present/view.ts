@@ -81,7 +81,11 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
     entity.status === "accepted"
       ? null
       : {
-          message: entity.problems.filter((p) => p.severity === "error").map((p) => p.message).join(" ") || STATUS_TEXT[entity.status],
+          message:
+            entity.problems
+              .filter((p) => p.severity === "error")
+              .map((p) => p.message)
+              .join(" ") || STATUS_TEXT[entity.status],
           fix: statusFix(entity.status, settings),
         };
   return {
@@ -94,7 +98,13 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
     description: opt(get(d, "description"), clipDescription),
     location: opt(get(d, "location"), clipName),
     email: email && /^[^\s@<>"]+@[^\s@<>"]+$/.test(email) ? clipName(email) : null,
-    legal: badge === "Organization" ? LEGAL.flatMap(([key, label]) => { const value = opt(get(d, key), clipName); return value ? [{ label, value }] : []; }) : [],
+    legal:
+      badge === "Organization"
+        ? LEGAL.flatMap(([key, label]) => {
+            const value = opt(get(d, key), clipName);
+            return value ? [{ label, value }] : [];
+          })
+        : [],
     source: sourceView(entity.source),
     fetchedAt: cache.fetched_at,
     stale: cache.stale,
@@ -141,7 +151,7 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
     const p: Record<string, unknown> = { ...claimed, ...(doc?.ok ? doc.doc.ident_property : {}) };
     return { ...base, ...texts(p), link: link(get(p, "url")) };
   }
-  // Credential: a verified one shows the issuer's own title (SPEC §6).
+  // Credential: a verified one shows the issuer's own title (docs/decisions.md#verification).
   const parsed = claim.verified ? parseCredentialDocument(claim.document) : null;
   const c: Record<string, unknown> = { ...claimed, ...(parsed?.ok ? parsed.doc.ident_credential : {}) };
   const issuerDomain = claim.id ? (parseCredentialId(claim.id)?.domain.toLowerCase() ?? null) : null;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isDomain, parseCredentialId, parseDatasetId, parseNetworkId, parsePropertyId, parseQuery, sameId } from "./ids";
 
-describe("isDomain (SPEC §1)", () => {
+describe("isDomain (docs/decisions.md#identifiers)", () => {
   it.each([
     ["alice.example", true],
     ["ALICE.Example", true],
@@ -26,7 +26,7 @@ describe("isDomain (SPEC §1)", () => {
   });
 });
 
-describe("identifier shapes (seed §2.8)", () => {
+describe("identifier shapes (docs/protocol.md#identifiers)", () => {
   it.each([
     ["§:entity:alice.example", "alice.example"],
     ["§:ENTITY:Alice.Example", "Alice.Example"],
@@ -74,7 +74,7 @@ describe("identifier shapes (seed §2.8)", () => {
   });
 });
 
-describe("parseQuery (SPEC §8)", () => {
+describe("parseQuery (docs/decisions.md#interfaces)", () => {
   it.each([
     ["alice.example", "domain", "alice.example"],
     ["  Alice.Example \n", "domain", "alice.example"],

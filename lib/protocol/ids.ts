@@ -1,5 +1,5 @@
 /**
- * Identifiers of the protocol (seed §2.8, SPEC §1) and the queries the resolver accepts (SPEC §8).
+ * Identifiers of the protocol (docs/protocol.md#identifiers, docs/decisions.md#identifiers) and the queries the resolver accepts (docs/decisions.md#interfaces).
  * Every comparison is case-insensitive (V6); parsed values keep the published casing.
  */
 
@@ -11,11 +11,11 @@ const LABEL_RE = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 const USERNAME_RE = /^[A-Za-z0-9_.-]+$/;
 const PATH_RE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
-/** Longest query accepted (SPEC §8). */
+/** Longest query accepted (docs/decisions.md#interfaces). */
 export const MAX_QUERY_LENGTH = 512;
 
 /**
- * A domain as SPEC §1 defines it: the seed's pattern, no empty label, labels of 1–63 characters not
+ * A domain as docs/decisions.md#identifiers defines it: the protocol's pattern, no empty label, labels of 1–63 characters not
  * starting or ending with `-`, at most 253 characters. An IP address is never a domain.
  */
 export function isDomain(value: string): boolean {
@@ -27,7 +27,7 @@ export function isUsername(value: string): boolean {
   return USERNAME_RE.test(value);
 }
 
-/** A credential path (SPEC §1): the seed's pattern, and no `.` or `..` segment. */
+/** A credential path (docs/decisions.md#identifiers): the protocol's pattern, and no `.` or `..` segment. */
 export function isIdPath(value: string): boolean {
   return PATH_RE.test(value) && value.split("/").every((s) => s !== "." && s !== "..");
 }
@@ -43,7 +43,7 @@ export function sameId(a: string, b: string): boolean {
 
 type Prefixed = "entity" | "property";
 
-/** Splits `§:{kind}:{domain}` as the seed says: prefix before the last colon, domain after. */
+/** Splits `§:{kind}:{domain}` as the protocol says: prefix before the last colon, domain after. */
 function parsePrefixed(value: string, kind: Prefixed): string | null {
   const colon = value.lastIndexOf(":");
   if (colon < 0) return null;
@@ -77,7 +77,7 @@ export function parseDatasetId(value: string): { domain: string; path: string } 
 
 export type CredentialId = { username: string; domain: string; path: string | null };
 
-/** A credential_id `@{username}@{domain}[/{path}]` (SPEC §1), or null. */
+/** A credential_id `@{username}@{domain}[/{path}]` (docs/decisions.md#identifiers), or null. */
 export function parseCredentialId(value: string): CredentialId | null {
   const m = /^@([^@/]+)@([^@/]+)(?:\/(.+))?$/.exec(value);
   if (!m) return null;
@@ -97,11 +97,10 @@ export type Query =
 
 export type QueryParse = { ok: true; query: Query } | { ok: false; message: string };
 
-/** What a query may be, for error messages (SPEC §8). */
-export const QUERY_FORMS =
-  "a domain (alice.example), an https:// URL, §:entity:{domain}, §:property:{domain} or @user@issuer[/path]";
+/** What a query may be, for error messages (docs/decisions.md#interfaces). */
+export const QUERY_FORMS = "a domain (alice.example), an https:// URL, §:entity:{domain}, §:property:{domain} or @user@issuer[/path]";
 
-/** Parses and classifies a query (SPEC §8): trimmed, at most 512 characters. */
+/** Parses and classifies a query (docs/decisions.md#interfaces): trimmed, at most 512 characters. */
 export function parseQuery(raw: string): QueryParse {
   const input = raw.trim();
   const fail = (why: string): QueryParse => ({ ok: false, message: `${why}; expected ${QUERY_FORMS}` });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseCredentialId } from "./ids";
 import { credentialLocation, entityLocation, propertyLocation } from "./locations";
 
-describe("document locations (SPEC §2)", () => {
+describe("document locations (docs/decisions.md#where-documents-live)", () => {
   it("entity of D", () => {
     expect(entityLocation("Alice.Example")).toEqual({
       kind: "entity",

@@ -1,16 +1,16 @@
 import type { CredentialId } from "./ids";
 
-/** Which of the three documents (seed §4). */
+/** Which of the three documents (docs/protocol.md#v7-the-html-fallback). */
 export type DocumentKind = "entity" | "property" | "credential";
 
-/** Where a document and its HTML fallback live (SPEC §2). */
+/** Where a document and its HTML fallback live (docs/decisions.md#where-documents-live). */
 export type DocumentLocation = {
   kind: DocumentKind;
   /** The JSON URL. */
   json: string;
   /** The page whose `<script>` embed is the fallback (V7). */
   page: string;
-  /** The element id of the embed (seed §4). */
+  /** The element id of the embed (docs/protocol.md#v7-the-html-fallback). */
   elementId: "ident-hub" | "ident-property" | "ident-credential";
 };
 
@@ -33,7 +33,7 @@ export function propertyLocation(domain: string): DocumentLocation {
 
 /**
  * Credential `@u@D[/p]`: `https://D[/p]/u/ident-credential.json`, fallback `https://D[/p]/u`
- * `#ident-credential`. The `/p` is a prefix on the issuer's site (SPEC §2). The username and path
+ * `#ident-credential`. The `/p` is a prefix on the issuer's site (docs/decisions.md#where-documents-live). The username and path
  * keep their casing: URL paths are case-sensitive on the issuer's server.
  */
 export function credentialLocation(id: CredentialId): DocumentLocation {

@@ -59,7 +59,16 @@ export function checkEntries<T>(
     const slot = (result: CheckedClaim | Promise<CheckedClaim>) => ({ id: entry.id, claimed: entry.raw, result: Promise.resolve(result) });
     if (!entry.ok) {
       const message = entry.problems.map((p) => p.message).join("; ");
-      return slot({ claim: failedClaim(entry.id, entry.raw, entry.reason, message, entry.problems.filter((p) => p.code !== entry.reason)), stale: false });
+      return slot({
+        claim: failedClaim(
+          entry.id,
+          entry.raw,
+          entry.reason,
+          message,
+          entry.problems.filter((p) => p.code !== entry.reason),
+        ),
+        stale: false,
+      });
     }
     if (++used > budget) {
       const message = `Only the first ${budget} ${noun} of an entity are checked; this one was not fetched`;
@@ -79,7 +88,8 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     opts: ResolveOptions,
   ): Promise<Checked<T>> {
     const fetched = await fetchDocument(loc, opts);
-    if (!fetched.ok) return { verdict: { verified: false, reason: fetched.status, message: fetched.message }, problems: [], stale: fetched.stale };
+    if (!fetched.ok)
+      return { verdict: { verified: false, reason: fetched.status, message: fetched.message }, problems: [], stale: fetched.stale };
     const base = { source: fetched.source, stale: fetched.stale };
     const json = fetched.json;
     if (!json.ok) {
@@ -89,9 +99,20 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     const parsed = parse(json.value);
     if (!parsed.ok) {
       const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid: ${parsed.problems.map((p) => p.message).join("; ")}`;
-      return { ...base, document: json.value, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
+      return {
+        ...base,
+        document: json.value,
+        verdict: { verified: false, reason: "invalid_document", message },
+        problems: fetched.problems,
+      };
     }
-    return { ...base, document: json.value, parsed: parsed.doc, verdict: rule(parsed.doc), problems: [...fetched.problems, ...parsed.problems] };
+    return {
+      ...base,
+      document: json.value,
+      parsed: parsed.doc,
+      verdict: rule(parsed.doc),
+      problems: [...fetched.problems, ...parsed.problems],
+    };
   }
 
   /** V3: the property document's `ownership[]` names the entity, and its id is the one claimed. */
@@ -104,7 +125,11 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
   }
 
   /** V4, V5: the issuer's credential document names the entity in `ident_entity_id`. */
-  async function checkCredential(entity: ParsedEntity, entry: Entry<CredentialEntry> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
+  async function checkCredential(
+    entity: ParsedEntity,
+    entry: Entry<CredentialEntry> & { ok: true },
+    opts: ResolveOptions,
+  ): Promise<CheckedClaim> {
     const id = parseCredentialId(entry.value.id);
     if (id === null) throw new Error("invariant broken: a valid entry has a credential id");
     const rule = (doc: Parameters<typeof verifyCredential>[1]) => verifyCredential(entity.network_id, doc, id.domain);
@@ -112,7 +137,11 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     const publishedId = checked.parsed?.ident_credential.id;
     if (checked.verdict.verified && publishedId !== undefined && !sameId(publishedId, entry.value.id)) {
       checked.problems.push(
-        warning("credential_id_mismatch", `${id.domain}'s credential document carries the id ${publishedId}, not ${entry.value.id}`, "ident_credential.id"),
+        warning(
+          "credential_id_mismatch",
+          `${id.domain}'s credential document carries the id ${publishedId}, not ${entry.value.id}`,
+          "ident_credential.id",
+        ),
       );
     }
     return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };

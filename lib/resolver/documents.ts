@@ -74,21 +74,30 @@ export function createDocumentFetch(load: Load, memo: ParseMemo) {
       const problems: Problem[] = [];
       const type = json.outcome.contentType;
       if (!type || !JSON_TYPE.test(type)) {
-        problems.push(warning("content_type", `${loc.json} was served as ${type ?? "no Content-Type"}, not application/json; parsed all the same`));
+        problems.push(
+          warning("content_type", `${loc.json} was served as ${type ?? "no Content-Type"}, not application/json; parsed all the same`),
+        );
       }
       const doc = memo.json(json.outcome, null);
       if (doc === null) throw new Error("invariant broken: a body is always text");
       return { ok: true, json: doc.json, source: toSource(json.outcome, "json"), problems, fetchedAt: json.fetchedAt, stale: json.stale };
     }
     if (json.outcome.status !== "not_found") {
-      return { ok: false, status: json.outcome.status, message: failureMessage(loc, json.outcome), fetchedAt: json.fetchedAt, stale: json.stale };
+      return {
+        ok: false,
+        status: json.outcome.status,
+        message: failureMessage(loc, json.outcome),
+        fetchedAt: json.fetchedAt,
+        stale: json.stale,
+      };
     }
     const page = await load(loc.page, "html", opts);
     const stale = json.stale || page.stale;
     const fetchedAt = Math.min(json.fetchedAt, page.fetchedAt);
     if (page.outcome.ok) {
       const embed = memo.json(page.outcome, loc.elementId);
-      if (embed !== null) return { ok: true, json: embed.json, source: toSource(page.outcome, "embed", embed.bytes), problems: [], fetchedAt, stale };
+      if (embed !== null)
+        return { ok: true, json: embed.json, source: toSource(page.outcome, "embed", embed.bytes), problems: [], fetchedAt, stale };
     }
     const status = !page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome.status : "not_found";
     return { ok: false, status, message: failureMessage(loc, json.outcome, page.outcome), fetchedAt, stale };

@@ -47,7 +47,8 @@ export function createEntityResolution(fetchDocument: FetchDocument, checks: Cla
         problems: [...fetched.problems, ...problems],
       });
     const json = fetched.json;
-    if (!json.ok) return rejected([error("invalid_json", `The entity document at ${fetched.source.url} is not valid JSON (${json.message})`)]);
+    if (!json.ok)
+      return rejected([error("invalid_json", `The entity document at ${fetched.source.url} is not valid JSON (${json.message})`)]);
     const parsed = parseEntityDocument(json.value, domain);
     if (!parsed.ok) return rejected(parsed.problems, isRecord(json.value) ? json.value.network_id : undefined);
 

@@ -18,10 +18,17 @@ export function publicQuery(query: Query): SearchResponse["query"] {
 }
 
 /** The claim about `id` in a resolved entity, or why the owner or holder does not make it. */
-function focusOn(result: EntityResult, list: "properties" | "credentials", id: string, fallback: Omit<Claim, "verified" | "problems">, what: string): Claim {
+function focusOn(
+  result: EntityResult,
+  list: "properties" | "credentials",
+  id: string,
+  fallback: Omit<Claim, "verified" | "problems">,
+  what: string,
+): Claim {
   const found = result[list].find((c) => c.id !== null && sameId(c.id, id));
   if (found) return found;
-  const reason: Reason = result.entity.status === "accepted" ? "not_claimed" : result.entity.status === "rejected" ? "invalid_document" : result.entity.status;
+  const reason: Reason =
+    result.entity.status === "accepted" ? "not_claimed" : result.entity.status === "rejected" ? "invalid_document" : result.entity.status;
   const message =
     reason === "not_claimed"
       ? `${result.entity.domain}'s entity document does not list ${id} among its ${list}; ${what}`
@@ -31,7 +38,11 @@ function focusOn(result: EntityResult, list: "properties" | "credentials", id: s
 
 type Counterpart<T> = { doc: T; value: unknown; source: Source; problems: Problem[] };
 
-export function createQueries(fetchDocument: FetchDocument, resolveEntity: (domain: string, opts: ResolveOptions) => Promise<EntityResult>, limits: Limits) {
+export function createQueries(
+  fetchDocument: FetchDocument,
+  resolveEntity: (domain: string, opts: ResolveOptions) => Promise<EntityResult>,
+  limits: Limits,
+) {
   /** The document a query starts from, valid; or null, with the reason added to the response's problems. */
   async function counterpart<T>(
     loc: DocumentLocation,
@@ -54,7 +65,8 @@ export function createQueries(fetchDocument: FetchDocument, resolveEntity: (doma
     return { doc: parsed.doc, value: json.value, source: fetched.source, problems: [...fetched.problems, ...parsed.problems] };
   }
 
-  const invalid = (loc: DocumentLocation, source: Source, why: string) => error("invalid_document", `The ${LABEL[loc.kind]} at ${source.url} is not valid: ${why}`);
+  const invalid = (loc: DocumentLocation, source: Source, why: string) =>
+    error("invalid_document", `The ${LABEL[loc.kind]} at ${source.url} is not valid: ${why}`);
   const empty = (query: Query): SearchResponse => ({ schema: SCHEMA_ID, query: publicQuery(query), results: [], problems: [] });
 
   /** A property ID: every owner its document names, each verifying on its own (V3). */
@@ -81,9 +93,15 @@ export function createQueries(fetchDocument: FetchDocument, resolveEntity: (doma
       }
     }
     if (invalidOwners.length > 0) {
-      const shown = invalidOwners.slice(0, 5).map((o) => JSON.stringify(o.slice(0, 100))).join(", ");
+      const shown = invalidOwners
+        .slice(0, 5)
+        .map((o) => JSON.stringify(o.slice(0, 100)))
+        .join(", ");
       response.problems.push(
-        warning("invalid_owner", `ownership lists ${invalidOwners.length} value(s) that are not network_ids: ${shown}${invalidOwners.length > 5 ? ", …" : ""}`),
+        warning(
+          "invalid_owner",
+          `ownership lists ${invalidOwners.length} value(s) that are not network_ids: ${shown}${invalidOwners.length > 5 ? ", …" : ""}`,
+        ),
       );
     }
     if (owners.length > limits.maxClaims) {

@@ -24,13 +24,16 @@ const ALICE = "§:entity:alice.example";
 describe("resolver orchestration", () => {
   it("V7: falls back to the HTML embed only when the JSON document is not found", async () => {
     const { fetch, calls } = fakeFetch({
-      "https://alice.example/": { body: `<script type="application/json" id="ident-hub">{"network_id":"${ALICE}"}</script>`, type: "text/html" },
+      "https://alice.example/": {
+        body: `<script type="application/json" id="ident-hub">{"network_id":"${ALICE}"}</script>`,
+        type: "text/html",
+      },
     });
     const r = await createResolver({ fetch }).resolveEntity("alice.example");
     expect(r.entity).toMatchObject({ status: "accepted", source: { via: "embed", url: "https://alice.example/" } });
     expect(calls).toEqual(["json https://alice.example/ident.json", "html https://alice.example/"]);
   });
-  it("a 200 that is not JSON is rejected, not replaced by the embed (SPEC §3)", async () => {
+  it("a 200 that is not JSON is rejected, not replaced by the embed (docs/decisions.md#fetching)", async () => {
     const { fetch, calls } = fakeFetch({
       "https://alice.example/ident.json": { body: "<html>oops</html>", type: "text/html" },
       "https://alice.example/": { body: `<script type="application/json" id="ident-hub">{"network_id":"${ALICE}"}</script>` },
@@ -49,7 +52,9 @@ describe("resolver orchestration", () => {
   });
   it("budget: claims past IDENT_MAX_CLAIMS are reported `limit` and never fetched; bad entries do not use it", async () => {
     const properties = ["a", "b", "c", "d"].map((x) => ({ id: `§:property:${x}.example` }));
-    const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": j({ network_id: ALICE, properties: [{ id: "bad" }, ...properties] }) });
+    const { fetch, calls } = fakeFetch({
+      "https://alice.example/ident.json": j({ network_id: ALICE, properties: [{ id: "bad" }, ...properties] }),
+    });
     const r = await createResolver({ fetch, limits: { maxClaims: 2 } }).resolveEntity("alice.example");
     expect(r.properties.map((c) => c.reason)).toEqual(["invalid_entry", "not_found", "not_found", "limit", "limit"]);
     expect(calls.filter((c) => c.includes("ident-property.json"))).toHaveLength(2);
@@ -97,7 +102,9 @@ describe("resolver orchestration", () => {
 describe("parsing once per cached document", () => {
   const site = (name: string): Site => ({
     "https://alice.example/ident.json": j({ network_id: ALICE, details: { name }, properties: [{ id: "§:property:blog.example" }] }),
-    "https://blog.example/ident-property.json": j({ ident_property: { id: "§:property:blog.example", ownership: [{ network_id: ALICE }] } }),
+    "https://blog.example/ident-property.json": j({
+      ident_property: { id: "§:property:blog.example", ownership: [{ network_id: ALICE }] },
+    }),
   });
 
   it("a warm resolution reuses the parsed documents of the cached outcomes", async () => {
@@ -140,7 +147,11 @@ describe("amplification bounds", () => {
   });
   it("a property document with 100,000 owners gives one limit warning and at most 50 results", async () => {
     const owners = Array.from({ length: 100_000 }, (_, i) => ({ network_id: `§:entity:o${i}.example` }));
-    const { fetch } = fakeFetch({ "https://blog.example/ident-property.json": j({ ident_property: { id: "§:property:blog.example", ownership: [...owners, { network_id: "bad" }] } }) });
+    const { fetch } = fakeFetch({
+      "https://blog.example/ident-property.json": j({
+        ident_property: { id: "§:property:blog.example", ownership: [...owners, { network_id: "bad" }] },
+      }),
+    });
     const out = await createResolver({ fetch }).search("§:property:blog.example");
     if (!out.ok) throw new Error(out.error.message);
     expect(out.response.results).toHaveLength(50);
@@ -151,7 +162,9 @@ describe("amplification bounds", () => {
 describe("peek: the answer from the cache alone", () => {
   const site = {
     "https://alice.example/ident.json": j({ network_id: ALICE, properties: [{ id: "§:property:blog.example" }] }),
-    "https://blog.example/ident-property.json": j({ ident_property: { id: "§:property:blog.example", ownership: [{ network_id: ALICE }] } }),
+    "https://blog.example/ident-property.json": j({
+      ident_property: { id: "§:property:blog.example", ownership: [{ network_id: ALICE }] },
+    }),
   };
   const query = { input: "alice.example", kind: "domain" as const, domain: "alice.example" };
   it("answers null and fetches nothing while a document is not cached", async () => {

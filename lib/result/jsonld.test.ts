@@ -13,12 +13,19 @@ const base: JsonLdInput = {
   credentials: [],
 };
 
-describe("JSON-LD (SPEC §10)", () => {
+describe("JSON-LD (docs/decisions.md#json-ld)", () => {
   it("organization: Organization with legal details, sameAs and hasCredential", () => {
     const ld = buildJsonLd({
       ...base,
       entity_type: "organization",
-      details: { name: "Acme", description: "Tools", email: "hi@acme.example", legal_name: "Acme, Inc.", established: "1998", location: "Portland" },
+      details: {
+        name: "Acme",
+        description: "Tools",
+        email: "hi@acme.example",
+        legal_name: "Acme, Inc.",
+        established: "1998",
+        location: "Portland",
+      },
       propertyUrls: ["https://shop.acme.example/", "javascript:alert(1)", "https://shop.acme.example/"],
       connectionUrls: ["https://social.example/@acme"],
       credentials: [{ title: "Member business", type: "Member", issuerName: "Chamber", issuerDomain: "chamber.example" }],
@@ -47,7 +54,13 @@ describe("JSON-LD (SPEC §10)", () => {
   });
   it("person: Person without organisation fields", () => {
     const ld = buildJsonLd({ ...base, entity_type: "person", details: { name: "Alice", legal_name: "x", location: "Lyon" } });
-    expect(ld).toEqual({ "@context": "https://schema.org", "@type": "Person", name: "Alice", url: "https://acme.example/", identifier: "§:entity:acme.example" });
+    expect(ld).toEqual({
+      "@context": "https://schema.org",
+      "@type": "Person",
+      name: "Alice",
+      url: "https://acme.example/",
+      identifier: "§:entity:acme.example",
+    });
   });
   it("any other entity_type: Thing", () => {
     expect(plain(buildJsonLd({ ...base, entity_type: "robot" }))["@type"]).toBe("Thing");

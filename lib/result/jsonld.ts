@@ -19,7 +19,7 @@ export type JsonLdInput = {
 export type EntityJsonLd = WithContext<Person> | WithContext<Organization> | WithContext<Thing>;
 
 /**
- * schema.org JSON-LD of an accepted entity (seed §1.5, SPEC §10): `Person` or `Organization` from
+ * schema.org JSON-LD of an accepted entity (docs/protocol.md#overview, docs/decisions.md#json-ld): `Person` or `Organization` from
  * `entity_type` (`Thing` otherwise), with verified properties and connections as `sameAs` and verified
  * credentials as `hasCredential`. Text is cut to the display limits; only http(s) URLs are kept.
  */
@@ -72,7 +72,7 @@ const SCRIPT_UNSAFE: Record<string, string> = {
 };
 
 /**
- * JSON for a `<script type="application/ld+json">` body (SPEC §10): `<`, `>`, `&`, U+2028 and U+2029
+ * JSON for a `<script type="application/ld+json">` body (docs/decisions.md#json-ld): `<`, `>`, `&`, U+2028 and U+2029
  * become `\u003c`-style escapes, so no text can close the element and the JSON parses to the same value.
  */
 export function serializeJsonLd(value: unknown): string {

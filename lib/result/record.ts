@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Problem } from "../documents/problem";
 import { REASONS } from "../protocol/reasons";
 
-/** The result record of SPEC §7, printed by `ident resolve --json` and served by `/api/resolve`. */
+/** The result record of docs/decisions.md#the-result-record, printed by `ident resolve --json` and served by `/api/resolve`. */
 
 export const SCHEMA_ID = "ident-resolver/search@1";
 
@@ -61,6 +61,6 @@ export const SearchResponse = z.object({
 });
 export type SearchResponse = z.infer<typeof SearchResponse>;
 
-/** `{"error": {...}}` body of a 400 (SPEC §8). */
+/** `{"error": {...}}` body of a 400 (docs/decisions.md#interfaces). */
 export const ErrorBody = z.object({ error: z.object({ code: z.literal("invalid_query"), message: z.string() }) });
 export type ErrorBody = z.infer<typeof ErrorBody>;

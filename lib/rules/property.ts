@@ -24,4 +24,3 @@ export function verifyProperty(networkId: string, propertyId: string, doc: Prope
   }
   return { verified: true };
 }
-

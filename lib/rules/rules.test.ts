@@ -25,12 +25,15 @@ describe("V3: property ownership", () => {
     expect(verifyProperty("§:entity:bob.example", BLOG, doc, "blog.example").verified).toBe(true);
     expect(verifyProperty("§:entity:carol.example", BLOG, doc, "blog.example").verified).toBe(false);
   });
-  it("SPEC §6 [bind]: a document carrying another property's id → id_mismatch", () => {
+  it("docs/decisions.md#verification [bind]: a document carrying another property's id → id_mismatch", () => {
     const verdict = verifyProperty(ALICE, "§:property:evil.example", propertyDoc(BLOG, [ALICE]), "evil.example");
     expect(verdict).toMatchObject({ verified: false, reason: "id_mismatch" });
   });
   it("V6: ids compare case-insensitively", () => {
-    expect(verifyProperty("§:entity:Alice.Example", "§:PROPERTY:Blog.example", propertyDoc(BLOG, ["§:entity:ALICE.EXAMPLE"]), "blog.example").verified).toBe(true);
+    expect(
+      verifyProperty("§:entity:Alice.Example", "§:PROPERTY:Blog.example", propertyDoc(BLOG, ["§:entity:ALICE.EXAMPLE"]), "blog.example")
+        .verified,
+    ).toBe(true);
   });
 });
 
@@ -50,7 +53,7 @@ describe("V4: credential back-link", () => {
   });
 });
 
-describe("rel=me connections (SPEC §6)", () => {
+describe("rel=me connections (docs/decisions.md#verification)", () => {
   const page = "https://social.example/@alice";
   it.each([
     [`<a rel="me" href="https://alice.example/">x</a>`, true],

@@ -1,4 +1,4 @@
-/** `ident resolve <query> [--json]` as a user runs it (SPEC §8), against the sample network. */
+/** `ident resolve <query> [--json]` as a user runs it (docs/decisions.md#interfaces), against the sample network. */
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -48,7 +48,11 @@ describe("ident CLI", () => {
   it("a property query lists every owner", async () => {
     const { code, stdout } = await ident(["resolve", "§:property:jointventure.example", "--json"]);
     expect(code).toBe(0);
-    expect(SearchResponse.parse(JSON.parse(stdout)).results.map((r) => r.focus?.reason ?? "verified")).toEqual(["verified", "verified", "not_claimed"]);
+    expect(SearchResponse.parse(JSON.parse(stdout)).results.map((r) => r.focus?.reason ?? "verified")).toEqual([
+      "verified",
+      "verified",
+      "not_claimed",
+    ]);
   });
   it.each([
     [["resolve", "http://alice.example"], /invalid query: Only https:\/\/ URLs/],

@@ -1,5 +1,5 @@
 /**
- * The guarded fetcher as an attacker would try it (SPEC §3): private addresses in DNS answers,
+ * The guarded fetcher as an attacker would try it (docs/decisions.md#fetching): private addresses in DNS answers,
  * rebinding, redirects out of bounds, bodies too large or too slow. Traffic stays on loopback:
  * blocked answers fail before any connection is made.
  */
@@ -11,8 +11,10 @@ import { startSampleNetwork } from "../network/server";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();
-const answer = (...addresses: string[]) => async (): Promise<LookupAddress[]> =>
-  addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+const answer =
+  (...addresses: string[]) =>
+  async (): Promise<LookupAddress[]> =>
+    addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
 
 /**
  * A tripwire around the real policy: the test records what the guard was asked and what the policy
@@ -76,7 +78,12 @@ describe("address guard: a lookup answering each blocked range", () => {
   });
   it("http:, another port and user-info are refused", async () => {
     const fetch = ctx.fetcher();
-    for (const url of ["http://alice.example/ident.json", "https://alice.example:8443/ident.json", "https://u:p@alice.example/ident.json", "file:///etc/passwd"]) {
+    for (const url of [
+      "http://alice.example/ident.json",
+      "https://alice.example:8443/ident.json",
+      "https://u:p@alice.example/ident.json",
+      "file:///etc/passwd",
+    ]) {
       expect(await fetch(url, "json")).toMatchObject({ status: "blocked" });
     }
   });
@@ -109,7 +116,7 @@ describe("DNS rebinding: the connection goes to the address that was checked", (
   });
 });
 
-describe("redirects (SPEC §3: at most 3 hops, each https on 443 and guarded again)", () => {
+describe("redirects (docs/decisions.md#fetching: at most 3 hops, each https on 443 and guarded again)", () => {
   it.each([
     ["redirect-http.test", "to http:"],
     ["redirect-private.test", "to a loopback IP literal"],
@@ -138,7 +145,7 @@ describe("redirects (SPEC §3: at most 3 hops, each https on 443 and guarded aga
   });
 });
 
-describe("size caps (SPEC §3: 1 MiB JSON, 2 MiB HTML, decoded)", () => {
+describe("size caps (docs/decisions.md#fetching: 1 MiB JSON, 2 MiB HTML, decoded)", () => {
   it("a body over the cap with Content-Length → too_large", async () => {
     expect(await ctx.fetcher()("https://huge.test/ident.json", "json")).toMatchObject({ status: "too_large" });
   });
@@ -156,7 +163,7 @@ describe("size caps (SPEC §3: 1 MiB JSON, 2 MiB HTML, decoded)", () => {
   });
 });
 
-describe("slow publishers (SPEC §3: one deadline for connect, headers and body)", () => {
+describe("slow publishers (docs/decisions.md#fetching: one deadline for connect, headers and body)", () => {
   it("a body that drips one byte a second → timeout at the deadline", async () => {
     const out = await ctx.fetcher({ timeoutMs: 1500 })("https://drip.test/ident.json", "json");
     expect(out).toMatchObject({ ok: false, status: "timeout", httpStatus: 200 });

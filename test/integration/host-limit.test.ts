@@ -1,4 +1,4 @@
-/** SPEC §3: at most 6 fetches to one host at a time, seen by the publisher itself. */
+/** docs/decisions.md#budget: at most 6 fetches to one host at a time, seen by the publisher itself. */
 import { describe, expect, it } from "vitest";
 import { useSampleNetwork } from "../helpers/sample";
 
@@ -7,7 +7,10 @@ const credentials = Array.from({ length: 15 }, (_, i) => ({ id: `@u${i}@busy-iss
 const files: Record<string, string> = {};
 const routes: Record<string, { delay_ms: number }> = {};
 for (let i = 0; i < 15; i++) {
-  files[`/u${i}/ident-credential.json`] = JSON.stringify({ ident_entity_id: `${S}:entity:many-creds.test`, ident_credential: { title: `T${i}` } });
+  files[`/u${i}/ident-credential.json`] = JSON.stringify({
+    ident_entity_id: `${S}:entity:many-creds.test`,
+    ident_credential: { title: `T${i}` },
+  });
   routes[`/u${i}/ident-credential.json`] = { delay_ms: 150 };
 }
 

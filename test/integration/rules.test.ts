@@ -1,5 +1,6 @@
 /**
- * The seed's rules V1–V7, every row of its Errors table, SPEC's [bind] rules and every reason code,
+ * The protocol's rules V1–V7 (docs/protocol.md), every row of its Errors table, the [bind] rules of
+ * docs/decisions.md and every reason code,
  * each against the sample network over real HTTPS with the real guarded fetcher.
  */
 import { describe, expect, it } from "vitest";
@@ -27,7 +28,12 @@ const codes = (r: EntityResult) => r.entity.problems.map((p) => p.code);
 describe("V1: entity document acceptance", () => {
   it("V1: a document with a valid network_id for its domain is accepted", async () => {
     const r = await entity("alice.example");
-    expect(r.entity).toMatchObject({ status: "accepted", domain: "alice.example", network_id: "§:entity:alice.example", entity_type: "person" });
+    expect(r.entity).toMatchObject({
+      status: "accepted",
+      domain: "alice.example",
+      network_id: "§:entity:alice.example",
+      entity_type: "person",
+    });
     expect(r.jsonld).toMatchObject({ "@type": "Person", name: "Alice Moreau" });
   });
   it("V1: the minimum legal document (only network_id) gives the entity with nothing else", async () => {
@@ -60,7 +66,7 @@ describe("V1: entity document acceptance", () => {
   });
 });
 
-describe("SPEC §5 [bind]: network_id's domain is the domain fetched", () => {
+describe("docs/decisions.md#validation [bind]: network_id's domain is the domain fetched", () => {
   it("[bind] a document claiming another domain's network_id is rejected, naming the domain it claims", async () => {
     const r = await entity("borrowed-id.test");
     expect(r.entity.status).toBe("rejected");
@@ -80,7 +86,15 @@ describe("V2: entries are validated independently", () => {
   it("V2 / Errors row: a malformed property or credential entry fails; the rest of the document remains valid", async () => {
     const r = await entity("mallory.example");
     expect(r.entity.status).toBe("accepted");
-    expect(r.properties.map((c) => c.reason)).toEqual(["not_listed", "id_mismatch", "not_listed", "unreachable", "not_found", "invalid_entry", "duplicate"]);
+    expect(r.properties.map((c) => c.reason)).toEqual([
+      "not_listed",
+      "id_mismatch",
+      "not_listed",
+      "unreachable",
+      "not_found",
+      "invalid_entry",
+      "duplicate",
+    ]);
     expect(r.credentials.map((c) => c.reason)).toEqual(["entity_mismatch", "invalid_document", "invalid_entry"]);
     expect(byId(r.properties, "blog.mallory.example").claimed).toEqual({ id: "blog.mallory.example", name: "Malformed id" });
   });
@@ -89,7 +103,10 @@ describe("V2: entries are validated independently", () => {
 describe("V3: property ownership", () => {
   it("V3: verifies when each side names the other", async () => {
     const claim = byId((await entity("alice.example")).properties, "§:property:blog.alice.example");
-    expect(claim).toMatchObject({ verified: true, source: { url: "https://blog.alice.example/ident-property.json", via: "json", http_status: 200 } });
+    expect(claim).toMatchObject({
+      verified: true,
+      source: { url: "https://blog.alice.example/ident-property.json", via: "json", http_status: 200 },
+    });
     expect(claim.reason).toBeUndefined();
   });
   it("V3 / Errors row: property owner pair not mutually listed → does not verify (not_listed)", async () => {
@@ -106,7 +123,7 @@ describe("V3: property ownership", () => {
     ]);
     expect(res.results[2]?.focus?.claimed).toBe("§:entity:gamma.example");
   });
-  it("SPEC §6 [bind]: a property document must carry the id it is served for (id_mismatch)", async () => {
+  it("docs/decisions.md#verification [bind]: a property document must carry the id it is served for (id_mismatch)", async () => {
     expect(byId((await entity("mallory.example")).properties, "§:property:imposter-site.test").reason).toBe("id_mismatch");
   });
 });
@@ -124,7 +141,9 @@ describe("V4: credentials", () => {
   it("V4 / Errors row: ident_entity_id differs from the entity's network_id → does not verify", async () => {
     const claim = byId((await entity("mallory.example")).credentials, "@bob@guild.example/members");
     expect(claim).toMatchObject({ verified: false, reason: "entity_mismatch" });
-    expect(claim.problems.at(-1)?.message).toBe("guild.example's credential document names §:entity:bob.example, not this entity (§:entity:mallory.example)");
+    expect(claim.problems.at(-1)?.message).toBe(
+      "guild.example's credential document names §:entity:bob.example, not this entity (§:entity:mallory.example)",
+    );
   });
   it("V4: a credential query resolves the holder and focuses on the credential", async () => {
     const res = await search("@alice@guild.example/members");
@@ -196,19 +215,24 @@ describe("Errors table: fetch conditions", () => {
   });
 });
 
-describe("SPEC §3 [bind]: per-resolution budget", () => {
+describe("[bind] per-resolution budget", () => {
   it("[bind] properties past IDENT_MAX_CLAIMS are reported `limit` and not fetched", async () => {
     ctx.net.resetCounts();
     const r = await entity("budget.test", { limits: { maxClaims: 2 } });
-    expect(r.properties.map((c) => [c.verified, c.reason])).toEqual([[true, undefined], [true, undefined], [false, "limit"]]);
+    expect(r.properties.map((c) => [c.verified, c.reason])).toEqual([
+      [true, undefined],
+      [true, undefined],
+      [false, "limit"],
+    ]);
     expect(ctx.net.requests.get("budget-c.test/ident-property.json")).toBeUndefined();
   });
 });
 
-describe("SPEC §6: every reason code occurs on the sample network", () => {
+describe("every reason code occurs on the sample network", () => {
   it("all 15 reasons", async () => {
     const seen = new Set<string>();
-    const add = (r: EntityResult) => [...r.properties, ...r.credentials, ...r.connections, ...(r.focus ? [r.focus] : [])].forEach((c) => c.reason && seen.add(c.reason));
+    const add = (r: EntityResult) =>
+      [...r.properties, ...r.credentials, ...r.connections, ...(r.focus ? [r.focus] : [])].forEach((c) => c.reason && seen.add(c.reason));
     add(await entity("mallory.example"));
     add(await entity("budget.test", { limits: { maxClaims: 2 } }));
     add(await entity("redirected-claims.test", { fetcher: { timeoutMs: 800 } }));
@@ -218,13 +242,16 @@ describe("SPEC §6: every reason code occurs on the sample network", () => {
     expect([...seen].sort()).toEqual([...REASONS].sort());
   });
   it("a connection verifies by rel=me; unsafe and missing back-links do not", async () => {
-    expect((await entity("alice.example")).connections[0]).toMatchObject({ verified: true, source: { via: "page", url: "https://social.example/@alice" } });
+    expect((await entity("alice.example")).connections[0]).toMatchObject({
+      verified: true,
+      source: { via: "page", url: "https://social.example/@alice" },
+    });
     const m = await entity("mallory.example");
     expect(m.connections.map((c) => c.reason)).toEqual(["no_backlink", "unsafe_url"]);
   });
 });
 
-describe("JSON-LD holds only the accepted entity and its verified claims (SPEC §10)", () => {
+describe("JSON-LD holds only the accepted entity and its verified claims (docs/decisions.md#json-ld)", () => {
   it("alice: sameAs lists the verified blog and rel=me profile; hasCredential the issuers' titles", async () => {
     const r = await entity("alice.example");
     expect(r.jsonld).toEqual({
@@ -237,19 +264,43 @@ describe("JSON-LD holds only the accepted entity and its verified claims (SPEC �
       sameAs: ["https://blog.alice.example/", "https://social.example/@alice"],
       email: "alice@alice.example",
       hasCredential: [
-        { "@type": "EducationalOccupationalCredential", name: "Member since 2019", credentialCategory: "Member", url: "https://guild.example/members/alice", recognizedBy: { "@type": "Organization", name: "The Makers Guild", url: "https://guild.example/" } },
-        { "@type": "EducationalOccupationalCredential", name: "Joinery teacher", credentialCategory: "Employment", recognizedBy: { "@type": "Organization", name: "The Makers Guild", url: "https://guild.example/" } },
-        { "@type": "EducationalOccupationalCredential", name: "Supporter, 2025", credentialCategory: "Support", url: "https://openfund.example/alice", recognizedBy: { "@type": "Organization", name: "Open Web Fund", url: "https://openfund.example/" } },
+        {
+          "@type": "EducationalOccupationalCredential",
+          name: "Member since 2019",
+          credentialCategory: "Member",
+          url: "https://guild.example/members/alice",
+          recognizedBy: { "@type": "Organization", name: "The Makers Guild", url: "https://guild.example/" },
+        },
+        {
+          "@type": "EducationalOccupationalCredential",
+          name: "Joinery teacher",
+          credentialCategory: "Employment",
+          recognizedBy: { "@type": "Organization", name: "The Makers Guild", url: "https://guild.example/" },
+        },
+        {
+          "@type": "EducationalOccupationalCredential",
+          name: "Supporter, 2025",
+          credentialCategory: "Support",
+          url: "https://openfund.example/alice",
+          recognizedBy: { "@type": "Organization", name: "Open Web Fund", url: "https://openfund.example/" },
+        },
       ],
     });
   });
   it("mallory: nothing verified, nothing claimed in JSON-LD", async () => {
     const r = await entity("mallory.example");
-    expect(r.jsonld).toEqual({ "@context": "https://schema.org", "@type": "Person", name: "Mallory Finch", url: "https://mallory.example/", description: "Claims more than she can show.", identifier: "§:entity:mallory.example" });
+    expect(r.jsonld).toEqual({
+      "@context": "https://schema.org",
+      "@type": "Person",
+      name: "Mallory Finch",
+      url: "https://mallory.example/",
+      description: "Claims more than she can show.",
+      identifier: "§:entity:mallory.example",
+    });
   });
 });
 
-describe("SPEC §3 request headers", () => {
+describe("request headers (docs/decisions.md#fetching)", () => {
   it("sends the User-Agent and the Accept of each kind", async () => {
     ctx.net.resetCounts();
     await entity("dana.test");

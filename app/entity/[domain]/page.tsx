@@ -27,7 +27,10 @@ export async function generateMetadata(): Promise<Metadata> {
   const domain = entity.domain;
   const accepted = view.status === "accepted";
   const title = accepted ? `${clip(view.name, 70)} (${domain})` : domain;
-  const description = clip(view.description ?? (accepted ? `The verified identity published by ${domain}.` : `${domain}: ${view.statusText}.`), 200);
+  const description = clip(
+    view.description ?? (accepted ? `The verified identity published by ${domain}.` : `${domain}: ${view.statusText}.`),
+    200,
+  );
   const url = new URL(`/entity/${domain}`, app().config.publicUrl).href;
   return {
     title,
