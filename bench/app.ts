@@ -47,7 +47,11 @@ async function waitFor(url: string, ms: number) {
 }
 
 /** First byte, entity header and end of one GET, in ms. */
-function timeGet(url: string, marker: string, headers: Record<string, string> = BROWSER): Promise<{ first: number; header: number; end: number }> {
+function timeGet(
+  url: string,
+  marker: string,
+  headers: Record<string, string> = BROWSER,
+): Promise<{ first: number; header: number; end: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let first = NaN;
@@ -71,7 +75,13 @@ function timeGet(url: string, marker: string, headers: Record<string, string> = 
  * Requests per second of `url` over `seconds`, and the server's CPU ms per request meanwhile. With
  * `fresh`, each request adds its own query parameter, so the page cache never answers it.
  */
-async function rps(url: string, seconds: number, pid?: number, fresh = false, client: Record<string, string> = BROWSER): Promise<{ rps: number; cpu: number }> {
+async function rps(
+  url: string,
+  seconds: number,
+  pid?: number,
+  fresh = false,
+  client: Record<string, string> = BROWSER,
+): Promise<{ rps: number; cpu: number }> {
   const before = cpuMs(pid);
   let n = 0;
   const path = new URL(url).pathname;
@@ -88,7 +98,11 @@ async function rps(url: string, seconds: number, pid?: number, fresh = false, cl
 }
 
 /** Runs the built app on `env` (the sample network's), measures, and stops it. */
-export async function benchApp(env: Record<string, string>, ttfbDomains: string[], pages: { typical: string; bare: string }): Promise<void> {
+export async function benchApp(
+  env: Record<string, string>,
+  ttfbDomains: string[],
+  pages: { typical: string; bare: string },
+): Promise<void> {
   if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
     console.log("app       skipped: no build (run `npm run build` first)");
     return;
@@ -113,7 +127,12 @@ export async function benchApp(env: Record<string, string>, ttfbDomains: string[
     );
     // Requests per second, warm: an entity page is cached after its first request. Rounds alternate
     // between the pages so that drift on a shared machine falls on all of them alike.
-    const urls = { home: `${base}/`, typical: `${base}/entity/${pages.typical}`, twenty: `${base}/entity/${ttfbDomains[0]}`, bare: `${base}/entity/${pages.bare}` };
+    const urls = {
+      home: `${base}/`,
+      typical: `${base}/entity/${pages.typical}`,
+      twenty: `${base}/entity/${ttfbDomains[0]}`,
+      bare: `${base}/entity/${pages.bare}`,
+    };
     for (const url of Object.values(urls)) await timeGet(url, "");
     for (const url of Object.values(urls)) await rps(url, 2);
     await rps(urls.twenty, 2, app.pid, false, CRAWLER);

@@ -17,10 +17,13 @@ const ca = readFileSync(caFile);
 function get(url: string): Promise<void> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port: Number(port), path: u.pathname, servername: u.hostname, headers: { host: u.hostname }, ca, agent: false }, (res) => {
-      res.resume();
-      res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`${url}: HTTP ${res.statusCode}`))));
-    });
+    const req = request(
+      { host: "127.0.0.1", port: Number(port), path: u.pathname, servername: u.hostname, headers: { host: u.hostname }, ca, agent: false },
+      (res) => {
+        res.resume();
+        res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`${url}: HTTP ${res.statusCode}`))));
+      },
+    );
     req.on("error", reject);
     req.end();
   });
@@ -33,7 +36,10 @@ async function entityThenClaims(entity: string, claims: string[]): Promise<numbe
   return performance.now() - t0;
 }
 
-const claims = Array.from({ length: 10 }, (_, i) => [`https://p${i}.bench/ident-property.json`, `https://i${i}.bench/fan/ident-credential.json`]).flat();
+const claims = Array.from({ length: 10 }, (_, i) => [
+  `https://p${i}.bench/ident-property.json`,
+  `https://i${i}.bench/fan/ident-credential.json`,
+]).flat();
 await entityThenClaims("https://fan.bench/ident.json", claims); // warm-up
 const ratios: number[] = [];
 for (let i = 0; i < Number(runs); i++) {

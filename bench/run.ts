@@ -36,9 +36,19 @@ function benchSites(): Record<string, Files> {
   for (let i = 0; i < 10; i++) {
     // Each claim on its own host, as on the real web: the per-host limit of 6 is not what is measured.
     properties.push({ id: `${S}:property:p${i}.bench` });
-    sites[`p${i}.bench`] = { files: { "/ident-property.json": json({ ident_property: { id: `${S}:property:p${i}.bench`, ownership: [{ network_id: `${S}:entity:fan.bench` }] } }) } };
+    sites[`p${i}.bench`] = {
+      files: {
+        "/ident-property.json": json({
+          ident_property: { id: `${S}:property:p${i}.bench`, ownership: [{ network_id: `${S}:entity:fan.bench` }] },
+        }),
+      },
+    };
     credentials.push({ id: `@fan@i${i}.bench` });
-    sites[`i${i}.bench`] = { files: { "/fan/ident-credential.json": json({ ident_entity_id: `${S}:entity:fan.bench`, ident_credential: { title: `Credential ${i}` } }) } };
+    sites[`i${i}.bench`] = {
+      files: {
+        "/fan/ident-credential.json": json({ ident_entity_id: `${S}:entity:fan.bench`, ident_credential: { title: `Credential ${i}` } }),
+      },
+    };
   }
   sites["fan.bench"] = { files: { "/ident.json": json({ network_id: `${S}:entity:fan.bench`, properties, credentials }) } };
   // Entities for the page TTFB figure, each with 20 claims of its own that verify: each entity is
@@ -49,30 +59,70 @@ function benchSites(): Record<string, Files> {
     for (let j = 0; j < 10; j++) {
       const id = `${S}:property:t${i}p${j}.bench`;
       own.properties.push({ id });
-      sites[`t${i}p${j}.bench`] = { files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) } };
+      sites[`t${i}p${j}.bench`] = {
+        files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
+      };
       own.credentials.push({ id: `@ttfb@t${i}i${j}.bench` });
-      sites[`t${i}i${j}.bench`] = { files: { "/ttfb/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }) } };
+      sites[`t${i}i${j}.bench`] = {
+        files: {
+          "/ttfb/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
+        },
+      };
     }
-    sites[d] = { files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Bench ${i}` }, ...own }) } };
+    sites[d] = {
+      files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Bench ${i}` }, ...own }) },
+    };
   }
   // A typical entity, shaped like alice.example: full details, 2 properties, 3 credentials, 2 connections.
   const typical = { properties: [] as unknown[], credentials: [] as unknown[], other_connections: [] as unknown[] };
   for (let i = 0; i < 2; i++) {
     const id = `${S}:property:tp${i}.bench`;
-    typical.properties.push({ id, name: `Workshop notes ${i}`, url: `https://tp${i}.bench/`, type: "Website", description: "Long-form notes on hand-tool joinery." });
-    sites[`tp${i}.bench`] = { files: { "/ident-property.json": json({ ident_property: { id, name: `Workshop notes ${i}`, ownership: [{ network_id: `${S}:entity:typical.bench` }] } }) } };
+    typical.properties.push({
+      id,
+      name: `Workshop notes ${i}`,
+      url: `https://tp${i}.bench/`,
+      type: "Website",
+      description: "Long-form notes on hand-tool joinery.",
+    });
+    sites[`tp${i}.bench`] = {
+      files: {
+        "/ident-property.json": json({
+          ident_property: { id, name: `Workshop notes ${i}`, ownership: [{ network_id: `${S}:entity:typical.bench` }] },
+        }),
+      },
+    };
     typical.other_connections.push({ id: `https://tc${i}.bench/@typical` });
-    sites[`tc${i}.bench`] = { files: { "/@typical": '<!doctype html><title>Typical</title><a rel="me" href="https://typical.bench/">me</a>' } };
+    sites[`tc${i}.bench`] = {
+      files: { "/@typical": '<!doctype html><title>Typical</title><a rel="me" href="https://typical.bench/">me</a>' },
+    };
   }
   for (let i = 0; i < 3; i++) {
     const property = { id: `${S}:property:ti${i}.bench`, name: `Guild ${i}`, url: `https://ti${i}.bench/` };
-    typical.credentials.push({ id: `@typical@ti${i}.bench/members`, title: "Member", type: "Member", property, dataset: { name: "Guild members" } });
+    typical.credentials.push({
+      id: `@typical@ti${i}.bench/members`,
+      title: "Member",
+      type: "Member",
+      property,
+      dataset: { name: "Guild members" },
+    });
     sites[`ti${i}.bench`] = {
-      files: { "/members/typical/ident-credential.json": json({ ident_entity_id: `${S}:entity:typical.bench`, ident_credential: { title: `Member ${i}`, type: "Member", property } }) },
+      files: {
+        "/members/typical/ident-credential.json": json({
+          ident_entity_id: `${S}:entity:typical.bench`,
+          ident_credential: { title: `Member ${i}`, type: "Member", property },
+        }),
+      },
     };
   }
-  const details = { name: "Typical Person", email: "t@typical.bench", location: "Lyon, France", description: "Furniture maker and writer." };
-  sites["typical.bench"] = { files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:typical.bench`, details, ...typical }) } };
+  const details = {
+    name: "Typical Person",
+    email: "t@typical.bench",
+    location: "Lyon, France",
+    description: "Furniture maker and writer.",
+  };
+  sites["typical.bench"] = {
+    files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:typical.bench`, details, ...typical }) },
+  };
   const many = Array.from({ length: 10_000 }, (_, i) => ({ id: `@u${i}@issuer${i % 100}.bench`, title: `Member ${i}`, type: "Member" }));
   sites["many.bench"] = { files: { "/ident.json": json({ network_id: `${S}:entity:many.bench`, credentials: many }) } };
   for (let k = 0; k < 100; k++) sites[`issuer${k}.bench`] = { files: {} };
@@ -92,10 +142,14 @@ function writeSites(root: string) {
 
 /** The bare client's cold fan-out (bench/bare-client.ts), run in a process of its own. */
 function bareFanOut(port: number, caFile: string): number {
-  const out = spawnSync(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "bare-client.ts"), String(port), caFile, String(RUNS), String(DELAY_MS)], {
-    encoding: "utf8",
-    timeout: 120_000,
-  });
+  const out = spawnSync(
+    process.execPath,
+    ["--import", "tsx", path.join(import.meta.dirname, "bare-client.ts"), String(port), caFile, String(RUNS), String(DELAY_MS)],
+    {
+      encoding: "utf8",
+      timeout: 120_000,
+    },
+  );
   if (out.status !== 0) throw new Error(`bare client: ${out.stderr}`);
   return (JSON.parse(out.stdout) as { ratio: number }).ratio;
 }
@@ -185,8 +239,10 @@ async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
     shared.push(requests.get("https://fan.bench/ident.json") ?? 0);
   }
   const perClaim = requests.get("https://p0.bench/ident-property.json") ?? 0;
-  console.log(`sharing   ${median(shared)} request(s) to fan.bench/ident.json for 20 concurrent cold resolutions (goal 1); ` +
-    `${perClaim} to each claim document`);
+  console.log(
+    `sharing   ${median(shared)} request(s) to fan.bench/ident.json for 20 concurrent cold resolutions (goal 1); ` +
+      `${perClaim} to each claim document`,
+  );
 
   // memory
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -197,14 +253,21 @@ async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
     const { fetcher, resolver } = fresh();
     const r = await resolver.resolveEntity("many.bench");
     // 1,000 entries are reported claim by claim, the rest counted in one warning (MAX_REPORTED_ENTRIES).
-    if (r.credentials.length !== 1000 || !r.entity.problems.some((p) => p.code === "too_many_entries")) throw new Error("memory: unexpected claims");
+    if (r.credentials.length !== 1000 || !r.entity.problems.some((p) => p.code === "too_many_entries"))
+      throw new Error("memory: unexpected claims");
     gc?.();
     rss.push((process.memoryUsage().rss - before) / 1e6);
     await fetcher.close();
   }
-  console.log(`memory    ${median(rss).toFixed(1)} MB extra RSS after resolving a document of 10,000 credential entries (goal < 50 MB)` +
-    `${gc ? "" : " (run with --expose-gc for steadier figures)"}`);
-  await benchApp(net.env, Array.from({ length: TTFB_RUNS }, (_, i) => `ttfb${i}.bench`), { typical: "typical.bench", bare: "empty.bench" });
+  console.log(
+    `memory    ${median(rss).toFixed(1)} MB extra RSS after resolving a document of 10,000 credential entries (goal < 50 MB)` +
+      `${gc ? "" : " (run with --expose-gc for steadier figures)"}`,
+  );
+  await benchApp(
+    net.env,
+    Array.from({ length: TTFB_RUNS }, (_, i) => `ttfb${i}.bench`),
+    { typical: "typical.bench", bare: "empty.bench" },
+  );
 }
 
 await main();

@@ -34,7 +34,9 @@ export function ClaimGroup({ kind, slots, headingLevel = 3 }: { kind: ClaimKind;
   const settled = slots.flatMap((s) => (s.claim instanceof Promise ? [] : [s.claim]));
   if (settled.length === slots.length) {
     // Everything is known (a warm cache, or a finished query): plain lists, no streaming machinery.
-    const list = (verified: boolean) => <ClaimList kind={kind} views={settled.filter((c) => c.verified === verified).map((c) => claimView(kind, c, app().config))} />;
+    const list = (verified: boolean) => (
+      <ClaimList kind={kind} views={settled.filter((c) => c.verified === verified).map((c) => claimView(kind, c, app().config))} />
+    );
     return (
       <section className="claim-group" aria-label={TITLES[kind]} data-testid={`group-${kind}`}>
         <H>{TITLES[kind]}</H>

@@ -3,7 +3,15 @@ import { SourceLine } from "./source-line";
 import { Warnings } from "./warnings";
 
 /** The entity at the top of a result card: who it is, or why it could not be read. */
-export function EntityHeader({ view, headingLevel = 2, linkToPage = true }: { view: EntityView; headingLevel?: 1 | 2; linkToPage?: boolean }) {
+export function EntityHeader({
+  view,
+  headingLevel = 2,
+  linkToPage = true,
+}: {
+  view: EntityView;
+  headingLevel?: 1 | 2;
+  linkToPage?: boolean;
+}) {
   const Heading = headingLevel === 1 ? "h1" : "h2";
   const accepted = view.status === "accepted";
   return (

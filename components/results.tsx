@@ -16,7 +16,11 @@ export function Results({ delivery, ...layout }: Layout & { delivery: Delivery }
   if (delivery.mode === "whole") return <ResponseResults response={delivery.response} jsonLd={false} {...layout} />;
   return (
     <Suspense fallback={<LoadingCard />}>
-      {"entity" in delivery ? <StreamedEntityResult staged={delivery.entity} {...layout} /> : <StreamedResponse response={delivery.response} {...layout} />}
+      {"entity" in delivery ? (
+        <StreamedEntityResult staged={delivery.entity} {...layout} />
+      ) : (
+        <StreamedResponse response={delivery.response} {...layout} />
+      )}
     </Suspense>
   );
 }

@@ -1,6 +1,6 @@
 import type { SourceView } from "@/lib/present/view";
 
-/** Where a document came from and when (issue: JSON or HTML embed, fetched when, stale or not). */
+/** Where a document came from and when: JSON or HTML embed, fetched when, stale or not. */
 export function SourceLine({ source, fetchedAt, stale }: { source: SourceView | null; fetchedAt?: string; stale?: boolean }) {
   if (!source && !fetchedAt) return null;
   return (

@@ -9,7 +9,9 @@ test("verified claims: property with its link out, credentials with the issuer's
   const blog = verified.filter({ hasText: "Workshop Notes" });
   await expect(blog.getByRole("link", { name: "Workshop Notes" })).toHaveAttribute("href", "https://blog.alice.example/");
   await expect(blog.getByRole("link")).toHaveAttribute("rel", "nofollow ugc noopener noreferrer");
-  await expect(verified.filter({ hasText: "Member since 2019" })).toContainText("Issued by The Makers Guild (guild.example) · Guild members");
+  await expect(verified.filter({ hasText: "Member since 2019" })).toContainText(
+    "Issued by The Makers Guild (guild.example) · Guild members",
+  );
   await expect(page.getByTestId("unverified-property")).toBeHidden();
   await expect(page.getByTestId("source").first()).toContainText("From the JSON document at https://alice.example/ident.json");
 });
@@ -20,7 +22,20 @@ test("every unverified reason says why in plain words and what the publisher can
   await expect(unverified).toHaveCount(12);
   const reasons = await unverified.evaluateAll((els) => els.map((e) => e.getAttribute("data-reason")));
   expect(reasons.sort()).toEqual(
-    ["duplicate", "entity_mismatch", "id_mismatch", "invalid_document", "invalid_entry", "invalid_entry", "no_backlink", "not_found", "not_listed", "not_listed", "unreachable", "unsafe_url"].sort(),
+    [
+      "duplicate",
+      "entity_mismatch",
+      "id_mismatch",
+      "invalid_document",
+      "invalid_entry",
+      "invalid_entry",
+      "no_backlink",
+      "not_found",
+      "not_listed",
+      "not_listed",
+      "unreachable",
+      "unsafe_url",
+    ].sort(),
   );
   const mismatch = unverified.filter({ hasText: "@bob@guild.example/members" });
   await expect(mismatch).toContainText("guild.example's credential document names §:entity:bob.example, not this entity");

@@ -22,7 +22,9 @@ for (const path of ["/search?q=hostile.test", "/entity/hostile.test"]) {
     expect(await main.locator("script:not([type='application/ld+json'])").count()).toBe(0);
     const hrefs = await main.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""));
     for (const href of hrefs) expect(href).toMatch(/^(https?:\/\/|\/)/);
-    await expect(page.getByRole("heading", { level: path.startsWith("/entity") ? 1 : 2 }).first()).toHaveText("</script><script>window.__pwned='script'</script>");
+    await expect(page.getByRole("heading", { level: path.startsWith("/entity") ? 1 : 2 }).first()).toHaveText(
+      "</script><script>window.__pwned='script'</script>",
+    );
     await expect(main).toContainText(`<img src=x onerror="window.__pwned='img'">`);
     const api = await (await request.get("/api/resolve?q=hostile.test")).json();
     const ld = await page.locator('script[type="application/ld+json"]').evaluate((e) => JSON.parse(e.textContent ?? "null"));

@@ -44,7 +44,9 @@ test("a property query shows one result per owner, each saying whether it verifi
   await expect(results.nth(0).getByTestId("focus")).toHaveAttribute("data-verified", "true");
   await expect(results.nth(1).getByTestId("focus")).toHaveAttribute("data-verified", "true");
   await expect(results.nth(2).getByTestId("focus")).toHaveAttribute("data-verified", "false");
-  await expect(results.nth(2).getByTestId("focus")).toContainText("gamma.example's entity document does not list §:property:jointventure.example");
+  await expect(results.nth(2).getByTestId("focus")).toContainText(
+    "gamma.example's entity document does not list §:property:jointventure.example",
+  );
 });
 
 test("a credential query shows the holder with that credential highlighted", async ({ page }) => {

@@ -5,7 +5,8 @@ test("with a publisher that answers after 5 s, the entity and the other claims s
     const w = window as unknown as { __cls: number };
     w.__cls = 0;
     new PerformanceObserver((list) => {
-      for (const e of list.getEntries() as (PerformanceEntry & { value: number; hadRecentInput: boolean })[]) if (!e.hadRecentInput) w.__cls += e.value;
+      for (const e of list.getEntries() as (PerformanceEntry & { value: number; hadRecentInput: boolean })[])
+        if (!e.hadRecentInput) w.__cls += e.value;
     }).observe({ type: "layout-shift", buffered: true });
   });
   await page.goto("/search?q=patient.test", { waitUntil: "commit" });
@@ -16,7 +17,9 @@ test("with a publisher that answers after 5 s, the entity and the other claims s
   await expect(page.getByTestId("claim-pending")).toHaveCount(1);
   await expect(page.getByTestId("claim-pending")).toContainText("@pat@slow-issuer.test");
   // Then it arrives in place.
-  await expect(page.locator('[data-testid="claim"][data-verified="true"]').filter({ hasText: "Slow member" })).toBeVisible({ timeout: 20_000 });
+  await expect(page.locator('[data-testid="claim"][data-verified="true"]').filter({ hasText: "Slow member" })).toBeVisible({
+    timeout: 20_000,
+  });
   await expect(page.getByTestId("claim-pending")).toHaveCount(0);
   // Cards streaming in barely move the page: cumulative layout shift under 0.1 ("good").
   const cls = await page.evaluate(() => (window as unknown as { __cls: number }).__cls);

@@ -30,8 +30,8 @@ const base = `http://localhost:${port}`;
 if (process.argv.includes("--quiet")) {
   // Used by the browser tests: no banner.
 } else {
-const q = (s) => `${base}/search?q=${encodeURIComponent(s)}`;
-console.log(`
+  const q = (s) => `${base}/search?q=${encodeURIComponent(s)}`;
+  console.log(`
 ident resolver demo on the sample network (${net.env.IDENT_CONNECT_TO})
 
   ${base}/

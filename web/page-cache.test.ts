@@ -11,7 +11,14 @@ type Get = { status: number; headers: IncomingHttpHeaders; body: string };
  * A server shaped like web/serve.js: the page cache in front of a stand-in for Next that writes
  * a page in chunks, with a fresh nonce in its CSP header and body, and counts its renders.
  */
-type Opts = { version: () => string | null; status?: number; type?: string; text?: () => string; maxBytes?: number; variant?: (ua: string) => string };
+type Opts = {
+  version: () => string | null;
+  status?: number;
+  type?: string;
+  text?: () => string;
+  maxBytes?: number;
+  variant?: (ua: string) => string;
+};
 
 async function start(opts: Opts) {
   let renders = 0;
@@ -150,7 +157,10 @@ describe("page cache", () => {
 
   it("keeps one copy per client variant, and answers each variant from its own", async () => {
     const s = await start({ version: () => "v1", variant: (ua) => (ua === "browser" ? "browser" : "agent") });
-    const first = [await s.get("/entity/a.example", { "user-agent": "browser" }), await s.get("/entity/a.example", { "user-agent": "curl/8" })];
+    const first = [
+      await s.get("/entity/a.example", { "user-agent": "browser" }),
+      await s.get("/entity/a.example", { "user-agent": "curl/8" }),
+    ];
     const program = await s.get("/entity/a.example", { "user-agent": "curl/8" });
     const browser = await s.get("/entity/a.example", { "user-agent": "browser" });
     expect(s.renders()).toBe(2);
@@ -172,7 +182,12 @@ describe("page cache", () => {
     const missZipped = await s.get("/entity/b.example", { "accept-encoding": "gzip, br" });
     const hitZipped = await s.get("/entity/a.example", { "accept-encoding": "gzip" });
     const refused = await s.get("/entity/a.example", { "accept-encoding": "gzip;q=0, identity" });
-    expect([plain, missZipped, hitZipped, refused].map((r) => r.headers["content-encoding"])).toEqual([undefined, "gzip", "gzip", undefined]);
+    expect([plain, missZipped, hitZipped, refused].map((r) => r.headers["content-encoding"])).toEqual([
+      undefined,
+      "gzip",
+      "gzip",
+      undefined,
+    ]);
     expect(hitZipped.body.split(nonceOf(hitZipped)).join("N")).toBe(plain.body.split(nonceOf(plain)).join("N"));
     expect(missZipped.body).toContain("<!doctype html>");
   });

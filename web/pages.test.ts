@@ -25,7 +25,10 @@ describe("pageOf", () => {
     expect(key(path, query)).toBe(expected);
   });
   it("names an entity page by its lower-case domain, as a domain query", () => {
-    expect(pageOf("/entity/Alice.Example", q(""))).toEqual({ kind: "entity", query: { input: "alice.example", kind: "domain", domain: "alice.example" } });
+    expect(pageOf("/entity/Alice.Example", q(""))).toEqual({
+      kind: "entity",
+      query: { input: "alice.example", kind: "domain", domain: "alice.example" },
+    });
   });
   it("gives a bad query 400 and a path that is not a domain 404, before anything streams", () => {
     expect(statusOf(pageOf("/search", q("q=%20")))).toBe(400);

@@ -16,4 +16,3 @@ export function verifyCredential(networkId: string, doc: CredentialDocument, iss
   }
   return { verified: true };
 }
-

@@ -166,8 +166,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     else if (file) body = Buffer.from(file.text);
     const status = route.status ?? (body ? 200 : 404);
     if (!body) body = Buffer.from("not found\n");
-    headers["content-type"] =
-      route.content_type ?? (file ? (TYPES[path.extname(file.name)] ?? "text/html; charset=utf-8") : "text/plain");
+    headers["content-type"] = route.content_type ?? (file ? (TYPES[path.extname(file.name)] ?? "text/html; charset=utf-8") : "text/plain");
     if (route.gzip) {
       body = gzipSync(body);
       headers["content-encoding"] = "gzip";
