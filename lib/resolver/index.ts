@@ -40,7 +40,7 @@ export type Resolver = {
   resolve(query: Query, options?: ResolveOptions): Promise<SearchResponse>;
   /**
    * The answer to `query` from the cache alone, when every document it needs is there (fresh, or
-   * stale within its day, which starts a background refresh as any lookup would); else null, and
+   * stale within its day, which starts a background refresh as a lookup would); else null, and
    * nothing is fetched.
    */
   peek(query: Query): Promise<SearchResponse | null>;
