@@ -40,7 +40,8 @@ export function app(): App {
   if (holder.__identApp) return holder.__identApp;
   const config = loadConfig();
   const resolver = createConfiguredResolver(config);
-  const limiter = createRateLimiter({ limit: 5, windowMs: 60_000 });
+  // Five refreshes a minute per client (the limiter's defaults).
+  const limiter = createRateLimiter();
   const built: App = {
     config,
     resolver,
