@@ -35,6 +35,8 @@ describe("isPublicAddress (docs/decisions.md#address-guard [bind])", () => {
     ["64:ff9b::7f00:1", "NAT64 wrapping 127.0.0.1"],
     ["64:ff9b::a9fe:a9fe", "NAT64 wrapping 169.254.169.254"],
     ["64:ff9b:1::a00:1", "local-use NAT64 wrapping 10.0.0.1"],
+    ["64:ff9b:1:a00:0:100:808:808", "local-use NAT64 with 10.0.0.1 after the /48 and 8.8.8.8 in the last 32 bits (RFC 8215)"],
+    ["64:ff9b:1::808:808", "local-use NAT64 wrapping a public address: still local-use (RFC 8215)"],
     ["2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo with client 127.0.0.1"],
     ["2001:db8::1", "documentation 2001:db8::/32"],
     ["::7f00:1", "IPv4-compatible loopback (outside 2000::/3)"],

@@ -10,11 +10,16 @@ export function isPublicAddress(address: string): boolean {
   const parsed = ipaddr.parse(address);
   if (parsed.kind() === "ipv4") return parsed.range() === "unicast";
   const v6 = parsed as ipaddr.IPv6;
+  // RFC 8215's local-use NAT64 prefix translates into a network of the operator's choosing, and its
+  // IPv4 address may sit anywhere after the /48: never public (docs/decisions.md#address-guard).
+  if (v6.match(LOCAL_USE_NAT64, 48)) return false;
   const embedded = embeddedIPv4(v6);
   if (embedded !== undefined) return embedded.every((v4) => v4.range() === "unicast");
   // Only global unicast 2000::/3 that ipaddr.js does not place in a special range.
   return v6.range() === "unicast" && ((v6.parts[0] ?? 0) & 0xe000) === 0x2000;
 }
+
+const LOCAL_USE_NAT64 = ipaddr.IPv6.parse("64:ff9b:1::");
 
 /** The IPv4 addresses inside a tunnelling or translation form, or undefined when it is none. */
 function embeddedIPv4(v6: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
@@ -23,7 +28,7 @@ function embeddedIPv4(v6: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
   switch (v6.range()) {
     case "ipv4Mapped": // ::ffff:a.b.c.d
     case "rfc6145": // ::ffff:0:a.b.c.d
-    case "rfc6052": // 64:ff9b::a.b.c.d (NAT64) and 64:ff9b:1::/48
+    case "rfc6052": // 64:ff9b::a.b.c.d (NAT64); the local-use 64:ff9b:1::/48 is refused above
       return [v4(p(6), p(7))];
     case "6to4": // 2002:AABB:CCDD::
       return [v4(p(1), p(2))];

@@ -23,8 +23,9 @@ export function isDomain(value: string): boolean {
   return value.split(".").every((label) => LABEL_RE.test(label));
 }
 
+/** A username: the protocol's pattern, and never `.` or `..`, since it becomes a path segment (docs/decisions.md#identifiers). */
 export function isUsername(value: string): boolean {
-  return USERNAME_RE.test(value);
+  return USERNAME_RE.test(value) && value !== "." && value !== "..";
 }
 
 /** A credential path (docs/decisions.md#identifiers): the protocol's pattern, and no `.` or `..` segment. */

@@ -47,6 +47,7 @@ describe("address guard: a lookup answering each blocked range", () => {
     ["::ffff:7f00:1", "IPv4-mapped loopback, hex"],
     ["2002:7f00:1::", "6to4 of 127.0.0.1"],
     ["64:ff9b::a00:1", "NAT64 of 10.0.0.1"],
+    ["64:ff9b:1:a00:0:100:808:808", "local-use NAT64 (RFC 8215), 10.0.0.1 after the /48"],
   ])("%s (%s) → the policy refuses it, the fetch ends blocked, nothing is requested", async (address) => {
     const wire = tripwire();
     const resolve = vi.fn(answer(address));
