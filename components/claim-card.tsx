@@ -37,8 +37,13 @@ export function ClaimCard({ view }: { view: ClaimView }) {
       ) : null}
       {view.issuer ? (
         <p className="claim-issuer">
-          Issued by {view.issuer.name} <span className="muted">({view.issuer.domain})</span>
-          {view.dataset ? <> · {view.dataset}</> : null}
+          Issued by <bdi>{view.issuer.name}</bdi> <span className="muted">({view.issuer.domain})</span>
+          {view.dataset ? (
+            <>
+              {" "}
+              · <bdi>{view.dataset}</bdi>
+            </>
+          ) : null}
         </p>
       ) : null}
       {view.description ? <p className="claim-description">{view.description}</p> : null}
@@ -52,7 +57,7 @@ export function ClaimCard({ view }: { view: ClaimView }) {
       {view.reason ? (
         <div className="claim-reason">
           <p>
-            <strong>Why not verified:</strong> {view.reason.detail}
+            <strong>Why not verified:</strong> <bdi>{view.reason.detail}</bdi>
           </p>
           <p className="fix">What the publisher can do: {view.reason.fix}</p>
         </div>

@@ -18,7 +18,7 @@ export function EntityHeader({
     <header className="entity-header" data-testid="entity-header" data-status={view.status}>
       <div className="entity-title">
         <Heading className="entity-name">
-          {linkToPage && accepted ? <a href={`/entity/${encodeURIComponent(view.domain)}`}>{view.name}</a> : view.name}
+          <bdi>{linkToPage && accepted ? <a href={`/entity/${encodeURIComponent(view.domain)}`}>{view.name}</a> : view.name}</bdi>
         </Heading>
         {view.badge ? <span className={`badge badge-${view.badge.toLowerCase()}`}>{view.badge}</span> : null}
         {!accepted ? <span className="badge badge-bad">Not verified</span> : null}
@@ -31,7 +31,7 @@ export function EntityHeader({
       {view.failure ? (
         <div className="entity-failure" role="note">
           <p>
-            <strong>{view.statusText}.</strong> {view.failure.message}
+            <strong>{view.statusText}.</strong> <bdi>{view.failure.message}</bdi>
           </p>
           <p className="fix">What the publisher can do: {view.failure.fix}</p>
         </div>

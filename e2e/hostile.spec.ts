@@ -33,3 +33,24 @@ for (const path of ["/search?q=hostile.test", "/entity/hostile.test"]) {
     await page.screenshot({ path: `test-results/screens/hostile-${path.startsWith("/entity") ? "entity" : "search"}.png`, fullPage: true });
   });
 }
+
+test("lone surrogates and bidi controls: the server's HTML is kept, the text isolated, the title plain", async ({ page }) => {
+  const errors: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto("/entity/bidi.test");
+  await expect(page.getByTestId("entity-header")).toBeVisible();
+  // A lone surrogate left in the text made React discard the server HTML (hydration error #418).
+  await page.waitForTimeout(500);
+  expect(errors).toEqual([]);
+  await expect(page.locator(".entity-description")).toContainText("here: \ufffd and one there: \ufffd;");
+  await expect(page.locator(".entity-details dd").first()).toHaveText("\ud83d\ude00 a whole emoji, then half of one: \ufffd");
+  // The name keeps its characters but sits in its own <bdi>, so its override cannot reorder the page.
+  const name = page.getByRole("heading", { level: 1 }).locator("bdi");
+  await expect(name).toHaveText("Bidi \u202eevil\u202c Person \u2066isolate");
+  expect(await name.evaluate((e) => getComputedStyle(e).unicodeBidi)).toBe("isolate");
+  // The title has nothing to isolate it with: the controls are gone.
+  expect(await page.title()).toMatch(/^Bidi evil Person isolate \(bidi\.test\)/);
+});

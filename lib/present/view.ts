@@ -2,7 +2,7 @@
  * View models: results reshaped at the boundary into exactly what a card shows (STYLE). Every
  * string here is untrusted text, already cut to the display limits; every link is http(s) only.
  */
-import { clipDescription, clipName, safeUrl } from "./display";
+import { clipDescription, clipName, safeUrl, wellFormed } from "./display";
 import { REASON_TEXT, reasonFix, STATUS_TEXT, statusFix, type Settings } from "./explain";
 import { parseCredentialId } from "../protocol/ids";
 import type { Claim, EntityResult, EntityStatus, Source } from "../result/record";
@@ -84,7 +84,7 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
           message:
             entity.problems
               .filter((p) => p.severity === "error")
-              .map((p) => p.message)
+              .map((p) => wellFormed(p.message))
               .join(" ") || STATUS_TEXT[entity.status],
           fix: statusFix(entity.status, settings),
         };
@@ -109,7 +109,7 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
     fetchedAt: cache.fetched_at,
     stale: cache.stale,
     failure,
-    warnings: entity.problems.filter((p) => p.severity === "warning").map((p) => p.message),
+    warnings: entity.problems.filter((p) => p.severity === "warning").map((p) => wellFormed(p.message)),
   };
 }
 
@@ -133,12 +133,12 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
       ? {
           code: claim.reason,
           text: REASON_TEXT[claim.reason],
-          detail: claim.problems.find((p) => p.code === claim.reason)?.message ?? REASON_TEXT[claim.reason],
+          detail: wellFormed(claim.problems.find((p) => p.code === claim.reason)?.message ?? REASON_TEXT[claim.reason]),
           fix: reasonFix(claim.reason, settings),
         }
       : null,
     source: sourceView(claim.source),
-    warnings: claim.problems.filter((p) => p.severity === "warning").map((p) => p.message),
+    warnings: claim.problems.filter((p) => p.severity === "warning").map((p) => wellFormed(p.message)),
     issuer: null,
     dataset: null,
     profile: null,

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
-import { clip } from "@/lib/present/display";
+import { clip, withoutBidiControls } from "@/lib/present/display";
 import { entityView } from "@/lib/present/view";
 import type { EntityResult } from "@/lib/result/record";
 import { pageRequest } from "@/web/page-request";
@@ -26,9 +26,12 @@ export async function generateMetadata(): Promise<Metadata> {
   const view = entityView(entity, cache, app().config);
   const domain = entity.domain;
   const accepted = view.status === "accepted";
-  const title = accepted ? `${clip(view.name, 70)} (${domain})` : domain;
+  // Plain text with nothing to isolate it: bidi controls removed (docs/decisions.md#rendering).
+  const title = accepted ? `${clip(withoutBidiControls(view.name), 70)} (${domain})` : domain;
   const description = clip(
-    view.description ?? (accepted ? `The verified identity published by ${domain}.` : `${domain}: ${view.statusText}.`),
+    withoutBidiControls(
+      view.description ?? (accepted ? `The verified identity published by ${domain}.` : `${domain}: ${view.statusText}.`),
+    ),
     200,
   );
   const url = new URL(`/entity/${domain}`, app().config.publicUrl).href;
