@@ -9,6 +9,8 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = process.env.PORT ?? "3000";
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
+// Nothing leaves this machine: Next sends no telemetry from a build or a server of ours.
+process.env.NEXT_TELEMETRY_DISABLED = "1";
 
 if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
   console.log("demo: building the app (first run only)…");
