@@ -29,10 +29,16 @@ export function proxy(request: NextRequest) {
   // The URL, for the layout, which cannot read it (web/page-request.ts); always ours, never the client's.
   requestHeaders.set(URL_HEADER, toHeader(pathname + search));
   requestHeaders.set("content-security-policy", csp);
+  // A bad query or path is answered by a fixed page of this app with its status: the query form (which
+  // reads the relayed URL) or the not-found page. Never the same URL again, whose bad encoding would
+  // reach Next's route matching (docs/decisions.md#interfaces).
   const response =
-    status !== 200
-      ? NextResponse.rewrite(request.nextUrl, { status, request: { headers: requestHeaders } })
-      : NextResponse.next({ request: { headers: requestHeaders } });
+    status === 200
+      ? NextResponse.next({ request: { headers: requestHeaders } })
+      : NextResponse.rewrite(new URL(status === 400 ? "/search" : "/_not-found", request.nextUrl), {
+          status,
+          request: { headers: requestHeaders },
+        });
   response.headers.set("Content-Security-Policy", csp);
   response.headers.set("X-Content-Type-Options", "nosniff");
   response.headers.set("Referrer-Policy", "strict-origin-when-cross-origin");

@@ -168,6 +168,12 @@ describe("page cache", () => {
     expect([program, browser].map((r) => r.headers[CACHE_HEADER])).toEqual(["hit", "hit"]);
   });
 
+  it("answers paths that are not URLs on their own (`//`, `//host/x`), never hanging", async () => {
+    const s = await start({ version: () => "v1" });
+    const answers = [await s.get("//"), await s.get("//evil.example/entity/a.example"), await s.get("//")];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+  });
+
   it("keys pages by path and query", async () => {
     const s = await start({ version: () => "v1" });
     await s.get("/entity/a.example");

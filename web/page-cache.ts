@@ -75,9 +75,10 @@ export function acceptsGzip(header: string | undefined): boolean {
 }
 
 function cacheableUrl(req: IncomingMessage): URL | null {
-  if (req.method !== "GET" || !req.url || NOT_A_PAGE.some((h) => req.headers[h] !== undefined)) return null;
-  const url = new URL(req.url, "http://page.invalid");
-  return url.searchParams.has("_rsc") ? null : url;
+  if (req.method !== "GET" || !req.url?.startsWith("/") || NOT_A_PAGE.some((h) => req.headers[h] !== undefined)) return null;
+  // Appended, not resolved: "//x" is a path here, not another host.
+  const url = URL.parse(`http://page.invalid${req.url}`);
+  return url === null || url.searchParams.has("_rsc") ? null : url;
 }
 
 /** Runs `render` with `res` collecting what it writes instead of sending it. */

@@ -20,11 +20,20 @@ const hostname = process.env.HOSTNAME ?? "0.0.0.0";
 const check = spawnSync(process.execPath, ["--import", "tsx", path.join(dir, "web", "check-config.ts")], { stdio: "inherit" });
 if (check.status !== 0) process.exit(check.status ?? 1);
 
-const app = next({ dev: false, dir, hostname, port });
+// Next builds each request's own URL from this host name, and treats a proxy rewrite whose origin
+// differs from it as external, proxying the request to itself. The proxy's URLs name loopback hosts
+// "localhost", so Next is told "localhost" whatever address this server is bound to.
+const app = next({ dev: false, dir, hostname: "localhost", port });
 const handle = app.getRequestHandler();
 await app.prepare();
 
 createServer((req, res) => {
+  // Only origin-form targets ("/path") go to Next; `OPTIONS *` and absolute-form targets are answered here.
+  if (!req.url?.startsWith("/")) {
+    const asterisk = req.method === "OPTIONS" && req.url === "*";
+    res.writeHead(asterisk ? 204 : 400, asterisk ? { allow: "GET, HEAD" } : { "content-type": "text/plain; charset=utf-8" });
+    return void res.end(asterisk ? undefined : "Bad request target\n");
+  }
   const prior = req.headers["x-forwarded-for"];
   const hops = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean);
   req.headers["x-forwarded-for"] = hops.join(", ");
@@ -32,7 +41,12 @@ createServer((req, res) => {
   // it (web/server.ts); a page it cannot vouch for is rendered by Next as usual.
   const pages = globalThis.__identApp?.pages;
   if (!pages) return void handle(req, res);
-  pages.serve(req, res, () => void handle(req, res)).catch((error) => console.error("page cache:", error));
+  pages.serve(req, res, () => void handle(req, res)).catch((error) => {
+    // A fault of the page cache never leaves a request hanging: Next answers it, or it is closed.
+    console.error("page cache:", error);
+    if (!res.headersSent) void handle(req, res);
+    else res.destroy();
+  });
 }).listen(port, hostname, () => {
   console.log(`ident resolver on http://localhost:${port}`);
 });
