@@ -41,12 +41,14 @@ createServer((req, res) => {
   // it (web/server.ts); a page it cannot vouch for is rendered by Next as usual.
   const pages = globalThis.__identApp?.pages;
   if (!pages) return void handle(req, res);
-  pages.serve(req, res, () => void handle(req, res)).catch((error) => {
-    // A fault of the page cache never leaves a request hanging: Next answers it, or it is closed.
-    console.error("page cache:", error);
-    if (!res.headersSent) void handle(req, res);
-    else res.destroy();
-  });
+  pages
+    .serve(req, res, () => void handle(req, res))
+    .catch((error) => {
+      // A fault of the page cache never leaves a request hanging: Next answers it, or it is closed.
+      console.error("page cache:", error);
+      if (!res.headersSent) void handle(req, res);
+      else res.destroy();
+    });
 }).listen(port, hostname, () => {
   console.log(`ident resolver on http://localhost:${port}`);
 });
