@@ -114,6 +114,8 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   });
   const headers = (mode: FetchMode) => ({
     accept: ACCEPT[mode],
+    // Only what is decoded with a bounded window (32 KiB); brotli's may be 16 MiB per stream.
+    "accept-encoding": "gzip, deflate",
     "user-agent": options.userAgent ?? "ident-resolver",
   });
 
@@ -218,11 +220,9 @@ async function readCapped(body: Readable, encoding: string, cap: number): Promis
       ? zlib.createGunzip()
       : encoding === "deflate"
         ? zlib.createInflate()
-        : encoding === "br"
-          ? zlib.createBrotliDecompress()
-          : encoding === "identity"
-            ? null
-            : undefined;
+        : encoding === "identity"
+          ? null
+          : undefined;
   if (decoder === undefined) {
     discard(body);
     throw new FetchStop("unreachable", `unsupported Content-Encoding ${encoding}`);

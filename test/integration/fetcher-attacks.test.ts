@@ -153,6 +153,12 @@ describe("size caps (docs/decisions.md#fetching: 1 MiB JSON, 2 MiB HTML, decoded
   it("a body over the cap without Content-Length → too_large while streaming", async () => {
     expect(await ctx.fetcher()("https://huge-chunked.test/ident.json", "json")).toMatchObject({ status: "too_large" });
   });
+  it("asks only for the encodings it decodes with a bounded window, and refuses a brotli body unread", async () => {
+    ctx.net.resetCounts();
+    const out = await ctx.fetcher()("https://brotli-bomb.test/ident.json", "json");
+    expect(out).toMatchObject({ ok: false, status: "unreachable", message: "unsupported Content-Encoding br" });
+    expect(ctx.net.log.map((r) => r.headers["accept-encoding"])).toEqual(["gzip, deflate"]);
+  });
   it("a gzip body that inflates past the cap → too_large", async () => {
     const out = await ctx.fetcher()("https://gzip-bomb.test/ident.json", "json");
     expect(out).toMatchObject({ status: "too_large" });

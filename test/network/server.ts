@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from "node:zlib";
 import { createTestCa } from "./ca";
 
 /** How one path of a site answers, beyond serving its file (site.json `routes`). */
@@ -28,6 +28,8 @@ export type Route = {
   redirect?: string;
   /** gzip the body and say so. */
   gzip?: boolean;
+  /** Brotli the body with a 16 MiB window and say so, whatever the client accepts. */
+  brotli?: boolean;
   /** Omit Content-Length (chunked). */
   no_length?: boolean;
   /** A body of this many bytes instead of a file (a JSON string of `x`s). */
@@ -170,6 +172,10 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     if (route.gzip) {
       body = gzipSync(body);
       headers["content-encoding"] = "gzip";
+    }
+    if (route.brotli) {
+      body = brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_LGWIN]: 24, [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } });
+      headers["content-encoding"] = "br";
     }
     if (!route.no_length) headers["content-length"] = String(body.byteLength);
     res.writeHead(status, headers);
