@@ -10,7 +10,7 @@ import { cache } from "react";
 import type { StagedEntity } from "@/lib/resolver";
 import type { SearchResponse } from "@/lib/result/record";
 import { streamsTo } from "./clients";
-import { fromHeader, pageOf, URL_HEADER, type Page } from "./pages";
+import { fromHeader, isAnswer, pageOf, URL_HEADER, type Page } from "./pages";
 import { app } from "./server";
 
 /**
@@ -39,7 +39,7 @@ export const pageRequest = cache(async (): Promise<PageRequest> => {
   const url = fromHeader(h.get(URL_HEADER));
   const page = url ? pageOf(url.pathname, url.searchParams) : null;
   const asked = url?.searchParams.get("refresh") === "1";
-  if (page?.kind !== "entity" && page?.kind !== "lookup") return { page, refresh: { asked, granted: false }, delivery: null };
+  if (!isAnswer(page)) return { page, refresh: { asked, granted: false }, delivery: null };
   const { resolver, refresh: limit } = app();
   const granted = asked && limit(h).ok;
   const query = page.query;

@@ -10,7 +10,7 @@
 import { Tokenizer, type TokenizerCallbacks } from "htmlparser2";
 
 /** Largest page the readers look at (the fetcher caps pages at 2 MiB too). */
-export const MAX_PAGE_CHARS = 2 * 1024 * 1024;
+const MAX_PAGE_CHARS = 2 * 1024 * 1024;
 
 /** Most links read from one page. */
 const MAX_LINKS = 10_000;

@@ -60,7 +60,7 @@ export type Entry<T> = {
 } & ({ ok: true; value: T } | { ok: false; reason: "invalid_entry" | "duplicate" });
 
 /** An entry's id when it is a string. */
-export const stringId = (raw: unknown): string | null => (isRecord(raw) && typeof raw.id === "string" ? raw.id : null);
+const stringId = (raw: unknown): string | null => (isRecord(raw) && typeof raw.id === "string" ? raw.id : null);
 
 /**
  * Reads one list of an entity document entry by entry (V2): a bad entry is `invalid_entry`, a repeated

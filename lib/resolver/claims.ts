@@ -36,7 +36,7 @@ function toClaim(id: string | null, claimed: unknown, checked: Checked, entryPro
 }
 
 /** A claim that failed without a fetch. */
-export const failedClaim = (id: string | null, claimed: unknown, reason: Reason, message: string, problems: Problem[] = []): Claim => ({
+const failedClaim = (id: string | null, claimed: unknown, reason: Reason, message: string, problems: Problem[] = []): Claim => ({
   id,
   verified: false,
   reason,
