@@ -46,7 +46,16 @@ export default defineConfig({
     reuseExistingServer: false,
     stdout: "ignore",
     stderr: "pipe",
-    // Documents go stale after 3 s here, so the stale state can be seen without waiting an hour.
-    env: { PORT: String(PORT), IDENT_FETCH_TIMEOUT_MS: "6000", IDENT_CACHE_FRESH_S: "3", IDENT_PUBLIC_URL: "https://ident.example" },
+    // Documents go stale after 3 s here, so the stale state can be seen without waiting an hour. Every
+    // test is a client on one address, so the per-client and per-host limits are set out of reach
+    // (e2e/limits.spec.ts tests them on a server of its own).
+    env: {
+      PORT: String(PORT),
+      IDENT_FETCH_TIMEOUT_MS: "6000",
+      IDENT_CACHE_FRESH_S: "3",
+      IDENT_PUBLIC_URL: "https://ident.example",
+      IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
+      IDENT_HOST_BUDGET_PER_MIN: "1000000",
+    },
   },
 });

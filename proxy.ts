@@ -1,5 +1,7 @@
 import { NextResponse, type NextRequest } from "next/server";
-import { pageOf, statusOf, toHeader, URL_HEADER } from "./web/pages";
+import { ADMISSION_HEADER, admit, relay } from "./web/admission";
+import { isAnswer, pageOf, statusOf, toHeader, URL_HEADER } from "./web/pages";
+import { app } from "./web/server";
 
 /** The Content-Security-Policy of a page, with this request's nonce (docs/decisions.md#security-headers). */
 export function contentSecurityPolicy(nonce: string, dev = false): string {
@@ -17,28 +19,48 @@ export function contentSecurityPolicy(nonce: string, dev = false): string {
   ].join("; ");
 }
 
-/** Every request: a fresh nonce, the security headers, and HTTP 400 for a search with a bad query. */
-export function proxy(request: NextRequest) {
+/**
+ * Every request: a fresh nonce, the security headers, HTTP 400 for a search with a bad query, 404 for
+ * an entity path that is not a domain, and the admission of every entity and lookup page.
+ */
+export async function proxy(request: NextRequest) {
   const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
   const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
   const requestHeaders = new Headers(request.headers);
   const { pathname, search, searchParams } = request.nextUrl;
   // Pages stream, so their status is decided here, before the first byte: a bad query is HTTP 400,
   // an entity path that is not a domain 404; other paths are left alone.
-  const status = statusOf(pageOf(pathname, searchParams));
+  const page = pageOf(pathname, searchParams);
+  let status = statusOf(page);
   // The URL, for the layout, which cannot read it (web/page-request.ts); always ours, never the client's.
   requestHeaders.set(URL_HEADER, toHeader(pathname + search));
+  // docs/decisions.md#outbound-work: a lookup is taken on, or refused with 429 or 503, before its first byte.
+  requestHeaders.delete(ADMISSION_HEADER);
+  let retryAfterS: number | null = null;
+  if (isAnswer(page)) {
+    const admission = await admit(app(), page.query, request.headers, searchParams.get("refresh") === "1");
+    requestHeaders.set(ADMISSION_HEADER, relay(admission));
+    if (!admission.ok) {
+      status = admission.refusal.status;
+      retryAfterS = admission.refusal.retryAfterS;
+    }
+  }
   requestHeaders.set("content-security-policy", csp);
   // A bad query or path is answered by a fixed page of this app with its status: the query form (which
   // reads the relayed URL) or the not-found page. Never the same URL again, whose bad encoding would
   // reach Next's route matching (docs/decisions.md#interfaces).
+  // A refused lookup is the same page, which reads its refusal from the relayed admission.
   const response =
     status === 200
       ? NextResponse.next({ request: { headers: requestHeaders } })
-      : NextResponse.rewrite(new URL(status === 400 ? "/search" : "/_not-found", request.nextUrl), {
+      : NextResponse.rewrite(new URL(status === 400 ? "/search" : status === 404 ? "/_not-found" : pathname + search, request.nextUrl), {
           status,
           request: { headers: requestHeaders },
         });
+  if (retryAfterS !== null) {
+    response.headers.set("Retry-After", String(retryAfterS));
+    response.headers.set("Cache-Control", "no-store");
+  }
   response.headers.set("Content-Security-Policy", csp);
   response.headers.set("X-Content-Type-Options", "nosniff");
   response.headers.set("Referrer-Policy", "strict-origin-when-cross-origin");

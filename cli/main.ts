@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { configErrorMessage, parseConfig } from "../lib/config";
+import { NotFetched } from "../lib/fetch/refusal";
 import { createConfiguredResolver } from "../lib/setup";
 import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
 import { QUERY_FORMS } from "../lib/protocol/ids";
@@ -118,7 +119,16 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
   }
   const resolver = createConfiguredResolver(config.config);
   try {
-    const outcome = await resolver.search(query);
+    const outcome = await resolver.search(query).catch((err: unknown) => {
+      // docs/decisions.md#outbound-work: work this machine declined or could not do is not a verdict.
+      if (err instanceof NotFetched) return { ok: "refused" as const, message: err.message };
+      throw err;
+    });
+    if (outcome.ok === "refused") {
+      io.err(`ident: not resolved: ${outcome.message}
+`);
+      return 1;
+    }
     if (!outcome.ok) {
       io.err(`ident: invalid query: ${outcome.error.message}\n`);
       return 2;

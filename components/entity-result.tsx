@@ -1,4 +1,5 @@
 import { Suspense } from "react";
+import type { Refused } from "@/web/page-request";
 import { app } from "@/web/server";
 import type { StagedEntity } from "@/lib/resolver";
 import type { Claim, EntityResult } from "@/lib/result/record";
@@ -7,6 +8,7 @@ import { ClaimCard } from "./claim-card";
 import { ClaimGroup, fromClaims, fromStaged } from "./claim-group";
 import { EntityHeader } from "./entity-header";
 import { JsonLd } from "./json-ld";
+import { RefusalNotice } from "./refusal-notice";
 
 type Layout = { headingLevel?: 1 | 2; linkToPage?: boolean };
 type FocusKind = "property" | "credential";
@@ -36,8 +38,13 @@ export function EntityResultView({
  * One entity streaming in: its header once its document arrives, each claim as its publisher answers
  * (one slow publisher holds only its own card), and its JSON-LD in the body once every claim settled.
  */
-export async function StreamedEntityResult({ staged, headingLevel = 2, linkToPage = true }: Layout & { staged: Promise<StagedEntity> }) {
+export async function StreamedEntityResult({
+  staged,
+  headingLevel = 2,
+  linkToPage = true,
+}: Layout & { staged: Promise<StagedEntity | Refused> }) {
   const entity = await staged;
+  if ("refused" in entity) return <RefusalNotice refusal={entity.refused} headingLevel={headingLevel} />;
   const sub = headingLevel === 1 ? 2 : 3;
   return (
     <article className="result" data-testid="result" data-domain={entity.entity.domain}>

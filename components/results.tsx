@@ -1,8 +1,9 @@
 import { Suspense } from "react";
 import type { SearchResponse } from "@/lib/result/record";
-import type { Delivery } from "@/web/page-request";
+import type { Delivery, Refused } from "@/web/page-request";
 import { EntityResultView, StreamedEntityResult } from "./entity-result";
 import { LoadingCard } from "./loading-card";
+import { RefusalNotice } from "./refusal-notice";
 
 type Layout = { headingLevel?: 1 | 2; linkToPage?: boolean };
 
@@ -14,6 +15,7 @@ type Layout = { headingLevel?: 1 | 2; linkToPage?: boolean };
  */
 export function Results({ delivery, ...layout }: Layout & { delivery: Delivery }) {
   if (delivery.mode === "whole") return <ResponseResults response={delivery.response} jsonLd={false} {...layout} />;
+  if (delivery.mode === "refused") return <RefusalNotice refusal={delivery.refused} headingLevel={layout.headingLevel} />;
   return (
     <Suspense fallback={<LoadingCard />}>
       {"entity" in delivery ? (
@@ -25,8 +27,10 @@ export function Results({ delivery, ...layout }: Layout & { delivery: Delivery }
   );
 }
 
-async function StreamedResponse({ response, ...layout }: Layout & { response: Promise<SearchResponse> }) {
-  return <ResponseResults response={await response} jsonLd {...layout} />;
+async function StreamedResponse({ response, ...layout }: Layout & { response: Promise<SearchResponse | Refused> }) {
+  const settled = await response;
+  if ("refused" in settled) return <RefusalNotice refusal={settled.refused} headingLevel={layout.headingLevel} />;
+  return <ResponseResults response={settled} jsonLd {...layout} />;
 }
 
 /** A settled answer: one entity, or every owner of a property or the holder of a credential. */

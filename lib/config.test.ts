@@ -12,6 +12,10 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         cacheFreshS: 3600,
         maxClaims: 50,
         maxConnections: 10,
+        maxFetchesPerQuery: 300,
+        maxOutbound: 64,
+        coldLookupsPerMin: 30,
+        hostBudgetPerMin: 300,
         port: 3000,
         trustedHops: 0,
         publicUrl: "http://localhost:3000",
@@ -27,6 +31,10 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         IDENT_CACHE_TTL_S: "60",
         IDENT_MAX_CLAIMS: "5",
         IDENT_MAX_CONNECTIONS: "0",
+        IDENT_MAX_FETCHES_PER_QUERY: "40",
+        IDENT_MAX_OUTBOUND: "8",
+        IDENT_COLD_LOOKUPS_PER_MIN: "2",
+        IDENT_HOST_BUDGET_PER_MIN: "20",
         PORT: "8080",
         NODE_EXTRA_CA_CERTS: "/ca.pem",
       },
@@ -34,7 +42,18 @@ describe("configuration (docs/decisions.md#configuration)", () => {
     );
     expect(parsed).toMatchObject({
       ok: true,
-      config: { fetchTimeoutMs: 500, cacheTtlS: 60, maxClaims: 5, maxConnections: 0, port: 8080, extraCaCerts: "/ca.pem" },
+      config: {
+        fetchTimeoutMs: 500,
+        cacheTtlS: 60,
+        maxClaims: 5,
+        maxConnections: 0,
+        maxFetchesPerQuery: 40,
+        maxOutbound: 8,
+        coldLookupsPerMin: 2,
+        hostBudgetPerMin: 20,
+        port: 8080,
+        extraCaCerts: "/ca.pem",
+      },
     });
   });
   it("reports every bad value with its name", () => {
@@ -44,6 +63,10 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         IDENT_FETCH_TIMEOUT_MS: "10s",
         IDENT_CACHE_TTL_S: "90000",
         IDENT_MAX_CLAIMS: "-1",
+        IDENT_MAX_FETCHES_PER_QUERY: "5",
+        IDENT_MAX_OUTBOUND: "0",
+        IDENT_COLD_LOOKUPS_PER_MIN: "many",
+        IDENT_HOST_BUDGET_PER_MIN: "1.5",
         PORT: "99999",
         NODE_EXTRA_CA_CERTS: "/nope.pem",
       },
@@ -56,6 +79,10 @@ describe("configuration (docs/decisions.md#configuration)", () => {
       "IDENT_FETCH_TIMEOUT_MS",
       "IDENT_CACHE_TTL_S",
       "IDENT_MAX_CLAIMS",
+      "IDENT_MAX_FETCHES_PER_QUERY",
+      "IDENT_MAX_OUTBOUND",
+      "IDENT_COLD_LOOKUPS_PER_MIN",
+      "IDENT_HOST_BUDGET_PER_MIN",
       "PORT",
       "NODE_EXTRA_CA_CERTS",
     ]) {

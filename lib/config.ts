@@ -47,6 +47,11 @@ function envSchema(fileExists: (path: string) => boolean) {
     IDENT_CACHE_FRESH_S: whole(DEFAULTS.cacheFreshS, 0, DEFAULTS.cacheTtlS),
     IDENT_MAX_CLAIMS: whole(DEFAULTS.maxClaims, 1, 1000),
     IDENT_MAX_CONNECTIONS: whole(DEFAULTS.maxConnections, 0, 100),
+    // A query's own documents (at most two, with the HTML fallback) always fit.
+    IDENT_MAX_FETCHES_PER_QUERY: whole(DEFAULTS.maxFetchesPerQuery, 10, 100_000),
+    IDENT_MAX_OUTBOUND: whole(DEFAULTS.maxOutbound, 1, 10_000),
+    IDENT_COLD_LOOKUPS_PER_MIN: whole(DEFAULTS.coldLookupsPerMin, 1, 1_000_000),
+    IDENT_HOST_BUDGET_PER_MIN: whole(DEFAULTS.hostBudgetPerMin, 1, 1_000_000),
     PORT: whole(3000, 1, 65_535),
     IDENT_TRUSTED_HOPS: whole(0, 0, 10),
     IDENT_PUBLIC_URL: variable.transform((value, ctx) => {
@@ -78,6 +83,14 @@ export type Config = {
   maxClaims: number;
   /** `IDENT_MAX_CONNECTIONS`. @default 10 */
   maxConnections: number;
+  /** `IDENT_MAX_FETCHES_PER_QUERY`: fetches one query may start. @default 300 */
+  maxFetchesPerQuery: number;
+  /** `IDENT_MAX_OUTBOUND`: fetches in flight per instance. @default 64 */
+  maxOutbound: number;
+  /** `IDENT_COLD_LOOKUPS_PER_MIN`: lookups that start a fetch, per client. @default 30 */
+  coldLookupsPerMin: number;
+  /** `IDENT_HOST_BUDGET_PER_MIN`: requests to one host, all clients together. @default 300 */
+  hostBudgetPerMin: number;
   /** `PORT`. @default 3000 */
   port: number;
   /** `IDENT_PUBLIC_URL`: the app's public origin, for canonical and OpenGraph URLs. @default http://localhost:{PORT} */
@@ -111,6 +124,10 @@ export function parseConfig(env: Env, fileExists: (path: string) => boolean = (p
       cacheFreshS: e.IDENT_CACHE_FRESH_S,
       maxClaims: e.IDENT_MAX_CLAIMS,
       maxConnections: e.IDENT_MAX_CONNECTIONS,
+      maxFetchesPerQuery: e.IDENT_MAX_FETCHES_PER_QUERY,
+      maxOutbound: e.IDENT_MAX_OUTBOUND,
+      coldLookupsPerMin: e.IDENT_COLD_LOOKUPS_PER_MIN,
+      hostBudgetPerMin: e.IDENT_HOST_BUDGET_PER_MIN,
       port: e.PORT,
       publicUrl: e.IDENT_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
       trustedHops: e.IDENT_TRUSTED_HOPS,

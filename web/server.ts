@@ -6,18 +6,19 @@
  */
 import "server-only";
 import { configErrorMessage, parseConfig, type Config } from "@/lib/config";
-import type { Resolver } from "@/lib/resolver";
-import { createConfiguredResolver } from "@/lib/setup";
+import { createRateLimiter, type RateLimiter } from "@/lib/rate-limit";
+import { createConfiguredResolver, type ConfiguredResolver } from "@/lib/setup";
 import { streamsTo } from "./clients";
 import { createPageCache, type PageCache } from "./page-cache";
 import { isAnswer, pageOf } from "./pages";
-import { clientKey, createRateLimiter, type RateDecision } from "./rate-limit";
 
 export type App = {
   config: Config;
-  resolver: Resolver;
+  resolver: ConfiguredResolver;
   /** `?refresh=1` per client (docs/decisions.md#caching). */
-  refresh(headers: Headers): RateDecision;
+  refreshLimit: RateLimiter;
+  /** Lookups that start a fetch, per client (docs/decisions.md#outbound-work). */
+  coldLimit: RateLimiter;
   /** Warm pages, kept whole; web/serve.js puts it in front of Next. */
   pages: PageCache;
 };
@@ -40,13 +41,12 @@ export function app(): App {
   if (holder.__identApp) return holder.__identApp;
   const config = loadConfig();
   const resolver = createConfiguredResolver(config);
-  // Five refreshes a minute per client (the limiter's defaults).
-  const limiter = createRateLimiter();
   const built: App = {
     config,
     resolver,
-    // The client is the rightmost trusted hop of X-Forwarded-For (web/serve.js appends the socket address).
-    refresh: (headers) => limiter(clientKey(headers.get("x-forwarded-for"), config.trustedHops)),
+    // Clients are keyed by the rightmost trusted hop of X-Forwarded-For (web/admission.ts).
+    refreshLimit: createRateLimiter({ limit: 5 }),
+    coldLimit: createRateLimiter({ limit: config.coldLookupsPerMin }),
     pages: createPageCache({
       version: (url) => pageVersion(resolver, url),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
@@ -62,7 +62,7 @@ export function app(): App {
  * when a document it needs is not cached, or for a refresh, and the page is rendered afresh. Two equal
  * versions render the same page: nothing else a page shows depends on the request.
  */
-async function pageVersion(resolver: Resolver, url: URL): Promise<string | null> {
+async function pageVersion(resolver: ConfiguredResolver, url: URL): Promise<string | null> {
   if (url.searchParams.has("refresh")) return null;
   const page = pageOf(url.pathname, url.searchParams);
   if (!isAnswer(page)) return null;

@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import { DEFAULTS } from "../limits";
 import type { FetchMode, FetchOutcome } from "./fetcher";
+import type { Priority } from "./outbound";
 
 /** A fetch outcome as the cache hands it out (docs/decisions.md#caching). */
 export type CachedOutcome = { outcome: FetchOutcome; fetchedAt: number; stale: boolean };
@@ -20,15 +21,23 @@ export type CacheOptions = {
 
 export type LoadOptions = { refresh?: boolean };
 
+/**
+ * Starts one fetch, for a person or as a background refresh. It may throw at once (a refusal, such as
+ * a spent query budget): then nothing starts and nothing is kept.
+ */
+export type StartLoad = (priority: Priority) => Promise<FetchOutcome>;
+
 /** The per-URL outcome cache the resolver is built with. */
 export type DocumentCache = {
   /** The outcome for `url`, from the cache when it may be, else from `load`; concurrent calls share one load. */
-  get(url: string, mode: FetchMode, load: () => Promise<FetchOutcome>, options?: LoadOptions): Promise<CachedOutcome>;
+  get(url: string, mode: FetchMode, load: StartLoad, options?: LoadOptions): Promise<CachedOutcome>;
   /**
    * The outcome for `url` when the cache may answer it now, without waiting for a load; undefined
    * otherwise. A stale document is answered and starts its background refresh with `load`, as `get` does.
    */
-  peek(url: string, mode: FetchMode, load: () => Promise<FetchOutcome>): CachedOutcome | undefined;
+  peek(url: string, mode: FetchMode, load: StartLoad): CachedOutcome | undefined;
+  /** Whether a fetch of `url` is running now (a request for it would join that one). */
+  loading(url: string, mode: FetchMode): boolean;
   clear(): void;
   readonly size: number;
 };
@@ -54,10 +63,11 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
   });
   const inFlight = new Map<string, Promise<Entry>>();
 
-  function loadShared(key: string, load: () => Promise<FetchOutcome>): Promise<Entry> {
+  function loadShared(key: string, load: StartLoad, priority: Priority): Promise<Entry> {
     const running = inFlight.get(key);
     if (running) return running;
-    const promise = load()
+    // A refusal thrown by `load` leaves nothing in flight; one it rejects with is never kept.
+    const promise = load(priority)
       .then((outcome) => {
         const entry = { outcome, fetchedAt: now() };
         const previous = lru.get(key);
@@ -70,14 +80,18 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
     return promise;
   }
 
-  function peek(key: string, load: () => Promise<FetchOutcome>): CachedOutcome | undefined {
+  function peek(key: string, load: StartLoad): CachedOutcome | undefined {
     const entry = lru.get(key);
     if (!entry) return undefined;
     const age = now() - entry.fetchedAt;
     if (entry.outcome.ok) {
       if (age < freshMs) return { ...entry, stale: false };
       if (age < maxAgeMs) {
-        loadShared(key, load).catch(() => undefined);
+        try {
+          loadShared(key, load, "background").catch(() => undefined);
+        } catch {
+          // Refused (the query's budget is spent): the stale document is served, the next lookup refreshes it.
+        }
         return { ...entry, stale: true };
       }
     } else if (age < failureMs) {
@@ -91,10 +105,11 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
       const key = `${mode} ${url}`;
       const hit = opts.refresh ? undefined : peek(key, load);
       if (hit) return hit;
-      const fresh = await loadShared(key, load);
+      const fresh = await loadShared(key, load, "person");
       return { ...fresh, stale: false };
     },
     peek: (url, mode, load) => peek(`${mode} ${url}`, load),
+    loading: (url, mode) => inFlight.has(`${mode} ${url}`),
     clear: () => lru.clear(),
     get size() {
       return lru.size;

@@ -2,11 +2,16 @@ import { promises as dns } from "node:dns";
 import { createSecureContext, rootCertificates } from "node:tls";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
-import { Agent, buildConnector, request } from "undici";
+import { Agent, buildConnector, request as undiciRequest } from "undici";
+import type { LookupAddress } from "node:dns";
 import { DEFAULTS } from "../limits";
 import { isDomain } from "../protocol/ids";
+import type { RateLimiter } from "../rate-limit";
 import { matchConnectTo, type ConnectToEntry } from "./connect-to";
-import { guardedLookup, isPublicAddress, type Resolve } from "./guard";
+import { checkedResolve, guardedLookup, isPublicAddress, type Resolve } from "./guard";
+import { createHostLimiter } from "./host-limit";
+import { createOutboundGate, type OutboundGate, type Priority } from "./outbound";
+import { LOCAL_FAULTS, NotFetched } from "./refusal";
 
 /** What is fetched: a JSON document or an HTML page (fallback or rel=me). */
 export type FetchMode = "json" | "html";
@@ -28,8 +33,11 @@ export type FetchFound = FetchMeta & { ok: true; status: "found"; httpStatus: 20
 export type FetchFailed = FetchMeta & { ok: false; status: FailureStatus; message: string };
 export type FetchOutcome = FetchFound | FetchFailed;
 
-/** A document fetcher; the resolver is built from one (STYLE: no global fetch). */
-export type Fetcher = (url: string, mode: FetchMode) => Promise<FetchOutcome>;
+/**
+ * A document fetcher; the resolver is built from one. It answers every outcome of the publisher's
+ * side, and throws {@link NotFetched} for work this resolver declined or could not do.
+ */
+export type Fetcher = (url: string, mode: FetchMode, options?: { priority?: Priority }) => Promise<FetchOutcome>;
 
 export type FetcherOptions = {
   /** One deadline for connect, headers and body together (docs/decisions.md#fetching). @default 10000 */
@@ -48,6 +56,12 @@ export type FetcherOptions = {
   maxBytes?: { json: number; html: number };
   /** Highest number of redirects followed. @default 3 */
   maxRedirects?: number;
+  /** Fetches to one host name, and to one address, at a time (docs/decisions.md#budget). @default 6 */
+  perHost?: number;
+  /** The instance's outbound cap (docs/decisions.md#outbound-work). @default 64 in flight, waits up to the fetch timeout */
+  outbound?: OutboundGate;
+  /** Requests to one host per minute, for all clients together (`IDENT_HOST_BUDGET_PER_MIN`). @default none */
+  hostBudget?: { limiter: RateLimiter; perMinute: number };
 };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -79,28 +93,60 @@ export function checkTarget(url: URL): string | null {
   return null;
 }
 
+/** What one hop of a fetch answered: a redirect to follow, or the outcome. */
+type Hop = { redirect: URL } | { outcome: FetchOutcome };
+
 /**
  * The guarded fetcher (docs/decisions.md#fetching): HTTPS on 443 only, redirects followed by hand (each hop checked
  * again), one deadline with real cancellation, byte caps counted after decompression, and an address
- * guard at connect time that dials the address it checked.
+ * guard at connect time that dials the address it checked. Each hop waits its turn for the host name,
+ * for the address it dials and for an outbound slot; the deadline starts when the first hop gets its
+ * slot (docs/decisions.md#outbound-work).
  */
-export function createFetcher(options: FetcherOptions = {}): Fetcher & { close(): Promise<void> } {
+export function createFetcher(options: FetcherOptions = {}): Fetcher & { close(): Promise<void>; sockets(): SocketStats } {
   const timeoutMs = options.timeoutMs ?? DEFAULTS.fetchTimeoutMs;
   const maxBytes = options.maxBytes ?? DEFAULTS.maxBytes;
   const maxRedirects = options.maxRedirects ?? DEFAULTS.maxRedirects;
   const connectTo = options.connectTo ?? [];
+  const perName = createHostLimiter(options.perHost ?? DEFAULTS.perHost);
+  const perAddress = createHostLimiter(options.perHost ?? DEFAULTS.perHost);
+  const outbound = options.outbound ?? createOutboundGate({ max: DEFAULTS.maxOutbound, maxWaitMs: timeoutMs });
+  const isAllowed = options.isAllowed ?? isPublicAddress;
+  const resolveChecked = checkedResolve(options.resolve ?? defaultResolve, isAllowed);
   // One secure context for the fetcher: a `ca` option on each connection would re-parse every root.
   const tlsOptions =
     options.ca && options.ca.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...options.ca] }) } : {};
 
-  const guarded = buildConnector({
-    ...tlsOptions,
-    timeout: timeoutMs,
-    lookup: guardedLookup(options.resolve ?? defaultResolve, options.isAllowed ?? isPublicAddress),
-  });
-  const direct = buildConnector({ ...tlsOptions, timeout: timeoutMs });
+  // The address each host name is being dialled at, while a hop to it runs: the connection goes to
+  // the address the per-address limit counted, and that the guard checked.
+  const pinned = new Map<string, { address: LookupAddress; refs: number }>();
+  const fallbackLookup = guardedLookup(options.resolve ?? defaultResolve, isAllowed);
+  const pinnedLookup = (hostname: string, opts: unknown, callback: unknown): void => {
+    const pin = pinned.get(hostname.toLowerCase());
+    if (!pin || !isAllowed(pin.address.address)) return fallbackLookup(hostname, opts, callback);
+    const cb = (typeof opts === "function" ? opts : callback) as (err: null, address: string | LookupAddress[], family?: number) => void;
+    const wantsAll = typeof opts === "object" && opts !== null && (opts as { all?: boolean }).all === true;
+    if (wantsAll) cb(null, [pin.address]);
+    else cb(null, pin.address.address, pin.address.family);
+  };
+
+  const sockets: SocketStats = { open: 0, peak: 0 };
+  const counted =
+    (connector: buildConnector.connector): buildConnector.connector =>
+    (opts, callback) =>
+      connector(opts, (err, socket) => {
+        if (socket) {
+          sockets.open++;
+          sockets.peak = Math.max(sockets.peak, sockets.open);
+          socket.once("close", () => sockets.open--);
+        }
+        if (err) callback(err, null);
+        else callback(null, socket);
+      });
+  const guarded = counted(buildConnector({ ...tlsOptions, timeout: timeoutMs, lookup: pinnedLookup }));
+  const direct = counted(buildConnector({ ...tlsOptions, timeout: timeoutMs }));
   const agent = new Agent({
-    connections: DEFAULTS.perHost,
+    connections: options.perHost ?? DEFAULTS.perHost,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     connect(opts, callback) {
@@ -119,10 +165,50 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     "user-agent": options.userAgent ?? "ident-resolver",
   });
 
-  async function fetchDocument(url: string, mode: FetchMode): Promise<FetchOutcome> {
-    const started = performance.now();
+  /** The address a hop to `url` dials, pinned while the hop runs; an override is dialled as named. */
+  async function dial(url: URL): Promise<{ key: string; unpin(): void }> {
+    const host = url.hostname.toLowerCase();
+    const target = matchConnectTo(connectTo, host, Number(url.port || 443));
+    if (target?.host) return { key: `${target.host}:${target.port}`, unpin: () => undefined };
+    let pin = pinned.get(host);
+    if (!pin) {
+      const [address] = await resolveChecked(host);
+      if (!address) throw Object.assign(new Error(`${host} has no address`), { code: "ENOTFOUND" });
+      pin = pinned.get(host) ?? { address, refs: 0 };
+      pinned.set(host, pin);
+    }
+    const held = pin;
+    held.refs++;
+    return {
+      key: held.address.address,
+      unpin: () => {
+        if (--held.refs === 0 && pinned.get(host) === held) pinned.delete(host);
+      },
+    };
+  }
+
+  /** Takes one request of the host's budget for this minute, or refuses the hop. */
+  function spendHostBudget(host: string) {
+    const budget = options.hostBudget;
+    if (!budget) return;
+    const decision = budget.limiter.take(host);
+    if (!decision.ok) {
+      const message = `${host} has had its ${budget.perMinute} requests from this resolver this minute; try again in ${decision.retryAfterS} s`;
+      throw new NotFetched("host_budget", message, decision.retryAfterS);
+    }
+  }
+
+  async function fetchDocument(url: string, mode: FetchMode, fetchOptions: { priority?: Priority } = {}): Promise<FetchOutcome> {
+    const priority = fetchOptions.priority ?? "person";
+    let started = performance.now();
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new FetchStop("timeout", `no answer within ${timeoutMs} ms`)), timeoutMs);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    /** The deadline starts when the first hop gets its outbound slot, not while it waits for one. */
+    const startDeadline = () => {
+      if (timer) return;
+      started = performance.now();
+      timer = setTimeout(() => controller.abort(new FetchStop("timeout", `no answer within ${timeoutMs} ms`)), timeoutMs);
+    };
     const meta: FetchMeta = { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 };
     const fail = (status: FailureStatus, message: string): FetchFailed => ({
       ...meta,
@@ -131,6 +217,73 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       message,
       ms: Math.round(performance.now() - started),
     });
+
+    /** One request, with its turn for the host name, the address and an outbound slot. */
+    const hop = (current: URL): Promise<Hop> =>
+      perName(current.hostname, async () => {
+        const dialled = await dial(current);
+        try {
+          return await perAddress(dialled.key, async () => {
+            const release = await outbound.acquire(priority);
+            try {
+              startDeadline();
+              return await request(current);
+            } finally {
+              release();
+            }
+          });
+        } finally {
+          dialled.unpin();
+        }
+      });
+
+    const request = async (current: URL): Promise<Hop> => {
+      const res = await undiciRequest(current, {
+        dispatcher: agent,
+        method: "GET",
+        headers: headers(mode),
+        signal: controller.signal,
+        // Keep the connection only when another fetch to this host is running or waiting for it, so
+        // idle sockets do not pile up past the outbound cap under a storm of distinct hosts.
+        reset: perName.load(current.hostname) <= 1,
+      });
+      meta.httpStatus = res.statusCode;
+      meta.contentType = headerValue(res.headers["content-type"]);
+      const location = headerValue(res.headers.location);
+      if (REDIRECTS.has(res.statusCode) && location) {
+        discard(res.body);
+        try {
+          return { redirect: new URL(location, current) };
+        } catch {
+          return { outcome: fail("blocked", `redirect to an invalid URL`) };
+        }
+      }
+      if (res.statusCode !== 200) {
+        discard(res.body);
+        return { outcome: fail("not_found", `${current.href} answered HTTP ${res.statusCode}`) };
+      }
+      const cap = maxBytes[mode];
+      const declared = Number(headerValue(res.headers["content-length"]) ?? NaN);
+      const encoding = (headerValue(res.headers["content-encoding"]) ?? "identity").trim().toLowerCase();
+      if (encoding === "identity" && declared > cap) {
+        discard(res.body);
+        return { outcome: fail("too_large", `Content-Length ${declared} is over the ${cap}-byte limit`) };
+      }
+      const bytes = await readCapped(res.body, encoding, cap);
+      const body = new TextDecoder("utf-8").decode(bytes); // strips a UTF-8 BOM (docs/decisions.md#fetching)
+      const outcome: FetchFound = {
+        ...meta,
+        ok: true,
+        status: "found",
+        httpStatus: 200,
+        body,
+        bytes: bytes.byteLength,
+        ms: Math.round(performance.now() - started),
+      };
+      return { outcome };
+    };
+
+    const leave = outbound.enter();
     try {
       let current: URL;
       try {
@@ -138,56 +291,25 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       } catch {
         return fail("blocked", `${url} is not a URL`);
       }
-      for (let hop = 0; ; hop++) {
+      for (let hops = 0; ; hops++) {
         const refused = checkTarget(current);
         if (refused) return fail("blocked", `${current.href}: ${refused}`);
         meta.finalUrl = current.href;
-        const res = await request(current, {
-          dispatcher: agent,
-          method: "GET",
-          headers: headers(mode),
-          signal: controller.signal,
-        });
-        meta.httpStatus = res.statusCode;
-        meta.contentType = headerValue(res.headers["content-type"]);
-        const location = headerValue(res.headers.location);
-        if (REDIRECTS.has(res.statusCode) && location) {
-          discard(res.body);
-          if (hop >= maxRedirects) return fail("blocked", `more than ${maxRedirects} redirects`);
-          try {
-            current = new URL(location, current);
-          } catch {
-            return fail("blocked", `redirect to an invalid URL`);
-          }
-          continue;
-        }
-        if (res.statusCode !== 200) {
-          discard(res.body);
-          return fail("not_found", `${current.href} answered HTTP ${res.statusCode}`);
-        }
-        const cap = maxBytes[mode];
-        const declared = Number(headerValue(res.headers["content-length"]) ?? NaN);
-        const encoding = (headerValue(res.headers["content-encoding"]) ?? "identity").trim().toLowerCase();
-        if (encoding === "identity" && declared > cap) {
-          discard(res.body);
-          return fail("too_large", `Content-Length ${declared} is over the ${cap}-byte limit`);
-        }
-        const bytes = await readCapped(res.body, encoding, cap);
-        const body = new TextDecoder("utf-8").decode(bytes); // strips a UTF-8 BOM (docs/decisions.md#fetching)
-        return {
-          ...meta,
-          ok: true,
-          status: "found",
-          httpStatus: 200,
-          body,
-          bytes: bytes.byteLength,
-          ms: Math.round(performance.now() - started),
-        };
+        spendHostBudget(current.hostname.toLowerCase());
+        const answer = await hop(current);
+        if ("outcome" in answer) return answer.outcome;
+        if (hops >= maxRedirects) return fail("blocked", `more than ${maxRedirects} redirects`);
+        current = answer.redirect;
       }
     } catch (err) {
+      if (err instanceof NotFetched) throw err;
       if (controller.signal.aborted) return fail("timeout", `no complete answer within ${timeoutMs} ms`);
       if (err instanceof FetchStop) return fail(err.status, err.message);
       const code = errorCode(err);
+      // docs/decisions.md#outbound-work: a fault of this machine is ours, never the publisher's.
+      if (code !== undefined && LOCAL_FAULTS.has(code)) {
+        throw new NotFetched("local_fault", `this resolver could not fetch ${url} (${code}); try again shortly`, 5);
+      }
       if (code === "IDENT_BLOCKED") return fail("blocked", errorMessage(err));
       if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
         return fail("timeout", `no complete answer within ${timeoutMs} ms`);
@@ -195,11 +317,15 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       return fail("unreachable", errorMessage(err));
     } finally {
       clearTimeout(timer);
+      leave();
     }
   }
 
-  return Object.assign(fetchDocument, { close: () => agent.close() });
+  return Object.assign(fetchDocument, { close: () => agent.close(), sockets: (): SocketStats => ({ ...sockets }) });
 }
+
+/** Outbound sockets this fetcher has open now, and at most so far. */
+export type SocketStats = { open: number; peak: number };
 
 /** Drops a body without reading it; a stream destroyed this way must not throw an unhandled error. */
 function discard(stream: Readable): void {

@@ -62,6 +62,20 @@ export type LookupFunction = (
 export type Resolve = (hostname: string) => Promise<LookupAddress[]>;
 
 /**
+ * Resolves a host name and checks every address it answers (docs/decisions.md#address-guard [bind]):
+ * the checked addresses, or a {@link BlockedAddressError}, or an `ENOTFOUND` error for no address.
+ */
+export function checkedResolve(resolve: Resolve, isAllowed: (address: string) => boolean = isPublicAddress) {
+  return async function resolveChecked(hostname: string): Promise<LookupAddress[]> {
+    const addresses = await resolve(hostname);
+    if (addresses.length === 0) throw Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" });
+    const bad = addresses.find((a) => !isAllowed(a.address));
+    if (bad) throw new BlockedAddressError(hostname, bad.address);
+    return addresses.map((a) => ({ address: a.address, family: a.family }));
+  };
+}
+
+/**
  * Wraps a resolver into a `lookup` for `net.connect` that checks every answered address and hands
  * the connection exactly the addresses it checked, so a second DNS answer cannot redirect it
  * (docs/decisions.md#address-guard [bind]). One resolution per connection.
@@ -69,6 +83,7 @@ export type Resolve = (hostname: string) => Promise<LookupAddress[]>;
  * @param isAllowed the policy; {@link isPublicAddress} except in tests that must stay on loopback.
  */
 export function guardedLookup(resolve: Resolve, isAllowed: (address: string) => boolean = isPublicAddress) {
+  const resolveChecked = checkedResolve(resolve, isAllowed);
   return function lookup(hostname: string, options: unknown, callback: unknown): void {
     const cb = (typeof options === "function" ? options : callback) as (
       err: Error | null,
@@ -76,19 +91,8 @@ export function guardedLookup(resolve: Resolve, isAllowed: (address: string) => 
       family?: number,
     ) => void;
     const wantsAll = typeof options === "object" && options !== null && (options as { all?: boolean }).all === true;
-    resolve(hostname).then(
-      (addresses) => {
-        if (addresses.length === 0) {
-          const err = Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" });
-          cb(err, []);
-          return;
-        }
-        const bad = addresses.find((a) => !isAllowed(a.address));
-        if (bad) {
-          cb(new BlockedAddressError(hostname, bad.address), []);
-          return;
-        }
-        const checked = addresses.map((a) => ({ address: a.address, family: a.family }));
+    resolveChecked(hostname).then(
+      (checked) => {
         const [first] = checked;
         if (wantsAll || !first) cb(null, checked);
         else cb(null, first.address, first.family);

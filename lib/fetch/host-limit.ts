@@ -1,21 +1,22 @@
 /**
- * At most `max` tasks per host at a time (docs/decisions.md#budget: 6 fetches to one host); the rest wait in order.
+ * At most `max` tasks per key at a time; the rest wait in order. Keyed by host name, and by the
+ * address a fetch dials (docs/decisions.md#budget: 6 fetches to one host name, and to one IP address).
  */
 export function createHostLimiter(max: number) {
   const active = new Map<string, number>();
   const waiting = new Map<string, (() => void)[]>();
 
-  function release(host: string) {
-    const next = waiting.get(host)?.shift();
+  function release(key: string) {
+    const next = waiting.get(key)?.shift();
     if (next) return next();
-    const n = (active.get(host) ?? 1) - 1;
+    const n = (active.get(key) ?? 1) - 1;
     if (n === 0) {
-      active.delete(host);
-      waiting.delete(host);
-    } else active.set(host, n);
+      active.delete(key);
+      waiting.delete(key);
+    } else active.set(key, n);
   }
 
-  return async function run<T>(host: string, task: () => Promise<T>): Promise<T> {
+  async function run<T>(host: string, task: () => Promise<T>): Promise<T> {
     const key = host.toLowerCase();
     const n = active.get(key) ?? 0;
     if (n < max) active.set(key, n + 1);
@@ -29,5 +30,13 @@ export function createHostLimiter(max: number) {
     } finally {
       release(key);
     }
+  }
+
+  /** Tasks running or waiting for `host`. */
+  const load = (host: string) => {
+    const key = host.toLowerCase();
+    return (active.get(key) ?? 0) + (waiting.get(key)?.length ?? 0);
   };
+
+  return Object.assign(run, { load });
 }

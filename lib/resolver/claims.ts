@@ -14,7 +14,8 @@ import type { Claim, Source } from "../result/record";
 import { connectionUrl } from "../rules/connection";
 import { verifyCredential } from "../rules/credential";
 import { verifyProperty } from "../rules/property";
-import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents";
+import { NotFetched } from "../fetch/refusal";
+import { LABEL, toSource, type FetchDocument, type Load, type QueryWork, type ResolveOptions } from "./documents";
 import type { ParseMemo } from "./memo";
 
 /** One claim being checked: what was published now, the verdict later. */
@@ -46,13 +47,15 @@ const failedClaim = (id: string | null, claimed: unknown, reason: Reason, messag
 
 /**
  * Starts `check` on each valid entry up to the budget, all at once; bad, repeated and over-budget
- * entries fail without a fetch (V2, docs/decisions.md#budget).
+ * entries fail without a fetch (V2, docs/decisions.md#budget). A check this resolver declined or could
+ * not do (docs/decisions.md#outbound-work) is reported `limit`, in its own words, and noted in `work`.
  */
 export function checkEntries<T>(
   entries: Entry<T>[],
   budget: number,
   noun: string,
   check: (entry: Entry<T> & { ok: true }) => Promise<CheckedClaim>,
+  work?: QueryWork,
 ): ClaimSlot[] {
   let used = 0;
   return entries.map((entry): ClaimSlot => {
@@ -74,7 +77,13 @@ export function checkEntries<T>(
       const message = `Only the first ${budget} ${noun} of an entity are checked; this one was not fetched`;
       return slot({ claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false });
     }
-    return slot(check(entry));
+    return slot(
+      check(entry).catch((err: unknown): CheckedClaim => {
+        if (!(err instanceof NotFetched)) throw err;
+        work?.refused.push(err.kind);
+        return { claim: failedClaim(entry.id, entry.raw, "limit", `Not checked: ${err.message}`, entry.problems), stale: false };
+      }),
+    );
   });
 }
 

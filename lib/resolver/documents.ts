@@ -5,6 +5,7 @@
 import type { JsonParse } from "../documents/json";
 import { warning, type Problem } from "../documents/problem";
 import type { CachedOutcome } from "../fetch/cache";
+import type { RefusalKind } from "../fetch/refusal";
 import type { FailureStatus, FetchMode, FetchOutcome } from "../fetch/fetcher";
 import type { DocumentLocation } from "../protocol/locations";
 import type { Source } from "../result/record";
@@ -15,11 +16,22 @@ export type ResolveOptions = {
   refresh?: boolean;
   /** Answer from the cache alone; a document not cached ends the resolution with {@link NotCached}. */
   cacheOnly?: boolean;
+  /** What this query has spent; made by the resolver when not given, and readable afterwards. */
+  work?: QueryWork;
 };
+
+/** The fetches one query started, and the work it was refused (docs/decisions.md#outbound-work). */
+export type QueryWork = { fetches: number; refused: RefusalKind[] };
+
+export const newWork = (): QueryWork => ({ fetches: 0, refused: [] });
 
 /** Thrown by a cache-only load that would have to fetch; the resolver's `peek` answers null. */
 export class NotCached extends Error {
-  constructor(url: string) {
+  constructor(
+    url: string,
+    /** A fetch of the URL is already running: a lookup now would join it, not start one. */
+    readonly loading: boolean,
+  ) {
     super(`${url} is not cached`);
   }
 }

@@ -62,9 +62,21 @@ export function createEntityResolution(fetchDocument: FetchDocument, checks: Cla
       source: fetched.source,
       problems: [...fetched.problems, ...parsed.problems],
     };
-    const properties = checkEntries(doc.properties, limits.maxClaims, "properties", (e) => checks.checkProperty(doc, e, opts));
-    const credentials = checkEntries(doc.credentials, limits.maxClaims, "credentials", (e) => checks.checkCredential(doc, e, opts));
-    const connections = checkEntries(doc.connections, limits.maxConnections, "connections", (e) => checks.checkConnection(domain, e, opts));
+    const properties = checkEntries(doc.properties, limits.maxClaims, "properties", (e) => checks.checkProperty(doc, e, opts), opts.work);
+    const credentials = checkEntries(
+      doc.credentials,
+      limits.maxClaims,
+      "credentials",
+      (e) => checks.checkCredential(doc, e, opts),
+      opts.work,
+    );
+    const connections = checkEntries(
+      doc.connections,
+      limits.maxConnections,
+      "connections",
+      (e) => checks.checkConnection(domain, e, opts),
+      opts.work,
+    );
     const all = (slots: ClaimSlot[]) => Promise.all(slots.map((s) => s.result));
     const result = Promise.all([all(properties), all(credentials), all(connections)]).then(([p, c, n]) => {
       const full: EntityResult = {

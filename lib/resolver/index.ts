@@ -6,18 +6,20 @@
  */
 import { createDocumentCache, type DocumentCache } from "../fetch/cache";
 import type { Fetcher } from "../fetch/fetcher";
-import { createHostLimiter } from "../fetch/host-limit";
+import type { Priority } from "../fetch/outbound";
+import { NotFetched } from "../fetch/refusal";
 import { DEFAULT_LIMITS, type Limits } from "../limits";
 import { parseQuery, type Query } from "../protocol/ids";
 import { SCHEMA_ID, type EntityResult, type SearchResponse } from "../result/record";
 import { createClaimChecks } from "./claims";
-import { createDocumentFetch, NotCached, type Load, type ResolveOptions } from "./documents";
+import { createDocumentFetch, newWork, NotCached, type Load, type ResolveOptions } from "./documents";
 import { createEntityResolution, type StagedEntity } from "./entity";
 import { createParseMemo } from "./memo";
 import { createQueries, publicQuery } from "./queries";
 
 export type { CheckedClaim, ClaimSlot } from "./claims";
-export type { ResolveOptions } from "./documents";
+export type { QueryWork, ResolveOptions } from "./documents";
+export { newWork } from "./documents";
 export type { StagedEntity } from "./entity";
 export type { Limits } from "../limits";
 
@@ -30,6 +32,9 @@ export type ResolverDeps = {
   now?: () => number;
   limits?: Partial<Limits>;
 };
+
+/** What a lookup would cost now: answered from the cache, joining a fetch already running, or starting one. */
+export type Probe = { state: "cached"; response: SearchResponse } | { state: "joining" } | { state: "cold" };
 
 export type SearchOutcome = { ok: true; response: SearchResponse } | { ok: false; error: { code: "invalid_query"; message: string } };
 
@@ -44,6 +49,11 @@ export type Resolver = {
    * nothing is fetched.
    */
   peek(query: Query): Promise<SearchResponse | null>;
+  /**
+   * What a lookup of `query` would cost now, from the cache alone: its answer when every document is
+   * there, else whether the first missing one is already being fetched (docs/decisions.md#outbound-work).
+   */
+  probe(query: Query): Promise<Probe>;
   /** Resolves the entity of one domain with all its claims. */
   resolveEntity(domain: string, options?: ResolveOptions): Promise<EntityResult>;
   /** The same, returned as soon as the entity document is in, with one promise per claim (for streaming). */
@@ -54,26 +64,46 @@ export function createResolver(deps: ResolverDeps): Resolver {
   const now = deps.now ?? Date.now;
   const limits: Limits = { ...DEFAULT_LIMITS, ...deps.limits };
   const cache = deps.cache ?? createDocumentCache({ now });
-  const perHost = createHostLimiter(limits.perHost);
 
   const load: Load = async (url, mode, opts) => {
-    const fetchIt = () => perHost(new URL(url).host, () => deps.fetch(url, mode));
-    if (!opts.cacheOnly) return cache.get(url, mode, fetchIt, opts);
-    const hit = cache.peek(url, mode, fetchIt);
-    if (!hit) throw new NotCached(url);
+    const work = opts.work ?? newWork();
+    // Runs only when the cache must start a fetch: joining one in flight or reading the cache is free.
+    const start = (priority: Priority) => {
+      if (work.fetches >= limits.maxFetchesPerQuery) {
+        const message = `this lookup has already started the ${limits.maxFetchesPerQuery} fetches one lookup may`;
+        throw new NotFetched("query_budget", message, 0);
+      }
+      work.fetches++;
+      return deps.fetch(url, mode, { priority });
+    };
+    if (!opts.cacheOnly) return cache.get(url, mode, start, opts);
+    const hit = cache.peek(url, mode, start);
+    if (!hit) throw new NotCached(url, cache.loading(url, mode));
     return hit;
   };
   const memo = createParseMemo();
   const fetchDocument = createDocumentFetch(load, memo);
   const checks = createClaimChecks(fetchDocument, load, memo);
   const resolveEntityStaged = createEntityResolution(fetchDocument, checks, limits);
+  // Each query gets its own budget, unless the caller hands one in to read afterwards.
+  const withWork = (opts: ResolveOptions = {}): ResolveOptions => (opts.work ? opts : { ...opts, work: newWork() });
   const resolveEntity = async (domain: string, opts: ResolveOptions = {}) => (await resolveEntityStaged(domain, opts)).result;
   const queries = createQueries(fetchDocument, resolveEntity, limits);
 
-  async function resolve(query: Query, opts: ResolveOptions = {}): Promise<SearchResponse> {
+  async function resolve(query: Query, options: ResolveOptions = {}): Promise<SearchResponse> {
+    const opts = withWork(options);
     if (query.kind === "property_id") return queries.resolvePropertyQuery(query, opts);
     if (query.kind === "credential_id") return queries.resolveCredentialQuery(query, opts);
     return { schema: SCHEMA_ID, query: publicQuery(query), results: [await resolveEntity(query.domain, opts)], problems: [] };
+  }
+
+  async function probe(query: Query): Promise<Probe> {
+    try {
+      return { state: "cached", response: await resolve(query, { cacheOnly: true }) };
+    } catch (err) {
+      if (err instanceof NotCached) return { state: err.loading ? "joining" : "cold" };
+      throw err;
+    }
   }
 
   return {
@@ -83,15 +113,12 @@ export function createResolver(deps: ResolverDeps): Resolver {
       return { ok: true, response: await resolve(parsed.query, opts) };
     },
     resolve,
-    async peek(query) {
-      try {
-        return await resolve(query, { cacheOnly: true });
-      } catch (err) {
-        if (err instanceof NotCached) return null;
-        throw err;
-      }
+    peek: async (query) => {
+      const probed = await probe(query);
+      return probed.state === "cached" ? probed.response : null;
     },
-    resolveEntity,
-    resolveEntityStaged,
+    probe,
+    resolveEntity: (domain, opts) => resolveEntity(domain, withWork(opts)),
+    resolveEntityStaged: (domain, opts) => resolveEntityStaged(domain, withWork(opts)),
   };
 }

@@ -11,6 +11,7 @@ import { idKey, parseNetworkId, sameId, type Query } from "../protocol/ids";
 import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
 import type { Reason } from "../protocol/reasons";
 import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse, type Source } from "../result/record";
+import { NotFetched } from "../fetch/refusal";
 import { LABEL, type FetchDocument, type ResolveOptions } from "./documents";
 
 export function publicQuery(query: Query): SearchResponse["query"] {
@@ -107,14 +108,33 @@ export function createQueries(
     if (owners.length > limits.maxClaims) {
       response.problems.push(warning("limit", `ownership lists ${owners.length} owners; only the first ${limits.maxClaims} are checked`));
     }
-    response.results = await Promise.all(
+    // docs/decisions.md#outbound-work: an owner this resolver declined to fetch is named, not dropped.
+    const notChecked: { domain: string; why: string }[] = [];
+    const results = await Promise.all(
       owners.slice(0, limits.maxClaims).map(async ({ owner, domain }) => {
-        const result = await resolveEntity(domain, opts);
+        let result: EntityResult;
+        try {
+          result = await resolveEntity(domain, opts);
+        } catch (err) {
+          if (!(err instanceof NotFetched)) throw err;
+          opts.work?.refused.push(err.kind);
+          notChecked.push({ domain, why: err.message });
+          return null;
+        }
         const fallback = { id, claimed: owner, document: found.value, source: found.source };
         result.focus = focusOn(result, "properties", id, fallback, `an owner verifies only when its own document lists the property (V3)`);
         return result;
       }),
     );
+    response.results = results.filter((r): r is EntityResult => r !== null);
+    if (notChecked.length > 0) {
+      const shown = notChecked
+        .slice(0, 5)
+        .map((n) => n.domain)
+        .join(", ");
+      const message = `${notChecked.length} owner(s) were not checked (${shown}${notChecked.length > 5 ? ", …" : ""}): ${notChecked[0]?.why ?? ""}`;
+      response.problems.push(warning("limit", message));
+    }
     return response;
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
-import { createResolver } from ".";
+import { NotFetched } from "../fetch/refusal";
+import { createResolver, newWork } from ".";
 
 type Site = Record<string, { status?: number; body?: string; type?: string; fail?: "timeout" | "unreachable" | "blocked" | "too_large" }>;
 
@@ -58,22 +59,6 @@ describe("resolver orchestration", () => {
     const r = await createResolver({ fetch, limits: { maxClaims: 2 } }).resolveEntity("alice.example");
     expect(r.properties.map((c) => c.reason)).toEqual(["invalid_entry", "not_found", "not_found", "limit", "limit"]);
     expect(calls.filter((c) => c.includes("ident-property.json"))).toHaveLength(2);
-  });
-  it("fetches claims in parallel, at most 6 per host", async () => {
-    const credentials = Array.from({ length: 12 }, (_, i) => ({ id: `@u${i}@guild.example` }));
-    let active = 0;
-    let peak = 0;
-    const site: Site = { "https://alice.example/ident.json": j({ network_id: ALICE, credentials }) };
-    const inner = fakeFetch(site);
-    const fetch = async (url: string, mode: FetchMode) => {
-      active++;
-      peak = Math.max(peak, active);
-      await new Promise((r) => setTimeout(r, 10));
-      active--;
-      return inner.fetch(url, mode);
-    };
-    await createResolver({ fetch }).resolveEntity("alice.example");
-    expect(peak).toBe(6);
   });
   it("shares one request between concurrent resolutions of one domain", async () => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": j({ network_id: ALICE }) }, 20);
@@ -201,5 +186,108 @@ describe("peek: the answer from the cache alone", () => {
     expect(peeked?.results[0]?.cache.stale).toBe(true);
     await new Promise((r) => setTimeout(r, 10));
     expect(calls.length - before).toBe(2);
+  });
+});
+
+describe("per-query fetch budget and refused work (docs/decisions.md#outbound-work)", () => {
+  /** An entity claiming `n` properties on distinct hosts, none of which publishes anything. */
+  const claimsMany = (n: number) =>
+    j({ network_id: ALICE, properties: Array.from({ length: n }, (_, i) => ({ id: `§:property:p${i}.example` })) });
+
+  it("IDENT_MAX_FETCHES_PER_QUERY: one query starts at most that many fetches; the claims past it are `limit`", async () => {
+    const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(40) });
+    const work = newWork();
+    const r = await createResolver({ fetch, limits: { maxFetchesPerQuery: 31 } }).resolveEntity("alice.example", { work });
+    // 1 entity document, then 2 fetches per claim (the JSON URL and the fallback page): 15 claims fit.
+    expect(calls).toHaveLength(31);
+    expect(work.fetches).toBe(31);
+    const limited = r.properties.filter((c) => c.reason === "limit");
+    expect(limited.length).toBeGreaterThanOrEqual(25);
+    expect(limited[0]?.problems.at(-1)?.message).toMatch(/^Not checked: this lookup has already started the 31 fetches/);
+    expect(work.refused).toContain("query_budget");
+  });
+  it("a refused claim is not remembered: the next query fetches it", async () => {
+    const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(5) });
+    const resolver = createResolver({ fetch, limits: { maxFetchesPerQuery: 5 } });
+    const first = await resolver.resolveEntity("alice.example");
+    expect(first.properties.filter((c) => c.reason === "limit").length).toBeGreaterThan(0);
+    const before = calls.length;
+    const second = await resolver.resolveEntity("alice.example");
+    expect(calls.length - before).toBeGreaterThan(0);
+    expect(second.properties.filter((c) => c.reason === "not_found").length).toBeGreaterThan(
+      first.properties.filter((c) => c.reason === "not_found").length,
+    );
+  });
+  it("joining a fetch in flight, or reading the cache, spends nothing", async () => {
+    const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(3) }, 20);
+    const resolver = createResolver({ fetch });
+    const [a, b] = [newWork(), newWork()];
+    await Promise.all([resolver.resolveEntity("alice.example", { work: a }), resolver.resolveEntity("alice.example", { work: b })]);
+    expect(a.fetches + b.fetches).toBe(calls.length);
+    expect(Math.min(a.fetches, b.fetches)).toBe(0);
+    const c = newWork();
+    await resolver.resolveEntity("alice.example", { work: c });
+    expect(c.fetches).toBe(0);
+  });
+  it("a property with 50 owners of 100 claims each: at most 300 fetches, every owner answered", async () => {
+    const owners = Array.from({ length: 50 }, (_, i) => ({ network_id: `§:entity:o${i}.example` }));
+    const site: Site = {
+      "https://blog.example/ident-property.json": j({ ident_property: { id: "§:property:blog.example", ownership: owners } }),
+    };
+    for (let i = 0; i < 50; i++) {
+      const properties = Array.from({ length: 50 }, (_, k) => ({ id: `§:property:o${i}-p${k}.example` }));
+      const credentials = Array.from({ length: 50 }, (_, k) => ({ id: `@o${i}@c${k}.example` }));
+      site[`https://o${i}.example/ident.json`] = j({ network_id: `§:entity:o${i}.example`, properties, credentials });
+    }
+    const { fetch, calls } = fakeFetch(site);
+    const work = newWork();
+    const out = await createResolver({ fetch }).resolve(
+      { input: "§:property:blog.example", kind: "property_id", domain: "blog.example", id: "§:property:blog.example" },
+      { work },
+    );
+    expect(calls.length).toBeLessThanOrEqual(300);
+    expect(work.fetches).toBe(calls.length);
+    expect(out.results).toHaveLength(50);
+    const claims = out.results.flatMap((r) => [...r.properties, ...r.credentials]);
+    expect(claims).toHaveLength(50 * 100);
+    expect(claims.filter((c) => c.reason === "limit").length).toBeGreaterThan(4800);
+  });
+  it("owners past the budget are named in one `limit` problem, not dropped silently", async () => {
+    const owners = Array.from({ length: 20 }, (_, i) => ({ network_id: `§:entity:o${i}.example` }));
+    const site: Site = {
+      "https://blog.example/ident-property.json": j({ ident_property: { id: "§:property:blog.example", ownership: owners } }),
+    };
+    for (let i = 0; i < 20; i++) site[`https://o${i}.example/ident.json`] = j({ network_id: `§:entity:o${i}.example` });
+    const { fetch } = fakeFetch(site);
+    const out = await createResolver({ fetch, limits: { maxFetchesPerQuery: 11 } }).search("§:property:blog.example");
+    if (!out.ok) throw new Error(out.error.message);
+    // 1 property document, then 1 entity document per owner: 10 owners fit.
+    expect(out.response.results).toHaveLength(10);
+    const problem = out.response.problems.find((p) => p.code === "limit");
+    expect(problem?.message).toMatch(/^10 owner\(s\) were not checked \(o10\.example, .*\): this lookup has already started/);
+  });
+  it("a local fault is thrown, never reported or cached as the publisher's failure", async () => {
+    let faults = 1;
+    const inner = fakeFetch({ "https://alice.example/ident.json": claimsMany(1) });
+    const fetch: typeof inner.fetch = async (url, mode) => {
+      if (url.includes("alice") && faults-- > 0) throw new NotFetched("local_fault", "out of file descriptors (EMFILE)", 5);
+      return inner.fetch(url, mode);
+    };
+    const resolver = createResolver({ fetch });
+    await expect(resolver.resolveEntity("alice.example")).rejects.toMatchObject({ kind: "local_fault" });
+    const r = await resolver.resolveEntity("alice.example");
+    expect(r.entity.status).toBe("accepted");
+  });
+  it("a claim refused by the fetcher is `limit` in the fetcher's words", async () => {
+    const inner = fakeFetch({ "https://alice.example/ident.json": claimsMany(2) });
+    const fetch: typeof inner.fetch = async (url, mode) => {
+      if (url.includes("p1.example")) throw new NotFetched("host_budget", "p1.example has had its 300 requests", 42);
+      return inner.fetch(url, mode);
+    };
+    const work = newWork();
+    const r = await createResolver({ fetch }).resolveEntity("alice.example", { work });
+    expect(r.properties.map((c) => c.reason)).toEqual(["not_found", "limit"]);
+    expect(r.properties[1]?.problems.at(-1)?.message).toBe("Not checked: p1.example has had its 300 requests");
+    expect(work.refused).toEqual(["host_budget"]);
   });
 });

@@ -62,5 +62,6 @@ export const SearchResponse = z.object({
 export type SearchResponse = z.infer<typeof SearchResponse>;
 
 /** `{"error": {...}}` body of a 400 (docs/decisions.md#interfaces). */
-export const ErrorBody = z.object({ error: z.object({ code: z.literal("invalid_query"), message: z.string() }) });
+/** An API error: a bad query (400), or a lookup refused for now (429, 503; docs/decisions.md#outbound-work). */
+export const ErrorBody = z.object({ error: z.object({ code: z.enum(["invalid_query", "rate_limited", "busy"]), message: z.string() }) });
 export type ErrorBody = z.infer<typeof ErrorBody>;

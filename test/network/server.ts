@@ -67,6 +67,8 @@ export type SampleNetwork = {
   log: { host: string; path: string; headers: Record<string, string | string[] | undefined> }[];
   /** Highest number of requests to one host in flight at once, by host. */
   peakInFlight: Map<string, number>;
+  /** Highest number of requests in flight at once, all hosts together. */
+  peakTotal(): number;
   resetCounts(): void;
   close(): Promise<void>;
 };
@@ -135,6 +137,8 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
   const log: SampleNetwork["log"] = [];
   const inFlight = new Map<string, number>();
   const peakInFlight = new Map<string, number>();
+  let total = 0;
+  let peakTotal = 0;
   const sockets = new Set<import("node:stream").Duplex>();
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
@@ -147,7 +151,11 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     const now = (inFlight.get(host) ?? 0) + 1;
     inFlight.set(host, now);
     peakInFlight.set(host, Math.max(peakInFlight.get(host) ?? 0, now));
-    res.on("close", () => inFlight.set(host, (inFlight.get(host) ?? 1) - 1));
+    peakTotal = Math.max(peakTotal, ++total);
+    res.on("close", () => {
+      inFlight.set(host, (inFlight.get(host) ?? 1) - 1);
+      total--;
+    });
 
     const site = sites[host];
     const route: Route = site?.routes?.[urlPath] ?? {};
@@ -227,9 +235,11 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     requests,
     log,
     peakInFlight,
+    peakTotal: () => peakTotal,
     resetCounts() {
       requests.clear();
       peakInFlight.clear();
+      peakTotal = total;
       log.length = 0;
     },
     close: () =>

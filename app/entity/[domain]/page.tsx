@@ -8,21 +8,27 @@ import type { EntityResult } from "@/lib/result/record";
 import { pageRequest } from "@/web/page-request";
 import { app } from "@/web/server";
 
-/** The entity this page is about, as far as it is known before its claims settle. */
-async function entityOf(): Promise<Pick<EntityResult, "entity" | "cache">> {
+/** The entity this page is about, as far as it is known before its claims settle; null when the lookup was declined. */
+async function entityOf(): Promise<Pick<EntityResult, "entity" | "cache"> | null> {
   const { page, delivery } = await pageRequest();
   if (page?.kind !== "entity" || !delivery) notFound();
+  if (delivery.mode === "refused") return null;
   if (delivery.mode === "whole") {
     const result = delivery.response.results[0];
     if (!result) notFound();
     return result;
   }
-  if ("entity" in delivery) return delivery.entity;
+  if ("entity" in delivery) {
+    const staged = await delivery.entity;
+    return "refused" in staged ? null : staged;
+  }
   notFound();
 }
 
 export async function generateMetadata(): Promise<Metadata> {
-  const { entity, cache } = await entityOf();
+  const known = await entityOf();
+  if (known === null) return { title: "Try again shortly", robots: { index: false, follow: false } };
+  const { entity, cache } = known;
   const view = entityView(entity, cache, app().config);
   const domain = entity.domain;
   const accepted = view.status === "accepted";

@@ -1,0 +1,163 @@
+/**
+ * The limits of docs/decisions.md#outbound-work, as a client would meet them, on servers of this
+ * file's own (the shared test server sets them out of reach): the cold-lookup limit per client, the
+ * per-host budget for all clients, and the outbound cap against a tarpit. Refusals are 429 or 503
+ * with Retry-After from the API, and a page that says why in words; never a 500, and `/` still answers.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer, type Server, type Socket } from "node:net";
+import path from "node:path";
+import { expect, test, type APIRequestContext } from "@playwright/test";
+
+test.describe.configure({ mode: "serial", timeout: 120_000 });
+
+const LIMITED = 3102;
+const TARPITTED = 3103;
+const as = (client: string) => ({ "x-forwarded-for": client });
+
+function start(command: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: "ignore" });
+}
+
+async function ready(request: APIRequestContext, port: number) {
+  for (let i = 0; i < 300; i++) {
+    const ok = await request
+      .get(`http://localhost:${port}/`)
+      .then((r) => r.ok())
+      .catch(() => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the server on ${port} did not start`);
+}
+
+test.describe("cold lookups per client and the budget of one host (the sample network)", () => {
+  let server: ChildProcess;
+  test.beforeAll(async ({ request }) => {
+    // One proxy in front is trusted, so each test names its client in X-Forwarded-For.
+    server = start([path.resolve("scripts/demo.js"), "--quiet"], {
+      PORT: String(LIMITED),
+      IDENT_TRUSTED_HOPS: "1",
+      IDENT_COLD_LOOKUPS_PER_MIN: "3",
+      IDENT_HOST_BUDGET_PER_MIN: "6",
+    });
+    await ready(request, LIMITED);
+  });
+  test.afterAll(() => {
+    server.kill("SIGTERM");
+  });
+
+  test("IDENT_COLD_LOOKUPS_PER_MIN: the fourth cold lookup of a client is 429 with Retry-After; cached answers and other clients go on", async ({
+    request,
+  }) => {
+    const api = (q: string, client: string) => request.get(`http://localhost:${LIMITED}/api/resolve?q=${q}`, { headers: as(client) });
+    for (const q of ["minimal.test", "bob.example", "carol.example"]) expect((await api(q, "198.51.100.1")).status()).toBe(200);
+    const refused = await api("dana.test", "198.51.100.1");
+    expect(refused.status()).toBe(429);
+    expect(Number(refused.headers()["retry-after"])).toBeGreaterThan(0);
+    expect(refused.headers()["cache-control"]).toBe("no-store");
+    const body = await refused.json();
+    expect(body.error.code).toBe("rate_limited");
+    expect(body.error.message).toMatch(/started 3 lookups that had to fetch/);
+    // A lookup the cache answers starts no fetch, so it is not counted.
+    expect((await api("minimal.test", "198.51.100.1")).status()).toBe(200);
+    expect((await api("dana.test", "198.51.100.2")).status()).toBe(200);
+  });
+
+  test("the refused page says why in words, with its status, and a keyboard reaches the search box", async ({ page }) => {
+    await page.setExtraHTTPHeaders(as("198.51.100.1"));
+    const response = await page.goto(`http://localhost:${LIMITED}/entity/erin.test`);
+    expect(response?.status()).toBe(429);
+    expect(response?.headers()["retry-after"]).toMatch(/^\d+$/);
+    const notice = page.getByTestId("refusal");
+    await expect(notice.getByRole("heading", { name: "Too many lookups for now" })).toBeVisible();
+    await expect(notice).toContainText("Nothing was checked, so nothing here says anything about the publisher.");
+    await page.screenshot({ path: "test-results/screens/refused-429.png", fullPage: true });
+    const search = page.getByRole("searchbox");
+    for (let i = 0; i < 8; i++) {
+      await page.keyboard.press("Tab");
+      if (await search.evaluate((el) => el === document.activeElement)) break;
+    }
+    await expect(search).toBeFocused();
+    // The same client still gets what is cached.
+    expect((await page.goto(`http://localhost:${LIMITED}/entity/minimal.test`))?.status()).toBe(200);
+  });
+
+  test("IDENT_HOST_BUDGET_PER_MIN: one host gets at most its budget a minute, whichever clients ask", async ({ request }) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      // Each client refreshes once: every lookup fetches acme.example's entity document again.
+      const r = await request.get(`http://localhost:${LIMITED}/api/resolve?q=gamma.example&refresh=1`, { headers: as(`203.0.113.${i}`) });
+      statuses.push(r.status());
+      if (r.status() === 429) expect((await r.json()).error.message).toMatch(/gamma\.example has had the 6 requests a minute/);
+    }
+    expect(statuses.slice(0, 6)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(statuses.slice(6)).toEqual([429, 429, 429]);
+  });
+});
+
+test.describe("the outbound cap against a tarpit", () => {
+  let server: ChildProcess;
+  let tarpit: Server;
+  const held = new Set<Socket>();
+  test.beforeAll(async ({ request }) => {
+    // Accepts every connection and never answers: each fetch holds its slot until its deadline.
+    tarpit = createServer((socket) => {
+      held.add(socket);
+      socket.on("error", () => undefined);
+      socket.on("close", () => held.delete(socket));
+    });
+    await new Promise<void>((resolve) => tarpit.listen(0, "127.0.0.1", resolve));
+    const address = tarpit.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    server = start([path.resolve("web/serve.js")], {
+      PORT: String(TARPITTED),
+      IDENT_CONNECT_TO: `::127.0.0.1:${port}`,
+      IDENT_FETCH_TIMEOUT_MS: "2000",
+      IDENT_MAX_OUTBOUND: "2",
+      IDENT_TRUSTED_HOPS: "1",
+    });
+    await ready(request, TARPITTED);
+  });
+  test.afterAll(async () => {
+    server.kill("SIGTERM");
+    for (const s of held) s.destroy();
+    await new Promise((r) => tarpit.close(r));
+  });
+
+  test("IDENT_MAX_OUTBOUND: past the queue, 503 with Retry-After; never a 500, never more sockets than the cap, and / still answers", async ({
+    request,
+  }) => {
+    const lookups = Array.from({ length: 16 }, (_, i) =>
+      request.get(`http://localhost:${TARPITTED}/api/resolve?q=tarpit${i}.test`, { headers: as(`192.0.2.${i}`), timeout: 30_000 }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(held.size).toBeLessThanOrEqual(2);
+    const home = await request.get(`http://localhost:${TARPITTED}/`);
+    expect(home.status()).toBe(200);
+    const answers = await Promise.all(lookups);
+    const statuses = answers.map((a) => a.status());
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    expect(statuses.filter((s) => s === 503).length).toBeGreaterThanOrEqual(6);
+    for (const a of answers.filter((x) => x.status() === 503)) {
+      expect(a.headers()["retry-after"]).toBe("2");
+      expect((await a.json()).error.code).toBe("busy");
+    }
+    // Those that got a slot reached the tarpit and timed out: the publisher's outcome, reported as such.
+    const done = await answers.find((a) => a.status() === 200)?.json();
+    expect(done?.results[0].entity.status).toBe("timeout");
+  });
+
+  test("a busy page says so in words, with 503", async ({ page, request }) => {
+    const filling = Array.from({ length: 12 }, (_, i) =>
+      request.get(`http://localhost:${TARPITTED}/api/resolve?q=filler${i}.test`, { headers: as(`192.0.2.${100 + i}`), timeout: 30_000 }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    await page.setExtraHTTPHeaders(as("192.0.2.200"));
+    const response = await page.goto(`http://localhost:${TARPITTED}/entity/one-more.test`);
+    expect(response?.status()).toBe(503);
+    await expect(page.getByTestId("refusal").getByRole("heading", { name: "This resolver is busy" })).toBeVisible();
+    await page.screenshot({ path: "test-results/screens/refused-503.png", fullPage: true });
+    await Promise.all(filling);
+  });
+});

@@ -1,0 +1,67 @@
+import { describe, expect, it, vi } from "vitest";
+import { createOutboundGate } from "./outbound";
+import { NotFetched } from "./refusal";
+
+describe("outbound cap (docs/decisions.md#outbound-work: IDENT_MAX_OUTBOUND)", () => {
+  it("holds at most `max` in flight; the next waits and gets the slot given back", async () => {
+    const gate = createOutboundGate({ max: 2, maxWaitMs: 1000 });
+    const a = await gate.acquire("person");
+    await gate.acquire("person");
+    let third = false;
+    const waiting = gate.acquire("person").then((release) => {
+      third = true;
+      return release;
+    });
+    await Promise.resolve();
+    expect(third).toBe(false);
+    expect(gate.stats()).toMatchObject({ active: 2, queued: 1 });
+    a();
+    a(); // a second release of one slot changes nothing
+    (await waiting)();
+    expect(third).toBe(true);
+    expect(gate.stats()).toMatchObject({ active: 1, queued: 0, peakActive: 2 });
+  });
+  it("a person's fetch goes before background work queued earlier", async () => {
+    const gate = createOutboundGate({ max: 1, maxWaitMs: 1000 });
+    const first = await gate.acquire("person");
+    const order: string[] = [];
+    const background = gate.acquire("background").then((r) => (order.push("background"), r));
+    const person = gate.acquire("person").then((r) => (order.push("person"), r));
+    first();
+    (await person)();
+    (await background)();
+    expect(order).toEqual(["person", "background"]);
+  });
+  it("past the queue's bound a fetch is refused at once as busy, with when to retry", () => {
+    const gate = createOutboundGate({ max: 1, maxQueued: 1, maxWaitMs: 5000 });
+    const first = gate.enter();
+    gate.enter();
+    expect(gate.full()).toBe(true);
+    let refused: unknown;
+    try {
+      gate.enter();
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused).toBeInstanceOf(NotFetched);
+    expect(refused).toMatchObject({ kind: "busy", retryAfterS: 5 });
+    expect(gate.stats()).toMatchObject({ pending: 2, refused: 1 });
+    first();
+    first(); // leaving twice changes nothing
+    expect(gate.full()).toBe(false);
+    expect(gate.stats().pending).toBe(1);
+  });
+  it("a fetch that waits longer than maxWaitMs is refused and leaves the queue", async () => {
+    vi.useFakeTimers();
+    try {
+      const gate = createOutboundGate({ max: 1, maxWaitMs: 100 });
+      await gate.acquire("person");
+      const waiting = gate.acquire("background").catch((e: unknown) => e);
+      vi.advanceTimersByTime(101);
+      expect(await waiting).toMatchObject({ kind: "busy" });
+      expect(gate.stats()).toMatchObject({ active: 1, queued: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -1,0 +1,108 @@
+import { NotFetched } from "./refusal";
+
+/** Whose work a fetch is: a person waiting for a page or an answer, or a refresh nobody waits for. */
+export type Priority = "person" | "background";
+
+export type OutboundOptions = {
+  /** Fetches in flight at most (`IDENT_MAX_OUTBOUND`). @default 64 */
+  max: number;
+  /** Fetches waiting at most, for a slot or for their turn at a host or address; past it a fetch is refused as `busy`. @default 4 × max */
+  maxQueued?: number;
+  /** Longest wait for a slot before a fetch is refused as `busy`, in ms. */
+  maxWaitMs: number;
+};
+
+export type OutboundStats = {
+  /** Fetches holding a slot. */
+  active: number;
+  /** Fetches waiting for a slot. */
+  queued: number;
+  /** Fetches entered and not yet done: active, queued, or waiting for their turn at a host or address. */
+  pending: number;
+  peakActive: number;
+  peakPending: number;
+  refused: number;
+};
+
+type Waiter = { grant: () => void; timer: ReturnType<typeof setTimeout> };
+
+/**
+ * The outbound cap of one instance (docs/decisions.md#outbound-work): at most `max` fetches in flight;
+ * the rest wait, a person's before background work, at most `maxQueued` of them (counting those still
+ * waiting for their turn at a host name or address), each at most `maxWaitMs` for a slot. Refused is {@link NotFetched} `busy`: a 503 with Retry-After, never a publisher's failure.
+ */
+export function createOutboundGate(options: OutboundOptions) {
+  const max = options.max;
+  const maxQueued = options.maxQueued ?? 4 * max;
+  const queues: Record<Priority, Waiter[]> = { person: [], background: [] };
+  const stats: OutboundStats = { active: 0, queued: 0, pending: 0, peakActive: 0, peakPending: 0, refused: 0 };
+  const retryAfterS = Math.max(1, Math.ceil(options.maxWaitMs / 1000));
+
+  const busy = (why: string) => {
+    stats.refused++;
+    return new NotFetched("busy", `this resolver is busy (${why}); try again in ${retryAfterS} s`, retryAfterS);
+  };
+
+  /** Gives a slot back: to the first waiter, a person's before background work, or to the pool. */
+  function handOn() {
+    const next = queues.person.shift() ?? queues.background.shift();
+    if (!next) return void stats.active--;
+    stats.queued--;
+    clearTimeout(next.timer);
+    next.grant(); // the slot passes on: `active` is unchanged
+  }
+
+  function slot(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      handOn();
+    };
+  }
+
+  return {
+    /**
+     * Counts a fetch from its start to its end, as the function that ends it; throws `busy` when
+     * `max` are in flight and `maxQueued` more are waiting, wherever they wait.
+     */
+    enter(): () => void {
+      if (stats.pending >= max + maxQueued) throw busy(`${max} fetches in flight and ${maxQueued} waiting`);
+      stats.pending++;
+      stats.peakPending = Math.max(stats.peakPending, stats.pending);
+      let left = false;
+      return () => {
+        if (left) return;
+        left = true;
+        stats.pending--;
+      };
+    },
+    /** A slot, as the function that gives it back; waits in the queue when none is free. */
+    acquire(priority: Priority): Promise<() => void> {
+      if (stats.active < max) {
+        stats.active++;
+        stats.peakActive = Math.max(stats.peakActive, stats.active);
+        return Promise.resolve(slot());
+      }
+      return new Promise((resolve, reject) => {
+        const waiter: Waiter = {
+          grant: () => resolve(slot()),
+          timer: setTimeout(() => {
+            const queue = queues[priority];
+            const at = queue.indexOf(waiter);
+            if (at >= 0) queue.splice(at, 1);
+            stats.queued--;
+            reject(busy(`no fetch slot within ${options.maxWaitMs} ms`));
+          }, options.maxWaitMs),
+        };
+        queues[priority].push(waiter);
+        stats.queued++;
+      });
+    },
+    /** Whether a new fetch would be refused now rather than queued. */
+    full: () => stats.pending >= max + maxQueued,
+    stats: (): OutboundStats => ({ ...stats }),
+  };
+}
+
+export type OutboundGate = ReturnType<typeof createOutboundGate>;

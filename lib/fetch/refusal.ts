@@ -1,0 +1,29 @@
+/**
+ * Work this resolver declined or could not do (docs/decisions.md#outbound-work). It is never a
+ * publisher's failure: it is thrown, not returned as a fetch outcome, so the cache never keeps it and
+ * no result reports it as the publisher's.
+ */
+export type RefusalKind =
+  /** The query has started all the fetches it may (`IDENT_MAX_FETCHES_PER_QUERY`). */
+  | "query_budget"
+  /** The target host has had its requests for this minute (`IDENT_HOST_BUDGET_PER_MIN`). */
+  | "host_budget"
+  /** Every outbound slot is taken and the queue is full, or the wait for a slot was too long (`IDENT_MAX_OUTBOUND`). */
+  | "busy"
+  /** A fault of this machine: out of file descriptors, memory or buffers. */
+  | "local_fault";
+
+export class NotFetched extends Error {
+  constructor(
+    readonly kind: RefusalKind,
+    message: string,
+    /** When asking again may succeed, in seconds. */
+    readonly retryAfterS: number,
+  ) {
+    super(message);
+    this.name = "NotFetched";
+  }
+}
+
+/** Error codes of this machine's own faults, never the publisher's. */
+export const LOCAL_FAULTS: ReadonlySet<string> = new Set(["EMFILE", "ENFILE", "ENOMEM", "ENOBUFS"]);

@@ -1,0 +1,107 @@
+/**
+ * Bounded outbound work over real HTTPS on loopback (docs/decisions.md#budget,
+ * docs/decisions.md#outbound-work): 6 at a time to one address however many names point at it, the
+ * per-host budget a minute (redirect hops included), the outbound cap, a deadline that starts when
+ * the fetch does, and this machine's faults kept apart from the publisher's.
+ */
+import type { LookupAddress } from "node:dns";
+import { describe, expect, it } from "vitest";
+import { createOutboundGate } from "../../lib/fetch/outbound";
+import { NotFetched } from "../../lib/fetch/refusal";
+import { createRateLimiter } from "../../lib/rate-limit";
+import { useSampleNetwork } from "../helpers/sample";
+
+const S = "\u00a7";
+const NAMES = Array.from({ length: 30 }, (_, i) => `n${i}.victim.test`);
+const entity = (domain: string) => JSON.stringify({ network_id: `${S}:entity:${domain}` });
+const extraSites: Record<string, { files: Record<string, string>; routes?: Record<string, { delay_ms?: number; redirect?: string }> }> =
+  Object.fromEntries(NAMES.map((name) => [name, { files: { "/ident.json": entity(name) }, routes: { "/ident.json": { delay_ms: 80 } } }]));
+extraSites["slow.test"] = { files: { "/ident.json": entity("slow.test") }, routes: { "/ident.json": { delay_ms: 500 } } };
+extraSites["hop.test"] = { files: {}, routes: { "/ident.json": { redirect: "https://alice.example/ident.json" } } };
+
+const ctx = useSampleNetwork({ extraSites });
+/** Every name answers 127.0.0.1 in DNS; the policy lets only that address through, so nothing leaves loopback. */
+const toLoopback = async (): Promise<LookupAddress[]> => [{ address: "127.0.0.1", family: 4 }];
+const loopbackOnly = (address: string) => address === "127.0.0.1";
+/** Keeps each host name (so DNS and the guard run) and sends it to the sample network's port. */
+const portOnly = () => [{ host: "", port: null, connectHost: "", connectPort: ctx.net.port }];
+
+describe("per-address limit: at most 6 fetches to one IP address at a time", () => {
+  it("30 names that resolve to one address: never more than 6 requests at once reach it, and all are answered", async () => {
+    const fetch = ctx.fetcher({ connectTo: portOnly(), resolve: toLoopback, isAllowed: loopbackOnly });
+    ctx.net.resetCounts();
+    const outcomes = await Promise.all(NAMES.map((name) => fetch(`https://${name}/ident.json`, "json")));
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    expect(ctx.net.peakTotal()).toBe(6);
+  });
+  it("names sent by IDENT_CONNECT_TO to one address count against that address", async () => {
+    const fetch = ctx.fetcher();
+    ctx.net.resetCounts();
+    await Promise.all(NAMES.map((name) => fetch(`https://${name}/ident.json`, "json")));
+    expect(ctx.net.peakTotal()).toBe(6);
+  });
+});
+
+describe("per-host budget a minute (IDENT_HOST_BUDGET_PER_MIN)", () => {
+  it("past the budget a fetch is refused before any request, with when to retry", async () => {
+    const limiter = createRateLimiter({ limit: 3 });
+    const fetch = ctx.fetcher({ hostBudget: { limiter, perMinute: 3 } });
+    ctx.net.resetCounts();
+    const settled = await Promise.allSettled(Array.from({ length: 5 }, () => fetch("https://alice.example/ident.json", "json")));
+    expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(3);
+    const refused = settled.find((s) => s.status === "rejected");
+    expect(refused?.status === "rejected" && refused.reason).toBeInstanceOf(NotFetched);
+    expect(refused?.status === "rejected" && refused.reason).toMatchObject({ kind: "host_budget" });
+    expect(ctx.net.requests.get("alice.example/ident.json")).toBe(3);
+  });
+  it("each redirect hop spends the budget of the host it goes to", async () => {
+    const limiter = createRateLimiter({ limit: 1 });
+    const fetch = ctx.fetcher({ hostBudget: { limiter, perMinute: 1 } });
+    expect(await fetch("https://hop.test/ident.json", "json")).toMatchObject({ ok: true, finalUrl: "https://alice.example/ident.json" });
+    await expect(fetch("https://alice.example/ident.json", "json")).rejects.toMatchObject({ kind: "host_budget" });
+  });
+});
+
+describe("outbound cap (IDENT_MAX_OUTBOUND)", () => {
+  it("never more than `max` in flight, and outbound sockets stay within it", async () => {
+    const outbound = createOutboundGate({ max: 3, maxQueued: 100, maxWaitMs: 10_000 });
+    const fetch = ctx.fetcher({ outbound });
+    ctx.net.resetCounts();
+    const outcomes = await Promise.all(NAMES.map((name) => fetch(`https://${name}/ident.json`, "json")));
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    expect(ctx.net.peakTotal()).toBe(3);
+    expect(outbound.stats()).toMatchObject({ active: 0, queued: 0, peakActive: 3 });
+    expect(fetch.sockets().peak).toBeLessThanOrEqual(3);
+  });
+  it("the deadline starts when the fetch gets its slot, not while it waits for one", async () => {
+    const outbound = createOutboundGate({ max: 1, maxWaitMs: 10_000 });
+    const fetch = ctx.fetcher({ outbound, timeoutMs: 400 });
+    const slow = fetch("https://slow.test/ident.json", "json"); // holds the only slot past 400 ms, then times out
+    const waited = fetch("https://alice.example/ident.json", "json");
+    expect(await slow).toMatchObject({ ok: false, status: "timeout" });
+    expect(await waited).toMatchObject({ ok: true });
+  });
+  it("past the queue's bound, refused as busy rather than queued without end", async () => {
+    const outbound = createOutboundGate({ max: 1, maxQueued: 2, maxWaitMs: 10_000 });
+    const fetch = ctx.fetcher({ outbound });
+    const settled = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => fetch(`https://${NAMES[i]}/ident.json`, "json")));
+    expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(3);
+    expect(settled.filter((s) => s.status === "rejected").map((s) => s.status === "rejected" && s.reason.kind)).toEqual([
+      "busy",
+      "busy",
+      "busy",
+    ]);
+  });
+});
+
+describe("a fault of this machine is never the publisher's", () => {
+  it.each(["EMFILE", "ENFILE", "ENOMEM", "ENOBUFS"])("%s while connecting is thrown as a local fault, not an outcome", async (code) => {
+    const resolve = async (): Promise<LookupAddress[]> => {
+      throw Object.assign(new Error(`getaddrinfo ${code}`), { code });
+    };
+    const fetch = ctx.fetcher({ connectTo: portOnly(), resolve, isAllowed: loopbackOnly });
+    const err = await fetch("https://alice.example/ident.json", "json").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotFetched);
+    expect(err).toMatchObject({ kind: "local_fault" });
+  });
+});
