@@ -218,24 +218,38 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       ms: Math.round(performance.now() - started),
     });
 
-    /** One request, with its turn for the host name, the address and an outbound slot. */
-    const hop = (current: URL): Promise<Hop> =>
-      perName(current.hostname, async () => {
-        const dialled = await dial(current);
-        try {
-          return await perAddress(dialled.key, async () => {
-            const release = await outbound.acquire(priority);
-            try {
-              startDeadline();
-              return await request(current);
-            } finally {
-              release();
-            }
-          });
-        } finally {
-          dialled.unpin();
-        }
-      });
+    /**
+     * One request, with its turn for the host name, the address and an outbound slot. The first hop
+     * waits at most the gate's longest wait; a later one, within the document's deadline.
+     */
+    const hop = (current: URL): Promise<Hop> => {
+      const waitUntil = timer ? controller.signal : ticket.signal;
+      return perName(
+        current.hostname,
+        async () => {
+          const dialled = await dial(current);
+          try {
+            return await perAddress(
+              dialled.key,
+              async () => {
+                const release = await outbound.acquire(priority, waitUntil);
+                try {
+                  ticket.started();
+                  startDeadline();
+                  return await request(current);
+                } finally {
+                  release();
+                }
+              },
+              waitUntil,
+            );
+          } finally {
+            dialled.unpin();
+          }
+        },
+        waitUntil,
+      );
+    };
 
     const request = async (current: URL): Promise<Hop> => {
       const res = await undiciRequest(current, {
@@ -283,7 +297,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       return { outcome };
     };
 
-    const leave = outbound.enter();
+    const ticket = outbound.enter();
     try {
       let current: URL;
       try {
@@ -317,7 +331,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       return fail("unreachable", errorMessage(err));
     } finally {
       clearTimeout(timer);
-      leave();
+      ticket.leave();
     }
   }
 

@@ -31,4 +31,18 @@ describe("per-host limit (docs/decisions.md#budget: at most 6 fetches to one hos
     ).rejects.toThrow("x");
     await expect(run("a", async () => 1)).resolves.toBe(1);
   });
+  it("a waiter whose signal aborts leaves the queue with the signal's reason; the others still get their turn", async () => {
+    const run = createHostLimiter(1);
+    let release!: () => void;
+    const first = run("a", () => new Promise<void>((r) => (release = r)));
+    const controller = new AbortController();
+    const abandoned = run("a", async () => "ran", controller.signal).catch((e: unknown) => e);
+    const next = run("a", async () => "next");
+    controller.abort(new Error("waited too long"));
+    expect(await abandoned).toMatchObject({ message: "waited too long" });
+    release();
+    await first;
+    expect(await next).toBe("next");
+    expect(run.load("a")).toBe(0);
+  });
 });

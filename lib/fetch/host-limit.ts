@@ -16,14 +16,28 @@ export function createHostLimiter(max: number) {
     } else active.set(key, n);
   }
 
-  async function run<T>(host: string, task: () => Promise<T>): Promise<T> {
+  /** Runs `task` in its turn; a `signal` that aborts while it waits takes it out of the queue, with the signal's reason. */
+  async function run<T>(host: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const key = host.toLowerCase();
     const n = active.get(key) ?? 0;
     if (n < max) active.set(key, n + 1);
     else {
+      signal?.throwIfAborted();
       const queue = waiting.get(key) ?? [];
       waiting.set(key, queue);
-      await new Promise<void>((resolve) => queue.push(resolve));
+      await new Promise<void>((resolve, reject) => {
+        const turn = () => {
+          signal?.removeEventListener("abort", giveUp);
+          resolve();
+        };
+        const giveUp = () => {
+          const at = queue.indexOf(turn);
+          if (at >= 0) queue.splice(at, 1);
+          reject(signal?.reason);
+        };
+        signal?.addEventListener("abort", giveUp, { once: true });
+        queue.push(turn);
+      });
     }
     try {
       return await task();

@@ -35,7 +35,7 @@ describe("outbound cap (docs/decisions.md#outbound-work: IDENT_MAX_OUTBOUND)", (
   it("past the queue's bound a fetch is refused at once as busy, with when to retry", () => {
     const gate = createOutboundGate({ max: 1, maxQueued: 1, maxWaitMs: 5000 });
     const first = gate.enter();
-    gate.enter();
+    gate.enter().started();
     expect(gate.full()).toBe(true);
     let refused: unknown;
     try {
@@ -46,8 +46,8 @@ describe("outbound cap (docs/decisions.md#outbound-work: IDENT_MAX_OUTBOUND)", (
     expect(refused).toBeInstanceOf(NotFetched);
     expect(refused).toMatchObject({ kind: "busy", retryAfterS: 5 });
     expect(gate.stats()).toMatchObject({ pending: 2, refused: 1 });
-    first();
-    first(); // leaving twice changes nothing
+    first.leave();
+    first.leave(); // leaving twice changes nothing
     expect(gate.full()).toBe(false);
     expect(gate.stats().pending).toBe(1);
   });
@@ -56,10 +56,12 @@ describe("outbound cap (docs/decisions.md#outbound-work: IDENT_MAX_OUTBOUND)", (
     try {
       const gate = createOutboundGate({ max: 1, maxWaitMs: 100 });
       await gate.acquire("person");
-      const waiting = gate.acquire("background").catch((e: unknown) => e);
+      const ticket = gate.enter();
+      const waiting = gate.acquire("background", ticket.signal).catch((e: unknown) => e);
       vi.advanceTimersByTime(101);
       expect(await waiting).toMatchObject({ kind: "busy" });
-      expect(gate.stats()).toMatchObject({ active: 1, queued: 0 });
+      expect(gate.stats()).toMatchObject({ active: 1, queued: 0, refused: 1 });
+      ticket.leave();
     } finally {
       vi.useRealTimers();
     }

@@ -8,7 +8,7 @@ export type OutboundOptions = {
   max: number;
   /** Fetches waiting at most, for a slot or for their turn at a host or address; past it a fetch is refused as `busy`. @default 4 × max */
   maxQueued?: number;
-  /** Longest wait for a slot before a fetch is refused as `busy`, in ms. */
+  /** Longest wait for a fetch's turn and slot, from its start, before it is refused as `busy`, in ms. */
   maxWaitMs: number;
 };
 
@@ -24,7 +24,17 @@ export type OutboundStats = {
   refused: number;
 };
 
-type Waiter = { grant: () => void; timer: ReturnType<typeof setTimeout> };
+type Waiter = { grant: () => void };
+
+/** One fetch from its start to its end: the signal that ends its wait, once `maxWaitMs` have passed without a slot. */
+export type Ticket = {
+  /** Aborts, with a `busy` refusal, when the fetch has waited `maxWaitMs` for its turn and its slot. */
+  signal: AbortSignal;
+  /** The fetch has its slot: its wait is over. */
+  started(): void;
+  /** The fetch is done. */
+  leave(): void;
+};
 
 /**
  * The outbound cap of one instance (docs/decisions.md#outbound-work): at most `max` fetches in flight;
@@ -48,7 +58,6 @@ export function createOutboundGate(options: OutboundOptions) {
     const next = queues.person.shift() ?? queues.background.shift();
     if (!next) return void stats.active--;
     stats.queued--;
-    clearTimeout(next.timer);
     next.grant(); // the slot passes on: `active` is unchanged
   }
 
@@ -66,35 +75,47 @@ export function createOutboundGate(options: OutboundOptions) {
      * Counts a fetch from its start to its end, as the function that ends it; throws `busy` when
      * `max` are in flight and `maxQueued` more are waiting, wherever they wait.
      */
-    enter(): () => void {
+    enter(): Ticket {
       if (stats.pending >= max + maxQueued) throw busy(`${max} fetches in flight and ${maxQueued} waiting`);
       stats.pending++;
       stats.peakPending = Math.max(stats.peakPending, stats.pending);
+      const waiting = new AbortController();
+      const timer = setTimeout(() => waiting.abort(busy(`no fetch slot within ${options.maxWaitMs} ms`)), options.maxWaitMs);
       let left = false;
-      return () => {
-        if (left) return;
-        left = true;
-        stats.pending--;
+      return {
+        signal: waiting.signal,
+        started: () => clearTimeout(timer),
+        leave: () => {
+          clearTimeout(timer);
+          if (left) return;
+          left = true;
+          stats.pending--;
+        },
       };
     },
-    /** A slot, as the function that gives it back; waits in the queue when none is free. */
-    acquire(priority: Priority): Promise<() => void> {
+    /** A slot, as the function that gives it back; waits in the queue when none is free, until `signal` aborts. */
+    acquire(priority: Priority, signal?: AbortSignal): Promise<() => void> {
       if (stats.active < max) {
         stats.active++;
         stats.peakActive = Math.max(stats.peakActive, stats.active);
         return Promise.resolve(slot());
       }
+      if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise((resolve, reject) => {
-        const waiter: Waiter = {
-          grant: () => resolve(slot()),
-          timer: setTimeout(() => {
-            const queue = queues[priority];
-            const at = queue.indexOf(waiter);
-            if (at >= 0) queue.splice(at, 1);
-            stats.queued--;
-            reject(busy(`no fetch slot within ${options.maxWaitMs} ms`));
-          }, options.maxWaitMs),
+        const giveUp = () => {
+          const queue = queues[priority];
+          const at = queue.indexOf(waiter);
+          if (at >= 0) queue.splice(at, 1);
+          stats.queued--;
+          reject(signal?.reason);
         };
+        const waiter: Waiter = {
+          grant: () => {
+            signal?.removeEventListener("abort", giveUp);
+            resolve(slot());
+          },
+        };
+        signal?.addEventListener("abort", giveUp, { once: true });
         queues[priority].push(waiter);
         stats.queued++;
       });

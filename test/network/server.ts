@@ -51,6 +51,10 @@ export type SampleNetworkOptions = {
   delayMs?: number;
   /** Sites kept in memory, merged over the folder's (benchmarks and tests). */
   extraSites?: Record<string, Site>;
+  /** Answer every name the certificate covers, unknown ones with 404, as a live host without the document would. @default false */
+  anyHost?: boolean;
+  /** More names for the certificate, such as `*.load.test` (a wildcard needs two labels after it). */
+  names?: string[];
 };
 
 export type SampleNetwork = {
@@ -122,11 +126,14 @@ function findFile(files: Record<string, string>, urlPath: string): { name: strin
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A 16 MiB window: a decoder must hold that much to inflate it. */
+const BROTLI_BOMB = { params: { [zlibConstants.BROTLI_PARAM_LGWIN]: 24, [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } };
+
 export async function startSampleNetwork(options: SampleNetworkOptions = {}): Promise<SampleNetwork> {
   const sites = { ...loadSites(options.root), ...options.extraSites };
   const domains = Object.keys(sites).sort();
   const tlds = [...new Set(domains.map((d) => d.split(".").pop()))];
-  const ca = await createTestCa([...domains, ...tlds.map((t) => `*.${t}`)]);
+  const ca = await createTestCa([...domains, ...tlds.map((t) => `*.${t}`), ...(options.names ?? [])]);
   const dir = path.join(tmpdir(), `ident-sample-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const caFile = path.join(dir, "ca.pem");
@@ -140,6 +147,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
   let total = 0;
   let peakTotal = 0;
   const sockets = new Set<import("node:stream").Duplex>();
+  const compressed = new Map<string, Buffer>();
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const host = (req.headers.host ?? "").replace(/:\d+$/, "").toLowerCase();
@@ -177,13 +185,13 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     const status = route.status ?? (body ? 200 : 404);
     if (!body) body = Buffer.from("not found\n");
     headers["content-type"] = route.content_type ?? (file ? (TYPES[path.extname(file.name)] ?? "text/html; charset=utf-8") : "text/plain");
-    if (route.gzip) {
-      body = gzipSync(body);
-      headers["content-encoding"] = "gzip";
-    }
-    if (route.brotli) {
-      body = brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_LGWIN]: 24, [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } });
-      headers["content-encoding"] = "br";
+    if (route.gzip || route.brotli) {
+      // A generated body is compressed once per size: a load run asks for the same bomb many times.
+      const key = route.generate_bytes !== undefined ? `${route.gzip ? "gzip" : "br"} ${route.generate_bytes}` : null;
+      const raw = body;
+      body = (key ? compressed.get(key) : undefined) ?? (route.gzip ? gzipSync(raw) : brotliCompressSync(raw, BROTLI_BOMB));
+      if (key) compressed.set(key, body);
+      headers["content-encoding"] = route.gzip ? "gzip" : "br";
     }
     if (!route.no_length) headers["content-length"] = String(body.byteLength);
     res.writeHead(status, headers);
@@ -204,7 +212,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
       key: ca.keyPem,
       cert: ca.certPem,
       // A domain with no folder has no server: its TLS handshake fails (the outcome `unreachable`).
-      SNICallback: (name, cb) => cb(sites[name.toLowerCase()] ? null : new Error(`no site ${name}`)),
+      SNICallback: (name, cb) => cb(sites[name.toLowerCase()] || options.anyHost ? null : new Error(`no site ${name}`)),
     },
     (req, res) => {
       handle(req, res).catch((err: unknown) => {

@@ -1,0 +1,321 @@
+/**
+ * `npm run load`: hostile load against the built app (docs/decisions.md#outbound-work), on loopback
+ * only (scripts/loopback-only.sh), bounded in count and time; it stops by itself. Four runs, each
+ * against a fresh `npm start` so that memory figures start from rest:
+ *
+ *   property   one lookup of a property with 50 owners, each claiming 110 documents on distinct hosts
+ *   storm      3,000 concurrent lookups of distinct cold domains, from 3,000 clients, against a tarpit
+ *              (it accepts connections and never answers)
+ *   amplify    one client asks for distinct credentials of one victim host for 20 s, 50 at a time
+ *   bombs      100 concurrent lookups of gzip bombs (8 MiB each, a few KiB on the wire), then one
+ *              entity with 110 bomb claims
+ *
+ * For each: upstream requests, the most requests one address had at once, peak outbound sockets
+ * (from /proc/net/tcp), file descriptors and RSS of the app, the p95 latency of `/` meanwhile beside
+ * its p95 at rest, and what reached the victim. Goals are printed beside the figures; nothing is
+ * asserted, since timings on a shared machine are noisy.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { request } from "node:http";
+import { createServer, type Socket } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEFAULTS } from "../lib/limits";
+import { startSampleNetwork, type Site } from "../test/network/server";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const S = "\u00a7";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))] ?? NaN;
+
+// --- the publishers -------------------------------------------------------------------------------
+
+const sites: Record<string, Site> = {};
+const entity = (domain: string, claims: object = {}) => JSON.stringify({ network_id: `${S}:entity:${domain}`, ...claims });
+/** 110 claims on hosts of their own, under `load.test` (the certificate covers `*.load.test`); they answer 404. */
+function claims(tag: string, parent = "load.test") {
+  return {
+    properties: Array.from({ length: 50 }, (_, k) => ({ id: `${S}:property:${tag}p${k}.${parent}` })),
+    credentials: Array.from({ length: 50 }, (_, k) => ({ id: `@u@${tag}c${k}.${parent}` })),
+    connections: Array.from({ length: 10 }, (_, k) => ({ id: `https://${tag}n${k}.${parent}/` })),
+  };
+}
+const owners = Array.from({ length: 50 }, (_, i) => `owner${i}.test`);
+sites["crowd-prop.test"] = {
+  files: {
+    "/ident-property.json": JSON.stringify({
+      ident_property: { id: `${S}:property:crowd-prop.test`, ownership: owners.map((o) => ({ network_id: `${S}:entity:${o}` })) },
+    }),
+  },
+};
+owners.forEach((o, i) => (sites[o] = { files: { "/ident.json": entity(o, claims(`o${i}`)) } }));
+sites["victim.test"] = { files: {} };
+const bomb = { generate_bytes: 8 * 1024 * 1024, gzip: true };
+for (let i = 0; i < 100; i++) sites[`gb${i}.test`] = { routes: { "/ident.json": bomb } };
+sites["bombs.test"] = { files: { "/ident.json": entity("bombs.test", claims("b", "test")) } };
+for (let k = 0; k < 50; k++) {
+  sites[`bp${k}.test`] = { routes: { "/ident-property.json": bomb } };
+  sites[`bc${k}.test`] = { routes: { "/u/ident-credential.json": bomb } };
+}
+for (let k = 0; k < 10; k++) sites[`bn${k}.test`] = { routes: { "/": bomb } };
+
+// --- measuring the app ----------------------------------------------------------------------------
+
+type App = { pid: number; port: number; child: ChildProcess };
+
+async function startApp(port: number, env: Record<string, string>): Promise<App> {
+  const child = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, PORT: String(port), NODE_ENV: "production", ...env },
+  });
+  for (let i = 0; i < 300; i++) {
+    if ((await get(port, "/", {}, 2000)).status === 200) break;
+    await sleep(200);
+  }
+  for (let i = 0; i < 20; i++) await get(port, "/", {}, 2000); // warm
+  return { pid: child.pid ?? 0, port, child };
+}
+
+async function stopApp(app: App) {
+  const exited = new Promise((r) => app.child.once("exit", r));
+  app.child.kill("SIGTERM");
+  await Promise.race([exited, sleep(5000)]);
+}
+
+function get(port: number, target: string, headers: Record<string, string>, timeoutMs = 60_000): Promise<{ status: number; ms: number }> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const req = request({ host: "127.0.0.1", port, path: target, headers, timeout: timeoutMs, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", () => resolve({ status: 0, ms: performance.now() - t0 }));
+    req.end();
+  });
+}
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
+const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+const cpuS = (pid: number) => {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
+/** Sockets in this namespace connected or connecting to `port` (only the app dials it). */
+function socketsTo(port: number): number {
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  let n = 0;
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, "utf8").split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[2]?.endsWith(`:${hex}`) && (f[3] === "01" || f[3] === "02")) n++;
+    }
+  }
+  return n;
+}
+
+/**
+ * Times `GET /` every 100 ms from a process of its own, so that the load this one generates does not
+ * delay the measurement; its latencies come back when it is stopped.
+ */
+function probe(port: number): () => Promise<number[]> {
+  const script = `
+    const http = require("node:http");
+    const times = [];
+    let running = true;
+    process.on("message", () => { running = false; });
+    (async () => {
+      while (running) {
+        const t0 = performance.now();
+        await new Promise((resolve) => {
+          const req = http.get({ host: "127.0.0.1", port: ${port}, path: "/", agent: false, timeout: 30000 }, (res) => {
+            res.resume();
+            res.on("end", resolve);
+          });
+          req.on("timeout", () => req.destroy());
+          req.on("error", resolve);
+        });
+        times.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      process.send(times, () => process.exit(0));
+    })();`;
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  return () =>
+    new Promise((resolve) => {
+      child.once("message", (times) => resolve(times as number[]));
+      child.send("stop");
+    });
+}
+
+/** Samples the app every 50 ms and times `/` every 100 ms until stopped. */
+function watch(app: App, upstreamPort: number) {
+  const peak = { rss: rssMb(app.pid), fds: fds(app.pid), sockets: 0 };
+  const rest = { rss: peak.rss, cpu: cpuS(app.pid) };
+  const stopProbe = probe(app.port);
+  const sampler = setInterval(() => {
+    try {
+      peak.rss = Math.max(peak.rss, rssMb(app.pid));
+      peak.fds = Math.max(peak.fds, fds(app.pid));
+      peak.sockets = Math.max(peak.sockets, socketsTo(upstreamPort));
+    } catch {
+      // the process is gone
+    }
+  }, 50);
+  return async () => {
+    clearInterval(sampler);
+    const home = await stopProbe();
+    return { ...peak, restRss: rest.rss, cpu: cpuS(app.pid) - rest.cpu, homeP95: p95(home) };
+  };
+}
+
+/** The p95 of `/` over 4 s with nothing else running, measured as during a run. */
+async function homeAtRest(port: number) {
+  const stop = probe(port);
+  await sleep(4000);
+  return p95(await stop());
+}
+
+function counts(statuses: number[]) {
+  const by = new Map<number, number>();
+  for (const s of statuses) by.set(s, (by.get(s) ?? 0) + 1);
+  return [...by].map(([s, n]) => `${n}× ${s || "no answer"}`).join(", ");
+}
+
+/** `n` requests, at most `concurrency` at a time. */
+async function many(n: number, concurrency: number, one: (i: number) => Promise<number>): Promise<number[]> {
+  const out: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, concurrency) }, async () => {
+      for (let i = next++; i < n; i = next++) out.push(await one(i));
+    }),
+  );
+  return out;
+}
+
+// --- the runs -------------------------------------------------------------------------------------
+
+if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
+  console.log("load: no build; run `npm run build` first");
+  process.exit(1);
+}
+// Hosts without a site answer 404 over TLS, as a live host without the document would.
+const net = await startSampleNetwork({ root: path.join(root, "sample-network"), extraSites: sites, anyHost: true, names: ["*.load.test"] });
+// The tarpit accepts every connection and never answers, on 200 loopback addresses (all of 127/8 is
+// loopback), so that the storm is bounded by the outbound cap rather than by the 6 per address.
+const ADDRESSES = Array.from({ length: 200 }, (_, i) => `127.0.1.${i + 1}`);
+const held = new Set<Socket>();
+const tarpits = ADDRESSES.map(() =>
+  createServer((s) => {
+    held.add(s);
+    s.on("error", () => undefined);
+    s.on("close", () => held.delete(s));
+  }),
+);
+await new Promise<void>((r) => tarpits[0]?.listen(0, ADDRESSES[0], r));
+const tarpitPort = (tarpits[0]?.address() as { port: number }).port;
+await Promise.all(tarpits.slice(1).map((t, i) => new Promise<void>((r) => t.listen(tarpitPort, ADDRESSES[i + 1], r))));
+const STORM = 3000;
+const stormConnectTo = Array.from({ length: STORM }, (_, i) => `storm${i}.test:443:${ADDRESSES[i % ADDRESSES.length]}:${tarpitPort}`).join(
+  ",",
+);
+const base = { NODE_EXTRA_CA_CERTS: net.caFile, NEXT_TELEMETRY_DISABLED: "1" };
+const toNet = { ...base, IDENT_CONNECT_TO: net.connectTo };
+const upstream = () => [...net.requests.values()].reduce((a, b) => a + b, 0);
+const outboundCap = DEFAULTS.maxOutbound;
+
+console.log(
+  `load: limits at their defaults (IDENT_MAX_OUTBOUND ${outboundCap}, ${DEFAULTS.maxFetchesPerQuery} fetches a query, ${DEFAULTS.perHost} per address, ${DEFAULTS.coldLookupsPerMin} cold lookups a client a minute)\n`,
+);
+
+{
+  const app = await startApp(3401, toNet);
+  const rest = await homeAtRest(app.port);
+  net.resetCounts();
+  const stop = watch(app, net.port);
+  const answer = await get(app.port, `/api/resolve?q=${encodeURIComponent(`${S}:property:crowd-prop.test`)}`, {}, 120_000);
+  await sleep(500);
+  const m = await stop();
+  console.log(
+    `property  1 lookup of 50 owners × 110 claims: HTTP ${answer.status} in ${(answer.ms / 1000).toFixed(1)} s; ` +
+      `${upstream()} upstream requests (goal ≤ ${DEFAULTS.maxFetchesPerQuery}); at most ${net.peakTotal()} at once to the one address (goal ≤ ${DEFAULTS.perHost}); ` +
+      `peak ${m.sockets} outbound sockets, ${m.fds} fds; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB; ${m.cpu.toFixed(1)} CPU-s; ` +
+      `/ p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.toFixed(0)} ms; goal ≤ 3×)`,
+  );
+  await stopApp(app);
+}
+
+{
+  const app = await startApp(3402, { ...base, IDENT_CONNECT_TO: stormConnectTo, IDENT_TRUSTED_HOPS: "1" });
+  const rest = await homeAtRest(app.port);
+  const stop = watch(app, tarpitPort);
+  const t0 = performance.now();
+  const statuses = await many(STORM, STORM, async (i) => {
+    const headers = { "x-forwarded-for": `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` };
+    return (await get(app.port, `/api/resolve?q=storm${i}.test`, headers, 60_000)).status;
+  });
+  const m = await stop();
+  console.log(
+    `storm     3,000 concurrent cold lookups against a tarpit, in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${counts(statuses)}; ` +
+      `peak ${m.sockets} outbound sockets (goal ≤ ${outboundCap}), ${m.fds} fds; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB (goal ≤ 250); ` +
+      `/ p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.toFixed(0)} ms; goal ≤ 3×)`,
+  );
+  await stopApp(app);
+  for (const s of held) s.destroy();
+}
+
+{
+  const app = await startApp(3403, toNet);
+  const rest = await homeAtRest(app.port);
+  net.resetCounts();
+  const stop = watch(app, net.port);
+  const until = performance.now() + 20_000;
+  let n = 0;
+  const statuses: number[] = [];
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (performance.now() < until) {
+        const i = n++;
+        const q = encodeURIComponent(`@u${i}@victim.test`);
+        statuses.push((await get(app.port, `/api/resolve?q=${q}${i % 2 ? "&refresh=1" : ""}`, {}, 30_000)).status);
+      }
+    }),
+  );
+  const m = await stop();
+  const victim = [...net.requests].filter(([k]) => k.startsWith("victim.test/")).reduce((a, [, v]) => a + v, 0);
+  console.log(
+    `amplify   one client, 20 s, 50 at a time: ${statuses.length} lookups (${counts(statuses)}); ${victim} requests reached the victim ` +
+      `(goal ≤ ${DEFAULTS.coldLookupsPerMin * 2} a minute); / p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.toFixed(0)} ms)`,
+  );
+  await stopApp(app);
+}
+
+{
+  const app = await startApp(3404, { ...toNet, IDENT_TRUSTED_HOPS: "1" });
+  const rest = await homeAtRest(app.port);
+  let stop = watch(app, net.port);
+  const statuses = await many(100, 100, async (i) => {
+    return (await get(app.port, `/api/resolve?q=gb${i}.test`, { "x-forwarded-for": `10.9.0.${i}` }, 60_000)).status;
+  });
+  let m = await stop();
+  console.log(
+    `bombs     100 concurrent gzip bombs: ${counts(statuses)}; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB (goal ≤ 300); ` +
+      `/ p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.toFixed(0)} ms)`,
+  );
+  stop = watch(app, net.port);
+  const one = await get(app.port, `/api/resolve?q=bombs.test`, { "x-forwarded-for": "10.9.1.1" }, 120_000);
+  m = await stop();
+  console.log(
+    `bombs     1 entity with 110 bomb claims: HTTP ${one.status} in ${(one.ms / 1000).toFixed(1)} s; peak RSS ${m.rss.toFixed(0)} MB (goal ≤ 300); ` +
+      `${m.cpu.toFixed(1)} CPU-s`,
+  );
+  await stopApp(app);
+}
+
+for (const t of tarpits) t.close();
+await net.close();
+process.exit(0);
