@@ -10,7 +10,6 @@ import type { NotFetched } from "@/lib/fetch/refusal";
 import type { Query } from "@/lib/protocol/ids";
 import type { SearchResponse } from "@/lib/result/record";
 import type { App } from "./server";
-import { clientKey } from "./rate-limit";
 
 /** Why a lookup is not taken on, with its HTTP status and when to ask again. */
 export type Refusal = {
@@ -30,9 +29,12 @@ export type Admission =
     }
   | { ok: false; refusal: Refusal };
 
+/** How long a client past its cold-lookup limit waits for its 429. */
+export const OVER_LIMIT_DELAY_MS = 1000;
+
 /** Decides whether `query` is taken on for the client of `headers`, and takes its tokens if so. */
 export async function admit(app: App, query: Query, headers: Headers, refreshAsked: boolean): Promise<Admission> {
-  const client = clientKey(headers.get("x-forwarded-for"), app.config.trustedHops);
+  const client = app.clientOf(headers.get("x-forwarded-for"));
   const granted = refreshAsked && app.refreshLimit.take(client).ok;
   const refresh = { asked: refreshAsked, granted };
   if (!granted) {
@@ -54,6 +56,9 @@ export async function admit(app: App, query: Query, headers: Headers, refreshAsk
   }
   const cold = app.coldLimit.take(client);
   if (!cold.ok) {
+    // A client past its limit waits a second for the refusal: a loop of lookups then costs it time,
+    // not this server's CPU (a refusal takes about as long to render as `/`).
+    await new Promise((resolve) => setTimeout(resolve, OVER_LIMIT_DELAY_MS));
     const message = `You have started ${app.config.coldLookupsPerMin} lookups that had to fetch from publishers this minute, as many as one client may. Lookups of what is already cached still work. Try again in ${cold.retryAfterS} s.`;
     return { ok: false, refusal: { status: 429, code: "rate_limited", message, retryAfterS: cold.retryAfterS } };
   }

@@ -5,6 +5,7 @@
 // a client-sent X-Forwarded-For as it is. It also puts the app's page cache in front of Next.
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
+import { setTimeout } from "node:timers";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import next from "next";
@@ -27,6 +28,68 @@ const app = next({ dev: false, dir, hostname: "localhost", port });
 const handle = app.getRequestHandler();
 await app.prepare();
 
+// docs/decisions.md#outbound-work: lookups in progress past what the outbound queue can hold (5 ×
+// IDENT_MAX_OUTBOUND fetches), requests of any kind past 8 × as many, and a client's lookups past 8
+// at once (a quarter of IDENT_COLD_LOOKUPS_PER_MIN when that is more) are refused here, before Next, where each would cost memory (Next holds about 200 KB per
+// request in progress) and CPU only to be refused later. Warm pages are served from the page cache
+// before these counts.
+const inProgress = { lookups: 0, all: 0, byClient: new Map() };
+const LOOKUP = /^\/(?:api\/resolve|search|entity\/)/;
+/** Lookups one client may have in progress: a quarter of its cold lookups a minute, at least 8. */
+const perClient = (config) => Math.max(8, Math.ceil(config.coldLookupsPerMin / 4));
+
+/** Answers 503 or 429 when too many requests are in progress; otherwise counts this one until it ends. */
+function shed(req, res) {
+  const app = globalThis.__identApp;
+  if (!app) return false;
+  const config = app.config;
+  const lookup = LOOKUP.test(req.url);
+  const client = lookup ? app.clientOf(req.headers["x-forwarded-for"] ?? null) : "";
+  const mine = inProgress.byClient.get(client) ?? 0;
+  const busy = inProgress.all >= config.maxOutbound * 8 || (lookup && inProgress.lookups >= config.maxOutbound * 5);
+  if (!busy && !(lookup && mine >= perClient(config))) {
+    inProgress.all++;
+    if (lookup) {
+      inProgress.lookups++;
+      inProgress.byClient.set(client, mine + 1);
+    }
+    res.once("close", () => {
+      inProgress.all--;
+      if (!lookup) return;
+      inProgress.lookups--;
+      const left = (inProgress.byClient.get(client) ?? 1) - 1;
+      if (left === 0) inProgress.byClient.delete(client);
+      else inProgress.byClient.set(client, left);
+    });
+    return false;
+  }
+  const retry = busy ? String(Math.ceil(config.fetchTimeoutMs / 1000)) : "1";
+  const message = busy
+    ? `This resolver is answering as many requests as it can hold. Try again in ${retry} s.`
+    : `You have ${perClient(config)} lookups in progress, as many as one client may at once. Try again when one has finished.`;
+  const api = req.url.startsWith("/api/");
+  // A client past its own limit waits a second for the answer, as in web/admission.ts: a loop then costs it time.
+  if (busy) answerRefusal();
+  else setTimeout(answerRefusal, 1000).unref();
+  return true;
+
+  function answerRefusal() {
+    if (res.destroyed) return;
+    res.writeHead(busy ? 503 : 429, {
+      "retry-after": retry,
+      "cache-control": "no-store",
+      "content-type": api ? "application/json" : "text/html; charset=utf-8",
+      "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+      "x-content-type-options": "nosniff",
+    });
+    res.end(
+      api
+        ? JSON.stringify({ error: { code: busy ? "busy" : "rate_limited", message } })
+        : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${busy ? "This resolver is busy" : "Too many lookups at once"}</h1><p>${message}</p><p><a href="/">Back to the search</a></p></html>`,
+    );
+  }
+}
+
 createServer((req, res) => {
   // Only origin-form targets ("/path") go to Next; `OPTIONS *` and absolute-form targets are answered here.
   if (!req.url?.startsWith("/")) {
@@ -39,16 +102,17 @@ createServer((req, res) => {
   req.headers["x-forwarded-for"] = hops.join(", ");
   // Warm entity and lookup pages come from the page cache (web/page-cache.ts) once the app has made
   // it (web/server.ts); a page it cannot vouch for is rendered by Next as usual.
+  const render = () => {
+    if (!shed(req, res)) void handle(req, res);
+  };
   const pages = globalThis.__identApp?.pages;
-  if (!pages) return void handle(req, res);
-  pages
-    .serve(req, res, () => void handle(req, res))
-    .catch((error) => {
-      // A fault of the page cache never leaves a request hanging: Next answers it, or it is closed.
-      console.error("page cache:", error);
-      if (!res.headersSent) void handle(req, res);
-      else res.destroy();
-    });
+  if (!pages) return render();
+  pages.serve(req, res, render).catch((error) => {
+    // A fault of the page cache never leaves a request hanging: Next answers it, or it is closed.
+    console.error("page cache:", error);
+    if (!res.headersSent) render();
+    else res.destroy();
+  });
 }).listen(port, hostname, () => {
   console.log(`ident resolver on http://localhost:${port}`);
 });

@@ -11,6 +11,7 @@ import { createConfiguredResolver, type ConfiguredResolver } from "@/lib/setup";
 import { streamsTo } from "./clients";
 import { createPageCache, type PageCache } from "./page-cache";
 import { isAnswer, pageOf } from "./pages";
+import { clientKey } from "./rate-limit";
 
 export type App = {
   config: Config;
@@ -21,6 +22,8 @@ export type App = {
   coldLimit: RateLimiter;
   /** Warm pages, kept whole; web/serve.js puts it in front of Next. */
   pages: PageCache;
+  /** The client of a request, from its X-Forwarded-For (the rate limits' key; web/serve.js uses it too). */
+  clientOf(forwardedFor: string | null): string;
 };
 
 /** Validates the environment (docs/decisions.md#configuration); throws one message naming every bad variable. */
@@ -47,6 +50,7 @@ export function app(): App {
     // Clients are keyed by the rightmost trusted hop of X-Forwarded-For (web/admission.ts).
     refreshLimit: createRateLimiter({ limit: 5 }),
     coldLimit: createRateLimiter({ limit: config.coldLookupsPerMin }),
+    clientOf: (forwardedFor) => clientKey(forwardedFor, config.trustedHops),
     pages: createPageCache({
       version: (url) => pageVersion(resolver, url),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.

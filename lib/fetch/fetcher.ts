@@ -130,21 +130,35 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     else cb(null, pin.address.address, pin.address.family);
   };
 
+  // Open outbound sockets, counted from the connection attempt to close: a socket of a fetch that
+  // was given up (a TLS handshake still running at its deadline) may outlive the fetch, so a slot
+  // alone does not bound them. A fetch with its slot waits for room below the cap
+  // (docs/decisions.md#outbound-work).
   const sockets: SocketStats = { open: 0, peak: 0 };
+  const room: (() => void)[] = [];
   const counted =
     (connector: buildConnector.connector): buildConnector.connector =>
-    (opts, callback) =>
+    (opts, callback) => {
+      // Counted from the connection attempt, TLS handshake included, until the socket is closed.
+      sockets.open++;
+      sockets.peak = Math.max(sockets.peak, sockets.open);
+      const closed = () => {
+        sockets.open--;
+        room.shift()?.();
+      };
       connector(opts, (err, socket) => {
-        if (socket) {
-          sockets.open++;
-          sockets.peak = Math.max(sockets.peak, sockets.open);
-          socket.once("close", () => sockets.open--);
-        }
+        if (socket) socket.once("close", closed);
+        // A failed attempt's socket is destroyed; its descriptor is released on the next turn.
+        else setImmediate(closed);
         if (err) callback(err, null);
         else callback(null, socket);
       });
-  const guarded = counted(buildConnector({ ...tlsOptions, timeout: timeoutMs, lookup: pinnedLookup }));
-  const direct = counted(buildConnector({ ...tlsOptions, timeout: timeoutMs }));
+    };
+  // A connection (TCP and TLS) gives up a little before its fetch's deadline, so the socket of a
+  // handshake that never ends is closed before the fetch gives its slot to the next one.
+  const connectTimeout = Math.max(50, timeoutMs - 100);
+  const guarded = counted(buildConnector({ ...tlsOptions, timeout: connectTimeout, lookup: pinnedLookup }));
+  const direct = counted(buildConnector({ ...tlsOptions, timeout: connectTimeout }));
   const agent = new Agent({
     connections: options.perHost ?? DEFAULTS.perHost,
     headersTimeout: timeoutMs,
@@ -185,6 +199,26 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
         if (--held.refs === 0 && pinned.get(host) === held) pinned.delete(host);
       },
     };
+  }
+
+  /** Waits until fewer sockets than the outbound cap are open, or `signal` aborts. */
+  async function socketRoom(signal: AbortSignal): Promise<void> {
+    while (sockets.open >= outbound.max) {
+      signal.throwIfAborted();
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          const at = room.indexOf(next);
+          if (at >= 0) room.splice(at, 1);
+          reject(signal.reason);
+        };
+        const next = () => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        room.push(next);
+      });
+    }
   }
 
   /** Takes one request of the host's budget for this minute, or refuses the hop. */
@@ -234,6 +268,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
               async () => {
                 const release = await outbound.acquire(priority, waitUntil);
                 try {
+                  await socketRoom(waitUntil);
                   ticket.started();
                   startDeadline();
                   return await request(current);

@@ -71,6 +71,8 @@ export function createOutboundGate(options: OutboundOptions) {
   }
 
   return {
+    /** Fetches in flight at most. */
+    max,
     /**
      * Counts a fetch from its start to its end, as the function that ends it; throws `busy` when
      * `max` are in flight and `maxQueued` more are waiting, wherever they wait.
