@@ -10,13 +10,15 @@
  *   bombs      100 concurrent lookups of gzip bombs (8 MiB each, a few KiB on the wire), then one
  *              entity with 110 bomb claims
  *
+ * `npm run load -- storm` runs only the runs it names.
+ *
  * For each: upstream requests, the most requests one address had at once, peak outbound sockets
- * (from /proc/net/tcp), file descriptors and RSS of the app, the p95 latency of `/` meanwhile beside
+ * (the app's own, from /proc/net/tcp), file descriptors and RSS of the app, the p95 latency of `/` meanwhile beside
  * its p95 at rest, and what reached the victim. Goals are printed beside the figures; nothing is
  * asserted, since timings on a shared machine are noisy.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { createServer, type Socket } from "node:net";
 import path from "node:path";
@@ -113,15 +115,24 @@ const cpuS = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   return (Number(f[11]) + Number(f[12])) / 100;
 };
-/** Sockets in this namespace connected or connecting to `port` (only the app dials it). */
-function socketsTo(port: number): number {
+/** Sockets of process `pid` connected or connecting to `port`: its descriptors' inodes in /proc/net/tcp. */
+function socketsTo(pid: number, port: number): number {
   const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m?.[1]) inodes.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
   let n = 0;
   for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
     if (!existsSync(file)) continue;
     for (const line of readFileSync(file, "utf8").split("\n").slice(1)) {
       const f = line.trim().split(/\s+/);
-      if (f[2]?.endsWith(`:${hex}`) && (f[3] === "01" || f[3] === "02")) n++;
+      if (f[2]?.endsWith(`:${hex}`) && (f[3] === "01" || f[3] === "02") && inodes.has(f[9] ?? "")) n++;
     }
   }
   return n;
@@ -170,7 +181,7 @@ function watch(app: App, upstreamPort: number) {
     try {
       peak.rss = Math.max(peak.rss, rssMb(app.pid));
       peak.fds = Math.max(peak.fds, fds(app.pid));
-      peak.sockets = Math.max(peak.sockets, socketsTo(upstreamPort));
+      peak.sockets = Math.max(peak.sockets, socketsTo(app.pid, upstreamPort));
     } catch {
       // the process is gone
     }
@@ -237,12 +248,15 @@ const base = { NODE_EXTRA_CA_CERTS: net.caFile, NEXT_TELEMETRY_DISABLED: "1" };
 const toNet = { ...base, IDENT_CONNECT_TO: net.connectTo };
 const upstream = () => [...net.requests.values()].reduce((a, b) => a + b, 0);
 const outboundCap = DEFAULTS.maxOutbound;
+/** `npm run load -- storm bombs` runs only those. */
+const only = process.argv.slice(2);
+const wanted = (name: string) => only.length === 0 || only.includes(name);
 
 console.log(
   `load: limits at their defaults (IDENT_MAX_OUTBOUND ${outboundCap}, ${DEFAULTS.maxFetchesPerQuery} fetches a query, ${DEFAULTS.perHost} per address, ${DEFAULTS.coldLookupsPerMin} cold lookups a client a minute)\n`,
 );
 
-{
+if (wanted("property")) {
   const app = await startApp(3401, toNet);
   const rest = await homeAtRest(app.port);
   net.resetCounts();
@@ -259,7 +273,7 @@ console.log(
   await stopApp(app);
 }
 
-{
+if (wanted("storm")) {
   const app = await startApp(3402, { ...base, IDENT_CONNECT_TO: stormConnectTo, IDENT_TRUSTED_HOPS: "1" });
   const rest = await homeAtRest(app.port);
   const stop = watch(app, tarpitPort);
@@ -278,7 +292,7 @@ console.log(
   for (const s of held) s.destroy();
 }
 
-{
+if (wanted("amplify")) {
   const app = await startApp(3403, toNet);
   const rest = await homeAtRest(app.port);
   net.resetCounts();
@@ -307,7 +321,7 @@ console.log(
   await stopApp(app);
 }
 
-{
+if (wanted("bombs")) {
   const app = await startApp(3404, { ...toNet, IDENT_TRUSTED_HOPS: "1" });
   const rest = await homeAtRest(app.port);
   let stop = watch(app, net.port);

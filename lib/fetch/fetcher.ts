@@ -1,5 +1,7 @@
 import { promises as dns } from "node:dns";
-import { createSecureContext, rootCertificates } from "node:tls";
+import { isIP, type LookupFunction } from "node:net";
+import { connect as connectTls, createSecureContext, rootCertificates, type SecureContext, type TLSSocket } from "node:tls";
+import { LRUCache } from "lru-cache";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { Agent, buildConnector, request as undiciRequest } from "undici";
@@ -114,8 +116,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   const isAllowed = options.isAllowed ?? isPublicAddress;
   const resolveChecked = checkedResolve(options.resolve ?? defaultResolve, isAllowed);
   // One secure context for the fetcher: a `ca` option on each connection would re-parse every root.
-  const tlsOptions =
-    options.ca && options.ca.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...options.ca] }) } : {};
+  const secureContext = options.ca && options.ca.length > 0 ? createSecureContext({ ca: [...rootCertificates, ...options.ca] }) : undefined;
 
   // The address each host name is being dialled at, while a hop to it runs: the connection goes to
   // the address the per-address limit counted, and that the guard checked.
@@ -130,35 +131,30 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     else cb(null, pin.address.address, pin.address.family);
   };
 
-  // Open outbound sockets, counted from the connection attempt to close: a socket of a fetch that
-  // was given up (a TLS handshake still running at its deadline) may outlive the fetch, so a slot
-  // alone does not bound them. A fetch with its slot waits for room below the cap
+  // Open outbound sockets, counted from the connection attempt until the socket is closed: a socket
+  // of a fetch that was given up (a TLS handshake still running at its deadline) may outlive the
+  // fetch, so a slot alone does not bound them. A fetch with its slot waits for room below the cap
   // (docs/decisions.md#outbound-work).
   const sockets: SocketStats = { open: 0, peak: 0 };
   const room: (() => void)[] = [];
-  const counted =
-    (connector: buildConnector.connector): buildConnector.connector =>
-    (opts, callback) => {
-      // Counted from the connection attempt, TLS handshake included, until the socket is closed.
-      sockets.open++;
-      sockets.peak = Math.max(sockets.peak, sockets.open);
-      const closed = () => {
-        sockets.open--;
-        room.shift()?.();
-      };
-      connector(opts, (err, socket) => {
-        if (socket) socket.once("close", closed);
-        // A failed attempt's socket is destroyed; its descriptor is released on the next turn.
-        else setImmediate(closed);
-        if (err) callback(err, null);
-        else callback(null, socket);
-      });
-    };
+  const track = (socket: TLSSocket) => {
+    sockets.open++;
+    sockets.peak = Math.max(sockets.peak, sockets.open);
+    socket.once("close", () => {
+      sockets.open--;
+      room.shift()?.();
+    });
+  };
   // A connection (TCP and TLS) gives up a little before its fetch's deadline, so the socket of a
   // handshake that never ends is closed before the fetch gives its slot to the next one.
-  const connectTimeout = Math.max(50, timeoutMs - 100);
-  const guarded = counted(buildConnector({ ...tlsOptions, timeout: connectTimeout, lookup: pinnedLookup }));
-  const direct = counted(buildConnector({ ...tlsOptions, timeout: connectTimeout }));
+  const connectOptions = {
+    secureContext,
+    timeoutMs: Math.max(50, timeoutMs - 100),
+    track,
+    sessions: new LRUCache<string, Buffer>({ max: 100 }),
+  };
+  const guarded = tlsConnector({ ...connectOptions, lookup: pinnedLookup });
+  const direct = tlsConnector(connectOptions);
   const agent = new Agent({
     connections: options.perHost ?? DEFAULTS.perHost,
     headersTimeout: timeoutMs,
@@ -371,6 +367,55 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   }
 
   return Object.assign(fetchDocument, { close: () => agent.close(), sockets: (): SocketStats => ({ ...sockets }) });
+}
+
+type ConnectOptions = {
+  secureContext: SecureContext | undefined;
+  timeoutMs: number;
+  /** Called with every socket as its connection starts. */
+  track: (socket: TLSSocket) => void;
+  /** TLS sessions by server name, for resumption. */
+  sessions: LRUCache<string, Buffer>;
+  lookup?: (hostname: string, options: unknown, callback: unknown) => void;
+};
+
+/**
+ * Opens the TLS connections of the agent: HTTP/1.1 over TLS, the server name verified, one deadline
+ * for TCP and TLS together, each socket handed to `track` as it starts (so it is counted until it is
+ * closed, whatever happens to the fetch that asked for it).
+ */
+function tlsConnector(options: ConnectOptions): buildConnector.connector {
+  return (opts, callback) => {
+    if (opts.protocol !== "https:") return callback(new Error(`${opts.protocol} is not https:`), null);
+    const servername = opts.servername || (isIP(opts.hostname) ? undefined : opts.hostname);
+    const sessionKey = servername ?? opts.hostname;
+    const socket = connectTls({
+      host: opts.hostname,
+      port: Number(opts.port || 443),
+      ...(servername ? { servername } : {}),
+      ...(options.secureContext ? { secureContext: options.secureContext } : {}),
+      ...(options.lookup ? { lookup: options.lookup as LookupFunction } : {}),
+      session: options.sessions.get(sessionKey),
+      ALPNProtocols: ["http/1.1"],
+    });
+    options.track(socket);
+    socket.setNoDelay(true);
+    socket.on("session", (session) => options.sessions.set(sessionKey, session));
+    let pending: buildConnector.Callback | null = callback;
+    const settle = (err: Error | null) => {
+      clearTimeout(timer);
+      const cb = pending;
+      pending = null;
+      if (!cb) return;
+      if (err) cb(err, null);
+      else cb(null, socket);
+    };
+    const timer = setTimeout(() => {
+      const err = Object.assign(new Error(`no connection within ${options.timeoutMs} ms`), { code: "UND_ERR_CONNECT_TIMEOUT" });
+      socket.destroy(err);
+    }, options.timeoutMs);
+    socket.once("secureConnect", () => settle(null)).on("error", (err) => settle(err));
+  };
 }
 
 /** Outbound sockets this fetcher has open now, and at most so far. */
