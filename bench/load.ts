@@ -225,7 +225,14 @@ if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
   process.exit(1);
 }
 // Hosts without a site answer 404 over TLS, as a live host without the document would.
-const net = await startSampleNetwork({ root: path.join(root, "sample-network"), extraSites: sites, anyHost: true, names: ["*.load.test"] });
+// Every publisher on one address, so the per-address limit shows.
+const net = await startSampleNetwork({
+  root: path.join(root, "sample-network"),
+  extraSites: sites,
+  anyHost: true,
+  names: ["*.load.test"],
+  spread: false,
+});
 // The tarpit accepts every connection and never answers, on 200 loopback addresses (all of 127/8 is
 // loopback), so that the storm is bounded by the outbound cap rather than by the 6 per address.
 const ADDRESSES = Array.from({ length: 200 }, (_, i) => `127.0.1.${i + 1}`);

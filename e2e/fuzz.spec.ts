@@ -70,7 +70,16 @@ function send(port: number, method: string, target: string, headers: Record<stri
   const what = `${method} ${target} ${JSON.stringify(headers)}`;
   return new Promise((resolve) => {
     const req = request(
-      { host: "127.0.0.1", port, method, path: target, headers: { ...headers, "content-type": "text/plain" }, timeout: 15_000 },
+      // A connection of its own: a kept-alive one may be closed by the server just as it is reused.
+      {
+        host: "127.0.0.1",
+        port,
+        method,
+        path: target,
+        headers: { ...headers, "content-type": "text/plain" },
+        timeout: 15_000,
+        agent: false,
+      },
       (res) => {
         res.resume();
         res.on("end", () => resolve({ what, status: res.statusCode ?? "none" }));

@@ -34,7 +34,7 @@ if (process.argv.includes("--quiet")) {
 } else {
   const q = (s) => `${base}/search?q=${encodeURIComponent(s)}`;
   console.log(`
-ident resolver demo on the sample network (${net.env.IDENT_CONNECT_TO})
+ident resolver demo on the sample network (each publisher on its own loopback address)
 
   ${base}/
   ${q("alice.example")}            a person, all claims verified
@@ -45,7 +45,7 @@ ident resolver demo on the sample network (${net.env.IDENT_CONNECT_TO})
   ${q("dana.test")}                published only as HTML embeds
 
 CLI on the same network:
-  IDENT_CONNECT_TO=${net.env.IDENT_CONNECT_TO} NODE_EXTRA_CA_CERTS=${net.env.NODE_EXTRA_CA_CERTS} npx ident resolve alice.example
+  IDENT_CONNECT_TO=${net.connectToOne} NODE_EXTRA_CA_CERTS=${net.env.NODE_EXTRA_CA_CERTS} npx ident resolve alice.example
 `);
 }
 

@@ -6,6 +6,7 @@
  */
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
+import { parseConnectTo } from "../../lib/fetch/connect-to";
 import { createOutboundGate } from "../../lib/fetch/outbound";
 import { NotFetched } from "../../lib/fetch/refusal";
 import { createRateLimiter } from "../../lib/rate-limit";
@@ -35,7 +36,8 @@ describe("per-address limit: at most 6 fetches to one IP address at a time", () 
     expect(ctx.net.peakTotal()).toBe(6);
   });
   it("names sent by IDENT_CONNECT_TO to one address count against that address", async () => {
-    const fetch = ctx.fetcher();
+    const one = parseConnectTo(ctx.net.connectToOne);
+    const fetch = ctx.fetcher({ connectTo: one.ok ? one.entries : [] });
     ctx.net.resetCounts();
     await Promise.all(NAMES.map((name) => fetch(`https://${name}/ident.json`, "json")));
     expect(ctx.net.peakTotal()).toBe(6);

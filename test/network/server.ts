@@ -55,14 +55,22 @@ export type SampleNetworkOptions = {
   anyHost?: boolean;
   /** More names for the certificate, such as `*.load.test` (a wildcard needs two labels after it). */
   names?: string[];
+  /**
+   * Give each site an address of its own on loopback (127.0.2.1, 127.0.2.2, …), as publishers on
+   * the Internet have, so that the resolver's limit per address applies to each alone; `connectTo`
+   * then names each site's address. Off, every site shares the one address. @default true with the default host
+   */
+  spread?: boolean;
 };
 
 export type SampleNetwork = {
   port: number;
   caPem: string;
   caFile: string;
-  /** `IDENT_CONNECT_TO` value sending every host to this server. */
+  /** `IDENT_CONNECT_TO` value sending each site to its own address, and every other host to the first. */
   connectTo: string;
+  /** `IDENT_CONNECT_TO` value sending every host to one address (short enough to type). */
+  connectToOne: string;
   env: { IDENT_CONNECT_TO: string; NODE_EXTRA_CA_CERTS: string };
   domains: string[];
   /** Requests seen, by `host + path`. */
@@ -207,37 +215,57 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     res.end(body);
   }
 
-  const server: Server = createServer(
-    {
-      key: ca.keyPem,
-      cert: ca.certPem,
-      // A domain with no folder has no server: its TLS handshake fails (the outcome `unreachable`).
-      SNICallback: (name, cb) => cb(sites[name.toLowerCase()] || options.anyHost ? null : new Error(`no site ${name}`)),
-    },
-    (req, res) => {
-      handle(req, res).catch((err: unknown) => {
-        res.destroy(err instanceof Error ? err : new Error(String(err)));
-      });
-    },
-  );
-  server.on("connection", (s) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
+  const makeServer = (): Server => {
+    const server = createServer(
+      {
+        key: ca.keyPem,
+        cert: ca.certPem,
+        // A domain with no folder has no server: its TLS handshake fails (the outcome `unreachable`).
+        SNICallback: (name, cb) => cb(sites[name.toLowerCase()] || options.anyHost ? null : new Error(`no site ${name}`)),
+      },
+      (req, res) => {
+        handle(req, res).catch((err: unknown) => {
+          res.destroy(err instanceof Error ? err : new Error(String(err)));
+        });
+      },
+    );
+    server.on("connection", (s) => {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+    });
+    return server;
+  };
+  const listen = (server: Server, port: number, address: string) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, address, () => resolve());
+    });
   const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
+  const server = makeServer();
+  await listen(server, options.port ?? 0, host);
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : 0;
-  const connectTo = `::${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const connectToOne = `::${host.includes(":") ? `[${host}]` : host}:${port}`;
+  // One more server per site, on an address of its own; unknown hosts go to the first one.
+  const servers = [server];
+  const entries: string[] = [];
+  if (options.spread ?? host === "127.0.0.1") {
+    for (const [i, domain] of domains.entries()) {
+      const own = `127.0.${2 + Math.floor(i / 250)}.${1 + (i % 250)}`;
+      const extra = makeServer();
+      await listen(extra, port, own);
+      servers.push(extra);
+      entries.push(`${domain}:443:${own}:${port}`);
+    }
+  }
+  const connectTo = [...entries, connectToOne].join(",");
 
   return {
     port,
     caPem: ca.caPem,
     caFile,
     connectTo,
+    connectToOne,
     env: { IDENT_CONNECT_TO: connectTo, NODE_EXTRA_CA_CERTS: caFile },
     domains,
     requests,
@@ -253,7 +281,8 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
-        server.close(() => resolve());
+        let open = servers.length;
+        for (const each of servers) each.close(() => --open === 0 && resolve());
       }),
   };
 }
@@ -270,7 +299,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     delayMs: Number(arg("--delay-ms") ?? 0),
     ...(root ? { root: path.resolve(root) } : {}),
   });
-  const envText = `IDENT_CONNECT_TO=${net.env.IDENT_CONNECT_TO}\nNODE_EXTRA_CA_CERTS=${net.env.NODE_EXTRA_CA_CERTS}\n`;
+  const envText = `IDENT_CONNECT_TO=${net.env.IDENT_CONNECT_TO}\nNODE_EXTRA_CA_CERTS=${net.env.NODE_EXTRA_CA_CERTS}\nSAMPLE_CONNECT_TO_ONE=${net.connectToOne}\n`;
   const envFile = arg("--write-env");
   if (envFile) {
     mkdirSync(path.dirname(path.resolve(envFile)), { recursive: true });

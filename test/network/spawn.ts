@@ -8,6 +8,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 export type SpawnedNetwork = {
   env: { IDENT_CONNECT_TO: string; NODE_EXTRA_CA_CERTS: string };
+  /** `IDENT_CONNECT_TO` sending every host to one address: short enough to type. */
+  connectToOne: string;
   caPem: string;
   child: ChildProcess;
   stop(): Promise<void>;
@@ -44,6 +46,7 @@ export async function spawnSampleNetwork(options: { root?: string; delayMs?: num
   const env = { IDENT_CONNECT_TO: vars.IDENT_CONNECT_TO ?? "", NODE_EXTRA_CA_CERTS: vars.NODE_EXTRA_CA_CERTS ?? "" };
   return {
     env,
+    connectToOne: vars.SAMPLE_CONNECT_TO_ONE ?? env.IDENT_CONNECT_TO,
     caPem: readFileSync(env.NODE_EXTRA_CA_CERTS, "utf8"),
     child,
     stop: () =>
