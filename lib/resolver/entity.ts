@@ -12,7 +12,8 @@ import { parseCredentialId, sameId } from "../protocol/ids";
 import { entityLocation } from "../protocol/locations";
 import { buildJsonLd, type JsonLdInput } from "../result/jsonld";
 import type { Claim, EntityResult } from "../result/record";
-import { checkEntries, type ClaimChecks, type ClaimSlot } from "./claims";
+import type { Entry } from "../documents/lenient";
+import { checkEntries, type CheckedClaim, type ClaimChecks, type ClaimSlot } from "./claims";
 import type { FetchDocument, ResolveOptions } from "./documents";
 
 /** An entity whose document is in and whose claims are still being checked. */
@@ -62,21 +63,12 @@ export function createEntityResolution(fetchDocument: FetchDocument, checks: Cla
       source: fetched.source,
       problems: [...fetched.problems, ...parsed.problems],
     };
-    const properties = checkEntries(doc.properties, limits.maxClaims, "properties", (e) => checks.checkProperty(doc, e, opts), opts.work);
-    const credentials = checkEntries(
-      doc.credentials,
-      limits.maxClaims,
-      "credentials",
-      (e) => checks.checkCredential(doc, e, opts),
-      opts.work,
-    );
-    const connections = checkEntries(
-      doc.connections,
-      limits.maxConnections,
-      "connections",
-      (e) => checks.checkConnection(domain, e, opts),
-      opts.work,
-    );
+    // Each list within its budget; work refused on the way is noted in this query's `work`.
+    const check = <T>(entries: Entry<T>[], budget: number, noun: string, one: (e: Entry<T> & { ok: true }) => Promise<CheckedClaim>) =>
+      checkEntries(entries, budget, noun, one, opts.work);
+    const properties = check(doc.properties, limits.maxClaims, "properties", (e) => checks.checkProperty(doc, e, opts));
+    const credentials = check(doc.credentials, limits.maxClaims, "credentials", (e) => checks.checkCredential(doc, e, opts));
+    const connections = check(doc.connections, limits.maxConnections, "connections", (e) => checks.checkConnection(domain, e, opts));
     const all = (slots: ClaimSlot[]) => Promise.all(slots.map((s) => s.result));
     const result = Promise.all([all(properties), all(credentials), all(connections)]).then(([p, c, n]) => {
       const full: EntityResult = {
