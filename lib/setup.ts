@@ -1,17 +1,16 @@
 import type { Config } from "./config";
 import { createDocumentCache } from "./fetch/cache";
-import { createFetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher";
+import { createFetcher, type FetcherOptions } from "./fetch/fetcher";
 import { createOutboundGate, type OutboundGate } from "./fetch/outbound";
 import { createRateLimiter, type RateLimiter } from "./rate-limit";
 import { createResolver, type Resolver } from "./resolver";
 import { USER_AGENT } from "./version";
 
-/** The outbound side of a configured resolver, for admission and for figures (docs/decisions.md#outbound-work). */
+/** The outbound side of a configured resolver, for admission (docs/decisions.md#outbound-work). */
 export type Traffic = {
   outbound: OutboundGate;
   /** Requests to each host this minute, all clients together. */
   hostBudget: RateLimiter;
-  sockets(): SocketStats;
 };
 
 export type ConfiguredResolver = Resolver & { traffic: Traffic; close(): Promise<void> };
@@ -38,5 +37,5 @@ export function createConfiguredResolver(config: Config, extra: Pick<FetcherOpti
     cache,
     limits: { maxClaims: config.maxClaims, maxConnections: config.maxConnections, maxFetchesPerQuery: config.maxFetchesPerQuery },
   });
-  return { ...resolver, traffic: { outbound, hostBudget, sockets: fetcher.sockets }, close: () => fetcher.close() };
+  return { ...resolver, traffic: { outbound, hostBudget }, close: () => fetcher.close() };
 }

@@ -45,7 +45,7 @@ export async function admit(app: App, query: Query, headers: Headers, refreshAsk
   }
   const { outbound, hostBudget } = app.resolver.traffic;
   if (outbound.full()) {
-    const retryAfterS = Math.ceil(app.config.fetchTimeoutMs / 1000);
+    const retryAfterS = outbound.retryAfterS;
     const message = `This resolver is fetching as much as it may at once (${app.config.maxOutbound} documents, with a full queue). Try again in ${retryAfterS} s.`;
     return { ok: false, refusal: { status: 503, code: "busy", message, retryAfterS } };
   }

@@ -63,14 +63,14 @@ function shed(req, res) {
     });
     return false;
   }
-  const retry = busy ? String(Math.ceil(config.fetchTimeoutMs / 1000)) : "1";
+  const retry = String(busy ? app.resolver.traffic.outbound.retryAfterS : Math.ceil(app.overLimitDelayMs / 1000));
   const message = busy
     ? `This resolver is answering as many requests as it can hold. Try again in ${retry} s.`
     : `You have ${perClient(config)} lookups in progress, as many as one client may at once. Try again when one has finished.`;
   const api = req.url.startsWith("/api/");
   // A client past its own limit waits a second for the answer, as in web/admission.ts: a loop then costs it time.
   if (busy) answerRefusal();
-  else setTimeout(answerRefusal, 1000).unref();
+  else setTimeout(answerRefusal, app.overLimitDelayMs).unref();
   return true;
 
   function answerRefusal() {

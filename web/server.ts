@@ -11,6 +11,7 @@ import { createConfiguredResolver, type ConfiguredResolver } from "@/lib/setup";
 import { streamsTo } from "./clients";
 import { createPageCache, type PageCache } from "./page-cache";
 import { isAnswer, pageOf } from "./pages";
+import { OVER_LIMIT_DELAY_MS } from "./admission";
 import { clientKey } from "./rate-limit";
 
 export type App = {
@@ -24,6 +25,8 @@ export type App = {
   pages: PageCache;
   /** The client of a request, from its X-Forwarded-For (the rate limits' key; web/serve.js uses it too). */
   clientOf(forwardedFor: string | null): string;
+  /** How long a client past its own limit waits for its 429 (web/admission.ts, web/serve.js). */
+  overLimitDelayMs: number;
 };
 
 /** Validates the environment (docs/decisions.md#configuration); throws one message naming every bad variable. */
@@ -51,6 +54,7 @@ export function app(): App {
     refreshLimit: createRateLimiter({ limit: 5 }),
     coldLimit: createRateLimiter({ limit: config.coldLookupsPerMin }),
     clientOf: (forwardedFor) => clientKey(forwardedFor, config.trustedHops),
+    overLimitDelayMs: OVER_LIMIT_DELAY_MS,
     pages: createPageCache({
       version: (url) => pageVersion(resolver, url),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.

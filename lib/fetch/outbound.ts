@@ -20,7 +20,6 @@ export type OutboundStats = {
   /** Fetches entered and not yet done: active, queued, or waiting for their turn at a host or address. */
   pending: number;
   peakActive: number;
-  peakPending: number;
   refused: number;
 };
 
@@ -45,7 +44,7 @@ export function createOutboundGate(options: OutboundOptions) {
   const max = options.max;
   const maxQueued = options.maxQueued ?? 4 * max;
   const queues: Record<Priority, Waiter[]> = { person: [], background: [] };
-  const stats: OutboundStats = { active: 0, queued: 0, pending: 0, peakActive: 0, peakPending: 0, refused: 0 };
+  const stats: OutboundStats = { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 };
   const retryAfterS = Math.max(1, Math.ceil(options.maxWaitMs / 1000));
 
   const busy = (why: string) => {
@@ -73,6 +72,8 @@ export function createOutboundGate(options: OutboundOptions) {
   return {
     /** Fetches in flight at most. */
     max,
+    /** When a refused fetch may be tried again, in seconds: its longest wait. */
+    retryAfterS,
     /**
      * Counts a fetch from its start to its end, as the function that ends it; throws `busy` when
      * `max` are in flight and `maxQueued` more are waiting, wherever they wait.
@@ -80,7 +81,6 @@ export function createOutboundGate(options: OutboundOptions) {
     enter(): Ticket {
       if (stats.pending >= max + maxQueued) throw busy(`${max} fetches in flight and ${maxQueued} waiting`);
       stats.pending++;
-      stats.peakPending = Math.max(stats.peakPending, stats.pending);
       const waiting = new AbortController();
       const timer = setTimeout(() => waiting.abort(busy(`no fetch slot within ${options.maxWaitMs} ms`)), options.maxWaitMs);
       let left = false;
