@@ -10,7 +10,8 @@
  *   bombs      100 concurrent lookups of gzip bombs (8 MiB each, a few KiB on the wire), then one
  *              entity with 110 bomb claims
  *
- * `npm run load -- storm` runs only the runs it names.
+ * `npm run load -- storm` runs only the runs it names; with LOAD_PROF=1 each app writes a CPU profile
+ * to /tmp/prof (open it in Chrome's DevTools).
  *
  * For each: upstream requests, the most requests one address had at once, peak outbound sockets
  * (the app's own, from /proc/net/tcp), file descriptors and RSS of the app, the p95 latency of `/` meanwhile beside
@@ -67,11 +68,15 @@ for (let k = 0; k < 10; k++) sites[`bn${k}.test`] = { routes: { "/": bomb } };
 type App = { pid: number; port: number; child: ChildProcess };
 
 async function startApp(port: number, env: Record<string, string>): Promise<App> {
-  const child = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
-    cwd: root,
-    stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, PORT: String(port), NODE_ENV: "production", ...env },
-  });
+  const child = spawn(
+    process.execPath,
+    [...(process.env.LOAD_PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []), path.join(root, "web", "serve.js")],
+    {
+      cwd: root,
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, PORT: String(port), NODE_ENV: "production", ...env },
+    },
+  );
   for (let i = 0; i < 300; i++) {
     if ((await get(port, "/", {}, 2000)).status === 200) break;
     await sleep(200);
@@ -139,7 +144,7 @@ function socketsTo(pid: number, port: number): number {
 }
 
 /**
- * Times `GET /` every 100 ms from a process of its own, so that the load this one generates does not
+ * Times `GET /` every 25 ms (enough samples for a p95 over a run of a second) from a process of its own, so that the load this one generates does not
  * delay the measurement; its latencies come back when it is stopped.
  */
 function probe(port: number): () => Promise<number[]> {
@@ -160,7 +165,7 @@ function probe(port: number): () => Promise<number[]> {
           req.on("error", resolve);
         });
         times.push(performance.now() - t0);
-        await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 25));
       }
       process.send(times, () => process.exit(0));
     })();`;
@@ -172,7 +177,7 @@ function probe(port: number): () => Promise<number[]> {
     });
 }
 
-/** Samples the app every 50 ms and times `/` every 100 ms until stopped. */
+/** Samples the app every 50 ms and times `/` every 25 ms until stopped. */
 function watch(app: App, upstreamPort: number) {
   const peak = { rss: rssMb(app.pid), fds: fds(app.pid), sockets: 0 };
   const rest = { rss: peak.rss, cpu: cpuS(app.pid) };
@@ -337,7 +342,7 @@ if (wanted("bombs")) {
   });
   let m = await stop();
   console.log(
-    `bombs     100 concurrent gzip bombs: ${counts(statuses)}; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB (goal ≤ 300); ` +
+    `bombs     100 concurrent gzip bombs: ${counts(statuses)}; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB (goal ≤ 300); ${m.cpu.toFixed(1)} CPU-s; ` +
       `/ p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.toFixed(0)} ms)`,
   );
   stop = watch(app, net.port);

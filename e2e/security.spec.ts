@@ -75,3 +75,21 @@ test("a warm page served from the page cache carries a fresh nonce each time, an
     .toBe(true);
   expect(cspErrors).toEqual([]);
 });
+
+test("the home page comes from the page cache after its first render, with a fresh nonce, and its form works", async ({
+  page,
+  request,
+}) => {
+  const first = await request.get("/");
+  const again = await request.get("/");
+  expect(first.status()).toBe(200);
+  expect(again.headers()["x-ident-page-cache"]).toBe("hit");
+  expect(again.headers()["content-security-policy"]).not.toBe(first.headers()["content-security-policy"]);
+  // A query string is another page, rendered by Next.
+  expect((await request.get("/?x=1")).headers()["x-ident-page-cache"]).not.toBe("hit");
+
+  await page.goto("/");
+  await page.locator("#q").fill("alice.example");
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/\/search\?q=alice\.example/);
+});

@@ -5,7 +5,7 @@
 // a client-sent X-Forwarded-For as it is. It also puts the app's page cache in front of Next.
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
-import { setTimeout } from "node:timers";
+import { setImmediate, setTimeout } from "node:timers";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import next from "next";
@@ -90,6 +90,22 @@ function shed(req, res) {
   }
 }
 
+// Requests enter Next one per turn of the event loop: a burst of them arriving together would
+// otherwise be set up by Next in one go, and a page the cache could answer at once (the home page)
+// would wait behind all of them (docs/decisions.md#outbound-work).
+const entering = [];
+function enter(req, res) {
+  entering.push([req, res]);
+  if (entering.length === 1) setImmediate(admitOne);
+}
+function admitOne() {
+  const next = entering.shift();
+  if (entering.length > 0) setImmediate(admitOne);
+  if (!next) return;
+  const [req, res] = next;
+  if (!res.destroyed) void handle(req, res);
+}
+
 createServer((req, res) => {
   // Only origin-form targets ("/path") go to Next; `OPTIONS *` and absolute-form targets are answered here.
   if (!req.url?.startsWith("/")) {
@@ -103,7 +119,7 @@ createServer((req, res) => {
   // Warm entity and lookup pages come from the page cache (web/page-cache.ts) once the app has made
   // it (web/server.ts); a page it cannot vouch for is rendered by Next as usual.
   const render = () => {
-    if (!shed(req, res)) void handle(req, res);
+    if (!shed(req, res)) enter(req, res);
   };
   const pages = globalThis.__identApp?.pages;
   if (!pages) return render();
@@ -116,3 +132,6 @@ createServer((req, res) => {
 }).listen(port, hostname, () => {
   console.log(`ident resolver on http://localhost:${port}`);
 });
+
+// SIGTERM ends the process normally, so that `--cpu-prof` (npm run load with LOAD_PROF=1) writes its profile.
+process.on("SIGTERM", () => process.exit(0));

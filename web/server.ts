@@ -68,9 +68,13 @@ export function app(): App {
 /**
  * What an entity or lookup page shows, as text: the resolver's whole answer from the cache alone; null
  * when a document it needs is not cached, or for a refresh, and the page is rendered afresh. Two equal
- * versions render the same page: nothing else a page shows depends on the request.
+ * versions render the same page: nothing else a page shows depends on the request. The home page
+ * has one version.
  */
 async function pageVersion(resolver: ConfiguredResolver, url: URL): Promise<string | null> {
+  // The home page shows nothing but the build's own text: one version, so it is served from the
+  // store however busy the lookups keep Next (docs/decisions.md#outbound-work).
+  if (url.pathname === "/" && url.search === "") return "home";
   if (url.searchParams.has("refresh")) return null;
   const page = pageOf(url.pathname, url.searchParams);
   if (!isAnswer(page)) return null;

@@ -135,15 +135,28 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   // of a fetch that was given up (a TLS handshake still running at its deadline) may outlive the
   // fetch, so a slot alone does not bound them. A fetch with its slot waits for room below the cap
   // (docs/decisions.md#outbound-work).
+  // A fetch that found room holds a claim on it until its connection starts (the claim becomes the
+  // socket) or it ends on a kept-alive socket, so fetches that find room at once cannot overshoot it.
   const sockets: SocketStats = { open: 0, peak: 0 };
   const room: (() => void)[] = [];
+  const claims: { used: boolean }[] = [];
   const track = (socket: TLSSocket) => {
+    const claim = claims.shift();
+    if (claim) claim.used = true;
     sockets.open++;
     sockets.peak = Math.max(sockets.peak, sockets.open);
     socket.once("close", () => {
       sockets.open--;
       room.shift()?.();
     });
+  };
+
+  /** Gives back a claim its fetch did not use. */
+  const unclaim = (claim: { used: boolean }) => {
+    const at = claims.indexOf(claim);
+    if (at < 0) return;
+    claims.splice(at, 1);
+    room.shift()?.();
   };
   // A connection (TCP and TLS) gives up a little before its fetch's deadline, so the socket of a
   // handshake that never ends is closed before the fetch gives its slot to the next one.
@@ -158,6 +171,10 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   const agent = new Agent({
     connections: options.perHost ?? DEFAULTS.perHost,
     headersTimeout: timeoutMs,
+    // Connections are not reused (reset: true below); one made for a request that was given up
+    // before it was sent would otherwise sit idle, holding room under the outbound cap, for 4 s.
+    keepAliveTimeout: 10,
+    keepAliveMaxTimeout: 10,
     bodyTimeout: timeoutMs,
     connect(opts, callback) {
       const target = matchConnectTo(connectTo, opts.hostname, Number(opts.port || 443));
@@ -197,9 +214,9 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     };
   }
 
-  /** Waits until fewer sockets than the outbound cap are open, or `signal` aborts. */
-  async function socketRoom(signal: AbortSignal): Promise<void> {
-    while (sockets.open >= outbound.max) {
+  /** Waits until fewer sockets than the outbound cap are open or claimed, then claims one; or `signal` aborts. */
+  async function socketRoom(signal: AbortSignal): Promise<{ used: boolean }> {
+    while (sockets.open + claims.length >= outbound.max) {
       signal.throwIfAborted();
       await new Promise<void>((resolve, reject) => {
         const onAbort = () => {
@@ -215,6 +232,9 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
         room.push(next);
       });
     }
+    const claim = { used: false };
+    claims.push(claim);
+    return claim;
   }
 
   /** Takes one request of the host's budget for this minute, or refuses the hop. */
@@ -264,10 +284,14 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
               async () => {
                 const release = await outbound.acquire(priority, waitUntil);
                 try {
-                  await socketRoom(waitUntil);
-                  ticket.started();
-                  startDeadline();
-                  return await request(current);
+                  const claim = await socketRoom(waitUntil);
+                  try {
+                    ticket.started();
+                    startDeadline();
+                    return await request(current);
+                  } finally {
+                    unclaim(claim);
+                  }
                 } finally {
                   release();
                 }
@@ -288,9 +312,9 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
         method: "GET",
         headers: headers(mode),
         signal: controller.signal,
-        // Keep the connection only when another fetch to this host is running or waiting for it, so
-        // idle sockets do not pile up past the outbound cap under a storm of distinct hosts.
-        reset: perName.load(current.hostname) <= 1,
+        // One connection per request (TLS sessions are resumed): a kept-alive idle socket would hold
+        // room under the outbound cap that a fetch waiting for a slot needs (docs/decisions.md#outbound-work).
+        reset: true,
       });
       meta.httpStatus = res.statusCode;
       meta.contentType = headerValue(res.headers["content-type"]);

@@ -75,6 +75,18 @@ describe("outbound cap (IDENT_MAX_OUTBOUND)", () => {
     expect(outbound.stats()).toMatchObject({ active: 0, queued: 0, peakActive: 3 });
     expect(fetch.sockets().peak).toBeLessThanOrEqual(3);
   });
+  it("timed-out fetches and a burst together: sockets stay within the cap, and nothing stalls", async () => {
+    // Timed-out fetches leave sockets closing (or connected for nothing) after their slots are free;
+    // the fetches given those slots and new ones arriving meanwhile all look for room at once.
+    const outbound = createOutboundGate({ max: 4, maxQueued: 200, maxWaitMs: 10_000 });
+    const fetch = ctx.fetcher({ outbound, timeoutMs: 150 });
+    const burst = () => NAMES.map((name, i) => fetch(i % 3 === 0 ? "https://slow.test/ident.json" : `https://${name}/ident.json`, "json"));
+    const first = burst();
+    await new Promise((r) => setTimeout(r, 120));
+    const outcomes = await Promise.all([...first, ...burst()]);
+    expect(outcomes.filter((o) => !o.ok).map((o) => o.status)).toEqual(Array<string>(20).fill("timeout"));
+    expect(fetch.sockets().peak).toBeLessThanOrEqual(4);
+  });
   it("the deadline starts when the fetch gets its slot, not while it waits for one", async () => {
     const outbound = createOutboundGate({ max: 1, maxWaitMs: 10_000 });
     const fetch = ctx.fetcher({ outbound, timeoutMs: 400 });
