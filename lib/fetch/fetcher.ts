@@ -116,7 +116,8 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   const isAllowed = options.isAllowed ?? isPublicAddress;
   const resolveChecked = checkedResolve(options.resolve ?? defaultResolve, isAllowed);
   // One secure context for the fetcher: a `ca` option on each connection would re-parse every root.
-  const secureContext = options.ca && options.ca.length > 0 ? createSecureContext({ ca: [...rootCertificates, ...options.ca] }) : undefined;
+  // One context for every connection (tls.connect would otherwise build one per connection).
+  const secureContext = createSecureContext(options.ca && options.ca.length > 0 ? { ca: [...rootCertificates, ...options.ca] } : {});
 
   // The address each host name is being dialled at, while a hop to it runs: the connection goes to
   // the address the per-address limit counted, and that the guard checked.
@@ -394,7 +395,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
 }
 
 type ConnectOptions = {
-  secureContext: SecureContext | undefined;
+  secureContext: SecureContext;
   timeoutMs: number;
   /** Called with every socket as its connection starts. */
   track: (socket: TLSSocket) => void;
@@ -417,7 +418,7 @@ function tlsConnector(options: ConnectOptions): buildConnector.connector {
       host: opts.hostname,
       port: Number(opts.port || 443),
       ...(servername ? { servername } : {}),
-      ...(options.secureContext ? { secureContext: options.secureContext } : {}),
+      secureContext: options.secureContext,
       ...(options.lookup ? { lookup: options.lookup as LookupFunction } : {}),
       session: options.sessions.get(sessionKey),
       ALPNProtocols: ["http/1.1"],
