@@ -22,7 +22,15 @@ import type { ParseMemo } from "./memo";
 export type ClaimSlot = { id: string | null; claimed: unknown; result: Promise<CheckedClaim> };
 export type CheckedClaim = { claim: Claim; stale: boolean };
 
-type Checked<T = unknown> = { verdict: Verdict; document?: unknown; parsed?: T; source?: Source; problems: Problem[]; stale: boolean };
+type Checked<T = unknown> = {
+  verdict: Verdict;
+  document?: unknown;
+  parsed?: T;
+  source?: Source;
+  httpStatus?: number;
+  problems: Problem[];
+  stale: boolean;
+};
 
 function toClaim(id: string | null, claimed: unknown, checked: Checked, entryProblems: Problem[]): Claim {
   const problems = [...entryProblems, ...checked.problems];
@@ -33,6 +41,7 @@ function toClaim(id: string | null, claimed: unknown, checked: Checked, entryPro
   }
   if (checked.document !== undefined) claim.document = checked.document;
   if (checked.source) claim.source = checked.source;
+  if (checked.httpStatus !== undefined) claim.http_status = checked.httpStatus;
   return claim;
 }
 
@@ -97,8 +106,14 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     opts: ResolveOptions,
   ): Promise<Checked<T>> {
     const fetched = await fetchDocument(loc, opts);
-    if (!fetched.ok)
-      return { verdict: { verified: false, reason: fetched.status, message: fetched.message }, problems: [], stale: fetched.stale };
+    if (!fetched.ok) {
+      const failed = {
+        verdict: { verified: false as const, reason: fetched.status, message: fetched.message },
+        problems: [],
+        stale: fetched.stale,
+      };
+      return fetched.httpStatus === undefined ? failed : { ...failed, httpStatus: fetched.httpStatus };
+    }
     const base = { source: fetched.source, stale: fetched.stale };
     const json = fetched.json;
     if (!json.ok) {

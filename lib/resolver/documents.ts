@@ -42,7 +42,7 @@ export type Load = (url: string, mode: FetchMode, options: ResolveOptions) => Pr
 /** A document fetched with its fallback: its text parsed as JSON and where it came from, or why not. */
 export type DocFetch =
   | { ok: true; json: JsonParse; source: Source; problems: Problem[]; fetchedAt: number; stale: boolean }
-  | { ok: false; status: FailureStatus; message: string; fetchedAt: number; stale: boolean };
+  | { ok: false; status: FailureStatus; message: string; fetchedAt: number; stale: boolean; httpStatus?: number };
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -111,8 +111,10 @@ export function createDocumentFetch(load: Load, memo: ParseMemo) {
       if (embed !== null)
         return { ok: true, json: embed.json, source: toSource(page.outcome, "embed", embed.bytes), problems: [], fetchedAt, stale };
     }
-    const status = !page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome.status : "not_found";
-    return { ok: false, status, message: failureMessage(loc, json.outcome, page.outcome), fetchedAt, stale };
+    const status: FailureStatus = !page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome.status : "not_found";
+    const failed = { ok: false as const, status, message: failureMessage(loc, json.outcome, page.outcome), fetchedAt, stale };
+    // The JSON URL's own answer (a 503 is a publisher's outage, a 404 a missing document: docs/decisions.md#the-index).
+    return json.outcome.httpStatus === null ? failed : { ...failed, httpStatus: json.outcome.httpStatus };
   };
 }
 

@@ -18,6 +18,16 @@ export const Source = z.object({
 });
 export type Source = z.infer<typeof Source>;
 
+/** What the index remembers of a claim (docs/decisions.md#the-index); ISO-8601 times. */
+export const ClaimSince = z.object({
+  first_seen_at: z.string(),
+  last_checked_at: z.string(),
+  last_verified_at: z.string().optional(),
+  verified_since: z.string().optional(),
+  failing_since: z.string().optional(),
+});
+export type ClaimSince = z.infer<typeof ClaimSince>;
+
 export const Claim = z.object({
   id: z.string().nullable(),
   verified: z.boolean(),
@@ -25,7 +35,15 @@ export const Claim = z.object({
   claimed: z.unknown(),
   document: z.unknown().optional(),
   source: Source.optional(),
+  /** The final HTTP status of the counterpart's JSON URL, when it was not 200. */
+  http_status: z.number().int().optional(),
   problems: z.array(Problem),
+  since: ClaimSince.optional(),
+  /**
+   * Stale on error (docs/decisions.md#the-index): a verified claim whose re-check failed for a
+   * transient reason keeps its verdict until `until`; `reason` is what the re-check met.
+   */
+  stale: z.object({ reason: Reason, message: z.string(), until: z.string() }).optional(),
 });
 export type Claim = z.infer<typeof Claim>;
 
@@ -41,6 +59,8 @@ export const EntityResult = z.object({
     details: z.record(z.string(), z.string()).optional(),
     source: Source.optional(),
     problems: z.array(Problem),
+    /** When the index last recorded a check of this entity (docs/decisions.md#the-index). */
+    last_checked_at: z.string().optional(),
   }),
   properties: z.array(Claim),
   credentials: z.array(Claim),

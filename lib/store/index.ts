@@ -1,0 +1,116 @@
+/**
+ * The index (docs/decisions.md#the-index): opened once at start (the lock, the engine, the
+ * migrations), then used by whatever resolves. A store that fails later never fails a lookup: the
+ * result is answered as it is and the failure is logged.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import path from "node:path";
+import type { EntityResult, SearchResponse } from "../result/record";
+import { openDb, StoreError, type Db, type StoreLocation } from "./db";
+import { migrate } from "./migrations";
+import { history, record, type Change } from "./records";
+
+export { StoreError } from "./db";
+export type { StoreLocation } from "./db";
+
+export type Store = {
+  readonly engine: Db["engine"];
+  /** Records every result of a response and returns it annotated; never throws. */
+  recordResponse(response: SearchResponse): Promise<SearchResponse>;
+  history(domain: string): Promise<{ domain: string; last_checked_at: string; changes: Change[] } | null>;
+  /** The database, for the index's other parts (search, the queue). */
+  readonly db: Db;
+  close(): Promise<void>;
+};
+
+/** Opens the store, migrating it; throws `StoreError` in words when it cannot. */
+export async function openStore(where: StoreLocation, log: (line: string) => void = console.error): Promise<Store> {
+  const unlock = where.kind === "embedded" && where.dataDir ? lockDir(where.dataDir) : () => undefined;
+  let db: Db;
+  try {
+    db = await openDb(where);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    unlock();
+    throw new StoreError(`the store's schema cannot be brought up to date: ${(err as Error).message}`);
+  }
+
+  async function recordOne(result: EntityResult): Promise<EntityResult> {
+    try {
+      return await db.transaction((tx) => record(tx, result));
+    } catch (err) {
+      log(`store: the resolution of ${result.entity.domain} was not recorded: ${(err as Error).message}`);
+      return result;
+    }
+  }
+
+  return {
+    engine: db.engine,
+    db,
+    async recordResponse(response) {
+      // One at a time: a property query's owners are few, and each is one short transaction.
+      const results: EntityResult[] = [];
+      for (const result of response.results) results.push(await recordOne(result));
+      return { ...response, results };
+    },
+    history: (domain) => history(db, domain.toLowerCase()),
+    async close() {
+      await db.close();
+      unlock();
+    },
+  };
+}
+
+/**
+ * Takes the embedded store's folder for this process: PGlite must not be opened by two processes at
+ * once. A lock left by a process that is gone is taken over.
+ */
+function lockDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, "ident.lock");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      let held = true;
+      const release = () => {
+        if (!held) return;
+        held = false;
+        try {
+          unlinkSync(file);
+        } catch {
+          // already gone
+        }
+      };
+      process.once("exit", release);
+      return release;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+        throw new StoreError(`the store folder ${dataDir} cannot be used: ${(err as Error).message}`);
+      const pid = Number(readFileSync(file, "utf8").trim());
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+        throw new StoreError(
+          `the store in ${dataDir} is in use by another process (pid ${pid}); stop it or set IDENT_DATA_DIR to another folder`,
+        );
+      }
+      unlinkSync(file);
+    }
+  }
+  throw new StoreError(`the store in ${dataDir} could not be locked`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The store's schema, as numbered migrations applied in order at start (docs/decisions.md#the-index).
+ * A migration is never edited once released: a change is a new one. Applied in one transaction under
+ * an advisory lock, so two instances starting together on one database apply each once.
+ */
+import type { Db } from "./db";
+
+export type Migration = { version: number; name: string; sql: string };
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: "entities, claims and their changes",
+    sql: `
+      CREATE TABLE entities (
+        domain text PRIMARY KEY,
+        status text NOT NULL,
+        network_id text,
+        entity_type text,
+        details jsonb NOT NULL DEFAULT '{}',
+        problems jsonb NOT NULL DEFAULT '[]',
+        verified integer NOT NULL DEFAULT 0,
+        unverified integer NOT NULL DEFAULT 0,
+        first_seen_at timestamptz NOT NULL,
+        last_checked_at timestamptz NOT NULL
+      );
+      CREATE TABLE claims (
+        domain text NOT NULL REFERENCES entities (domain) ON DELETE CASCADE,
+        kind text NOT NULL,
+        claim_key text NOT NULL,
+        id text,
+        present boolean NOT NULL,
+        verified boolean NOT NULL,
+        reason text,
+        stale_reason text,
+        stale_message text,
+        first_seen_at timestamptz NOT NULL,
+        last_checked_at timestamptz NOT NULL,
+        last_verified_at timestamptz,
+        verified_since timestamptz,
+        failing_since timestamptz,
+        PRIMARY KEY (domain, kind, claim_key)
+      );
+      CREATE TABLE changes (
+        seq bigserial PRIMARY KEY,
+        domain text NOT NULL REFERENCES entities (domain) ON DELETE CASCADE,
+        kind text NOT NULL,
+        claim_key text NOT NULL,
+        id text,
+        at timestamptz NOT NULL,
+        verified boolean,
+        status text,
+        reason text
+      );
+      CREATE INDEX changes_by_domain ON changes (domain, at DESC, seq DESC);
+    `,
+  },
+];
+
+/** Brings the schema to the latest version; returns the versions it applied. */
+export async function migrate(db: Db, migrations: Migration[] = MIGRATIONS): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(7316001)");
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const done = new Set((await tx.query<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => r.version));
+    const latest = Math.max(0, ...migrations.map((m) => m.version));
+    const ahead = [...done].filter((v) => v > latest);
+    if (ahead.length > 0) throw new Error(`the store's schema is at version ${Math.max(...ahead)}, newer than this resolver's ${latest}`);
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      try {
+        for (const statement of splitStatements(m.sql)) await tx.query(statement);
+      } catch (err) {
+        throw new Error(`migration ${m.version} (${m.name}) failed: ${(err as Error).message}`);
+      }
+      await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}
+
+/** A migration's statements, one by one: a parameterised query runs one statement at a time. */
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}

@@ -1,0 +1,249 @@
+/**
+ * What the resolver remembers of each resolution (docs/decisions.md#the-index): per entity its last
+ * status, per claim its verdict and the times of its current run, and every change of verdict.
+ * `record` writes a resolution and returns it annotated with what the index knows (`since`,
+ * `last_checked_at`, stale on error); the resolver itself never reads the store.
+ */
+import type { Claim, ClaimSince, EntityResult } from "../result/record";
+import type { Queryable } from "./db";
+
+export const CLAIM_KINDS = ["properties", "credentials", "connections"] as const;
+export type ClaimKind = (typeof CLAIM_KINDS)[number];
+
+/** How long a verified claim survives failed re-checks: the protocol's staleness bound, 24 hours. */
+export const STALE_FOR_MS = 24 * 3600_000;
+/** Changes kept per entity, newest first (at least the last 50 per claim are asked for). */
+export const CHANGES_KEPT = 500;
+
+type ClaimRow = {
+  kind: ClaimKind;
+  claim_key: string;
+  verified: boolean;
+  reason: string | null;
+  stale_reason: string | null;
+  stale_message: string | null;
+  first_seen_at: Date;
+  last_checked_at: Date;
+  last_verified_at: Date | null;
+  verified_since: Date | null;
+  failing_since: Date | null;
+};
+
+/** A claim's key: its id in lower case, or its place in the list when it has none. */
+export function claimKey(claim: Claim, index: number): string {
+  return claim.id === null ? `#${index}` : claim.id.toLowerCase();
+}
+
+/**
+ * A failure that says nothing about the claim, only about the publisher now: stale on error keeps
+ * the verdict through it (docs/decisions.md#the-index).
+ */
+export function isTransient(claim: Claim): boolean {
+  if (claim.verified) return false;
+  if (claim.reason === "timeout" || claim.reason === "unreachable") return true;
+  const status = claim.http_status;
+  return claim.reason === "not_found" && status !== undefined && (status === 429 || status >= 500);
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
+
+/**
+ * Records `result` as checked at `result.cache.fetched_at` and returns it annotated. A result no
+ * newer than what is recorded (answered from the cache) writes nothing: it is annotated only.
+ */
+export async function record(tx: Queryable, result: EntityResult): Promise<EntityResult> {
+  const domain = result.entity.domain;
+  const at = new Date(result.cache.fetched_at);
+  const known = await tx.query<{ last_checked_at: Date; status: string }>(
+    "SELECT last_checked_at, status FROM entities WHERE domain = $1 FOR UPDATE",
+    [domain],
+  );
+  const before = known[0];
+  const rows = new Map(
+    (await tx.query<ClaimRow>("SELECT * FROM claims WHERE domain = $1", [domain])).map((r) => [`${r.kind} ${r.claim_key}`, r]),
+  );
+  if (before && before.last_checked_at.getTime() >= at.getTime()) return annotate(result, before.last_checked_at, rows);
+
+  const accepted = result.entity.status === "accepted";
+  const claims = accepted ? CLAIM_KINDS.flatMap((kind) => result[kind].map((claim, i) => ({ kind, claim, key: claimKey(claim, i) }))) : [];
+  const verified = claims.filter((c) => c.claim.verified || keepsVerdict(rows.get(`${c.kind} ${c.key}`), c.claim, at)).length;
+  await tx.query(
+    `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+     ON CONFLICT (domain) DO UPDATE SET status = $2, network_id = $3, entity_type = $4, details = $5, problems = $6,
+       verified = CASE WHEN $2 = 'accepted' THEN $7 ELSE entities.verified END,
+       unverified = CASE WHEN $2 = 'accepted' THEN $8 ELSE entities.unverified END,
+       last_checked_at = $9`,
+    [
+      domain,
+      result.entity.status,
+      result.entity.network_id ?? null,
+      result.entity.entity_type ?? null,
+      JSON.stringify(result.entity.details ?? {}),
+      JSON.stringify(result.entity.problems),
+      verified,
+      claims.length - verified,
+      at.toISOString(),
+    ],
+  );
+  if (before?.status !== result.entity.status) {
+    await tx.query("INSERT INTO changes (domain, kind, claim_key, at, status) VALUES ($1, 'entity', '', $2, $3)", [
+      domain,
+      at.toISOString(),
+      result.entity.status,
+    ]);
+  }
+  // An entity that is not accepted says nothing about its claims: their records stay as they were.
+  if (!accepted) return annotate(result, at, rows);
+
+  for (const { kind, claim, key } of claims) {
+    const prev = rows.get(`${kind} ${key}`);
+    const next = nextRow(prev, claim, kind, key, at);
+    rows.set(`${kind} ${key}`, next);
+    await tx.query(
+      `INSERT INTO claims (domain, kind, claim_key, id, present, verified, reason, stale_reason, stale_message,
+         first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
+       VALUES ($1, $2, $3, $4, true, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       ON CONFLICT (domain, kind, claim_key) DO UPDATE SET id = $4, present = true, verified = $5, reason = $6,
+         stale_reason = $7, stale_message = $8, last_checked_at = $10, last_verified_at = $11, verified_since = $12, failing_since = $13`,
+      [
+        domain,
+        kind,
+        key,
+        claim.id,
+        next.verified,
+        next.reason,
+        next.stale_reason,
+        next.stale_message,
+        next.first_seen_at.toISOString(),
+        at.toISOString(),
+        iso(next.last_verified_at) ?? null,
+        iso(next.verified_since) ?? null,
+        iso(next.failing_since) ?? null,
+      ],
+    );
+    if (!prev || prev.verified !== next.verified || (!next.verified && prev.reason !== next.reason)) {
+      await tx.query("INSERT INTO changes (domain, kind, claim_key, id, at, verified, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
+        domain,
+        kind,
+        key,
+        claim.id,
+        at.toISOString(),
+        next.verified,
+        next.reason,
+      ]);
+    }
+  }
+  const listed = new Set(claims.map((c) => `${c.kind} ${c.key}`));
+  const withdrawn = [...rows.keys()].filter((k) => !listed.has(k));
+  if (withdrawn.length > 0) {
+    await tx.query("UPDATE claims SET present = false WHERE domain = $1 AND kind || ' ' || claim_key = ANY($2::text[])", [
+      domain,
+      withdrawn,
+    ]);
+  }
+  await tx.query(
+    `DELETE FROM changes WHERE domain = $1 AND seq < (SELECT min(seq) FROM (SELECT seq FROM changes WHERE domain = $1 ORDER BY seq DESC LIMIT $2) kept)`,
+    [domain, CHANGES_KEPT],
+  );
+  return annotate(result, at, rows);
+}
+
+/** Whether a verified claim keeps its verdict through this failed re-check (stale on error). */
+function keepsVerdict(prev: ClaimRow | undefined, claim: Claim, at: Date): prev is ClaimRow & { last_verified_at: Date } {
+  return Boolean(
+    prev?.verified && prev.last_verified_at && isTransient(claim) && at.getTime() - prev.last_verified_at.getTime() < STALE_FOR_MS,
+  );
+}
+
+/** The claim's record after this check. */
+function nextRow(prev: ClaimRow | undefined, claim: Claim, kind: ClaimKind, key: string, at: Date): ClaimRow {
+  const base = { kind, claim_key: key, first_seen_at: prev?.first_seen_at ?? at, last_checked_at: at };
+  if (keepsVerdict(prev, claim, at)) {
+    const problem = claim.problems.find((p) => p.code === claim.reason);
+    return { ...prev, ...base, stale_reason: claim.reason ?? null, stale_message: problem?.message ?? null };
+  }
+  const stay = prev !== undefined && prev.verified === claim.verified;
+  return {
+    ...base,
+    verified: claim.verified,
+    reason: claim.verified ? null : (claim.reason ?? null),
+    stale_reason: null,
+    stale_message: null,
+    last_verified_at: claim.verified ? at : (prev?.last_verified_at ?? null),
+    verified_since: claim.verified ? (stay ? prev.verified_since : at) : null,
+    failing_since: claim.verified ? null : stay ? prev.failing_since : at,
+  };
+}
+
+/** `result` with what the index knows: each claim's times, stale verdicts, the entity's last check. */
+function annotate(result: EntityResult, checkedAt: Date, rows: Map<string, ClaimRow>): EntityResult {
+  const out: EntityResult = { ...result, entity: { ...result.entity, last_checked_at: checkedAt.toISOString() } };
+  if (result.entity.status !== "accepted") return out;
+  for (const kind of CLAIM_KINDS) {
+    out[kind] = result[kind].map((claim, i) => {
+      const row = rows.get(`${kind} ${claimKey(claim, i)}`);
+      if (!row) return claim;
+      const since: ClaimSince = { first_seen_at: row.first_seen_at.toISOString(), last_checked_at: row.last_checked_at.toISOString() };
+      if (row.last_verified_at) since.last_verified_at = row.last_verified_at.toISOString();
+      if (row.verified_since) since.verified_since = row.verified_since.toISOString();
+      if (row.failing_since) since.failing_since = row.failing_since.toISOString();
+      const annotated: Claim = { ...claim, since };
+      if (row.verified && !claim.verified && row.stale_reason && row.last_verified_at && isTransient(claim)) {
+        const rest: Claim = { ...annotated };
+        delete rest.reason; // present exactly when not verified
+        return {
+          ...rest,
+          verified: true,
+          stale: {
+            reason: claim.reason ?? "unreachable",
+            message: row.stale_message ?? "",
+            until: new Date(row.last_verified_at.getTime() + STALE_FOR_MS).toISOString(),
+          },
+        };
+      }
+      return annotated;
+    });
+  }
+  return out;
+}
+
+/** One recorded change, newest first in `history`. */
+export type Change = {
+  at: string;
+  kind: "entity" | ClaimKind;
+  id: string | null;
+  status?: string;
+  verified?: boolean;
+  reason?: string;
+};
+
+/** The recorded changes of an entity, newest first; null when the index does not know it. */
+export async function history(
+  db: Queryable,
+  domain: string,
+  limit = 200,
+): Promise<{ domain: string; last_checked_at: string; changes: Change[] } | null> {
+  const [entity] = await db.query<{ last_checked_at: Date }>("SELECT last_checked_at FROM entities WHERE domain = $1", [domain]);
+  if (!entity) return null;
+  const rows = await db.query<{
+    at: Date;
+    kind: Change["kind"];
+    id: string | null;
+    status: string | null;
+    verified: boolean | null;
+    reason: string | null;
+  }>("SELECT at, kind, id, status, verified, reason FROM changes WHERE domain = $1 ORDER BY at DESC, seq DESC LIMIT $2", [domain, limit]);
+  return {
+    domain,
+    last_checked_at: entity.last_checked_at.toISOString(),
+    changes: rows.map((r) => ({
+      at: r.at.toISOString(),
+      kind: r.kind,
+      id: r.id,
+      ...(r.status !== null ? { status: r.status } : {}),
+      ...(r.verified !== null ? { verified: r.verified } : {}),
+      ...(r.reason !== null ? { reason: r.reason } : {}),
+    })),
+  };
+}

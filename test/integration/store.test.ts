@@ -1,0 +1,270 @@
+/**
+ * The index's records on both engines (docs/decisions.md#the-index): PGlite in memory or in a
+ * folder, and a real PostgreSQL server started from Debian's binaries for this file.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Claim, EntityResult, SearchResponse } from "../../lib/result/record";
+import { openStore, StoreError, type Store, type StoreLocation } from "../../lib/store";
+import { openDb } from "../../lib/store/db";
+import { migrate, MIGRATIONS } from "../../lib/store/migrations";
+import { startPostgres, type PostgresServer } from "../helpers/postgres";
+
+type ClaimSpec = { id: string; verified: boolean; reason?: Claim["reason"]; http_status?: number };
+
+function result(domain: string, at: string, properties: ClaimSpec[], status: EntityResult["entity"]["status"] = "accepted"): EntityResult {
+  const claim = (c: ClaimSpec): Claim => ({
+    id: c.id,
+    verified: c.verified,
+    ...(c.reason ? { reason: c.reason } : {}),
+    ...(c.http_status ? { http_status: c.http_status } : {}),
+    claimed: { id: c.id },
+    problems: c.reason ? [{ code: c.reason, severity: "error", message: `failed: ${c.reason}` }] : [],
+  });
+  return {
+    entity: { status, domain, network_id: `§:entity:${domain}`, entity_type: "person", details: { name: "Alice" }, problems: [] },
+    properties: status === "accepted" ? properties.map(claim) : [],
+    credentials: [],
+    connections: [],
+    jsonld: null,
+    cache: { fetched_at: at, stale: false },
+  };
+}
+const response = (r: EntityResult): SearchResponse => ({
+  schema: "ident-resolver/search@1",
+  query: { input: r.entity.domain, kind: "domain", domain: r.entity.domain },
+  results: [r],
+  problems: [],
+});
+const HOUR = 3600_000;
+const T0 = Date.parse("2026-03-03T09:00:00.000Z");
+const at = (hours: number) => new Date(T0 + hours * HOUR).toISOString();
+const P1 = "§:property:blog.alice.example";
+const P2 = "§:property:shop.alice.example";
+
+let server: PostgresServer;
+const dirs: string[] = [];
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = mkdtempSync(path.join(tmpdir(), "ident-store-"));
+  dirs.push(d);
+  return d;
+};
+
+let n = 0;
+const ENGINES: { name: string; location: () => Promise<StoreLocation> }[] = [
+  { name: "PGlite", location: async () => ({ kind: "embedded", dataDir: path.join(tempDir(), "data") }) },
+  { name: "PostgreSQL", location: async () => ({ kind: "server", url: await server.database(`t${process.pid}_${n++}`) }) },
+];
+
+describe.each(ENGINES)("the index on $name", ({ location }) => {
+  let where: StoreLocation;
+  let store: Store;
+  beforeAll(async () => {
+    where = await location();
+    store = await openStore(where);
+  }, 60_000);
+  afterAll(() => store?.close());
+
+  const recorded = async (r: EntityResult) => (await store.recordResponse(response(r))).results[0]!;
+
+  it("records a first check: every claim first seen, verified since or failing since then", async () => {
+    const out = await recorded(
+      result("alice.example", at(0), [
+        { id: P1, verified: true },
+        { id: P2, verified: false, reason: "not_listed" },
+      ]),
+    );
+    expect(out.entity.last_checked_at).toBe(at(0));
+    expect(out.properties[0]!.since).toEqual({
+      first_seen_at: at(0),
+      last_checked_at: at(0),
+      last_verified_at: at(0),
+      verified_since: at(0),
+    });
+    expect(out.properties[1]!.since).toEqual({ first_seen_at: at(0), last_checked_at: at(0), failing_since: at(0) });
+  });
+
+  it("an answer no newer than the record (from the cache) writes nothing and is annotated alike", async () => {
+    const out = await recorded(
+      result("alice.example", at(0), [
+        { id: P1, verified: true },
+        { id: P2, verified: false, reason: "not_listed" },
+      ]),
+    );
+    expect(out.properties[0]!.since?.verified_since).toBe(at(0));
+    expect((await store.history("alice.example"))!.changes).toHaveLength(3); // the entity, P1, P2
+  });
+
+  it("a verdict that holds keeps its run's start; a change starts a new run and is in the history", async () => {
+    await recorded(
+      result("alice.example", at(1), [
+        { id: P1, verified: true },
+        { id: P2, verified: false, reason: "not_listed" },
+      ]),
+    );
+    const out = await recorded(
+      result("alice.example", at(2), [
+        { id: P1, verified: false, reason: "no_backlink" },
+        { id: P2.toUpperCase(), verified: true },
+      ]),
+    );
+    expect(out.properties[0]!.since).toEqual({
+      first_seen_at: at(0),
+      last_checked_at: at(2),
+      last_verified_at: at(1),
+      failing_since: at(2),
+    });
+    // Claims are keyed by their id in lower case.
+    expect(out.properties[1]!.since).toEqual({
+      first_seen_at: at(0),
+      last_checked_at: at(2),
+      last_verified_at: at(2),
+      verified_since: at(2),
+    });
+    const h = await store.history("ALICE.example");
+    expect(h?.last_checked_at).toBe(at(2));
+    expect(h?.changes.slice(0, 2)).toEqual([
+      { at: at(2), kind: "properties", id: P2.toUpperCase(), verified: true },
+      { at: at(2), kind: "properties", id: P1, verified: false, reason: "no_backlink" },
+    ]);
+  });
+
+  it("stale on error: a verified claim whose re-check times out stays verified, marked stale, for 24 hours after it was last verified", async () => {
+    const d = "stale.example";
+    await recorded(result(d, at(0), [{ id: P1, verified: true }]));
+    const out = await recorded(result(d, at(5), [{ id: P1, verified: false, reason: "timeout" }]));
+    expect(out.properties[0]).toMatchObject({ verified: true, stale: { reason: "timeout", message: "failed: timeout", until: at(24) } });
+    expect(out.properties[0]!.reason).toBeUndefined();
+    expect(out.properties[0]!.since).toMatchObject({ last_verified_at: at(0), verified_since: at(0), last_checked_at: at(5) });
+    const later = await recorded(result(d, at(25), [{ id: P1, verified: false, reason: "timeout" }]));
+    expect(later.properties[0]).toMatchObject({ verified: false, reason: "timeout" });
+    expect(later.properties[0]!.stale).toBeUndefined();
+    expect(later.properties[0]!.since?.failing_since).toBe(at(25));
+  });
+
+  it("stale on error holds for an HTTP 503 or 429, not for a 404 or any other answer", async () => {
+    await recorded(
+      result("s503.example", at(0), [
+        { id: P1, verified: true },
+        { id: P2, verified: true },
+      ]),
+    );
+    const out = await recorded(
+      result("s503.example", at(1), [
+        { id: P1, verified: false, reason: "not_found", http_status: 503 },
+        { id: P2, verified: false, reason: "not_found", http_status: 429 },
+      ]),
+    );
+    expect(out.properties.map((c) => c.verified)).toEqual([true, true]);
+    await recorded(
+      result("s404.example", at(0), [
+        { id: P1, verified: true },
+        { id: P2, verified: true },
+      ]),
+    );
+    const gone = await recorded(
+      result("s404.example", at(1), [
+        { id: P1, verified: false, reason: "not_found", http_status: 404 },
+        { id: P2, verified: false, reason: "no_backlink" },
+      ]),
+    );
+    expect(gone.properties.map((c) => c.verified)).toEqual([false, false]);
+  });
+
+  it("an entity that is not accepted changes its status and leaves its claims' records alone", async () => {
+    const d = "down.example";
+    await recorded(result(d, at(0), [{ id: P1, verified: true }]));
+    const out = await recorded(result(d, at(1), [], "unreachable"));
+    expect(out.entity.last_checked_at).toBe(at(1));
+    const back = await recorded(result(d, at(2), [{ id: P1, verified: true }]));
+    expect(back.properties[0]!.since?.verified_since).toBe(at(0));
+    expect((await store.history(d))!.changes.map((c) => c.status ?? c.verified)).toEqual(["accepted", "unreachable", true, "accepted"]);
+  });
+
+  it("records and their times survive a restart", async () => {
+    await store.close();
+    store = await openStore(where);
+    const h = await store.history("alice.example");
+    expect(h?.last_checked_at).toBe(at(2));
+    const out = await recorded(result("alice.example", at(2), [{ id: P1, verified: false, reason: "no_backlink" }]));
+    expect(out.properties[0]!.since?.failing_since).toBe(at(2));
+  });
+
+  it("the history of an entity the index does not know is null", async () => {
+    expect(await store.history("nobody.example")).toBeNull();
+  });
+});
+
+describe("migrations", () => {
+  it.each(ENGINES)("from an empty store and from the previous schema version, keeping the data ($name)", async ({ location }) => {
+    const db = await openDb(await location());
+    try {
+      expect(await migrate(db, MIGRATIONS.slice(0, -1))).toEqual(MIGRATIONS.slice(0, -1).map((m) => m.version));
+      await db.query("CREATE TABLE IF NOT EXISTS keep_me (x int)");
+      await db.query("INSERT INTO keep_me VALUES (1)");
+      expect(await migrate(db)).toEqual([MIGRATIONS.at(-1)!.version]);
+      expect(await migrate(db)).toEqual([]);
+      expect(await db.query("SELECT x FROM keep_me")).toEqual([{ x: 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("a store whose schema is newer than this resolver's is refused, in words", async () => {
+    const db = await openDb({ kind: "embedded", dataDir: null });
+    try {
+      await migrate(db);
+      await db.query("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')");
+      await expect(migrate(db)).rejects.toThrow(/version 999, newer than this resolver's/);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("a migration that fails rolls back whole and says which one", async () => {
+    const db = await openDb({ kind: "embedded", dataDir: null });
+    try {
+      const bad = [...MIGRATIONS, { version: 1000, name: "broken", sql: "CREATE TABLE ok_one (x int);\nCREATE TABLE broken (" }];
+      await expect(migrate(db, bad)).rejects.toThrow(/migration 1000 \(broken\) failed/);
+      expect(await db.query("SELECT to_regclass('entities') AS t")).toEqual([{ t: null }]);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe("opening the store", () => {
+  it("a second process's store in the same folder is refused in one clear line; a lock left by a dead process is taken over", async () => {
+    const dir = path.join(tempDir(), "data");
+    const first = await openStore({ kind: "embedded", dataDir: dir });
+    await expect(openStore({ kind: "embedded", dataDir: dir })).rejects.toThrow(/is in use by another process \(pid \d+\)/);
+    await first.close();
+    writeFileSync(path.join(dir, "ident.lock"), "999999999");
+    const again = await openStore({ kind: "embedded", dataDir: dir });
+    await again.close();
+  });
+
+  it("a server that cannot be reached stops the opening with a message naming it, without its password", async () => {
+    const err = await openStore({ kind: "server", url: "postgres://ident:secret@127.0.0.1:1/none" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect(String(err)).toMatch(/PostgreSQL server at postgres:\/\/ident:\*\*\*@127\.0\.0\.1:1\/none cannot be reached/);
+  });
+
+  it("a store that fails later never fails a lookup: the result comes back as it was, and a line is logged", async () => {
+    const lines: string[] = [];
+    const store = await openStore({ kind: "embedded", dataDir: null }, (l) => lines.push(l));
+    await store.db.close();
+    const r = result("after.example", at(0), [{ id: P1, verified: true }]);
+    expect((await store.recordResponse(response(r))).results[0]).toEqual(r);
+    expect(lines).toEqual([expect.stringMatching(/^store: the resolution of after\.example was not recorded: /)]);
+  });
+});
