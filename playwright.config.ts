@@ -1,3 +1,6 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { defineConfig } from "@playwright/test";
 
 const PORT = 3100;
@@ -56,6 +59,8 @@ export default defineConfig({
       IDENT_PUBLIC_URL: "https://ident.example",
       IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
       IDENT_HOST_BUDGET_PER_MIN: "1000000",
+      // A fresh embedded index for each run, in a folder of its own.
+      IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-e2e-")), "data"),
     },
   },
 });

@@ -2,6 +2,7 @@ import { NextResponse, type NextRequest } from "next/server";
 import { ADMISSION_HEADER, admit, relay } from "./web/admission";
 import { isAnswer, pageOf, statusOf, toHeader, URL_HEADER } from "./web/pages";
 import { app } from "./web/server";
+import type { ErrorBody } from "./lib/result/record";
 
 /** The Content-Security-Policy of a page, with this request's nonce (docs/decisions.md#security-headers). */
 export function contentSecurityPolicy(nonce: string, dev = false): string {
@@ -28,6 +29,15 @@ export async function proxy(request: NextRequest) {
   const csp = contentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
   const requestHeaders = new Headers(request.headers);
   const { pathname, search, searchParams } = request.nextUrl;
+  // An API path Next could not decode into its parameters (malformed percent-encoding) is a bad
+  // query in JSON, never a 500 (docs/decisions.md#interfaces).
+  if (pathname.startsWith("/api/") && !decodes(pathname)) {
+    const body: ErrorBody = { error: { code: "invalid_query", message: "The path is not valid percent-encoded UTF-8." } };
+    return NextResponse.json(body, {
+      status: 400,
+      headers: { "Cache-Control": "no-store", "Content-Security-Policy": csp, "X-Content-Type-Options": "nosniff" },
+    });
+  }
   // Pages stream, so their status is decided here, before the first byte: a bad query is HTTP 400,
   // an entity path that is not a domain 404; other paths are left alone.
   const page = pageOf(pathname, searchParams);
@@ -71,3 +81,12 @@ export async function proxy(request: NextRequest) {
 export const config = {
   matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
 };
+
+function decodes(path: string): boolean {
+  try {
+    path.split("/").forEach((segment) => decodeURIComponent(segment));
+    return true;
+  } catch {
+    return false;
+  }
+}

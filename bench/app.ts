@@ -10,7 +10,8 @@
  *              sees it (streamed); a program gets the page whole (web/clients.ts)
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { request } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -111,7 +112,7 @@ export async function benchApp(
   const app = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, ...env, PORT: port },
+    env: { ...process.env, IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-bench-")), "data"), ...env, PORT: port },
   });
   const base = `http://localhost:${port}`;
   try {

@@ -19,7 +19,8 @@
  * asserted, since timings on a shared machine are noisy.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { Agent, request } from "node:http";
 import { createServer, type Socket } from "node:net";
 import path from "node:path";
@@ -74,7 +75,14 @@ async function startApp(port: number, env: Record<string, string>): Promise<App>
     {
       cwd: root,
       stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, PORT: String(port), NODE_ENV: "production", ...env },
+      // A fresh embedded index per app, as a first start would have.
+      env: {
+        ...process.env,
+        PORT: String(port),
+        NODE_ENV: "production",
+        IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-load-")), "data"),
+        ...env,
+      },
     },
   );
   for (let i = 0; i < 300; i++) {

@@ -2,8 +2,9 @@ import { parseArgs } from "node:util";
 import { configErrorMessage, parseConfig } from "../lib/config";
 import { NotFetched } from "../lib/fetch/refusal";
 import { createConfiguredResolver } from "../lib/setup";
+import { openStore } from "../lib/store";
 import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
-import { QUERY_FORMS } from "../lib/protocol/ids";
+import { parseQuery, QUERY_FORMS } from "../lib/protocol/ids";
 import type { Claim, EntityResult, SearchResponse, Source } from "../lib/result/record";
 import { VERSION } from "../lib/version";
 
@@ -117,7 +118,23 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
     io.err(`${configErrorMessage(config.errors)}\n`);
     return 2;
   }
-  const resolver = createConfiguredResolver(config.config);
+  const parsedQuery = parseQuery(query);
+  if (!parsedQuery.ok) {
+    io.err(`ident: invalid query: ${parsedQuery.message}\n`);
+    return 2;
+  }
+  // docs/decisions.md#the-index: the CLI records only into a store named in its environment; one that
+  // is in use (the app's) or cannot be opened is said in one line, and the lookup goes on unrecorded.
+  const named =
+    Boolean(env.IDENT_DATABASE_URL?.trim()) ||
+    (Boolean(env.IDENT_DATA_DIR?.trim()) && config.config.store.kind === "embedded" && config.config.store.dataDir !== null);
+  const store = named
+    ? openStore(config.config.store).catch((err: unknown) => {
+        io.err(`ident: not recorded: ${err instanceof Error ? err.message : String(err)}\n`);
+        return null;
+      })
+    : Promise.resolve(null);
+  const resolver = createConfiguredResolver(config.config, { store });
   try {
     const outcome = await resolver.search(query).catch((err: unknown) => {
       // docs/decisions.md#outbound-work: work this machine declined or could not do is not a verdict.

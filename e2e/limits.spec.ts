@@ -16,7 +16,8 @@ const TARPITTED = 3103;
 const as = (client: string) => ({ "x-forwarded-for": client });
 
 function start(command: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: "ignore" });
+  // Each server keeps its index in memory: these tests are about limits, not records.
+  return spawn(process.execPath, command, { env: { ...process.env, IDENT_DATA_DIR: ":memory:", ...env }, stdio: "ignore" });
 }
 
 async function ready(request: APIRequestContext, port: number) {

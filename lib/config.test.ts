@@ -1,3 +1,4 @@
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config";
 
@@ -20,8 +21,27 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         trustedHops: 0,
         publicUrl: "http://localhost:3000",
         extraCaCerts: null,
+        store: { kind: "embedded", dataDir: path.resolve(".data") },
       },
     });
+  });
+  it('the index: IDENT_DATA_DIR (":memory:" keeps nothing), IDENT_DATABASE_URL before it, a bad URL named', () => {
+    const store = (env: Record<string, string>) => {
+      const parsed = parseConfig(env);
+      return parsed.ok ? parsed.config.store : parsed.errors;
+    };
+    expect(store({ IDENT_DATA_DIR: "/var/lib/ident" })).toEqual({ kind: "embedded", dataDir: "/var/lib/ident" });
+    expect(store({ IDENT_DATA_DIR: ":memory:" })).toEqual({ kind: "embedded", dataDir: null });
+    expect(store({ IDENT_DATA_DIR: "/x", IDENT_DATABASE_URL: "postgres://u:p@db:5432/ident" })).toEqual({
+      kind: "server",
+      url: "postgres://u:p@db:5432/ident",
+    });
+    expect(store({ IDENT_DATABASE_URL: "postgresql://db/ident" })).toEqual({ kind: "server", url: "postgresql://db/ident" });
+    for (const bad of ["mysql://db/x", "not a url", "postgres:///nohost"]) {
+      expect(store({ IDENT_DATABASE_URL: bad })).toEqual([
+        expect.stringMatching(/^IDENT_DATABASE_URL=.*must be a postgres:\/\/ URL with a host/),
+      ]);
+    }
   });
   it("reads every variable", () => {
     const parsed = parseConfig(

@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
+import path from "node:path";
 import { z } from "zod";
 import { parseConnectTo, type ConnectToEntry } from "./fetch/connect-to";
 import { DEFAULTS } from "./limits";
+import type { StoreLocation } from "./store/db";
 
 /**
  * The configuration (docs/decisions.md#configuration), read only from environment variables, in one
@@ -61,6 +63,15 @@ function envSchema(fileExists: (path: string) => boolean) {
       ctx.addIssue({ code: "custom", message: `${JSON.stringify(value)} must be an http(s) URL` });
       return z.NEVER;
     }),
+    // docs/decisions.md#the-index: the embedded store's folder, or ":memory:" to keep nothing.
+    IDENT_DATA_DIR: variable.transform((value) => (value === ":memory:" ? null : path.resolve(/*turbopackIgnore: true*/ value ?? ".data"))),
+    IDENT_DATABASE_URL: variable.transform((value, ctx) => {
+      if (value === undefined) return null;
+      const url = URL.parse(value);
+      if (url && (url.protocol === "postgres:" || url.protocol === "postgresql:") && url.hostname) return value;
+      ctx.addIssue({ code: "custom", message: "must be a postgres:// URL with a host (postgres://user:password@host:5432/database)" });
+      return z.NEVER;
+    }),
     // Read by Node itself at start; checked here so a typo fails loudly.
     NODE_EXTRA_CA_CERTS: variable.transform((path, ctx) => {
       if (path === undefined) return null;
@@ -99,6 +110,11 @@ export type Config = {
   trustedHops: number;
   /** `NODE_EXTRA_CA_CERTS`. */
   extraCaCerts: string | null;
+  /**
+   * Where the index lives: `IDENT_DATABASE_URL` when set, else the embedded store in `IDENT_DATA_DIR`
+   * (null: in memory). @default embedded in .data/
+   */
+  store: StoreLocation;
 };
 
 export type ConfigParse = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -132,6 +148,7 @@ export function parseConfig(env: Env, fileExists: (path: string) => boolean = (p
       publicUrl: e.IDENT_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
       trustedHops: e.IDENT_TRUSTED_HOPS,
       extraCaCerts: e.NODE_EXTRA_CA_CERTS,
+      store: e.IDENT_DATABASE_URL ? { kind: "server", url: e.IDENT_DATABASE_URL } : { kind: "embedded", dataDir: e.IDENT_DATA_DIR },
     },
   };
 }

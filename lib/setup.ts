@@ -4,6 +4,7 @@ import { createFetcher, type FetcherOptions } from "./fetch/fetcher";
 import { createOutboundGate, type OutboundGate } from "./fetch/outbound";
 import { createRateLimiter, type RateLimiter } from "./rate-limit";
 import { createResolver, type Resolver } from "./resolver";
+import { openStore, type Store } from "./store";
 import { USER_AGENT } from "./version";
 
 /** The outbound side of a configured resolver, for admission (docs/decisions.md#outbound-work). */
@@ -13,14 +14,23 @@ export type Traffic = {
   hostBudget: RateLimiter;
 };
 
-export type ConfiguredResolver = Resolver & { traffic: Traffic; close(): Promise<void> };
+export type ConfiguredResolver = Resolver & {
+  traffic: Traffic;
+  /** The index, once open; null when it could not be opened (lookups are answered all the same). */
+  store: Promise<Store | null>;
+  close(): Promise<void>;
+};
 
 /**
  * The production resolver from a validated configuration: the guarded fetcher with its outbound cap
  * and per-host budget, the byte-bounded cache and the limits. The CLI and the server adapter both use
  * this, so they never disagree.
  */
-export function createConfiguredResolver(config: Config, extra: Pick<FetcherOptions, "ca"> = {}): ConfiguredResolver {
+export function createConfiguredResolver(
+  config: Config,
+  extra: Pick<FetcherOptions, "ca"> & { store?: Promise<Store | null> } = {},
+): ConfiguredResolver {
+  const { store = Promise.resolve(null), ...fetcherExtra } = extra;
   const outbound = createOutboundGate({ max: config.maxOutbound, maxWaitMs: config.fetchTimeoutMs });
   const hostBudget = createRateLimiter({ limit: config.hostBudgetPerMin, windowMs: 60_000 });
   const fetcher = createFetcher({
@@ -29,13 +39,37 @@ export function createConfiguredResolver(config: Config, extra: Pick<FetcherOpti
     userAgent: USER_AGENT,
     outbound,
     hostBudget: { limiter: hostBudget, perMinute: config.hostBudgetPerMin },
-    ...extra,
+    ...fetcherExtra,
   });
   const cache = createDocumentCache({ maxAgeMs: config.cacheTtlS * 1000, freshMs: config.cacheFreshS * 1000 });
   const resolver = createResolver({
     fetch: fetcher,
     cache,
     limits: { maxClaims: config.maxClaims, maxConnections: config.maxConnections, maxFetchesPerQuery: config.maxFetchesPerQuery },
+    // docs/decisions.md#the-index: every resolution is recorded, whatever started it.
+    annotate: async (result) => {
+      const index = await store;
+      return index ? index.record(result) : result;
+    },
   });
-  return { ...resolver, traffic: { outbound, hostBudget }, close: () => fetcher.close() };
+  return {
+    ...resolver,
+    traffic: { outbound, hostBudget },
+    store,
+    async close() {
+      await fetcher.close();
+      await (await store)?.close();
+    },
+  };
+}
+
+/**
+ * Opens the configured index for a long-running process. A store that cannot be opened is logged
+ * and answers null: the process still resolves (start-up checks stop the server before this).
+ */
+export function openConfiguredStore(config: Config, log: (line: string) => void = console.error): Promise<Store | null> {
+  return openStore(config.store, log).catch((err: unknown) => {
+    log(`store: ${err instanceof Error ? err.message : String(err)}; lookups are answered without being recorded`);
+    return null;
+  });
 }

@@ -7,7 +7,7 @@
 import "server-only";
 import { configErrorMessage, parseConfig, type Config } from "@/lib/config";
 import { createRateLimiter, type RateLimiter } from "@/lib/rate-limit";
-import { createConfiguredResolver, type ConfiguredResolver } from "@/lib/setup";
+import { createConfiguredResolver, openConfiguredStore, type ConfiguredResolver } from "@/lib/setup";
 import { streamsTo } from "./clients";
 import { createPageCache, type PageCache } from "./page-cache";
 import { isAnswer, pageOf } from "./pages";
@@ -46,7 +46,7 @@ const holder = globalThis as typeof globalThis & { __identApp?: App };
 export function app(): App {
   if (holder.__identApp) return holder.__identApp;
   const config = loadConfig();
-  const resolver = createConfiguredResolver(config);
+  const resolver = createConfiguredResolver(config, { store: openConfiguredStore(config) });
   const built: App = {
     config,
     resolver,

@@ -31,6 +31,11 @@ export type ResolverDeps = {
   /** Clock, in ms. @default Date.now */
   now?: () => number;
   limits?: Partial<Limits>;
+  /**
+   * Called with every entity result a lookup completes (not a cache-only answer): the index records
+   * it and hands it back with what it remembers (docs/decisions.md#the-index). Must not throw.
+   */
+  annotate?: (result: EntityResult) => Promise<EntityResult>;
 };
 
 /** What a lookup would cost now: answered from the cache, joining a fetch already running, or starting one. */
@@ -84,7 +89,12 @@ export function createResolver(deps: ResolverDeps): Resolver {
   const memo = createParseMemo();
   const fetchDocument = createDocumentFetch(load, memo);
   const checks = createClaimChecks(fetchDocument, load, memo);
-  const resolveEntityStaged = createEntityResolution(fetchDocument, checks, limits);
+  const staged = createEntityResolution(fetchDocument, checks, limits);
+  const annotate = deps.annotate;
+  const resolveEntityStaged: typeof staged = async (domain, opts = {}) => {
+    const entity = await staged(domain, opts);
+    return !annotate || opts.cacheOnly ? entity : { ...entity, result: entity.result.then(annotate) };
+  };
   // Each query gets its own budget, unless the caller hands one in to read afterwards.
   const withWork = (opts: ResolveOptions = {}): ResolveOptions => (opts.work ? opts : { ...opts, work: newWork() });
   const resolveEntity = async (domain: string, opts: ResolveOptions = {}) => (await resolveEntityStaged(domain, opts)).result;

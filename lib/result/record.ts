@@ -82,6 +82,11 @@ export const SearchResponse = z.object({
 export type SearchResponse = z.infer<typeof SearchResponse>;
 
 /** `{"error": {...}}` body of a 400 (docs/decisions.md#interfaces). */
-/** An API error: a bad query (400), or a lookup refused for now (429, 503; docs/decisions.md#outbound-work). */
-export const ErrorBody = z.object({ error: z.object({ code: z.enum(["invalid_query", "rate_limited", "busy"]), message: z.string() }) });
+/**
+ * An API error: a bad query (400), a lookup refused for now (429, 503; docs/decisions.md#outbound-work),
+ * an entity the index does not know (404) or an index that cannot be read (503; docs/decisions.md#the-index).
+ */
+export const ErrorBody = z.object({
+  error: z.object({ code: z.enum(["invalid_query", "rate_limited", "busy", "not_found", "unavailable"]), message: z.string() }),
+});
 export type ErrorBody = z.infer<typeof ErrorBody>;

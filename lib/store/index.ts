@@ -15,6 +15,8 @@ export type { StoreLocation } from "./db";
 
 export type Store = {
   readonly engine: Db["engine"];
+  /** Records one entity result and returns it annotated; never throws. */
+  record(result: EntityResult): Promise<EntityResult>;
   /** Records every result of a response and returns it annotated; never throws. */
   recordResponse(response: SearchResponse): Promise<SearchResponse>;
   history(domain: string): Promise<{ domain: string; last_checked_at: string; changes: Change[] } | null>;
@@ -53,6 +55,7 @@ export async function openStore(where: StoreLocation, log: (line: string) => voi
   return {
     engine: db.engine,
     db,
+    record: recordOne,
     async recordResponse(response) {
       // One at a time: a property query's owners are few, and each is one short transaction.
       const results: EntityResult[] = [];

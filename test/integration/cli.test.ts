@@ -1,8 +1,11 @@
 /** `ident resolve <query> [--json]` as a user runs it (docs/decisions.md#interfaces), against the sample network. */
 import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { SearchResponse } from "../../lib/result/record";
+import { openStore } from "../../lib/store";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();
@@ -72,5 +75,40 @@ describe("ident CLI", () => {
     expect(code).toBe(2);
     expect(stderr).toContain("IDENT_FETCH_TIMEOUT_MS");
     expect(stderr).toContain("IDENT_CONNECT_TO");
+  });
+});
+
+describe("ident CLI with an index (docs/decisions.md#the-index)", () => {
+  it("records into the store named by IDENT_DATA_DIR: a second run sees the first one's times", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "ident-cli-"));
+    try {
+      const env = { IDENT_DATA_DIR: path.join(dir, "data") };
+      const first = SearchResponse.parse(JSON.parse((await ident(["resolve", "alice.example", "--json"], env)).stdout));
+      const seen = first.results[0]!.properties[0]!.since?.first_seen_at;
+      expect(seen).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(first.results[0]!.entity.last_checked_at).toBe(seen);
+      const second = SearchResponse.parse(JSON.parse((await ident(["resolve", "alice.example", "--json"], env)).stdout));
+      expect(second.results[0]!.properties[0]!.since?.first_seen_at).toBe(seen);
+      expect(second.results[0]!.entity.last_checked_at! > seen!).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it("a store in use by another process is said in one line, and the lookup is answered unrecorded", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "ident-cli-"));
+    const held = await openStore({ kind: "embedded", dataDir: path.join(dir, "data") });
+    try {
+      const { code, stdout, stderr } = await ident(["resolve", "alice.example", "--json"], { IDENT_DATA_DIR: path.join(dir, "data") });
+      expect(code).toBe(0);
+      expect(stderr).toMatch(/^ident: not recorded: the store in .* is in use by another process \(pid \d+\)[^\n]*\n$/);
+      expect(SearchResponse.parse(JSON.parse(stdout)).results[0]!.properties[0]!.since).toBeUndefined();
+    } finally {
+      await held.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it("without a store named, nothing is recorded and no folder is made", async () => {
+    const parsed = SearchResponse.parse(JSON.parse((await ident(["resolve", "alice.example", "--json"])).stdout));
+    expect(parsed.results[0]!.entity.last_checked_at).toBeUndefined();
   });
 });

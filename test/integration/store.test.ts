@@ -2,6 +2,7 @@
  * The index's records on both engines (docs/decisions.md#the-index): PGlite in memory or in a
  * folder, and a real PostgreSQL server started from Debian's binaries for this file.
  */
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -266,5 +267,39 @@ describe("opening the store", () => {
     const r = result("after.example", at(0), [{ id: P1, verified: true }]);
     expect((await store.recordResponse(response(r))).results[0]).toEqual(r);
     expect(lines).toEqual([expect.stringMatching(/^store: the resolution of after\.example was not recorded: /)]);
+  });
+});
+
+describe("npm start's check (web/check-config.ts) stops the server before it listens", () => {
+  const check = (env: Record<string, string>) =>
+    new Promise<{ code: number; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ["--import", "tsx", path.resolve(import.meta.dirname, "../../web/check-config.ts")],
+        { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 30_000 },
+        (err, _stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stderr }),
+      );
+    });
+  it("on a PostgreSQL server that cannot be reached, naming it", async () => {
+    const { code, stderr } = await check({ IDENT_DATABASE_URL: "postgres://ident:pw@127.0.0.1:1/x" });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^ident-resolver: the PostgreSQL server at postgres:\/\/ident:\*\*\*@127\.0\.0\.1:1\/x cannot be reached/);
+  });
+  it("on a store whose schema is newer than the code", async () => {
+    const dir = path.join(tempDir(), "data");
+    const store = await openStore({ kind: "embedded", dataDir: dir });
+    await store.db.query("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')");
+    await store.close();
+    const { code, stderr } = await check({ IDENT_DATA_DIR: dir });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/schema cannot be brought up to date: the store's schema is at version 999/);
+  });
+  it("on a store in use by another process; and passes, leaving it unlocked, when all is well", async () => {
+    const dir = path.join(tempDir(), "data");
+    const held = await openStore({ kind: "embedded", dataDir: dir });
+    expect(await check({ IDENT_DATA_DIR: dir })).toMatchObject({ code: 1, stderr: expect.stringMatching(/is in use by another process/) });
+    await held.close();
+    expect(await check({ IDENT_DATA_DIR: dir })).toEqual({ code: 0, stderr: "" });
+    await (await openStore({ kind: "embedded", dataDir: dir })).close();
   });
 });

@@ -1,0 +1,9 @@
+/**
+ * Next calls `register` once when the server starts: the app (its resolver and its index) is built
+ * then, so the store is open before the first lookup rather than during it (docs/decisions.md#the-index).
+ */
+export async function register() {
+  if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  const { app } = await import("./web/server");
+  app();
+}
