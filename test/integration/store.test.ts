@@ -276,7 +276,7 @@ describe("npm start's check (web/check-config.ts) stops the server before it lis
       execFile(
         process.execPath,
         ["--import", "tsx", path.resolve(import.meta.dirname, "../../web/check-config.ts")],
-        { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 30_000 },
+        { env: { NODE_ENV: "test", PATH: process.env.PATH ?? "", ...env }, timeout: 30_000 },
         (err, _stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stderr }),
       );
     });
