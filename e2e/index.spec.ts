@@ -13,6 +13,10 @@ test("a lookup is recorded: the API carries last_checked_at and each claim's sin
     expect(claim.since?.last_checked_at).toBe(checked);
     expect(claim.verified ? claim.since?.verified_since : claim.since?.failing_since).toBeDefined();
   }
+  // Asked again, the answer comes from the cache (the admission's), annotated all the same.
+  const again = SearchResponse.parse(await (await request.get("/api/resolve?q=acme.example")).json()).results[0]!;
+  expect(again.entity.last_checked_at).toBe(checked);
+  expect(again.properties.map((c) => c.since)).toEqual(r.properties.map((c) => c.since));
   const history = await request.get("/api/entity/acme.example/history");
   expect(history.status()).toBe(200);
   expect(history.headers()["cache-control"]).toBe("no-store");

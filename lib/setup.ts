@@ -4,6 +4,7 @@ import { createFetcher, type FetcherOptions } from "./fetch/fetcher";
 import { createOutboundGate, type OutboundGate } from "./fetch/outbound";
 import { createRateLimiter, type RateLimiter } from "./rate-limit";
 import { createResolver, type Resolver } from "./resolver";
+import type { SearchResponse } from "./result/record";
 import { openStore, type Store } from "./store";
 import { USER_AGENT } from "./version";
 
@@ -18,6 +19,8 @@ export type ConfiguredResolver = Resolver & {
   traffic: Traffic;
   /** The index, once open; null when it could not be opened (lookups are answered all the same). */
   store: Promise<Store | null>;
+  /** A response answered from the cache alone (never recorded by the resolver), with what the index knows. */
+  remember(response: SearchResponse): Promise<SearchResponse>;
   close(): Promise<void>;
 };
 
@@ -56,6 +59,10 @@ export function createConfiguredResolver(
     ...resolver,
     traffic: { outbound, hostBudget },
     store,
+    remember: async (response) => {
+      const index = await store;
+      return index ? index.recordResponse(response) : response;
+    },
     async close() {
       await fetcher.close();
       await (await store)?.close();

@@ -63,7 +63,9 @@ export const pageRequest = cache(async (): Promise<PageRequest> => {
   const refresh = admission.refresh;
   const query = page.query;
   const opts = { refresh: refresh.granted };
-  const known = admission.known ? await resolver.peek(query) : null;
+  const cached = admission.known ? await resolver.peek(query) : null;
+  // Annotated from the index as a lookup's answer would be (docs/decisions.md#the-index).
+  const known = cached && (await resolver.remember(cached));
   let delivery: Delivery;
   if (known) delivery = { mode: "whole", response: known };
   else if (!streamsTo(h.get("user-agent"))) {

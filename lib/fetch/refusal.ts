@@ -13,7 +13,17 @@ export type RefusalKind =
   /** A fault of this machine: out of file descriptors, memory or buffers. */
   | "local_fault";
 
+/** Marks a NotFetched whichever copy of this module made it (Next may bundle it more than once). */
+const BRAND = Symbol.for("ident-resolver.NotFetched");
+
 export class NotFetched extends Error {
+  readonly [BRAND] = true;
+
+  /** `instanceof` holds for a NotFetched from another copy of this module too. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
   constructor(
     readonly kind: RefusalKind,
     message: string,

@@ -38,7 +38,8 @@ export async function GET(request: NextRequest) {
     });
   }
   const work = newWork();
-  let response = admission.known;
+  // An answer the admission found in the cache is annotated from the index as a lookup's would be.
+  let response = admission.known && (await the.resolver.remember(admission.known));
   if (response === null) {
     try {
       response = await the.resolver.resolve(parsed.query, { refresh: refresh.granted, work });
