@@ -34,7 +34,13 @@ export class StoreError extends Error {
 export async function openEmbedded(dataDir: string | null): Promise<Db> {
   let db: PGlite;
   try {
-    db = await PGlite.create({ ...(dataDir ? { dataDir } : {}), extensions: { pg_trgm, unaccent } });
+    // 16 MB of shared buffers instead of PostgreSQL's 128 MB: the index shares the process with the
+    // resolver, and the default costs about 110 MB more RSS (measured: 296 → 186 MB on reopening).
+    db = await PGlite.create({
+      ...(dataDir ? { dataDir } : {}),
+      extensions: { pg_trgm, unaccent },
+      postgresqlconf: ["shared_buffers=16MB"],
+    });
   } catch (err) {
     throw new StoreError(`the embedded store in ${dataDir ?? "memory"} cannot be opened: ${(err as Error).message}`);
   }
