@@ -125,11 +125,11 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
   }
   // docs/decisions.md#the-index: the CLI records only into a store named in its environment; one that
   // is in use (the app's) or cannot be opened is said in one line, and the lookup goes on unrecorded.
-  const named =
-    Boolean(env.IDENT_DATABASE_URL?.trim()) ||
-    (Boolean(env.IDENT_DATA_DIR?.trim()) && config.config.store.kind === "embedded" && config.config.store.dataDir !== null);
+  const where = config.config.store;
+  const inMemory = where.kind === "embedded" && where.dataDir === null;
+  const named = [env.IDENT_DATABASE_URL, env.IDENT_DATA_DIR].some((v) => v?.trim()) && !inMemory;
   const store = named
-    ? openStore(config.config.store).catch((err: unknown) => {
+    ? openStore(where).catch((err: unknown) => {
         io.err(`ident: not recorded: ${err instanceof Error ? err.message : String(err)}\n`);
         return null;
       })

@@ -57,7 +57,8 @@ export async function openStore(where: StoreLocation, log: (line: string) => voi
     db,
     record: recordOne,
     async recordResponse(response) {
-      // One at a time: a property query's owners are few, and each is one short transaction.
+      // One transaction per result, in order: a property query's owners (up to its fetch budget) queue
+      // behind each other rather than holding one long transaction.
       const results: EntityResult[] = [];
       for (const result of response.results) results.push(await recordOne(result));
       return { ...response, results };

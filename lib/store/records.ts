@@ -45,7 +45,7 @@ export function isTransient(claim: Claim): boolean {
   return claim.reason === "not_found" && status !== undefined && (status === 429 || status >= 500);
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /**
  * Records `result` as checked at `result.cache.fetched_at` and returns it annotated. A result no
@@ -65,8 +65,16 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
   if (before && before.last_checked_at.getTime() >= at.getTime()) return annotate(result, before.last_checked_at, rows);
 
   const accepted = result.entity.status === "accepted";
-  const claims = accepted ? CLAIM_KINDS.flatMap((kind) => result[kind].map((claim, i) => ({ kind, claim, key: claimKey(claim, i) }))) : [];
-  const verified = claims.filter((c) => c.claim.verified || keepsVerdict(rows.get(`${c.kind} ${c.key}`), c.claim, at)).length;
+  const claims = accepted
+    ? CLAIM_KINDS.flatMap((kind) =>
+        result[kind].map((claim, i) => {
+          const key = claimKey(claim, i);
+          const prev = rows.get(`${kind} ${key}`);
+          return { kind, claim, key, prev, next: nextRow(prev, claim, kind, key, at) };
+        }),
+      )
+    : [];
+  const verified = claims.filter((c) => c.next.verified).length;
   await tx.query(
     `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
@@ -96,9 +104,7 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
   // An entity that is not accepted says nothing about its claims: their records stay as they were.
   if (!accepted) return annotate(result, at, rows);
 
-  for (const { kind, claim, key } of claims) {
-    const prev = rows.get(`${kind} ${key}`);
-    const next = nextRow(prev, claim, kind, key, at);
+  for (const { kind, claim, key, prev, next } of claims) {
     rows.set(`${kind} ${key}`, next);
     await tx.query(
       `INSERT INTO claims (domain, kind, claim_key, id, present, verified, reason, stale_reason, stale_message,
@@ -117,9 +123,9 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
         next.stale_message,
         next.first_seen_at.toISOString(),
         at.toISOString(),
-        iso(next.last_verified_at) ?? null,
-        iso(next.verified_since) ?? null,
-        iso(next.failing_since) ?? null,
+        iso(next.last_verified_at),
+        iso(next.verified_since),
+        iso(next.failing_since),
       ],
     );
     if (!prev || prev.verified !== next.verified || (!next.verified && prev.reason !== next.reason)) {
