@@ -104,41 +104,63 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
   // An entity that is not accepted says nothing about its claims: their records stay as they were.
   if (!accepted) return annotate(result, at, rows);
 
-  for (const { kind, claim, key, prev, next } of claims) {
-    rows.set(`${kind} ${key}`, next);
+  // One statement for all claims and one for their changes: a property query's owners can list
+  // thousands of claims between them, and a statement per claim cost seconds.
+  for (const { kind, key, next } of claims) rows.set(`${kind} ${key}`, next);
+  await tx.query(
+    `INSERT INTO claims (domain, kind, claim_key, id, present, verified, reason, stale_reason, stale_message,
+       first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
+     SELECT $1, kind, claim_key, id, true, verified, reason, stale_reason, stale_message,
+       first_seen_at, $2, last_verified_at, verified_since, failing_since
+     FROM jsonb_to_recordset($3::jsonb) AS x(kind text, claim_key text, id text, verified boolean, reason text, stale_reason text,
+       stale_message text, first_seen_at timestamptz, last_verified_at timestamptz, verified_since timestamptz, failing_since timestamptz)
+     ON CONFLICT (domain, kind, claim_key) DO UPDATE SET id = excluded.id, present = true, verified = excluded.verified,
+       reason = excluded.reason, stale_reason = excluded.stale_reason, stale_message = excluded.stale_message,
+       last_checked_at = excluded.last_checked_at, last_verified_at = excluded.last_verified_at,
+       verified_since = excluded.verified_since, failing_since = excluded.failing_since`,
+    [
+      domain,
+      at.toISOString(),
+      JSON.stringify(
+        claims.map(({ kind, key, claim, next }) => ({
+          kind,
+          claim_key: key,
+          id: claim.id,
+          verified: next.verified,
+          reason: next.reason,
+          stale_reason: next.stale_reason,
+          stale_message: next.stale_message,
+          first_seen_at: next.first_seen_at.toISOString(),
+          last_verified_at: iso(next.last_verified_at),
+          verified_since: iso(next.verified_since),
+          failing_since: iso(next.failing_since),
+        })),
+      ),
+    ],
+  );
+  const changed = claims.filter(
+    ({ prev, next }) => !prev || prev.verified !== next.verified || (!next.verified && prev.reason !== next.reason),
+  );
+  if (changed.length > 0) {
     await tx.query(
-      `INSERT INTO claims (domain, kind, claim_key, id, present, verified, reason, stale_reason, stale_message,
-         first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
-       VALUES ($1, $2, $3, $4, true, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-       ON CONFLICT (domain, kind, claim_key) DO UPDATE SET id = $4, present = true, verified = $5, reason = $6,
-         stale_reason = $7, stale_message = $8, last_checked_at = $10, last_verified_at = $11, verified_since = $12, failing_since = $13`,
+      `INSERT INTO changes (domain, kind, claim_key, id, at, verified, reason)
+       SELECT $1, kind, claim_key, id, $2, verified, reason
+       FROM jsonb_to_recordset($3::jsonb) AS x(n integer, kind text, claim_key text, id text, verified boolean, reason text) ORDER BY n`,
       [
         domain,
-        kind,
-        key,
-        claim.id,
-        next.verified,
-        next.reason,
-        next.stale_reason,
-        next.stale_message,
-        next.first_seen_at.toISOString(),
         at.toISOString(),
-        iso(next.last_verified_at),
-        iso(next.verified_since),
-        iso(next.failing_since),
+        JSON.stringify(
+          changed.map(({ kind, key, claim, next }, n) => ({
+            n,
+            kind,
+            claim_key: key,
+            id: claim.id,
+            verified: next.verified,
+            reason: next.reason,
+          })),
+        ),
       ],
     );
-    if (!prev || prev.verified !== next.verified || (!next.verified && prev.reason !== next.reason)) {
-      await tx.query("INSERT INTO changes (domain, kind, claim_key, id, at, verified, reason) VALUES ($1, $2, $3, $4, $5, $6, $7)", [
-        domain,
-        kind,
-        key,
-        claim.id,
-        at.toISOString(),
-        next.verified,
-        next.reason,
-      ]);
-    }
   }
   const listed = new Set(claims.map((c) => `${c.kind} ${c.key}`));
   const withdrawn = [...rows.keys()].filter((k) => !listed.has(k));
