@@ -9,6 +9,7 @@ import type { EntityResult, SearchResponse } from "../result/record";
 import { openDb, StoreError, type Db, type StoreLocation } from "./db";
 import { migrate } from "./migrations";
 import { history, record, type Change } from "./records";
+import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 
 export { StoreError } from "./db";
 export type { StoreLocation } from "./db";
@@ -20,7 +21,14 @@ export type Store = {
   /** Records every result of a response and returns it annotated; never throws. */
   recordResponse(response: SearchResponse): Promise<SearchResponse>;
   history(domain: string): Promise<{ domain: string; last_checked_at: string; changes: Change[] } | null>;
-  /** The database, for the index's other parts (search, the queue). */
+  /**
+   * One page of a search of the index (docs/decisions.md#search) for text already checked with
+   * `parseSearchText`; null for a cursor this index did not hand out.
+   */
+  search(text: string, cursor?: string | null): Promise<IndexSearch | null>;
+  /** The credentials the index knows `issuer` issues, with their holders. */
+  issuedBy(issuer: string): Promise<IssuedCredential[]>;
+  /** The database, for the index's other parts (the queue). */
   readonly db: Db;
   close(): Promise<void>;
 };
@@ -64,6 +72,11 @@ export async function openStore(where: StoreLocation, log: (line: string) => voi
       return { ...response, results };
     },
     history: (domain) => history(db, domain.toLowerCase()),
+    async search(text, cursor = null) {
+      const offset = decodeCursor(cursor);
+      return offset === null ? null : searchIndex(db, text, offset);
+    },
+    issuedBy: (issuer) => issuedBy(db, issuer),
     async close() {
       await db.close();
       unlock();

@@ -55,6 +55,35 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX changes_by_domain ON changes (domain, at DESC, seq DESC);
     `,
   },
+  {
+    version: 2,
+    name: "search over names, descriptions and claims; credentials by issuer",
+    // docs/decisions.md#search: a weighted full-text vector for words and prefixes, trigrams of the
+    // names for small typos, both over text already lower-cased and without accents, so the indexes
+    // need no function over their column (unaccent is not immutable).
+    sql: `
+      CREATE EXTENSION IF NOT EXISTS unaccent;
+      CREATE EXTENSION IF NOT EXISTS pg_trgm;
+      ALTER TABLE entities ADD COLUMN name text;
+      ALTER TABLE entities ADD COLUMN description text;
+      ALTER TABLE entities ADD COLUMN search tsvector NOT NULL DEFAULT ''::tsvector;
+      ALTER TABLE entities ADD COLUMN names_plain text NOT NULL DEFAULT '';
+      UPDATE entities SET name = details->>'name', description = details->>'description';
+      UPDATE entities SET
+        names_plain = lower(unaccent(coalesce(name, '') || ' ' || translate(domain, '.-', '  '))),
+        search = setweight(to_tsvector('simple', lower(unaccent(coalesce(name, '') || ' ' || translate(domain, '.-', '  ') || ' ' || coalesce(network_id, '')))), 'A')
+          || setweight(to_tsvector('simple', lower(unaccent(coalesce(description, '')))), 'C');
+      CREATE INDEX entities_search ON entities USING gin (search);
+      CREATE INDEX entities_names_trgm ON entities USING gin (names_plain gin_trgm_ops);
+      CREATE INDEX entities_network_id ON entities (lower(network_id));
+      ALTER TABLE claims ADD COLUMN label text;
+      ALTER TABLE claims ADD COLUMN issuer text;
+      ALTER TABLE claims ADD COLUMN issuer_name text;
+      UPDATE claims SET issuer = lower(split_part(substr(id, 2), '@', 2)) WHERE kind = 'credentials' AND id LIKE '@%@%';
+      UPDATE claims SET issuer = split_part(issuer, '/', 1) WHERE issuer IS NOT NULL;
+      CREATE INDEX claims_by_issuer ON claims (issuer) WHERE issuer IS NOT NULL;
+    `,
+  },
 ];
 
 /** Brings the schema to the latest version; returns the versions it applied. */

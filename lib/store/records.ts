@@ -5,6 +5,7 @@
  * `last_checked_at`, stale on error); the resolver itself never reads the store.
  */
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
+import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
 
 export const CLAIM_KINDS = ["properties", "credentials", "connections"] as const;
@@ -47,6 +48,27 @@ export function isTransient(claim: Claim): boolean {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+/** A string at `path` in a claimed entry (untrusted JSON), or null. */
+function textAt(value: unknown, ...path: string[]): string | null {
+  let at = value;
+  for (const key of path)
+    at = at !== null && typeof at === "object" && !Array.isArray(at) ? (at as Record<string, unknown>)[key] : undefined;
+  return typeof at === "string" && at.trim() !== "" ? at.slice(0, 500) : null;
+}
+
+/** What a claim is called: a property's name, a credential's title. */
+export const labelOf = (claim: Claim, kind: ClaimKind) =>
+  kind === "properties" ? textAt(claim.claimed, "name") : kind === "credentials" ? textAt(claim.claimed, "title") : null;
+
+/** The domain that issues a credential claim, from its id (docs/protocol.md#identifiers). */
+export function issuerOf(claim: Claim, kind: ClaimKind): string | null {
+  if (kind !== "credentials" || claim.id === null) return null;
+  return parseCredentialId(claim.id)?.domain.toLowerCase() ?? null;
+}
+
+/** The name the holder gives a credential's issuing site. */
+export const issuerNameOf = (claim: Claim, kind: ClaimKind) => (kind === "credentials" ? textAt(claim.claimed, "property", "name") : null);
+
 /**
  * Records `result` as checked at `result.cache.fetched_at` and returns it annotated. A result no
  * newer than what is recorded (answered from the cache) writes nothing: it is annotated only.
@@ -75,6 +97,9 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
       )
     : [];
   const verified = claims.filter((c) => c.next.verified).length;
+  const details = result.entity.details ?? {};
+  // docs/decisions.md#search: names and domain weigh most, then what the claims are called, then the description.
+  const claimWords = claims.flatMap(({ claim, kind }) => [labelOf(claim, kind), issuerNameOf(claim, kind)]).filter((w) => w !== null);
   await tx.query(
     `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
@@ -87,13 +112,25 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
       result.entity.status,
       result.entity.network_id ?? null,
       result.entity.entity_type ?? null,
-      JSON.stringify(result.entity.details ?? {}),
+      JSON.stringify(details),
       JSON.stringify(result.entity.problems),
       verified,
       claims.length - verified,
       at.toISOString(),
     ],
   );
+  // What an entity that is not accepted is called stays what it was last called.
+  if (accepted || !before) {
+    await tx.query(
+      `UPDATE entities SET name = $2, description = $3,
+         names_plain = lower(unaccent(coalesce($2, '') || ' ' || translate(domain, '.-', '  '))),
+         search = setweight(to_tsvector('simple', lower(unaccent(coalesce($2, '') || ' ' || translate(domain, '.-', '  ') || ' ' || coalesce(network_id, '')))), 'A')
+           || setweight(to_tsvector('simple', lower(unaccent($4))), 'B')
+           || setweight(to_tsvector('simple', lower(unaccent(coalesce($3, '')))), 'C')
+       WHERE domain = $1`,
+      [domain, details.name ?? null, details.description ?? null, claimWords.join(" ").slice(0, 20_000)],
+    );
+  }
   if (before?.status !== result.entity.status) {
     await tx.query("INSERT INTO changes (domain, kind, claim_key, at, status) VALUES ($1, 'entity', '', $2, $3)", [
       domain,
@@ -108,13 +145,15 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
   // thousands of claims between them, and a statement per claim cost seconds.
   for (const { kind, key, next } of claims) rows.set(`${kind} ${key}`, next);
   await tx.query(
-    `INSERT INTO claims (domain, kind, claim_key, id, present, verified, reason, stale_reason, stale_message,
+    `INSERT INTO claims (domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
        first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
-     SELECT $1, kind, claim_key, id, true, verified, reason, stale_reason, stale_message,
+     SELECT $1, kind, claim_key, id, label, issuer, issuer_name, true, verified, reason, stale_reason, stale_message,
        first_seen_at, $2, last_verified_at, verified_since, failing_since
-     FROM jsonb_to_recordset($3::jsonb) AS x(kind text, claim_key text, id text, verified boolean, reason text, stale_reason text,
-       stale_message text, first_seen_at timestamptz, last_verified_at timestamptz, verified_since timestamptz, failing_since timestamptz)
-     ON CONFLICT (domain, kind, claim_key) DO UPDATE SET id = excluded.id, present = true, verified = excluded.verified,
+     FROM jsonb_to_recordset($3::jsonb) AS x(kind text, claim_key text, id text, label text, issuer text, issuer_name text, verified boolean,
+       reason text, stale_reason text, stale_message text, first_seen_at timestamptz, last_verified_at timestamptz,
+       verified_since timestamptz, failing_since timestamptz)
+     ON CONFLICT (domain, kind, claim_key) DO UPDATE SET id = excluded.id, label = excluded.label, issuer = excluded.issuer,
+       issuer_name = excluded.issuer_name, present = true, verified = excluded.verified,
        reason = excluded.reason, stale_reason = excluded.stale_reason, stale_message = excluded.stale_message,
        last_checked_at = excluded.last_checked_at, last_verified_at = excluded.last_verified_at,
        verified_since = excluded.verified_since, failing_since = excluded.failing_since`,
@@ -126,6 +165,9 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
           kind,
           claim_key: key,
           id: claim.id,
+          label: labelOf(claim, kind),
+          issuer: issuerOf(claim, kind),
+          issuer_name: issuerNameOf(claim, kind),
           verified: next.verified,
           reason: next.reason,
           stale_reason: next.stale_reason,

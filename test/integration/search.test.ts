@@ -1,0 +1,277 @@
+/**
+ * Search over the index on both engines (docs/decisions.md#search): accents, case, prefixes, a typo,
+ * ranking, paging, hostile text, and the credentials an issuer has.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Claim, EntityResult } from "../../lib/result/record";
+import { openStore, type Store, type StoreLocation } from "../../lib/store";
+import { openDb } from "../../lib/store/db";
+import { migrate, MIGRATIONS } from "../../lib/store/migrations";
+import { searchIndex } from "../../lib/store/search";
+import { decodeCursor, encodeCursor, parseSearchText, searchWords } from "../../lib/store/search";
+import { startPostgres, type PostgresServer } from "../helpers/postgres";
+
+type Spec = {
+  domain: string;
+  name?: string;
+  description?: string;
+  status?: EntityResult["entity"]["status"];
+  verified?: number;
+  unverified?: number;
+  properties?: { id: string; name: string }[];
+  credentials?: { id: string; title: string; issuer: string; verified: boolean }[];
+};
+
+function entity(s: Spec): EntityResult {
+  const status = s.status ?? "accepted";
+  const prop = (i: number, verified: boolean): Claim => ({
+    id: `§:property:p${i}.${s.domain}`,
+    verified,
+    ...(verified ? {} : { reason: "not_listed" as const }),
+    claimed: { name: `Site ${i}` },
+    problems: [],
+  });
+  const details: Record<string, string> = {};
+  if (s.name) details.name = s.name;
+  if (s.description) details.description = s.description;
+  return {
+    entity: { status, domain: s.domain, network_id: `§:entity:${s.domain}`, entity_type: "organization", details, problems: [] },
+    properties:
+      status !== "accepted"
+        ? []
+        : [
+            ...Array.from({ length: s.verified ?? 0 }, (_, i) => prop(i, true)),
+            ...Array.from({ length: s.unverified ?? 0 }, (_, i) => prop(100 + i, false)),
+            ...(s.properties ?? []).map((p): Claim => ({ id: p.id, verified: true, claimed: { name: p.name }, problems: [] })),
+          ],
+    credentials: (s.credentials ?? []).map((c): Claim => ({
+      id: c.id,
+      verified: c.verified,
+      ...(c.verified ? {} : { reason: "no_backlink" as const }),
+      claimed: { title: c.title, property: { name: c.issuer } },
+      problems: [],
+    })),
+    connections: [],
+    jsonld: null,
+    cache: { fetched_at: "2026-03-03T09:00:00.000Z", stale: false },
+  };
+}
+
+const NETWORK: Spec[] = [
+  {
+    domain: "guild.example",
+    name: "The Makers Guild",
+    description: "A guild of furniture makers in Lyon.",
+    verified: 3,
+    properties: [{ id: "§:property:forum.guild.example", name: "Guild Forum" }],
+  },
+  { domain: "makersupply.test", name: "Makers Supply", description: "Tools and timber.", verified: 1, unverified: 2 },
+  { domain: "guild-of-makers.test", name: "Guild of Makers", verified: 0, unverified: 1 },
+  { domain: "makers-guild.test", name: "Makers Guild (copy)", status: "rejected" },
+  { domain: "cafe.example", name: "Café Müller", description: "Kaffee und Kuchen in Zürich", verified: 1 },
+  {
+    domain: "alice.example",
+    name: "Alice Moreau",
+    description: "Furniture maker and writer.",
+    verified: 1,
+    properties: [{ id: "§:property:blog.alice.example", name: "Workshop Notes" }],
+    credentials: [
+      { id: "@alice@guild.example/members", title: "Member", issuer: "The Makers Guild", verified: true },
+      { id: "@Alice@Guild.Example/teachers", title: "Teacher", issuer: "The Makers Guild", verified: false },
+    ],
+  },
+  {
+    domain: "bob.example",
+    name: "Bob Okafor",
+    credentials: [{ id: "@bob@guild.example/members", title: "Member", issuer: "The Makers Guild", verified: true }],
+  },
+  { domain: "zed.example", name: "Zed Weber", description: "mentions makers and guild in passing", verified: 5 },
+  ...Array.from({ length: 45 }, (_, i) => ({
+    domain: `paging${String(i).padStart(2, "0")}.test`,
+    name: `Paging Person ${i}`,
+    verified: i % 3,
+  })),
+];
+
+let server: PostgresServer;
+const dirs: string[] = [];
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const ENGINES: { name: string; location: (db?: string) => Promise<StoreLocation> }[] = [
+  {
+    name: "PGlite",
+    location: async () => {
+      const d = mkdtempSync(path.join(tmpdir(), "ident-search-"));
+      dirs.push(d);
+      return { kind: "embedded", dataDir: path.join(d, "data") };
+    },
+  },
+  { name: "PostgreSQL", location: async (db = "search") => ({ kind: "server", url: await server.database(`${db}${process.pid}`) }) },
+];
+
+describe.each(ENGINES)("search on $name", ({ location }) => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await openStore(await location());
+    for (const spec of NETWORK) await store.record(entity(spec));
+  }, 60_000);
+  afterAll(() => store?.close());
+
+  const domains = async (text: string) => (await store.search(text))!.results.map((h) => h.domain);
+
+  it("finds words as prefixes, whatever their case: 'mak guild' finds The Makers Guild", async () => {
+    expect(await domains("mak guild")).toContain("guild.example");
+    expect(await domains("MAKERS GUILD")).toContain("guild.example");
+  });
+
+  it("ignores accents both ways", async () => {
+    expect(await domains("cafe muller")).toEqual(["cafe.example"]);
+    expect(await domains("zürich")).toEqual(["cafe.example"]);
+    expect(await domains("Zurich")).toEqual(["cafe.example"]);
+  });
+
+  it("forgives a one-letter typo in a name", async () => {
+    expect(await domains("Alise")).toContain("alice.example");
+    expect(await domains("makers guld")).toContain("guild.example");
+    expect(await domains("Moreua")).toContain("alice.example");
+  });
+
+  it("searches property names, credential titles and issuer names, and descriptions", async () => {
+    expect(await domains("workshop notes")).toEqual(["alice.example"]);
+    expect(await domains("teacher")).toEqual(["alice.example"]);
+    expect(await domains("timber")).toEqual(["makersupply.test"]);
+  });
+
+  it("ranks an exact domain first, then name matches, then the rest; accepted with more verified claims first among equals", async () => {
+    const hits = await domains("makers guild");
+    // Names with both words: accepted first, more verified first; then the rejected copy; then
+    // the entity that only mentions them in its description (despite its 5 verified claims).
+    expect(hits.slice(0, 3)).toEqual(["guild.example", "guild-of-makers.test", "makers-guild.test"]);
+    expect(hits.indexOf("zed.example")).toBeGreaterThan(2);
+    expect((await domains("guild-of-makers.test"))[0]).toBe("guild-of-makers.test");
+    expect((await domains("§:entity:makers-guild.test"))[0]).toBe("makers-guild.test");
+  });
+
+  it("a hit carries what the result page shows", async () => {
+    const [hit] = (await store.search("cafe"))!.results;
+    expect(hit).toEqual({
+      domain: "cafe.example",
+      network_id: "§:entity:cafe.example",
+      entity_type: "organization",
+      name: "Café Müller",
+      description: "Kaffee und Kuchen in Zürich",
+      status: "accepted",
+      verified: 1,
+      unverified: 0,
+      last_checked_at: "2026-03-03T09:00:00.000Z",
+      url: "/entity/cafe.example",
+    });
+  });
+
+  it("pages 20 at a time with a cursor, ending with null", async () => {
+    const first = (await store.search("paging person"))!;
+    expect(first.results).toHaveLength(20);
+    const second = (await store.search("paging person", first.next_cursor))!;
+    const third = (await store.search("paging person", second.next_cursor))!;
+    expect(second.results).toHaveLength(20);
+    expect(third.results).toHaveLength(5);
+    expect(third.next_cursor).toBeNull();
+    const all = [...first.results, ...second.results, ...third.results].map((h) => h.domain);
+    expect(new Set(all).size).toBe(45);
+    // More verified claims first among equal names.
+    const verified = [...first.results, ...second.results, ...third.results].map((h) => h.verified);
+    expect(verified).toEqual([...verified].sort((a, b) => b - a));
+    expect(await store.search("paging person", "not-a-cursor")).toBeNull();
+  });
+
+  it("hostile text returns results or none, never an error", async () => {
+    const hostile = [
+      "'; DROP TABLE entities; --",
+      "%",
+      "_",
+      "\\",
+      "a:* | b",
+      "!(guild)",
+      "guild & | !",
+      "\"quoted\" 'single'",
+      "😀".repeat(200),
+      "ǅ̸̢̛͓̈́",
+      "$1 $2 $$",
+      "<script>alert(1)</script>",
+      "guild\u202e",
+      "x".repeat(200),
+    ];
+    for (const text of hostile) {
+      expect(parseSearchText(text).ok, text).toBe(true);
+      const page = await store.search(text);
+      expect(Array.isArray(page?.results), text).toBe(true);
+    }
+    expect(await domains("guild")).toContain("guild.example"); // the table is still there
+  });
+
+  it("lists the credentials an issuer has, with each holder and whether it verifies", async () => {
+    const issued = await store.issuedBy("GUILD.example");
+    expect(issued.map((c) => [c.holder.domain, c.id, c.verified])).toEqual([
+      ["alice.example", "@alice@guild.example/members", true],
+      ["bob.example", "@bob@guild.example/members", true],
+      ["alice.example", "@Alice@Guild.Example/teachers", false],
+    ]);
+    expect(issued[0]).toMatchObject({ title: "Member", holder: { name: "Alice Moreau", status: "accepted" } });
+    expect(await store.issuedBy("nobody.example")).toEqual([]);
+  });
+});
+
+it.each(ENGINES)("entities recorded before search existed are found after the migration ($name)", async ({ location }) => {
+  const db = await openDb(await location("v1search"));
+  try {
+    await migrate(
+      db,
+      MIGRATIONS.filter((m) => m.version === 1),
+    );
+    await db.query(
+      `INSERT INTO entities (domain, status, details, first_seen_at, last_checked_at) VALUES ('old.example', 'accepted', '{"name": "Élodie Old"}', now(), now())`,
+    );
+    await db.query(
+      `INSERT INTO claims (domain, kind, claim_key, id, present, verified, first_seen_at, last_checked_at)
+       VALUES ('old.example', 'credentials', 'k', '@elodie@Issuer.Example/members', true, true, now(), now())`,
+    );
+    await migrate(db);
+    expect((await searchIndex(db, "elodie")).results.map((h) => [h.domain, h.name])).toEqual([["old.example", "Élodie Old"]]);
+    expect(await db.query("SELECT issuer FROM claims")).toEqual([{ issuer: "issuer.example" }]);
+  } finally {
+    await db.close();
+  }
+});
+
+describe("search text and cursors", () => {
+  it("refuses empty text, more than 200 characters and control characters", () => {
+    expect(parseSearchText("  ")).toMatchObject({ ok: false, message: "The search is empty" });
+    expect(parseSearchText("x".repeat(201)).ok).toBe(false);
+    expect(parseSearchText("😀".repeat(200)).ok).toBe(true);
+    expect(parseSearchText("a\u0000b").ok).toBe(false);
+    expect(parseSearchText("a\nb").ok).toBe(false);
+  });
+
+  it("folds words to the index's form", () => {
+    expect(searchWords("Café  MÜLLER, café!")).toEqual(["cafe", "muller"]);
+    expect(searchWords("'; DROP --")).toEqual(["drop"]);
+    expect(searchWords("😀")).toEqual([]);
+  });
+
+  it("a cursor is opaque and checked", () => {
+    expect(decodeCursor(encodeCursor(40))).toBe(40);
+    expect(decodeCursor(null)).toBe(0);
+    expect(decodeCursor(encodeCursor(7))).toBeNull();
+    expect(decodeCursor(encodeCursor(100_000))).toBeNull();
+    expect(decodeCursor("'; --")).toBeNull();
+  });
+});
