@@ -29,7 +29,18 @@ export function ClaimCard({ view }: { view: ClaimView }) {
           )}
         </span>
         {view.type ? <span className="badge">{view.type}</span> : null}
+        {view.history?.stale ? (
+          <span className="badge badge-stale" data-testid="claim-stale">
+            Not re-checked
+          </span>
+        ) : null}
       </div>
+      {view.history ? (
+        <p className="claim-since" data-testid="claim-since">
+          {view.history.text}
+          {view.history.stale ? <span className="claim-stale-note"> {view.history.stale}</span> : null}
+        </p>
+      ) : null}
       {view.id !== view.title ? (
         <p className="claim-id">
           <code>{view.id}</code>

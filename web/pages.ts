@@ -3,16 +3,21 @@
  * The proxy sets the status from it, the page cache keys and versions pages by it, and the per-request
  * decision (page-request.ts) starts from it.
  */
-import { isDomain, parseQuery, type Query } from "../lib/protocol/ids";
+import { isDomain, looksLikeIdentifier, parseQuery, type Query } from "../lib/protocol/ids";
+import { decodeCursor, parseSearchText } from "../lib/store/search";
 
 export type Page =
   /** `/entity/{domain}`: the canonical page of one entity. */
   | { kind: "entity"; query: Query & { kind: "domain" } }
   /** `/search?q=` with an identifier: a lookup. */
   | { kind: "lookup"; query: Query }
+  /** `/search?q=` with other text: a search of the index (docs/decisions.md#search), which fetches nothing. */
+  | { kind: "index-search"; text: string; cursor: string | null }
+  /** `/issuer/{domain}`: the credentials the index knows a domain issues. */
+  | { kind: "issuer"; domain: string }
   /** `/search` without a valid query: the form again, with the reason, as HTTP 400. */
   | { kind: "bad-query"; q: string; message: string }
-  /** `/entity/{anything that is not a domain}`: HTTP 404. */
+  /** `/entity/` or `/issuer/` with anything that is not a domain: HTTP 404. */
   | { kind: "no-entity" };
 
 /** The page at `pathname` with `searchParams`, or null for any other path (the home page, the API, assets). */
@@ -20,13 +25,20 @@ export function pageOf(pathname: string, searchParams: URLSearchParams): Page | 
   if (pathname === "/search") {
     const q = searchParams.get("q") ?? "";
     const parsed = parseQuery(q);
-    return parsed.ok ? { kind: "lookup", query: parsed.query } : { kind: "bad-query", q, message: parsed.message };
+    if (parsed.ok) return { kind: "lookup", query: parsed.query };
+    if (looksLikeIdentifier(q)) return { kind: "bad-query", q, message: parsed.message };
+    const text = parseSearchText(q);
+    if (!text.ok) return { kind: "bad-query", q, message: text.message };
+    const cursor = searchParams.get("cursor");
+    if (decodeCursor(cursor) === null) return { kind: "bad-query", q, message: "The page link is not valid; search again" };
+    return { kind: "index-search", text: text.text, cursor };
   }
-  const segment = /^\/entity\/([^/]*)\/?$/.exec(pathname)?.[1];
+  const [, section, segment] = /^\/(entity|issuer)\/([^/]*)\/?$/.exec(pathname) ?? [];
   if (segment === undefined) return null;
   const domain = decoded(segment);
   if (domain === null || !isDomain(domain)) return { kind: "no-entity" };
   const lower = domain.toLowerCase();
+  if (section === "issuer") return { kind: "issuer", domain: lower };
   return { kind: "entity", query: { input: lower, kind: "domain", domain: lower } };
 }
 

@@ -10,6 +10,7 @@ import { parseCredentialDocument } from "../documents/credential";
 import { isRecord } from "../documents/json";
 import { parsePropertyDocument } from "../documents/property";
 import type { Reason } from "../protocol/reasons";
+import { claimHistoryWords, type ClaimHistoryWords } from "./when";
 
 export type Link = { href: string; text: string };
 export type SourceView = { url: string; via: "JSON document" | "HTML embed" | "page" };
@@ -49,6 +50,8 @@ export type ClaimView = {
   reason: { code: Reason; text: string; detail: string; fix: string } | null;
   source: SourceView | null;
   warnings: string[];
+  /** Since when the verdict holds, from the index (docs/decisions.md#the-index); null without one. */
+  history: ClaimHistoryWords | null;
 };
 
 const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v : null);
@@ -139,6 +142,7 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
       : null,
     source: sourceView(claim.source),
     warnings: claim.problems.filter((p) => p.severity === "warning").map((p) => wellFormed(p.message)),
+    history: claimHistoryWords(claim, settings.now ?? new Date()),
     issuer: null,
     dataset: null,
     profile: null,

@@ -102,6 +102,15 @@ export type QueryParse = { ok: true; query: Query } | { ok: false; message: stri
 export const QUERY_FORMS = "a domain (alice.example), an https:// URL, §:entity:{domain}, §:property:{domain} or @user@issuer[/path]";
 
 /** Parses and classifies a query (docs/decisions.md#interfaces): trimmed, at most 512 characters. */
+/**
+ * Whether text is meant as an identifier (it starts like one: `§`, `@`, or a URL scheme), so a
+ * mistake in it is reported rather than searched for (docs/decisions.md#search).
+ */
+export function looksLikeIdentifier(raw: string): boolean {
+  const input = raw.trim();
+  return input.startsWith(SECTION) || input.startsWith("@") || /^[a-z][a-z0-9+.-]*:\/\//i.test(input);
+}
+
 export function parseQuery(raw: string): QueryParse {
   const input = raw.trim();
   const fail = (why: string): QueryParse => ({ ok: false, message: `${why}; expected ${QUERY_FORMS}` });

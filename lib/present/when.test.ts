@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import type { Claim } from "../result/record";
+import { claimHistoryWords, exactly, when } from "./when";
+
+const NOW = new Date("2026-11-22T15:00:00.000Z");
+const claim = (c: Partial<Claim>): Claim => ({ id: "§:property:x.example", verified: true, claimed: {}, problems: [], ...c });
+
+describe("times from the index in words (docs/decisions.md#the-index)", () => {
+  it("says a time today, yesterday, or the day", () => {
+    expect(when("2026-11-22T09:12:00.000Z", NOW)).toBe("09:12 UTC");
+    expect(when("2026-11-21T23:59:00.000Z", NOW)).toBe("yesterday");
+    expect(when("2026-03-03T10:00:00.000Z", NOW)).toBe("3 March 2026");
+    expect(when("not a date", NOW)).toBe("at an unknown time");
+    expect(exactly("2026-03-03T10:05:00.000Z")).toBe("3 March 2026, 10:05 UTC");
+  });
+
+  it("a verified claim: verified since the start of its run", () => {
+    const since = { first_seen_at: "2026-01-01T00:00:00Z", last_checked_at: NOW.toISOString(), verified_since: "2026-03-03T08:00:00Z" };
+    expect(claimHistoryWords(claim({ since }), NOW)).toEqual({ text: "Verified since 3 March 2026", stale: null });
+  });
+
+  it("a failing claim: failing since, and when it was last verified, or never", () => {
+    const since = { first_seen_at: "2026-01-01T00:00:00Z", last_checked_at: NOW.toISOString(), failing_since: "2026-11-22T09:12:00Z" };
+    expect(claimHistoryWords(claim({ verified: false, reason: "not_listed", since }), NOW)?.text).toBe(
+      "Failing since 09:12 UTC, never verified",
+    );
+    expect(
+      claimHistoryWords(
+        claim({ verified: false, reason: "not_listed", since: { ...since, last_verified_at: "2026-11-21T20:00:00Z" } }),
+        NOW,
+      )?.text,
+    ).toBe("Failing since 09:12 UTC, last verified yesterday");
+  });
+
+  it("stale on error: when it was last verified, why it could not be re-checked, and until when it is kept", () => {
+    const since = { first_seen_at: "2026-01-01T00:00:00Z", last_checked_at: NOW.toISOString(), last_verified_at: "2026-11-22T06:00:00Z" };
+    const words = claimHistoryWords(
+      claim({ since, stale: { reason: "unreachable", message: "connect ECONNREFUSED", until: "2026-11-23T06:00:00.000Z" } }),
+      NOW,
+    );
+    expect(words).toEqual({
+      text: "Last verified 06:00 UTC",
+      stale: "Could not be re-checked since then (the publisher could not be reached); kept as verified until 23 November 2026, 06:00 UTC.",
+    });
+  });
+
+  it("nothing without an index", () => {
+    expect(claimHistoryWords(claim({}), NOW)).toBeNull();
+  });
+});
