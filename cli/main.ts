@@ -1,21 +1,27 @@
+import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { configErrorMessage, parseConfig } from "../lib/config";
 import { NotFetched } from "../lib/fetch/refusal";
 import { createConfiguredResolver } from "../lib/setup";
-import { openStore } from "../lib/store";
+import { openStore, type Store } from "../lib/store";
+import { parseSearchText, type IndexSearch } from "../lib/store/search";
 import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
 import { parseQuery, QUERY_FORMS } from "../lib/protocol/ids";
-import type { Claim, EntityResult, SearchResponse, Source } from "../lib/result/record";
+import type { Claim, EntityResult, EntityStatus, SearchResponse, Source } from "../lib/result/record";
 import { VERSION } from "../lib/version";
 
 export type Io = { out: (text: string) => void; err: (text: string) => void };
 
 const USAGE = `usage: ident resolve <query> [--json]
+       ident search <text> [--json] [--cursor <cursor>]
 
-  <query>  ${QUERY_FORMS}
-  --json   print the SearchResponse record (docs/decisions.md#the-result-record) and nothing else
+  resolve   looks up <query>: ${QUERY_FORMS}
+  search    searches the index (names, domains, descriptions, claims) for <text>; fetches nothing
+  --json    print the record (docs/decisions.md#the-result-record, docs/decisions.md#search) and nothing else
+  --cursor  the next page of a search, as the previous page gave it
 
-Exit status: 0 when an entity is accepted, 1 when none is, 2 for a bad query or usage.`;
+Exit status: resolve: 0 when an entity is accepted, 1 when none is; search: 0 with hits, 1 with none;
+2 for a bad query or usage, or an index that cannot be searched.`;
 
 /** Untrusted text for a terminal: control characters (escape sequences and line breaks among them) become U+FFFD. */
 export function printable(text: string): string {
@@ -81,15 +87,29 @@ export function formatResponse(response: SearchResponse): string {
 /** The command line, read by node:util's parseArgs: `resolve <query>` and its flags, or why not. */
 function readArgs(
   argv: readonly string[],
-): { ok: true; json: boolean; help: boolean; version: boolean; positionals: string[] } | { ok: false; message: string } {
+):
+  | { ok: true; json: boolean; help: boolean; version: boolean; cursor: string | null; positionals: string[] }
+  | { ok: false; message: string } {
   try {
     const { values, positionals } = parseArgs({
       args: [...argv],
-      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" }, version: { type: "boolean" } },
+      options: {
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean" },
+        cursor: { type: "string" },
+      },
       allowPositionals: true,
       strict: true,
     });
-    return { ok: true, json: values.json === true, help: values.help === true, version: values.version === true, positionals };
+    return {
+      ok: true,
+      json: values.json === true,
+      help: values.help === true,
+      version: values.version === true,
+      cursor: values.cursor ?? null,
+      positionals,
+    };
   } catch (err) {
     const option = err instanceof Error ? /'(-[^']*)'/.exec(err.message)?.[1] : undefined;
     return { ok: false, message: option ? `unknown option ${option}` : err instanceof Error ? err.message : "bad arguments" };
@@ -108,8 +128,12 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
     return argv.length === 0 ? 2 : 0;
   }
   const [command, query, ...extra] = args.ok ? args.positionals : [];
-  if (!args.ok || command !== "resolve" || query === undefined || extra.length > 0) {
-    io.err(`ident: ${args.ok ? "expected: resolve <query>" : args.message}\n${USAGE}\n`);
+  if (args.ok && command === "search" && query !== undefined && extra.length === 0) return search(query, args, env, io);
+  if (!args.ok || command !== "resolve" || query === undefined || extra.length > 0 || args.cursor !== null) {
+    const expected = command === "search" ? "expected: search <text>" : "expected: resolve <query>";
+    io.err(
+      `ident: ${args.ok ? (args.cursor !== null && command === "resolve" ? "--cursor is for search" : expected) : args.message}\n${USAGE}\n`,
+    );
     return 2;
   }
   const json = args.json;
@@ -154,5 +178,70 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
     return outcome.response.results.some((r) => r.entity.status === "accepted") ? 0 : 1;
   } finally {
     await resolver.close();
+  }
+}
+
+/** One index hit as a line and its page (docs/decisions.md#search). */
+export function formatHits(page: IndexSearch): string {
+  if (page.results.length === 0) return `Nothing in the index matches "${printable(page.query)}". Look up a domain to add it.\n`;
+  const lines: string[] = [];
+  for (const hit of page.results) {
+    const name = hit.name ? `${printable(hit.name)} ` : "";
+    const kind = hit.entity_type ? ` (${printable(hit.entity_type)})` : "";
+    const verdict =
+      hit.status === "accepted"
+        ? `${hit.verified} verified, ${hit.unverified} not verified`
+        : (STATUS_TEXT[hit.status as EntityStatus] ?? hit.status);
+    lines.push(`${name}[${hit.domain}]${kind}: ${verdict}; last checked ${hit.last_checked_at}`);
+    if (hit.description) lines.push(`  ${printable(hit.description.slice(0, 160))}`);
+  }
+  if (page.next_cursor) lines.push("", `More: ident search ${JSON.stringify(page.query)} --cursor ${page.next_cursor}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** `ident search <text> [--json] [--cursor c]`: the index named by the environment, or .data/ by default. */
+async function search(
+  text: string,
+  args: { json: boolean; cursor: string | null },
+  env: Readonly<Record<string, string | undefined>>,
+  io: Io,
+): Promise<number> {
+  const config = parseConfig(env);
+  if (!config.ok) {
+    io.err(`${configErrorMessage(config.errors)}\n`);
+    return 2;
+  }
+  const parsed = parseSearchText(text);
+  if (!parsed.ok) {
+    io.err(`ident: invalid search: ${parsed.message}\n`);
+    return 2;
+  }
+  const where = config.config.store;
+  if (where.kind === "embedded" && where.dataDir === null) {
+    io.err("ident: no index to search: IDENT_DATA_DIR is :memory:; name a folder or set IDENT_DATABASE_URL\n");
+    return 2;
+  }
+  if (where.kind === "embedded" && where.dataDir && !existsSync(where.dataDir)) {
+    io.err(`ident: no index to search in ${where.dataDir}; run the app or 'ident resolve' with IDENT_DATA_DIR set first\n`);
+    return 2;
+  }
+  let store: Store;
+  try {
+    store = await openStore(where);
+  } catch (err) {
+    // The app holds the embedded store while it runs: its /api/search answers the same question.
+    io.err(`ident: the index cannot be searched: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  try {
+    const page = await store.search(parsed.text, args.cursor);
+    if (page === null) {
+      io.err("ident: invalid search: the cursor is not one this index handed out\n");
+      return 2;
+    }
+    io.out(args.json ? `${JSON.stringify(page, null, 2)}\n` : formatHits(page));
+    return page.results.length > 0 ? 0 : 1;
+  } finally {
+    await store.close();
   }
 }

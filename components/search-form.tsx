@@ -5,6 +5,7 @@ export const EXAMPLES = [
   { q: "§:entity:hartley-law.example", what: "a network ID" },
   { q: "§:property:jointventure.example", what: "a property ID" },
   { q: "@alice@guild.example/members", what: "a credential ID" },
+  { q: "makers guild", what: "a name" },
 ];
 
 /** The one-field search form; a GET to /search, so it works without JavaScript. */
@@ -24,7 +25,7 @@ export function SearchForm({ value = "", error, compact = false }: { value?: str
           maxLength={512}
           autoComplete="off"
           spellCheck={false}
-          placeholder="alice.example, §:entity:…, @user@issuer"
+          placeholder="alice.example, a name, §:entity:…, @user@issuer"
           aria-describedby={error ? `${compact ? "q-top" : "q"}-error` : compact ? undefined : "q-help"}
           aria-invalid={error ? true : undefined}
         />
@@ -37,7 +38,10 @@ export function SearchForm({ value = "", error, compact = false }: { value?: str
       ) : null}
       {compact ? null : (
         <div id="q-help" className="search-help">
-          <p>Type a domain, a profile URL, a network ID, a property ID or a credential ID. Try:</p>
+          <p>
+            Type a domain, a profile URL, a network ID, a property ID or a credential ID to look it up, or a name to search the
+            entities already known. Try:
+          </p>
           <ul className="examples">
             {EXAMPLES.map((e) => (
               <li key={e.q}>

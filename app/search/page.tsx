@@ -1,17 +1,24 @@
 import type { Metadata } from "next";
+import { IndexResults } from "@/components/index-results";
 import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { pageRequest } from "@/web/page-request";
+import { app } from "@/web/server";
 
 export async function generateMetadata(): Promise<Metadata> {
   const { page } = await pageRequest();
-  const q = page?.kind === "lookup" ? page.query.input : page?.kind === "bad-query" ? page.q.trim() : "";
+  const q =
+    page?.kind === "lookup" ? page.query.input : page?.kind === "index-search" ? page.text : page?.kind === "bad-query" ? page.q.trim() : "";
   return { title: q ? `Search: ${q.slice(0, 80)}` : "Search", robots: { index: false, follow: true } };
 }
 
-/** `/search?q=`: the results of a lookup, or the form again with the reason (docs/decisions.md#interfaces). */
+/**
+ * `/search?q=`: the results of a lookup for an identifier, a search of the index for other text
+ * (docs/decisions.md#search), or the form again with the reason.
+ */
 export default async function SearchPage() {
   const { page, refresh, delivery } = await pageRequest();
+  if (page?.kind === "index-search") return <IndexSearchPage text={page.text} cursor={page.cursor} />;
   if (page?.kind !== "lookup" || !delivery) {
     // proxy.ts answers this page with HTTP 400.
     return (
@@ -32,6 +39,31 @@ export default async function SearchPage() {
       </h1>
       {refresh.asked && !refresh.granted ? <RefreshRefused /> : null}
       <Results delivery={delivery} />
+    </div>
+  );
+}
+
+async function IndexSearchPage({ text, cursor }: { text: string; cursor: string | null }) {
+  const store = await app().resolver.store;
+  const found = store
+    ? await store.search(text, cursor).catch((err: unknown) => {
+        console.error(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      })
+    : undefined;
+  return (
+    <div className="search-page">
+      <SearchForm value={text} compact />
+      <h1 className="results-title">
+        Entities matching <q>{text}</q>
+      </h1>
+      {found ? (
+        <IndexResults page={found} cursor={cursor} />
+      ) : (
+        <p className="notice" role="status">
+          The index cannot be searched just now. Lookups of a domain or an identifier still work.
+        </p>
+      )}
     </div>
   );
 }

@@ -111,4 +111,39 @@ describe("ident CLI with an index (docs/decisions.md#the-index)", () => {
     const parsed = SearchResponse.parse(JSON.parse((await ident(["resolve", "alice.example", "--json"])).stdout));
     expect(parsed.results[0]!.entity.last_checked_at).toBeUndefined();
   });
+  it("ident search finds what the index recorded: exit 0 with hits, 1 with none, 2 for bad text or no index", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "ident-cli-"));
+    try {
+      const env = { IDENT_DATA_DIR: path.join(dir, "data") };
+      expect((await ident(["resolve", "alice.example"], env)).code).toBe(0);
+      const found = await ident(["search", "alise moreau"], env);
+      expect(found.code).toBe(0);
+      expect(found.stdout).toMatch(/^Alice Moreau \[alice\.example\] \(person\): \d+ verified, \d+ not verified; last checked /);
+      const json = await ident(["search", "workshop", "--json"], env);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        schema: "ident-resolver/index-search@1",
+        query: "workshop",
+        results: [{ domain: "alice.example", url: "/entity/alice.example", status: "accepted" }],
+        next_cursor: null,
+      });
+      const none = await ident(["search", "nobody at all"], env);
+      expect(none.code).toBe(1);
+      expect(none.stdout).toContain("Nothing in the index matches");
+      expect(await ident(["search", "a\u0007b"], env)).toMatchObject({ code: 2, stderr: expect.stringContaining("control characters") });
+      expect(await ident(["search", "alice", "--cursor", "nope"], env)).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining("cursor"),
+      });
+      expect(await ident(["search", "alice"], { IDENT_DATA_DIR: ":memory:" })).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining(":memory:"),
+      });
+      expect(await ident(["search", "alice"], { IDENT_DATA_DIR: path.join(dir, "none") })).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining("no index to search"),
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

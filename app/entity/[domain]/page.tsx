@@ -1,11 +1,13 @@
 import type { Metadata } from "next";
+import { Suspense } from "react";
+import { Timeline } from "@/components/timeline";
 import { notFound } from "next/navigation";
 import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { clip, withoutBidiControls } from "@/lib/present/display";
 import { entityView } from "@/lib/present/view";
 import type { EntityResult } from "@/lib/result/record";
-import { pageRequest } from "@/web/page-request";
+import { pageRequest, type Delivery } from "@/web/page-request";
 import { app } from "@/web/server";
 
 /** The entity this page is about, as far as it is known before its claims settle; null when the lookup was declined. */
@@ -51,6 +53,12 @@ export async function generateMetadata(): Promise<Metadata> {
   };
 }
 
+/** Once this page's own check is in the index, whatever it was. */
+function settled(delivery: Delivery): Promise<unknown> {
+  if (delivery.mode !== "stream") return Promise.resolve();
+  return "entity" in delivery ? delivery.entity.then((staged) => ("refused" in staged ? null : staged.result)) : delivery.response;
+}
+
 /** `/entity/{domain}`: the canonical, shareable page of one entity (docs/decisions.md#interfaces). */
 export default async function EntityPage() {
   const { page, refresh, delivery } = await pageRequest();
@@ -60,6 +68,9 @@ export default async function EntityPage() {
       <SearchForm compact />
       {refresh.asked && !refresh.granted ? <RefreshRefused /> : null}
       <Results delivery={delivery} headingLevel={1} linkToPage={false} />
+      <Suspense fallback={null}>
+        <Timeline domain={page.query.domain} settled={settled(delivery)} />
+      </Suspense>
     </div>
   );
 }

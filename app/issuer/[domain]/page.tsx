@@ -1,0 +1,101 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { clipName, wellFormed } from "@/lib/present/display";
+import { REASON_TEXT } from "@/lib/present/explain";
+import { exactly, when } from "@/lib/present/when";
+import { REASONS, type Reason } from "@/lib/protocol/reasons";
+import { pageRequest } from "@/web/page-request";
+import { app } from "@/web/server";
+
+async function issuerOf(): Promise<string> {
+  const { page } = await pageRequest();
+  if (page?.kind !== "issuer") notFound();
+  return page.domain;
+}
+
+export async function generateMetadata(): Promise<Metadata> {
+  const domain = await issuerOf();
+  return { title: `Credentials issued by ${domain}`, robots: { index: false, follow: true } };
+}
+
+const reasonText = (reason: string | null) =>
+  reason && (REASONS as readonly string[]).includes(reason) ? REASON_TEXT[reason as Reason] : "not verified";
+
+/**
+ * `/issuer/{domain}` (docs/decisions.md#search): the credentials the index knows a domain issues,
+ * each with its holder and whether it verifies. Read from the index alone; nothing is fetched.
+ */
+export default async function IssuerPage() {
+  const domain = await issuerOf();
+  const store = await app().resolver.store;
+  const issued = store
+    ? await store.issuedBy(domain).catch((err: unknown) => {
+        console.error(`store: the credentials of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+        return null;
+      })
+    : null;
+  const now = new Date();
+  return (
+    <div className="issuer-page">
+      <h1>
+        Credentials issued by <bdi>{domain}</bdi>
+      </h1>
+      <p>
+        As far as the index knows: holders that were looked up or found by discovery. <a href={`/entity/${domain}`}>Look up {domain}</a>{" "}
+        itself.
+      </p>
+      {issued === null ? (
+        <p className="notice" role="status">
+          The index cannot be read just now.
+        </p>
+      ) : issued.length === 0 ? (
+        <div className="state" data-testid="no-credentials">
+          <h2>No credential known</h2>
+          <p>The index knows no holder that claims a credential issued by {domain}.</p>
+        </div>
+      ) : (
+        <table className="issued" data-testid="issued">
+          <caption className="visually-hidden">Credentials issued by {domain}, with their holders</caption>
+          <thead>
+            <tr>
+              <th scope="col">Holder</th>
+              <th scope="col">Credential</th>
+              <th scope="col">Verdict</th>
+              <th scope="col">Last checked</th>
+            </tr>
+          </thead>
+          <tbody>
+            {issued.map((c) => (
+              <tr key={`${c.holder.domain} ${c.id ?? ""}`} data-testid="issued-credential" data-verified={c.verified}>
+                <td>
+                  <a href={`/entity/${c.holder.domain}`}>
+                    <bdi>{clipName(wellFormed(c.holder.name ?? c.holder.domain))}</bdi>
+                  </a>
+                  <br />
+                  <span className="muted">{c.holder.domain}</span>
+                </td>
+                <td>
+                  {c.title ? (
+                    <>
+                      <bdi>{clipName(wellFormed(c.title))}</bdi>
+                      <br />
+                    </>
+                  ) : null}
+                  <code>{clipName(wellFormed(c.id ?? "(no id)"))}</code>
+                </td>
+                <td className={c.verified ? "verdict-ok" : "verdict-bad"}>
+                  {c.verified ? "✓ Verified" : `✗ Not verified: ${reasonText(c.reason)}`}
+                </td>
+                <td>
+                  <time dateTime={c.last_checked_at} title={exactly(c.last_checked_at)}>
+                    {when(c.last_checked_at, now)}
+                  </time>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}

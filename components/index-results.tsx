@@ -1,0 +1,87 @@
+import { clip, clipName, wellFormed } from "@/lib/present/display";
+import { STATUS_TEXT } from "@/lib/present/explain";
+import { markWords } from "@/lib/present/marks";
+import { exactly, when } from "@/lib/present/when";
+import type { EntityStatus } from "@/lib/result/record";
+import type { IndexSearch } from "@/lib/store/search";
+
+/** Untrusted text with the searched words marked; React escapes every segment. */
+function Marked({ text, search }: { text: string; search: string }) {
+  return (
+    <bdi>
+      {markWords(text, search).map((s, i) => (s.marked ? <mark key={i}>{s.text}</mark> : s.text))}
+    </bdi>
+  );
+}
+
+const BADGE: Record<string, string> = { person: "Person", organization: "Organization" };
+
+/** One page of index hits (docs/decisions.md#search), or the empty state that suggests a lookup. */
+export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSearch; cursor: string | null; now?: Date }) {
+  const search = page.query;
+  if (page.results.length === 0) {
+    return (
+      <div className="state" data-testid="no-hits">
+        <h2>Nothing in the index matches</h2>
+        <p>
+          The index knows the entities that were looked up or found from them. If you know the domain, look it up instead: type it above
+          (for example <a href="/search?q=alice.example">alice.example</a>) and every claim is checked from both sides.
+        </p>
+        {cursor ? (
+          <p>
+            <a href={`/search?${new URLSearchParams({ q: search })}`}>Back to the first page</a>
+          </p>
+        ) : null}
+      </div>
+    );
+  }
+  return (
+    <>
+      <ol className="hits" data-testid="hits">
+        {page.results.map((hit) => {
+          const badge = hit.entity_type ? BADGE[hit.entity_type.toLowerCase()] : undefined;
+          const status = hit.status as EntityStatus;
+          return (
+            <li key={hit.domain} className="hit" data-testid="hit" data-domain={hit.domain}>
+              <h2 className="hit-name">
+                <a href={hit.url}>
+                  <Marked text={clipName(wellFormed(hit.name ?? hit.domain))} search={search} />
+                </a>
+                {badge ? <span className={`badge badge-${badge.toLowerCase()}`}>{badge}</span> : null}
+                {hit.status !== "accepted" ? <span className="badge badge-bad">Not verified</span> : null}
+              </h2>
+              <p className="entity-domain">
+                <span className="visually-hidden">Domain: </span>
+                <Marked text={hit.domain} search={search} />
+              </p>
+              {hit.description ? (
+                <p className="hit-description">
+                  <Marked text={clip(wellFormed(hit.description), 240)} search={search} />
+                </p>
+              ) : null}
+              <p className="hit-facts">
+                {hit.status === "accepted" ? (
+                  <>
+                    <span className="hit-verified">{hit.verified} verified</span> ·{" "}
+                    <span className={hit.unverified > 0 ? "hit-unverified" : undefined}>{hit.unverified} not verified</span>
+                  </>
+                ) : (
+                  <span>{STATUS_TEXT[status] ?? hit.status}</span>
+                )}{" "}
+                · last checked <time dateTime={hit.last_checked_at} title={exactly(hit.last_checked_at)}>{when(hit.last_checked_at, now)}</time>
+              </p>
+            </li>
+          );
+        })}
+      </ol>
+      <nav className="pager" aria-label="More results">
+        {cursor ? <a href={`/search?${new URLSearchParams({ q: search })}`}>First page</a> : null}
+        {page.next_cursor ? (
+          <a href={`/search?${new URLSearchParams({ q: search, cursor: page.next_cursor })}`} rel="next">
+            Next page
+          </a>
+        ) : null}
+      </nav>
+    </>
+  );
+}

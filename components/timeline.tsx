@@ -1,0 +1,56 @@
+import { clipName, wellFormed } from "@/lib/present/display";
+import { REASON_TEXT, STATUS_TEXT } from "@/lib/present/explain";
+import { exactly } from "@/lib/present/when";
+import { REASONS, type Reason } from "@/lib/protocol/reasons";
+import { EntityStatus } from "@/lib/result/record";
+import type { Change } from "@/lib/store/records";
+import { app } from "@/web/server";
+
+/** Changes shown on the page; the API has the rest. */
+const SHOWN = 10;
+
+const KIND: Record<Exclude<Change["kind"], "entity">, string> = {
+  properties: "Property",
+  credentials: "Credential",
+  connections: "Connection",
+};
+
+function changeText(c: Change): string {
+  if (c.kind === "entity") {
+    const status = EntityStatus.safeParse(c.status);
+    return status.success && status.data === "accepted"
+      ? "Entity document accepted"
+      : `Entity document not accepted: ${status.success ? STATUS_TEXT[status.data] : "unknown status"}`;
+  }
+  const id = clipName(wellFormed(c.id ?? "(no id)"));
+  if (c.verified) return `${KIND[c.kind]} ${id} verified`;
+  const reason = c.reason && (REASONS as readonly string[]).includes(c.reason) ? REASON_TEXT[c.reason as Reason] : "not verified";
+  return `${KIND[c.kind]} ${id} not verified: ${reason}`;
+}
+
+/**
+ * The entity's latest changes of verdict from the index (docs/decisions.md#the-index), read once the
+ * page's own check is recorded (`settled`). Nothing when there is no index or no record.
+ */
+export async function Timeline({ domain, settled }: { domain: string; settled: Promise<unknown> }) {
+  await settled.catch(() => undefined);
+  const store = await app().resolver.store;
+  const found = store ? await store.history(domain).catch(() => null) : null;
+  if (!found || found.changes.length === 0) return null;
+  return (
+    <section className="timeline" aria-labelledby="timeline-title" data-testid="timeline">
+      <h2 id="timeline-title">History</h2>
+      <ol>
+        {found.changes.slice(0, SHOWN).map((c, i) => (
+          <li key={i} data-kind={c.kind} data-verified={c.verified ?? ""}>
+            <time dateTime={c.at}>{exactly(c.at)}</time> <bdi>{changeText(c)}</bdi>
+          </li>
+        ))}
+      </ol>
+      <p className="muted">
+        {found.changes.length > SHOWN ? `The latest ${SHOWN} of ${found.changes.length} recorded changes. ` : null}
+        All of them as JSON: <a href={`/api/entity/${domain}/history`}>/api/entity/{domain}/history</a>
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,23 @@
+import { searchWords } from "../store/search";
+
+export type Segment = { text: string; marked: boolean };
+
+/**
+ * `text` cut where a word starts with one of the searched words (docs/decisions.md#search), compared
+ * as the index compares them: case and accents ignored. Every character of `text` is kept, in order.
+ */
+export function markWords(text: string, search: string): Segment[] {
+  const words = searchWords(search);
+  if (words.length === 0) return [{ text, marked: false }];
+  const out: Segment[] = [];
+  let last = 0;
+  for (const m of text.matchAll(/[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu)) {
+    const folded = searchWords(m[0])[0] ?? "";
+    if (!words.some((w) => folded.startsWith(w))) continue;
+    if (m.index > last) out.push({ text: text.slice(last, m.index), marked: false });
+    out.push({ text: m[0], marked: true });
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push({ text: text.slice(last), marked: false });
+  return out;
+}
