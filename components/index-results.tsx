@@ -7,11 +7,7 @@ import type { IndexSearch } from "@/lib/store/search";
 
 /** Untrusted text with the searched words marked; React escapes every segment. */
 function Marked({ text, search }: { text: string; search: string }) {
-  return (
-    <bdi>
-      {markWords(text, search).map((s, i) => (s.marked ? <mark key={i}>{s.text}</mark> : s.text))}
-    </bdi>
-  );
+  return <bdi>{markWords(text, search).map((s, i) => (s.marked ? <mark key={i}>{s.text}</mark> : s.text))}</bdi>;
 }
 
 const BADGE: Record<string, string> = { person: "Person", organization: "Organization" };
@@ -68,7 +64,10 @@ export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSe
                 ) : (
                   <span>{STATUS_TEXT[status] ?? hit.status}</span>
                 )}{" "}
-                · last checked <time dateTime={hit.last_checked_at} title={exactly(hit.last_checked_at)}>{when(hit.last_checked_at, now)}</time>
+                · last checked{" "}
+                <time dateTime={hit.last_checked_at} title={exactly(hit.last_checked_at)}>
+                  {when(hit.last_checked_at, now)}
+                </time>
               </p>
             </li>
           );

@@ -39,8 +39,8 @@ export function SearchForm({ value = "", error, compact = false }: { value?: str
       {compact ? null : (
         <div id="q-help" className="search-help">
           <p>
-            Type a domain, a profile URL, a network ID, a property ID or a credential ID to look it up, or a name to search the
-            entities already known. Try:
+            Type a domain, a profile URL, a network ID, a property ID or a credential ID to look it up, or a name to search the entities
+            already known. Try:
           </p>
           <ul className="examples">
             {EXAMPLES.map((e) => (

@@ -8,7 +8,13 @@ import { app } from "@/web/server";
 export async function generateMetadata(): Promise<Metadata> {
   const { page } = await pageRequest();
   const q =
-    page?.kind === "lookup" ? page.query.input : page?.kind === "index-search" ? page.text : page?.kind === "bad-query" ? page.q.trim() : "";
+    page?.kind === "lookup"
+      ? page.query.input
+      : page?.kind === "index-search"
+        ? page.text
+        : page?.kind === "bad-query"
+          ? page.q.trim()
+          : "";
   return { title: q ? `Search: ${q.slice(0, 80)}` : "Search", robots: { index: false, follow: true } };
 }
 

@@ -32,7 +32,10 @@ export const STATUS_TEXT: Record<EntityStatus, string> = {
 };
 
 /** What the words below depend on: the configured limits, so they never state a limit other than the one applied. */
-export type Settings = { fetchTimeoutMs: number; /** The time the index's times are told against ("yesterday"). @default now */ now?: Date };
+export type Settings = {
+  fetchTimeoutMs: number;
+  /** The time the index's times are told against ("yesterday"). @default now */ now?: Date;
+};
 
 const seconds = (ms: number) => `${ms % 1000 === 0 ? ms / 1000 : (ms / 1000).toFixed(1)} second${ms === 1000 ? "" : "s"}`;
 const size = (bytes: number) => `${bytes / MiB} MiB`;
