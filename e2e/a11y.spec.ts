@@ -5,7 +5,14 @@ const pages = [
   ["home", "/"],
   ["results", "/search?q=mallory.example"],
   ["entity", "/entity/alice.example"],
+  ["index search", "/search?q=acme+tools"],
+  ["issuer", "/issuer/guild.example"],
 ] as const;
+
+// The search and issuer pages show what the index holds: these lookups put it there.
+test.beforeAll(async ({ request }) => {
+  for (const q of ["acme.example", "alice.example", "bob.example"]) expect((await request.get(`/api/resolve?q=${q}`)).status()).toBe(200);
+});
 
 for (const scheme of ["light", "dark"] as const) {
   for (const [name, path] of pages) {

@@ -36,3 +36,85 @@ test("the history of a domain the index has not seen is 404, of a non-domain 400
   expect(bad.status()).toBe(400);
   expect(await bad.json()).toMatchObject({ error: { code: "invalid_query" } });
 });
+
+test.describe("search of the index (docs/decisions.md#search)", () => {
+  test.beforeAll(async ({ request }) => {
+    // What a search can find: what was looked up (discovery may have found them already).
+    for (const q of ["guild.example", "alice.example", "bob.example", "chamber.example", "acme.example"]) {
+      expect((await request.get(`/api/resolve?q=${q}`)).status()).toBe(200);
+    }
+  });
+
+  test("a name search by keyboard from the home page: ranked hits with the words marked, then the entity page", async ({ page }) => {
+    await page.goto("/");
+    const box = page.getByRole("searchbox", { name: "Look up an identity" });
+    for (let i = 0; i < 10 && !(await box.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press("Tab");
+    await expect(box).toBeFocused();
+    await page.keyboard.type("acme too");
+    await page.keyboard.press("Enter");
+    await expect(page).toHaveURL(/\/search\?q=acme\+too$/);
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText(/^Entities matching\W*acme too\W*$/);
+    const first = page.getByTestId("hit").first();
+    await expect(first).toHaveAttribute("data-domain", "acme.example");
+    await expect(first.locator(".hit-name mark")).toHaveText(["Acme", "Tools"]);
+    await expect(first).toContainText(/\d+ verified · \d+ not verified · last checked \d\d:\d\d UTC/);
+    // Tab from the search box to the first hit's link, then open it.
+    await page.getByRole("searchbox").focus();
+    const link = first.getByRole("link");
+    for (let i = 0; i < 5 && !(await link.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press("Tab");
+    await expect(link).toBeFocused();
+    await page.keyboard.press("Enter");
+    await expect(page).toHaveURL(/\/entity\/acme\.example$/);
+  });
+
+  test("a search with no hits suggests a lookup, and is HTTP 200; bad text is 400 with the reason", async ({ page }) => {
+    const none = await page.goto("/search?q=no+such+thing+anywhere");
+    expect(none?.status()).toBe(200);
+    await expect(page.getByTestId("no-hits")).toContainText("look it up instead");
+    const bad = await page.goto(`/search?q=${"x".repeat(201)}`);
+    expect(bad?.status()).toBe(400);
+    await expect(page.getByRole("alert").filter({ hasText: "longer" })).toContainText("longer than 200 characters");
+  });
+
+  test("the API: ranked hits with a cursor; 400 for empty, long or control text and a bad cursor; hostile text is no error", async ({
+    request,
+  }) => {
+    const ok = await request.get("/api/search?q=alise%20moreau");
+    expect(ok.status()).toBe(200);
+    const body = (await ok.json()) as { schema: string; results: { domain: string; url: string }[]; next_cursor: string | null };
+    expect(body.schema).toBe("ident-resolver/index-search@1");
+    expect(body.results[0]).toMatchObject({ domain: "alice.example", url: "/entity/alice.example" });
+    // A member of the guild is found by the name she gives its site.
+    const member = (await (await request.get("/api/search?q=makers%20guild")).json()) as typeof body;
+    expect(member.results.map((h) => h.domain)).toContain("alice.example");
+    for (const q of ["", "%20", "x".repeat(201), "a%00b", "a%0Ab"]) {
+      const r = await request.get(`/api/search?q=${q}`);
+      expect(r.status(), q).toBe(400);
+      expect(await r.json()).toMatchObject({ error: { code: "invalid_query" } });
+    }
+    expect((await request.get("/api/search?q=guild&cursor=bogus")).status()).toBe(400);
+    for (const q of ["'; DROP TABLE entities; --", "%25", "_", "\\", "a:* | !b", "😀".repeat(200), '"', "<script>"]) {
+      const r = await request.get(`/api/search?q=${encodeURIComponent(q)}`);
+      expect(r.status(), q).toBe(200);
+    }
+  });
+
+  test("an issuer's page lists the credentials the index knows, with each holder and its verdict", async ({ page }) => {
+    await page.goto("/issuer/guild.example");
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText("Credentials issued by guild.example");
+    const rows = page.getByTestId("issued-credential");
+    await expect(rows.filter({ hasText: "@alice@guild.example/members" })).toHaveAttribute("data-verified", "true");
+    await expect(rows.filter({ hasText: "@bob@guild.example/members" })).toContainText("Bob Tanaka");
+    expect((await page.goto("/issuer/not_a_domain"))?.status()).toBe(404);
+  });
+
+  test("a card says since when each verdict holds, and the entity page shows its history", async ({ page }) => {
+    await page.goto("/entity/alice.example");
+    const since = page.getByTestId("claim-since");
+    await expect(since.first()).toHaveText(/^(Verified since|Failing since) (\d\d:\d\d UTC|yesterday|\d+ \w+ \d{4})/);
+    const timeline = page.getByTestId("timeline");
+    await expect(timeline.getByRole("heading", { name: "History" })).toBeVisible();
+    await expect(timeline.locator("li").last()).toContainText(/Entity document accepted|verified/);
+    await expect(timeline.getByRole("link", { name: "/api/entity/alice.example/history" })).toBeVisible();
+  });
+});

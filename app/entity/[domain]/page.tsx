@@ -68,9 +68,14 @@ export default async function EntityPage() {
       <SearchForm compact />
       {refresh.asked && !refresh.granted ? <RefreshRefused /> : null}
       <Results delivery={delivery} headingLevel={1} linkToPage={false} />
-      <Suspense fallback={null}>
+      {/* A whole page has no Suspense boundary: nothing in it waits for a script (components/results.tsx). */}
+      {delivery.mode === "stream" ? (
+        <Suspense fallback={null}>
+          <Timeline domain={page.query.domain} settled={settled(delivery)} />
+        </Suspense>
+      ) : (
         <Timeline domain={page.query.domain} settled={settled(delivery)} />
-      </Suspense>
+      )}
     </div>
   );
 }

@@ -54,47 +54,35 @@ export default async function IssuerPage() {
           <p>The index knows no holder that claims a credential issued by {domain}.</p>
         </div>
       ) : (
-        <table className="issued" data-testid="issued">
-          <caption className="visually-hidden">Credentials issued by {domain}, with their holders</caption>
-          <thead>
-            <tr>
-              <th scope="col">Holder</th>
-              <th scope="col">Credential</th>
-              <th scope="col">Verdict</th>
-              <th scope="col">Last checked</th>
-            </tr>
-          </thead>
-          <tbody>
-            {issued.map((c) => (
-              <tr key={`${c.holder.domain} ${c.id ?? ""}`} data-testid="issued-credential" data-verified={c.verified}>
-                <td>
-                  <a href={`/entity/${c.holder.domain}`}>
-                    <bdi>{clipName(wellFormed(c.holder.name ?? c.holder.domain))}</bdi>
-                  </a>
-                  <br />
-                  <span className="muted">{c.holder.domain}</span>
-                </td>
-                <td>
-                  {c.title ? (
-                    <>
-                      <bdi>{clipName(wellFormed(c.title))}</bdi>
-                      <br />
-                    </>
-                  ) : null}
-                  <code>{clipName(wellFormed(c.id ?? "(no id)"))}</code>
-                </td>
-                <td className={c.verified ? "verdict-ok" : "verdict-bad"}>
+        <ul className="issued" data-testid="issued" aria-label={`Credentials issued by ${domain}`}>
+          {issued.map((c) => (
+            <li key={`${c.holder.domain} ${c.id ?? ""}`} className="hit" data-testid="issued-credential" data-verified={c.verified}>
+              <h2 className="hit-name">
+                <a href={`/entity/${c.holder.domain}`}>
+                  <bdi>{clipName(wellFormed(c.holder.name ?? c.holder.domain))}</bdi>
+                </a>{" "}
+                <span className="muted">({c.holder.domain})</span>
+              </h2>
+              <p className="hit-description">
+                {c.title ? (
+                  <>
+                    <bdi>{clipName(wellFormed(c.title))}</bdi>{" "}
+                  </>
+                ) : null}
+                <code className="network-id">{clipName(wellFormed(c.id ?? "(no id)"))}</code>
+              </p>
+              <p className="hit-facts">
+                <span className={c.verified ? "verdict-ok" : "verdict-bad"}>
                   {c.verified ? "✓ Verified" : `✗ Not verified: ${reasonText(c.reason)}`}
-                </td>
-                <td>
-                  <time dateTime={c.last_checked_at} title={exactly(c.last_checked_at)}>
-                    {when(c.last_checked_at, now)}
-                  </time>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </span>{" "}
+                · last checked{" "}
+                <time dateTime={c.last_checked_at} title={exactly(c.last_checked_at)}>
+                  {when(c.last_checked_at, now)}
+                </time>
+              </p>
+            </li>
+          ))}
+        </ul>
       )}
     </div>
   );
