@@ -22,8 +22,29 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         publicUrl: "http://localhost:3000",
         extraCaCerts: null,
         store: { kind: "embedded", dataDir: path.resolve(".data") },
+        crawl: { seeds: [], concurrency: 4, max: 100_000 },
       },
     });
+  });
+  it("discovery: IDENT_CRAWL=0 turns it off; seeds are domains, lower-cased, each once; bad values are named", () => {
+    const crawl = (env: Record<string, string>) => {
+      const parsed = parseConfig(env);
+      return parsed.ok ? parsed.config.crawl : parsed.errors;
+    };
+    expect(crawl({ IDENT_CRAWL: "0" })).toBeNull();
+    expect(
+      crawl({ IDENT_CRAWL_SEEDS: " Alice.example, acme.example,,alice.example ", IDENT_CRAWL_CONCURRENCY: "2", IDENT_CRAWL_MAX: "50" }),
+    ).toEqual({
+      seeds: ["alice.example", "acme.example"],
+      concurrency: 2,
+      max: 50,
+    });
+    const errors = crawl({ IDENT_CRAWL: "maybe", IDENT_CRAWL_SEEDS: "alice.example,not a domain", IDENT_CRAWL_CONCURRENCY: "0" });
+    expect(errors).toEqual([
+      expect.stringContaining("IDENT_CRAWL"),
+      expect.stringContaining('not a domain: "not a domain"'),
+      expect.stringContaining("IDENT_CRAWL_CONCURRENCY"),
+    ]);
   });
   it('the index: IDENT_DATA_DIR (":memory:" keeps nothing), IDENT_DATABASE_URL before it, a bad URL named', () => {
     const store = (env: Record<string, string>) => {

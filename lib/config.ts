@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { parseConnectTo, type ConnectToEntry } from "./fetch/connect-to";
 import { DEFAULTS } from "./limits";
+import { isDomain } from "./protocol/ids";
 import type { StoreLocation } from "./store/db";
 
 /**
@@ -72,6 +73,28 @@ function envSchema(fileExists: (path: string) => boolean) {
       ctx.addIssue({ code: "custom", message: "must be a postgres:// URL with a host (postgres://user:password@host:5432/database)" });
       return z.NEVER;
     }),
+    // docs/decisions.md#discovery
+    IDENT_CRAWL: variable.transform((value, ctx) => {
+      if (value === undefined || value === "1" || value === "true") return true;
+      if (value === "0" || value === "false") return false;
+      ctx.addIssue({ code: "custom", message: "must be 1 (on, the default) or 0 (off)" });
+      return z.NEVER;
+    }),
+    IDENT_CRAWL_SEEDS: variable.transform((value, ctx) => {
+      const seeds = (value ?? "")
+        .split(",")
+        .map((d) => d.trim())
+        .filter(Boolean);
+      const bad = seeds.filter((d) => !isDomain(d));
+      if (bad.length === 0) return [...new Set(seeds.map((d) => d.toLowerCase()))];
+      ctx.addIssue({
+        code: "custom",
+        message: `must be domains separated by commas; not a domain: ${bad.map((b) => JSON.stringify(b)).join(", ")}`,
+      });
+      return z.NEVER;
+    }),
+    IDENT_CRAWL_CONCURRENCY: whole(4, 1, 64),
+    IDENT_CRAWL_MAX: whole(100_000, 1, 10_000_000),
     // Read by Node itself at start; checked here so a typo fails loudly.
     NODE_EXTRA_CA_CERTS: variable.transform((path, ctx) => {
       if (path === undefined) return null;
@@ -115,6 +138,15 @@ export type Config = {
    * (null: in memory). @default embedded in .data/
    */
   store: StoreLocation;
+  /** Discovery and re-verification (docs/decisions.md#discovery); null with `IDENT_CRAWL=0`. */
+  crawl: {
+    /** `IDENT_CRAWL_SEEDS`: domains queued at start. @default none */
+    seeds: string[];
+    /** `IDENT_CRAWL_CONCURRENCY`: background resolutions at once. @default 4 */
+    concurrency: number;
+    /** `IDENT_CRAWL_MAX`: domains the queue holds at most. @default 100000 */
+    max: number;
+  } | null;
 };
 
 export type ConfigParse = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -149,6 +181,7 @@ export function parseConfig(env: Env, fileExists: (path: string) => boolean = (p
       trustedHops: e.IDENT_TRUSTED_HOPS,
       extraCaCerts: e.NODE_EXTRA_CA_CERTS,
       store: e.IDENT_DATABASE_URL ? { kind: "server", url: e.IDENT_DATABASE_URL } : { kind: "embedded", dataDir: e.IDENT_DATA_DIR },
+      crawl: e.IDENT_CRAWL ? { seeds: e.IDENT_CRAWL_SEEDS, concurrency: e.IDENT_CRAWL_CONCURRENCY, max: e.IDENT_CRAWL_MAX } : null,
     },
   };
 }

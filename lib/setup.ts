@@ -5,6 +5,7 @@ import { createOutboundGate, type OutboundGate } from "./fetch/outbound";
 import { createRateLimiter, type RateLimiter } from "./rate-limit";
 import { createResolver, type Resolver } from "./resolver";
 import type { SearchResponse } from "./result/record";
+import { startCrawler, type Crawler } from "./discovery/crawler";
 import { openStore, type Store } from "./store";
 import { USER_AGENT } from "./version";
 
@@ -73,10 +74,46 @@ export function createConfiguredResolver(
 /**
  * Opens the configured index for a long-running process. A store that cannot be opened is logged
  * and answers null: the process still resolves (start-up checks stop the server before this).
+ * With discovery on, `queued` is told when a recorded result queued new domains.
  */
-export function openConfiguredStore(config: Config, log: (line: string) => void = console.error): Promise<Store | null> {
-  return openStore(config.store, log).catch((err: unknown) => {
+export function openConfiguredStore(
+  config: Config,
+  log: (line: string) => void = console.error,
+  queued?: (n: number) => void,
+): Promise<Store | null> {
+  const discovery = config.crawl ? { max: config.crawl.max, freshS: config.cacheFreshS, ...(queued ? { queued } : {}) } : null;
+  return openStore(config.store, log, { discovery }).catch((err: unknown) => {
     log(`store: ${err instanceof Error ? err.message : String(err)}; lookups are answered without being recorded`);
     return null;
   });
+}
+
+/**
+ * The index with discovery and re-verification running beside it (docs/decisions.md#discovery):
+ * for the server, which resolves in the background as well as for people. The crawler starts once
+ * the store is open; null when discovery is off or there is no store.
+ */
+export function openConfiguredIndex(
+  config: Config,
+  log: (line: string) => void = console.error,
+): { store: Promise<Store | null>; startCrawler(resolver: Resolver): Promise<Crawler | null> } {
+  let wake: () => void = () => undefined;
+  const store = openConfiguredStore(config, log, () => wake());
+  return {
+    store,
+    async startCrawler(resolver) {
+      const index = await store;
+      if (!index || !config.crawl) return null;
+      const crawler = startCrawler({
+        store: index,
+        resolveEntity: (domain) => resolver.resolveEntity(domain, { background: true, revalidate: true }),
+        concurrency: config.crawl.concurrency,
+        seeds: config.crawl.seeds,
+        queue: { max: config.crawl.max, freshS: config.cacheFreshS },
+        log,
+      });
+      wake = crawler.wake;
+      return crawler;
+    },
+  };
 }

@@ -7,7 +7,8 @@
 import "server-only";
 import { configErrorMessage, parseConfig, type Config } from "@/lib/config";
 import { createRateLimiter, type RateLimiter } from "@/lib/rate-limit";
-import { createConfiguredResolver, openConfiguredStore, type ConfiguredResolver } from "@/lib/setup";
+import type { Crawler } from "@/lib/discovery/crawler";
+import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
 import { streamsTo } from "./clients";
 import { createPageCache, type PageCache } from "./page-cache";
 import { isAnswer, pageOf } from "./pages";
@@ -27,6 +28,8 @@ export type App = {
   clientOf(forwardedFor: string | null): string;
   /** How long a client past its own limit waits for its 429 (web/admission.ts, web/serve.js). */
   overLimitDelayMs: number;
+  /** Discovery and re-verification; null when off (`IDENT_CRAWL=0`) or without an index. */
+  crawler?: Promise<Crawler | null>;
 };
 
 /** Validates the environment (docs/decisions.md#configuration); throws one message naming every bad variable. */
@@ -46,7 +49,8 @@ const holder = globalThis as typeof globalThis & { __identApp?: App };
 export function app(): App {
   if (holder.__identApp) return holder.__identApp;
   const config = loadConfig();
-  const resolver = createConfiguredResolver(config, { store: openConfiguredStore(config) });
+  const index = openConfiguredIndex(config);
+  const resolver = createConfiguredResolver(config, { store: index.store });
   const built: App = {
     config,
     resolver,
@@ -62,6 +66,8 @@ export function app(): App {
     }),
   };
   holder.__identApp = built;
+  // docs/decisions.md#discovery: background resolutions start with the server.
+  built.crawler = index.startCrawler(resolver);
   return built;
 }
 

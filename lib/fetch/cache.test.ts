@@ -58,6 +58,17 @@ describe("document cache (docs/decisions.md#caching)", () => {
     await vi.waitFor(async () => expect((await cache.get(URL_, "json", slow)).outcome).toMatchObject({ body: "v2" }));
     expect((await cache.get(URL_, "json", slow)).stale).toBe(false);
   });
+  it("re-verification (revalidate) fetches a document that is no longer fresh rather than answer it stale; a fresh one is answered", async () => {
+    const { cache, clock } = setup();
+    await cache.get(URL_, "json", async () => found("v1"));
+    const again = vi.fn(async () => found("v2"));
+    expect((await cache.get(URL_, "json", again, { revalidate: true })).outcome).toMatchObject({ body: "v1" });
+    expect(again).not.toHaveBeenCalled();
+    clock.advance(H + 1);
+    const got = await cache.get(URL_, "json", again, { revalidate: true });
+    expect(got).toMatchObject({ stale: false, outcome: { body: "v2" } });
+    expect(again).toHaveBeenCalledTimes(1);
+  });
   it("never uses a document past 24 h (docs/protocol.md#serving staleness bound)", async () => {
     const { cache, clock } = setup();
     await cache.get(URL_, "json", async () => found("v1"));

@@ -19,7 +19,11 @@ export type CacheOptions = {
   now?: () => number;
 };
 
-export type LoadOptions = { refresh?: boolean };
+export type LoadOptions = {
+  refresh?: boolean;
+  /** A stale document is fetched again before it is answered (re-verification, docs/decisions.md#discovery). */
+  revalidate?: boolean;
+};
 
 /**
  * Starts one fetch, for a person or as a background refresh. It may throw at once (a refusal, such as
@@ -80,13 +84,13 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
     return promise;
   }
 
-  function peek(key: string, load: StartLoad): CachedOutcome | undefined {
+  function peek(key: string, load: StartLoad, revalidate = false): CachedOutcome | undefined {
     const entry = lru.get(key);
     if (!entry) return undefined;
     const age = now() - entry.fetchedAt;
     if (entry.outcome.ok) {
       if (age < freshMs) return { ...entry, stale: false };
-      if (age < maxAgeMs) {
+      if (age < maxAgeMs && !revalidate) {
         try {
           loadShared(key, load, "background").catch(() => undefined);
         } catch {
@@ -103,7 +107,7 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
   return {
     async get(url, mode, load, opts = {}) {
       const key = `${mode} ${url}`;
-      const hit = opts.refresh ? undefined : peek(key, load);
+      const hit = opts.refresh ? undefined : peek(key, load, opts.revalidate);
       if (hit) return hit;
       const fresh = await loadShared(key, load, "person");
       return { ...fresh, stale: false };

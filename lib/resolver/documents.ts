@@ -14,6 +14,10 @@ import type { ParseMemo } from "./memo";
 export type ResolveOptions = {
   /** Fetch again now, whatever the cache holds (`?refresh=1`). */
   refresh?: boolean;
+  /** Fetch again what is no longer fresh rather than answer it stale (re-verification). */
+  revalidate?: boolean;
+  /** Background work (discovery, re-verification): its fetches wait behind every person's (docs/decisions.md#discovery). */
+  background?: boolean;
   /** Answer from the cache alone; a document not cached ends the resolution with {@link NotCached}. */
   cacheOnly?: boolean;
   /** What this query has spent; made by the resolver when not given, and readable afterwards. */

@@ -79,7 +79,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
         throw new NotFetched("query_budget", message, 0);
       }
       work.fetches++;
-      return deps.fetch(url, mode, { priority });
+      return deps.fetch(url, mode, { priority: opts.background ? "background" : priority });
     };
     if (!opts.cacheOnly) return cache.get(url, mode, start, opts);
     const hit = cache.peek(url, mode, start);

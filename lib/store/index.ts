@@ -9,6 +9,7 @@ import type { EntityResult, SearchResponse } from "../result/record";
 import { openDb, StoreError, type Db, type StoreLocation } from "./db";
 import { migrate } from "./migrations";
 import { history, record, type Change } from "./records";
+import { discoveredDomains, enqueue, type DiscoveryOptions } from "./queue";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 
 export { StoreError } from "./db";
@@ -33,8 +34,21 @@ export type Store = {
   close(): Promise<void>;
 };
 
+export type StoreOptions = {
+  /**
+   * Discovery (docs/decisions.md#discovery): the domains each recorded result points to are queued;
+   * `queued` is told how many, so a crawler can wake. Null: nothing is discovered.
+   */
+  discovery?: (DiscoveryOptions & { queued?: (n: number) => void }) | null;
+};
+
 /** Opens the store, migrating it; throws `StoreError` in words when it cannot. */
-export async function openStore(where: StoreLocation, log: (line: string) => void = console.error): Promise<Store> {
+export async function openStore(
+  where: StoreLocation,
+  log: (line: string) => void = console.error,
+  options: StoreOptions = {},
+): Promise<Store> {
+  const discovery = options.discovery ?? null;
   const unlock = where.kind === "embedded" && where.dataDir ? lockDir(where.dataDir) : () => undefined;
   let db: Db;
   try {
@@ -52,12 +66,24 @@ export async function openStore(where: StoreLocation, log: (line: string) => voi
   }
 
   async function recordOne(result: EntityResult): Promise<EntityResult> {
+    let out: EntityResult;
     try {
-      return await db.transaction((tx) => record(tx, result));
+      out = await db.transaction((tx) => record(tx, result));
     } catch (err) {
       log(`store: the resolution of ${result.entity.domain} was not recorded: ${(err as Error).message}`);
       return result;
     }
+    const found = discovery ? discoveredDomains(result) : [];
+    if (discovery && found.length > 0) {
+      // Its own transaction: a discovery that fails never undoes the record.
+      try {
+        const n = await db.transaction((tx) => enqueue(tx, found, "discovered", discovery));
+        if (n > 0) discovery.queued?.(n);
+      } catch (err) {
+        log(`store: the domains ${result.entity.domain} points to were not queued: ${(err as Error).message}`);
+      }
+    }
+    return out;
   }
 
   return {

@@ -84,6 +84,30 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX claims_by_issuer ON claims (issuer) WHERE issuer IS NOT NULL;
     `,
   },
+  {
+    version: 3,
+    name: "the queue of discovery and re-verification",
+    // docs/decisions.md#discovery: one row per domain to resolve in the background, with when it is
+    // due and, while an instance runs it, until when that instance holds it.
+    sql: `
+      CREATE TABLE crawl_queue (
+        domain text PRIMARY KEY,
+        reason text NOT NULL,
+        priority integer NOT NULL,
+        due_at timestamptz NOT NULL,
+        backoff_s integer NOT NULL DEFAULT 0,
+        attempts integer NOT NULL DEFAULT 0,
+        locked_until timestamptz,
+        queued_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX crawl_queue_due ON crawl_queue (priority, due_at);
+      INSERT INTO crawl_queue (domain, reason, priority, due_at, backoff_s)
+        SELECT domain, 'recheck', 2,
+          last_checked_at + CASE WHEN status = 'accepted' AND unverified = 0 THEN interval '24 hours' ELSE interval '1 hour' END,
+          CASE WHEN status = 'accepted' AND unverified = 0 THEN 0 ELSE 3600 END
+        FROM entities;
+    `,
+  },
 ];
 
 /** Brings the schema to the latest version; returns the versions it applied. */

@@ -7,6 +7,7 @@
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
+import { scheduleRecheck } from "./queue";
 
 export const CLAIM_KINDS = ["properties", "credentials", "connections"] as const;
 export type ClaimKind = (typeof CLAIM_KINDS)[number];
@@ -138,6 +139,8 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
       result.entity.status,
     ]);
   }
+  // docs/decisions.md#discovery: every indexed entity is re-verified in the background.
+  await scheduleRecheck(tx, domain, at, accepted && verified === claims.length);
   // An entity that is not accepted says nothing about its claims: their records stay as they were.
   if (!accepted) return annotate(result, at, rows);
 

@@ -63,8 +63,19 @@ export type SampleNetworkOptions = {
   spread?: boolean;
 };
 
+/**
+ * A change to a running site (docs/decisions.md#the-sample-network): files replaced or added, routes
+ * (such as a path answering 503), or the whole site down (its TLS handshake fails: `unreachable`).
+ */
+export type SiteChange = { files?: Record<string, string>; routes?: Record<string, Route>; down?: boolean };
+
+/** The host that takes changes over HTTPS, for a network in another process (the demo's). */
+export const CONTROL_HOST = "control.sample.test";
+
 export type SampleNetwork = {
   port: number;
+  /** Changes a site while the network runs; null puts it back as its folder has it. */
+  change(domain: string, change: SiteChange | null): void;
   caPem: string;
   caFile: string;
   /** `IDENT_CONNECT_TO` value sending each site to its own address, and every other host to the first. */
@@ -157,6 +168,38 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
   const sockets = new Set<import("node:stream").Duplex>();
   const compressed = new Map<string, Buffer>();
 
+  const changes = new Map<string, SiteChange>();
+  function change(domain: string, next: SiteChange | null): void {
+    if (next === null) changes.delete(domain.toLowerCase());
+    else changes.set(domain.toLowerCase(), next);
+  }
+  /** A site as it is now: its folder, with any change over it. */
+  function siteOf(host: string): Site | undefined {
+    const base = sites[host];
+    const changed = changes.get(host);
+    if (!changed) return base;
+    if (changed.down) return undefined;
+    return {
+      ...base,
+      files: { ...base?.files, ...changed.files },
+      routes: { ...base?.routes, ...changed.routes },
+    };
+  }
+
+  /** `POST https://control.sample.test/sites/{domain}` with a SiteChange, or `DELETE` to put it back. */
+  async function control(req: IncomingMessage, res: ServerResponse, urlPath: string) {
+    const domain = /^\/sites\/([a-z0-9.-]+)$/i.exec(urlPath)?.[1];
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      if (!domain || (req.method !== "POST" && req.method !== "DELETE")) throw new Error("POST or DELETE /sites/{domain}");
+      change(domain, req.method === "DELETE" ? null : (JSON.parse(Buffer.concat(chunks).toString("utf8")) as SiteChange));
+      res.writeHead(204).end();
+    } catch (err) {
+      res.writeHead(400, { "content-type": "text/plain" }).end(`${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const host = (req.headers.host ?? "").replace(/:\d+$/, "").toLowerCase();
     const urlPath = decodeURIComponent(new URL(req.url ?? "/", "https://x").pathname);
@@ -173,7 +216,12 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
       total--;
     });
 
-    const site = sites[host];
+    if (host === CONTROL_HOST) return control(req, res, urlPath);
+    const site = siteOf(host);
+    if (!site && changes.get(host)?.down) {
+      res.destroy();
+      return;
+    }
     const route: Route = site?.routes?.[urlPath] ?? {};
     const wait = delayMs + (route.delay_ms ?? 0);
     if (wait > 0) await sleep(wait);
@@ -221,7 +269,10 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
         key: ca.keyPem,
         cert: ca.certPem,
         // A domain with no folder has no server: its TLS handshake fails (the outcome `unreachable`).
-        SNICallback: (name, cb) => cb(sites[name.toLowerCase()] || options.anyHost ? null : new Error(`no site ${name}`)),
+        SNICallback: (name, cb) => {
+          const host = name.toLowerCase();
+          cb(siteOf(host) || host === CONTROL_HOST || options.anyHost ? null : new Error(`no site ${name}`));
+        },
       },
       (req, res) => {
         handle(req, res).catch((err: unknown) => {
@@ -262,6 +313,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
 
   return {
     port,
+    change,
     caPem: ca.caPem,
     caFile,
     connectTo,
