@@ -81,6 +81,8 @@ async function startApp(port: number, env: Record<string, string>): Promise<App>
         PORT: String(port),
         NODE_ENV: "production",
         IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-load-")), "data"),
+        // The storms measure the lookups they send; discovery would add its own background work.
+        IDENT_CRAWL: "0",
         ...env,
       },
     },

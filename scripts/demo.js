@@ -22,10 +22,13 @@ const { register } = await import("tsx/esm/api");
 register();
 const { spawnSampleNetwork } = await import("../test/network/spawn.ts");
 const net = await spawnSampleNetwork();
+// Discovery starts from these and finds the rest of the sample network's people and organisations
+// (docs/decisions.md#discovery): a name search finds them a few seconds after start.
+const SEEDS = "alice.example,acme.example,carol.example,hartley-law.example,mallory.example,press.example,weekly-dispatch.example";
 const app = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
   cwd: root,
   stdio: ["ignore", "inherit", "inherit"],
-  env: { ...process.env, ...net.env, PORT: port },
+  env: { IDENT_CRAWL_SEEDS: SEEDS, ...process.env, ...net.env, PORT: port },
 });
 
 const base = `http://localhost:${port}`;
@@ -43,6 +46,13 @@ ident resolver demo on the sample network (each publisher on its own loopback ad
   ${q("@alice@guild.example/members")}   a credential
   ${q("mallory.example")}          one broken claim of each kind
   ${q("dana.test")}                published only as HTML embeds
+  ${q("makers guild")}             a name search over the index, which discovery fills from the seeds
+  ${base}/issuer/guild.example     the credentials an issuer has, as far as the index knows
+
+Change the sample network while it runs, and see a claim turn (Re-check with ?refresh=1):
+  curl --cacert ${net.env.NODE_EXTRA_CA_CERTS} --connect-to control.sample.test:443:127.0.0.1:${net.connectToOne.split(":").pop()} \\
+    -X POST https://control.sample.test/sites/blog.alice.example -d '{"down": true}'
+  (-X DELETE on the same URL puts the site back)
 
 CLI on the same network:
   IDENT_CONNECT_TO=${net.connectToOne} NODE_EXTRA_CA_CERTS=${net.env.NODE_EXTRA_CA_CERTS} npx ident resolve alice.example

@@ -88,12 +88,16 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
   if (before && before.last_checked_at.getTime() >= at.getTime()) return annotate(result, before.last_checked_at, rows);
 
   const accepted = result.entity.status === "accepted";
+  // A claim listed twice (the second is a `duplicate`) is one claim: the first listing is recorded.
+  const seen = new Set<string>();
   const claims = accepted
     ? CLAIM_KINDS.flatMap((kind) =>
-        result[kind].map((claim, i) => {
+        result[kind].flatMap((claim, i) => {
           const key = claimKey(claim, i);
+          if (seen.has(`${kind} ${key}`)) return [];
+          seen.add(`${kind} ${key}`);
           const prev = rows.get(`${kind} ${key}`);
-          return { kind, claim, key, prev, next: nextRow(prev, claim, kind, key, at) };
+          return [{ kind, claim, key, prev, next: nextRow(prev, claim, kind, key, at) }];
         }),
       )
     : [];

@@ -105,6 +105,19 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
     expect((await store.history("alice.example"))!.changes).toHaveLength(3); // the entity, P1, P2
   });
 
+  it("a claim listed twice (the second a duplicate) is recorded once, as first listed", async () => {
+    const out = await recorded(
+      result("twice.example", at(0), [
+        { id: P1, verified: true },
+        { id: P1.toUpperCase(), verified: false, reason: "duplicate" },
+      ]),
+    );
+    expect(out.properties.map((c) => c.since?.verified_since)).toEqual([at(0), at(0)]);
+    expect(await store.db.query("SELECT claim_key, verified FROM claims WHERE domain = 'twice.example'")).toEqual([
+      { claim_key: P1.toLowerCase(), verified: true },
+    ]);
+  });
+
   it("a verdict that holds keeps its run's start; a change starts a new run and is in the history", async () => {
     await recorded(
       result("alice.example", at(1), [
