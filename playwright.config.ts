@@ -61,6 +61,9 @@ export default defineConfig({
       IDENT_HOST_BUDGET_PER_MIN: "1000000",
       // A fresh embedded index for each run, in a folder of its own.
       IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-e2e-")), "data"),
+      // Tests here want cold caches where they say so: no background resolutions. The demo's
+      // discovery is tested on a server of its own (e2e/index.spec.ts).
+      IDENT_CRAWL: "0",
     },
   },
 });

@@ -17,7 +17,10 @@ const as = (client: string) => ({ "x-forwarded-for": client });
 
 function start(command: string[], env: Record<string, string>): ChildProcess {
   // Each server keeps its index in memory: these tests are about limits, not records.
-  return spawn(process.execPath, command, { env: { ...process.env, IDENT_DATA_DIR: ":memory:", IDENT_CRAWL: "0", ...env }, stdio: "ignore" });
+  return spawn(process.execPath, command, {
+    env: { ...process.env, IDENT_DATA_DIR: ":memory:", IDENT_CRAWL: "0", ...env },
+    stdio: "ignore",
+  });
 }
 
 async function ready(request: APIRequestContext, port: number) {
