@@ -112,7 +112,13 @@ export async function benchApp(
   const app = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-bench-")), "data"), IDENT_CRAWL: "0", ...env, PORT: port },
+    env: {
+      ...process.env,
+      IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-bench-")), "data"),
+      IDENT_CRAWL: "0",
+      ...env,
+      PORT: port,
+    },
   });
   const base = `http://localhost:${port}`;
   try {

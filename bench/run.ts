@@ -6,6 +6,9 @@
  *   fan-out  (time(10 properties + 10 credentials) - time(no claims)) / 50 ms   limit 1.0, goal ≤ 1.2
  *   sharing  publisher requests for 20 concurrent cold resolutions of one domain  goal 1
  *   memory   extra RSS after resolving a document with 10,000 credential entries  goal < 50 MB
+ *   search, size, discovery: the index's figures (bench/index.ts)
+ *
+ * `BENCH_ONLY=index` prints the index's figures alone.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -16,11 +19,14 @@ import { createFetcher, type Fetcher } from "../lib/fetch/fetcher";
 import { createResolver } from "../lib/resolver";
 import { spawnSampleNetwork } from "../test/network/spawn";
 import { benchApp } from "./app";
+import { benchDiscovery, benchIndex, crawlSites } from "./index";
 import { median } from "./stats";
 
 const DELAY_MS = 50;
 const TTFB_RUNS = 6;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const CRAWL_ENTITIES = 100;
+const ONLY_INDEX = process.env.BENCH_ONLY === "index";
 const S = "\u00a7";
 
 const json = (v: unknown) => JSON.stringify(v);
@@ -50,6 +56,7 @@ function benchSites(): Record<string, Files> {
       },
     };
   }
+  Object.assign(sites, crawlSites(CRAWL_ENTITIES));
   sites["fan.bench"] = { files: { "/ident.json": json({ network_id: `${S}:entity:fan.bench`, properties, credentials }) } };
   // Entities for the page TTFB figure, each with 20 claims of its own that verify: each entity is
   // fetched once, so its page is cold, claims included.
@@ -168,6 +175,12 @@ async function main() {
 }
 
 async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
+  if (!ONLY_INDEX) await measureResolver(net);
+  await benchDiscovery(net, CRAWL_ENTITIES);
+  await benchIndex();
+}
+
+async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
   const parsed = parseConnectTo(net.env.IDENT_CONNECT_TO);
   if (!parsed.ok) throw new Error(parsed.message);
   /** Publisher requests, counted where they leave the resolver. */

@@ -108,6 +108,19 @@ export const MIGRATIONS: Migration[] = [
         FROM entities;
     `,
   },
+  {
+    version: 4,
+    name: "the words of names, for typos",
+    // docs/decisions.md#search: a small table of every word of every name, with trigrams, where a
+    // mistyped word finds the words it may have meant.
+    sql: `
+      CREATE TABLE search_words (word text PRIMARY KEY);
+      CREATE INDEX search_words_trgm ON search_words USING gin (word gin_trgm_ops);
+      INSERT INTO search_words (word)
+        SELECT DISTINCT w FROM entities, regexp_split_to_table(names_plain, '[^[:alnum:]]+') AS w
+        WHERE length(w) >= 3 ON CONFLICT DO NOTHING;
+    `,
+  },
 ];
 
 /** Brings the schema to the latest version; returns the versions it applied. */

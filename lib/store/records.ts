@@ -49,6 +49,19 @@ export function isTransient(claim: Claim): boolean {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+/**
+ * The SQL that sets an entity row's search columns (docs/decisions.md#search) from expressions for
+ * its name, description and claim words; the domain and network_id are the row's own.
+ */
+export function searchColumns(name: string, description: string, words: string): string {
+  // The domain's labels as words, but its last: a top-level domain is in every other name.
+  const a = `coalesce(${name}, '') || ' ' || translate(regexp_replace(domain, '[.][^.]*$', ''), '.-', '  ')`;
+  return `names_plain = lower(unaccent(${a})),
+    search = setweight(to_tsvector('simple', lower(unaccent(${a} || ' ' || translate(domain, '.-', '  ') || ' ' || coalesce(network_id, '')))), 'A')
+      || setweight(to_tsvector('simple', lower(unaccent(coalesce(${words}, '')))), 'B')
+      || setweight(to_tsvector('simple', lower(unaccent(coalesce(${description}, '')))), 'C')`;
+}
+
 /** A string at `path` in a claimed entry (untrusted JSON), or null. */
 function textAt(value: unknown, ...path: string[]): string | null {
   let at = value;
@@ -126,14 +139,18 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
   );
   // What an entity that is not accepted is called stays what it was last called.
   if (accepted || !before) {
+    await tx.query(`UPDATE entities SET name = $2, description = $3, ${searchColumns("$2", "$3", "$4")} WHERE domain = $1`, [
+      domain,
+      details.name ?? null,
+      details.description ?? null,
+      claimWords.join(" ").slice(0, 20_000),
+    ]);
+    // The words of the name, for typos (docs/decisions.md#search).
     await tx.query(
-      `UPDATE entities SET name = $2, description = $3,
-         names_plain = lower(unaccent(coalesce($2, '') || ' ' || translate(domain, '.-', '  '))),
-         search = setweight(to_tsvector('simple', lower(unaccent(coalesce($2, '') || ' ' || translate(domain, '.-', '  ') || ' ' || coalesce(network_id, '')))), 'A')
-           || setweight(to_tsvector('simple', lower(unaccent($4))), 'B')
-           || setweight(to_tsvector('simple', lower(unaccent(coalesce($3, '')))), 'C')
-       WHERE domain = $1`,
-      [domain, details.name ?? null, details.description ?? null, claimWords.join(" ").slice(0, 20_000)],
+      `INSERT INTO search_words (word)
+       SELECT DISTINCT w FROM entities, regexp_split_to_table(names_plain, '[^[:alnum:]]+') AS w
+       WHERE domain = $1 AND length(w) >= 3 ON CONFLICT DO NOTHING`,
+      [domain],
     );
   }
   if (before?.status !== result.entity.status) {

@@ -1,8 +1,8 @@
 /**
  * Search over the index (docs/decisions.md#search): words as prefixes, case and accents ignored, a
- * small typo forgiven by trigrams of the names. Ranked: an exact domain or network_id, then names
- * with every word, then names alike but for a typo, then the rest; among equals, accepted entities
- * with more verified claims first. Never fetches anything.
+ * small typo forgiven through the trigrams of the words of names. Ranked: an exact domain or
+ * network_id, then names with every word, then names with every word but for a typo, then the rest;
+ * among equals, accepted entities with more verified claims first. Never fetches anything.
  */
 import { parseNetworkId } from "../protocol/ids";
 import type { Db, Queryable } from "./db";
@@ -14,8 +14,10 @@ export const MAX_SEARCH_LENGTH = 200;
 const MAX_OFFSET = 1000;
 /** Words a query may use; the rest are ignored. */
 const MAX_WORDS = 8;
-/** How alike a name must be to a typed word (pg_trgm's word similarity): one wrong letter in five passes. */
-const TYPO_THRESHOLD = 0.45;
+/** How alike a word of a name must be to a typed word (pg_trgm similarity): "guld" finds "guild" (0.375). */
+const TYPO_THRESHOLD = 0.3;
+/** Words of names tried for each typed word. */
+const TYPO_CANDIDATES = 3;
 
 export type IndexHit = {
   domain: string;
@@ -80,34 +82,47 @@ export async function searchIndex(db: Db, text: string, offset = 0): Promise<Ind
   const words = searchWords(text);
   const exact = text.toLowerCase();
   const networkDomain = parseNetworkId(text)?.toLowerCase() ?? null;
-  // Every word but the last must be whole or a prefix; each is letters and digits only, so the
-  // tsquery text cannot carry an operator.
+  // Every word must match as a prefix; each is letters and digits only, so the tsquery text cannot
+  // carry an operator. `:*A` matches in the name, the domain or the network_id only.
   const tsquery = words.map((w) => `${w}:*`).join(" & ");
-  const plain = words.join(" ");
-  // The typo threshold is set for this transaction only.
-  const rows = await db.transaction(async (tx) => {
-    await tx.query(`SELECT set_config('pg_trgm.word_similarity_threshold', $1, true)`, [String(TYPO_THRESHOLD)]);
-    return tx.query<HitRow>(
-      `WITH q AS (SELECT CASE WHEN $1 = '' THEN NULL ELSE to_tsquery('simple', $1) END AS tsq)
-       SELECT domain, network_id, entity_type, name, description, status, verified, unverified, last_checked_at
-       FROM entities, q
-       WHERE domain = $3 OR domain = $4
-          OR (q.tsq IS NOT NULL AND search @@ q.tsq)
-          OR ($2 <> '' AND length($2) >= 3 AND $2 <% names_plain)
+  const inName = words.map((w) => `${w}:*A`).join(" & ");
+  // Each tsquery is written into the statement as to_tsquery($n), so the planner sees it and uses
+  // the text index; a part with no words is left out.
+  const page = (q: Queryable, typoQuery: string) => {
+    const params: unknown[] = [exact, networkDomain ?? "", offset, SEARCH_PAGE_SIZE + 1];
+    const tsq = (text: string) => {
+      params.push(text);
+      return `to_tsquery('simple', $${params.length})`;
+    };
+    const all = tsquery ? tsq(tsquery) : null;
+    const named = tsquery ? tsq(inName) : null;
+    const typo = typoQuery ? tsq(typoQuery) : null;
+    return q.query<HitRow>(
+      `SELECT domain, network_id, entity_type, name, description, status, verified, unverified, last_checked_at
+       FROM entities
+       WHERE domain = $1 OR domain = $2 ${all ? `OR search @@ ${all}` : ""} ${typo ? `OR search @@ ${typo}` : ""}
        ORDER BY
-         CASE WHEN domain = $3 OR domain = $4 THEN 0
-              WHEN q.tsq IS NOT NULL AND to_tsvector('simple', names_plain) @@ q.tsq THEN 1
-              WHEN $2 <> '' AND $2 <% names_plain THEN 2
+         CASE WHEN domain = $1 OR domain = $2 THEN 0
+              ${named ? `WHEN search @@ ${named} THEN 1` : ""}
+              ${typo ? `WHEN search @@ ${typo} THEN 2` : ""}
               ELSE 3 END,
          (status = 'accepted') DESC,
          verified DESC,
-         CASE WHEN q.tsq IS NULL THEN 0 ELSE ts_rank(search, q.tsq) END DESC,
-         word_similarity($2, names_plain) DESC,
          domain
-       OFFSET $5 LIMIT $6`,
-      [tsquery, plain, exact, networkDomain ?? "", offset, SEARCH_PAGE_SIZE + 1],
+       OFFSET $3 LIMIT $4`,
+      params,
     );
-  });
+  };
+  // Typos are looked for only when nothing has every word: then each word may also be one of the
+  // words of names most like it (docs/decisions.md#search). On a first page, an empty answer says
+  // so; further pages ask. The trigram threshold is set for one transaction only.
+  const withTypos = () => db.transaction(async (tx) => page(tx, await typoTsquery(tx, words)));
+  let rows: HitRow[];
+  if (tsquery === "") rows = await page(db, "");
+  else if (offset === 0) {
+    rows = await page(db, "");
+    if (rows.length === 0) rows = await withTypos();
+  } else rows = (await db.transaction((tx) => anyMatch(tx, tsquery))) ? await page(db, "") : await withTypos();
   const more = rows.length > SEARCH_PAGE_SIZE && offset + SEARCH_PAGE_SIZE <= MAX_OFFSET;
   return {
     schema: INDEX_SEARCH_SCHEMA,
@@ -168,4 +183,42 @@ export async function issuedBy(db: Queryable, issuer: string, limit = 500): Prom
     reason: r.reason,
     last_checked_at: r.last_checked_at.toISOString(),
   }));
+}
+
+/**
+ * A tsquery in which each typed word matches in a name as typed (a prefix) or as one of the words of
+ * names most like it; "" when no word has a likely meaning.
+ */
+async function typoTsquery(tx: Queryable, words: string[]): Promise<string> {
+  await tx.query("SELECT set_config('pg_trgm.similarity_threshold', $1, true)", [String(TYPO_THRESHOLD)]);
+  const groups: string[] = [];
+  let corrected = false;
+  for (const word of words) {
+    const like =
+      word.length < 3
+        ? []
+        : await tx.query<{ word: string }>(
+            "SELECT word FROM search_words WHERE word % $1 AND word <> $1 ORDER BY similarity(word, $1) DESC, word LIMIT $2",
+            [word, TYPO_CANDIDATES],
+          );
+    // Words of the index are letters and digits; anything else is not put in a query.
+    const alternatives = like.map((r) => r.word).filter((w) => /^[\p{L}\p{N}]+$/u.test(w));
+    if (alternatives.length > 0) corrected = true;
+    groups.push(`(${[`${word}:*A`, ...alternatives.map((w) => `${w}:A`)].join(" | ")})`);
+  }
+  return corrected ? groups.join(" & ") : "";
+}
+
+/**
+ * Whether any entity has every word, through the text index: for a first row the planner would
+ * rather scan the table, which is slow when there is none.
+ */
+async function anyMatch(tx: Queryable, tsquery: string): Promise<boolean> {
+  await tx.query("SELECT set_config('enable_seqscan', 'off', true)");
+  const [row] = await tx.query<{ found: boolean }>(
+    "SELECT EXISTS (SELECT 1 FROM entities WHERE search @@ to_tsquery('simple', $1)) AS found",
+    [tsquery],
+  );
+  await tx.query("SELECT set_config('enable_seqscan', 'on', true)");
+  return row?.found === true;
 }
