@@ -23,6 +23,19 @@ const j = (v: unknown) => ({ body: JSON.stringify(v) });
 const ALICE = "§:entity:alice.example";
 
 describe("resolver orchestration", () => {
+  it("background work (discovery, docs/decisions.md#discovery) fetches at background priority, behind every person's", async () => {
+    const priorities: (string | undefined)[] = [];
+    const { fetch } = fakeFetch({ "https://alice.example/ident.json": j({ network_id: ALICE }) });
+    const resolver = createResolver({
+      fetch: (url, mode, options) => {
+        priorities.push(options?.priority);
+        return fetch(url, mode);
+      },
+    });
+    await resolver.resolveEntity("alice.example", { background: true, revalidate: true });
+    await resolver.resolveEntity("alice.example", { refresh: true });
+    expect(priorities).toEqual(["background", "person"]);
+  });
   it("V7: falls back to the HTML embed only when the JSON document is not found", async () => {
     const { fetch, calls } = fakeFetch({
       "https://alice.example/": {

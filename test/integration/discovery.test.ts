@@ -191,3 +191,32 @@ describe.each(ENGINES)("discovery on $name", ({ location }) => {
     }
   });
 });
+
+it("two instances on one PostgreSQL database never take the same job, and one's lease ends for the other", async () => {
+  const url = await server.database(`twoinstances${process.pid}`);
+  const a = await openStore({ kind: "server", url }, () => {});
+  const b = await openStore({ kind: "server", url }, () => {});
+  const { takeJobs, finishJob, enqueue } = await import("../../lib/store/queue");
+  try {
+    const domains = Array.from({ length: 40 }, (_, i) => `job${i}.test`);
+    await a.db.transaction((tx) => enqueue(tx, domains, "discovered", { max: 1000, freshS: 3600 }));
+    // Both take at once, in rounds, until nothing is left.
+    const takenA: string[] = [];
+    const takenB: string[] = [];
+    for (let round = 0; round < 10; round++) {
+      const [x, y] = await Promise.all([takeJobs(a.db, 3), takeJobs(b.db, 3)]);
+      takenA.push(...x);
+      takenB.push(...y);
+    }
+    expect(takenA.filter((d) => takenB.includes(d))).toEqual([]);
+    expect(new Set([...takenA, ...takenB]).size).toBe(40);
+    // A's instance dies holding job0: after its lease, B takes it.
+    const held = takenA[0]!;
+    await a.db.query("UPDATE crawl_queue SET locked_until = now() - interval '1 second' WHERE domain = $1", [held]);
+    expect(await takeJobs(b.db, 40)).toEqual([held]);
+    for (const d of [...takenA, ...takenB]) await finishJob(a.db, d);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
