@@ -161,3 +161,13 @@ test("the demo's seeds: a few seconds after start, a name search finds the sampl
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a cold page streamed to a browser says since when on every card as it arrives", async ({ page }) => {
+  // erin.test is asked for by no other test on this server: the page streams.
+  await page.goto("/entity/erin.test");
+  await expect(page.getByTestId("claim-pending")).toHaveCount(0);
+  const cards = page.getByTestId("claim");
+  expect(await cards.count()).toBeGreaterThan(0);
+  await expect(page.getByTestId("claim-since")).toHaveCount(await cards.count());
+  await expect(page.getByTestId("claim-since").first()).toHaveText(/^(Verified|Failing) since \d\d:\d\d UTC/);
+});

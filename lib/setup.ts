@@ -55,6 +55,10 @@ export function createConfiguredResolver(
       const index = await store;
       return index ? index.record(result) : result;
     },
+    preview: async (domain, fetchedAt) => {
+      const index = await store;
+      return index ? index.preview(domain, fetchedAt) : null;
+    },
   });
   return {
     ...resolver,

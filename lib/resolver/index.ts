@@ -10,7 +10,7 @@ import type { Priority } from "../fetch/outbound";
 import { NotFetched } from "../fetch/refusal";
 import { DEFAULT_LIMITS, type Limits } from "../limits";
 import { parseQuery, type Query } from "../protocol/ids";
-import { SCHEMA_ID, type EntityResult, type SearchResponse } from "../result/record";
+import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse } from "../result/record";
 import { createClaimChecks } from "./claims";
 import { createDocumentFetch, newWork, NotCached, type Load, type ResolveOptions } from "./documents";
 import { createEntityResolution, type StagedEntity } from "./entity";
@@ -36,7 +36,14 @@ export type ResolverDeps = {
    * it and hands it back with what it remembers (docs/decisions.md#the-index). Must not throw.
    */
   annotate?: (result: EntityResult) => Promise<EntityResult>;
+  /**
+   * For an entity whose claims arrive one by one: how the index will annotate each claim of a check
+   * made at `fetchedAt` (ISO), so a streamed card says what the whole result will. Must not throw.
+   */
+  preview?: (domain: string, fetchedAt: string) => Promise<((kind: ClaimListKind, claim: Claim, index: number) => Claim) | null>;
 };
+
+type ClaimListKind = "properties" | "credentials" | "connections";
 
 /** What a lookup would cost now: answered from the cache, joining a fetch already running, or starting one. */
 export type Probe = { state: "cached"; response: SearchResponse } | { state: "joining" } | { state: "cold" };
@@ -93,7 +100,26 @@ export function createResolver(deps: ResolverDeps): Resolver {
   const annotate = deps.annotate;
   const resolveEntityStaged: typeof staged = async (domain, opts = {}) => {
     const entity = await staged(domain, opts);
-    return !annotate || opts.cacheOnly ? entity : { ...entity, result: entity.result.then(annotate) };
+    if (!annotate || opts.cacheOnly) return entity;
+    const result = entity.result.then(annotate);
+    if (!deps.preview || entity.entity.status !== "accepted") return { ...entity, result };
+    // Each claim as it settles, annotated as the whole result will be (docs/decisions.md#the-index).
+    const preview = deps.preview(entity.entity.domain, entity.cache.fetched_at).catch(() => null);
+    const previewed = (kind: ClaimListKind) =>
+      entity[kind].map((slot, i) => ({
+        ...slot,
+        result: slot.result.then(async (checked) => {
+          const annotateClaim = await preview;
+          return annotateClaim ? { ...checked, claim: annotateClaim(kind, checked.claim, i) } : checked;
+        }),
+      }));
+    return {
+      ...entity,
+      properties: previewed("properties"),
+      credentials: previewed("credentials"),
+      connections: previewed("connections"),
+      result,
+    };
   };
   // Each query gets its own budget, unless the caller hands one in to read afterwards.
   const withWork = (opts: ResolveOptions = {}): ResolveOptions => (opts.work ? opts : { ...opts, work: newWork() });

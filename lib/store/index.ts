@@ -5,10 +5,10 @@
  */
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
-import type { EntityResult, SearchResponse } from "../result/record";
+import type { Claim, EntityResult, SearchResponse } from "../result/record";
 import { openDb, StoreError, type Db, type StoreLocation } from "./db";
 import { migrate } from "./migrations";
-import { history, record, type Change } from "./records";
+import { history, preview, record, type Change, type ClaimKind } from "./records";
 import { discoveredDomains, enqueue, type DiscoveryOptions } from "./queue";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 
@@ -22,6 +22,8 @@ export type Store = {
   /** Records every result of a response and returns it annotated; never throws. */
   recordResponse(response: SearchResponse): Promise<SearchResponse>;
   history(domain: string): Promise<{ domain: string; last_checked_at: string; changes: Change[] } | null>;
+  /** How `record` will annotate each claim of a check at `fetchedAt`; null when the index cannot say. Never throws. */
+  preview(domain: string, fetchedAt: string): Promise<((kind: ClaimKind, claim: Claim, index: number) => Claim) | null>;
   /**
    * One page of a search of the index (docs/decisions.md#search) for text already checked with
    * `parseSearchText`; null for a cursor this index did not hand out.
@@ -98,6 +100,7 @@ export async function openStore(
       return { ...response, results };
     },
     history: (domain) => history(db, domain.toLowerCase()),
+    preview: (domain, fetchedAt) => preview(db, domain.toLowerCase(), new Date(fetchedAt)).catch(() => null),
     async search(text, cursor = null) {
       const offset = decodeCursor(cursor);
       return offset === null ? null : searchIndex(db, text, offset);

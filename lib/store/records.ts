@@ -274,32 +274,51 @@ function nextRow(prev: ClaimRow | undefined, claim: Claim, kind: ClaimKind, key:
 function annotate(result: EntityResult, checkedAt: Date, rows: Map<string, ClaimRow>): EntityResult {
   const out: EntityResult = { ...result, entity: { ...result.entity, last_checked_at: checkedAt.toISOString() } };
   if (result.entity.status !== "accepted") return out;
-  for (const kind of CLAIM_KINDS) {
-    out[kind] = result[kind].map((claim, i) => {
-      const row = rows.get(`${kind} ${claimKey(claim, i)}`);
-      if (!row) return claim;
-      const since: ClaimSince = { first_seen_at: row.first_seen_at.toISOString(), last_checked_at: row.last_checked_at.toISOString() };
-      if (row.last_verified_at) since.last_verified_at = row.last_verified_at.toISOString();
-      if (row.verified_since) since.verified_since = row.verified_since.toISOString();
-      if (row.failing_since) since.failing_since = row.failing_since.toISOString();
-      const annotated: Claim = { ...claim, since };
-      if (row.verified && !claim.verified && row.stale_reason && row.last_verified_at && isTransient(claim)) {
-        const rest: Claim = { ...annotated };
-        delete rest.reason; // present exactly when not verified
-        return {
-          ...rest,
-          verified: true,
-          stale: {
-            reason: claim.reason ?? "unreachable",
-            message: row.stale_message ?? "",
-            until: new Date(row.last_verified_at.getTime() + STALE_FOR_MS).toISOString(),
-          },
-        };
-      }
-      return annotated;
-    });
-  }
+  for (const kind of CLAIM_KINDS)
+    out[kind] = result[kind].map((claim, i) => annotateClaim(claim, rows.get(`${kind} ${claimKey(claim, i)}`)));
   return out;
+}
+
+/** One claim with its record's times, and stale on error. */
+function annotateClaim(claim: Claim, row: ClaimRow | undefined): Claim {
+  if (!row) return claim;
+  const since: ClaimSince = { first_seen_at: row.first_seen_at.toISOString(), last_checked_at: row.last_checked_at.toISOString() };
+  if (row.last_verified_at) since.last_verified_at = row.last_verified_at.toISOString();
+  if (row.verified_since) since.verified_since = row.verified_since.toISOString();
+  if (row.failing_since) since.failing_since = row.failing_since.toISOString();
+  const annotated: Claim = { ...claim, since };
+  if (row.verified && !claim.verified && row.stale_reason && row.last_verified_at && isTransient(claim)) {
+    const rest: Claim = { ...annotated };
+    delete rest.reason; // present exactly when not verified
+    return {
+      ...rest,
+      verified: true,
+      stale: {
+        reason: claim.reason ?? "unreachable",
+        message: row.stale_message ?? "",
+        until: new Date(row.last_verified_at.getTime() + STALE_FOR_MS).toISOString(),
+      },
+    };
+  }
+  return annotated;
+}
+
+/**
+ * What `record` will say of each claim of a check at `at`, before the check is whole: for a page
+ * whose cards arrive one by one (docs/decisions.md#the-index). Reads the entity's records once;
+ * writes nothing.
+ */
+export async function preview(db: Queryable, domain: string, at: Date): Promise<(kind: ClaimKind, claim: Claim, index: number) => Claim> {
+  const [known] = await db.query<{ last_checked_at: Date }>("SELECT last_checked_at FROM entities WHERE domain = $1", [domain]);
+  const rows = new Map(
+    (await db.query<ClaimRow>("SELECT * FROM claims WHERE domain = $1", [domain])).map((r) => [`${r.kind} ${r.claim_key}`, r]),
+  );
+  const recorded = known !== undefined && known.last_checked_at.getTime() >= at.getTime();
+  return (kind, claim, index) => {
+    const key = claimKey(claim, index);
+    const prev = rows.get(`${kind} ${key}`);
+    return annotateClaim(claim, recorded ? prev : nextRow(prev, claim, kind, key, at));
+  };
 }
 
 /** One recorded change, newest first in `history`. */

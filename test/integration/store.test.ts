@@ -105,6 +105,27 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
     expect((await store.history("alice.example"))!.changes).toHaveLength(3); // the entity, P1, P2
   });
 
+  it("a card streamed before the check is whole is annotated as the record will be (preview)", async () => {
+    await recorded(
+      result("preview.example", at(0), [
+        { id: P1, verified: true },
+        { id: P2, verified: true },
+      ]),
+    );
+    const next = result("preview.example", at(3), [
+      { id: P1, verified: false, reason: "not_listed" },
+      { id: P2, verified: false, reason: "unreachable" },
+    ]);
+    const annotateClaim = (await store.preview("preview.example", at(3)))!;
+    const previewed = next.properties.map((c, i) => annotateClaim("properties", c, i));
+    expect(previewed[1]).toMatchObject({ verified: true, stale: { reason: "unreachable" } });
+    const out = await recorded(next);
+    expect(previewed).toEqual(out.properties);
+    // Once recorded, the same check previews as recorded.
+    const again = (await store.preview("preview.example", at(3)))!;
+    expect(next.properties.map((c, i) => again("properties", c, i))).toEqual(out.properties);
+  });
+
   it("a claim listed twice (the second a duplicate) is recorded once, as first listed", async () => {
     const out = await recorded(
       result("twice.example", at(0), [
