@@ -1,5 +1,5 @@
 /**
- * View models: results reshaped at the boundary into exactly what a card shows (STYLE). Every
+ * View models: results reshaped at the boundary into exactly what a card shows (docs/architecture.md). Every
  * string here is untrusted text, already cut to the display limits; every link is http(s) only.
  */
 import { clipDescription, clipName, safeUrl, wellFormed } from "./display";
