@@ -4,41 +4,18 @@
  * than the cache allows; re-verification follows a document that changes, and back; stale on error
  * with a publisher that answers 503 or is down.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCrawler, type Crawler } from "../../lib/discovery/crawler";
 import { createDocumentCache } from "../../lib/fetch/cache";
 import { createResolver } from "../../lib/resolver";
 import type { EntityResult } from "../../lib/result/record";
-import { openStore, type Store, type StoreLocation } from "../../lib/store";
+import { openStore, type Store } from "../../lib/store";
 import { discoveredDomains, queueStats } from "../../lib/store/queue";
-import { startPostgres, type PostgresServer } from "../helpers/postgres";
+import { useEngines } from "../helpers/engines";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();
-let server: PostgresServer;
-const dirs: string[] = [];
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server?.stop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-const ENGINES: { name: string; location: () => Promise<StoreLocation> }[] = [
-  {
-    name: "PGlite",
-    location: async () => {
-      const d = mkdtempSync(path.join(tmpdir(), "ident-crawl-"));
-      dirs.push(d);
-      return { kind: "embedded", dataDir: path.join(d, "data") };
-    },
-  },
-  { name: "PostgreSQL", location: async () => ({ kind: "server", url: await server.database(`crawl${process.pid}`) }) },
-];
+const { engines: ENGINES, database } = useEngines("crawl");
 
 const FRESH_S = 3600;
 
@@ -193,7 +170,7 @@ describe.each(ENGINES)("discovery on $name", ({ location }) => {
 });
 
 it("two instances on one PostgreSQL database never take the same job, and one's lease ends for the other", async () => {
-  const url = await server.database(`twoinstances${process.pid}`);
+  const url = await database("twoinstances");
   const a = await openStore({ kind: "server", url }, () => {});
   const b = await openStore({ kind: "server", url }, () => {});
   const { takeJobs, finishJob, enqueue } = await import("../../lib/store/queue");

@@ -2,17 +2,14 @@
  * Search over the index on both engines (docs/decisions.md#search): accents, case, prefixes, a typo,
  * ranking, paging, hostile text, and the credentials an issuer has.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult } from "../../lib/result/record";
-import { openStore, type Store, type StoreLocation } from "../../lib/store";
+import { openStore, type Store } from "../../lib/store";
 import { openDb } from "../../lib/store/db";
 import { migrate, MIGRATIONS } from "../../lib/store/migrations";
 import { searchIndex } from "../../lib/store/search";
 import { decodeCursor, encodeCursor, parseSearchText, searchWords } from "../../lib/store/search";
-import { startPostgres, type PostgresServer } from "../helpers/postgres";
+import { useEngines } from "../helpers/engines";
 
 type Spec = {
   domain: string;
@@ -96,27 +93,7 @@ const NETWORK: Spec[] = [
   })),
 ];
 
-let server: PostgresServer;
-const dirs: string[] = [];
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server?.stop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-const ENGINES: { name: string; location: (db?: string) => Promise<StoreLocation> }[] = [
-  {
-    name: "PGlite",
-    location: async () => {
-      const d = mkdtempSync(path.join(tmpdir(), "ident-search-"));
-      dirs.push(d);
-      return { kind: "embedded", dataDir: path.join(d, "data") };
-    },
-  },
-  { name: "PostgreSQL", location: async (db = "search") => ({ kind: "server", url: await server.database(`${db}${process.pid}`) }) },
-];
+const { engines: ENGINES } = useEngines("search");
 
 describe.each(ENGINES)("search on $name", ({ location }) => {
   let store: Store;

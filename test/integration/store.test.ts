@@ -3,15 +3,14 @@
  * folder, and a real PostgreSQL server started from Debian's binaries for this file.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult, SearchResponse } from "../../lib/result/record";
 import { openStore, StoreError, type Store, type StoreLocation } from "../../lib/store";
 import { openDb } from "../../lib/store/db";
 import { migrate, MIGRATIONS } from "../../lib/store/migrations";
-import { startPostgres, type PostgresServer } from "../helpers/postgres";
+import { useEngines } from "../helpers/engines";
 
 type ClaimSpec = { id: string; verified: boolean; reason?: Claim["reason"]; http_status?: number };
 
@@ -45,26 +44,7 @@ const at = (hours: number) => new Date(T0 + hours * HOUR).toISOString();
 const P1 = "§:property:blog.alice.example";
 const P2 = "§:property:shop.alice.example";
 
-let server: PostgresServer;
-const dirs: string[] = [];
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server?.stop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-const tempDir = () => {
-  const d = mkdtempSync(path.join(tmpdir(), "ident-store-"));
-  dirs.push(d);
-  return d;
-};
-
-let n = 0;
-const ENGINES: { name: string; location: () => Promise<StoreLocation> }[] = [
-  { name: "PGlite", location: async () => ({ kind: "embedded", dataDir: path.join(tempDir(), "data") }) },
-  { name: "PostgreSQL", location: async () => ({ kind: "server", url: await server.database(`t${process.pid}_${n++}`) }) },
-];
+const { engines: ENGINES, tempDir } = useEngines("store");
 
 describe.each(ENGINES)("the index on $name", ({ location }) => {
   let where: StoreLocation;
