@@ -68,14 +68,15 @@ export async function openStore(
   }
 
   async function recordOne(result: EntityResult): Promise<EntityResult> {
-    let out: EntityResult;
+    let out: { result: EntityResult; written: boolean };
     try {
       out = await db.transaction((tx) => record(tx, result));
     } catch (err) {
       log(`store: the resolution of ${result.entity.domain} was not recorded: ${(err as Error).message}`);
       return result;
     }
-    const found = discovery ? discoveredDomains(result) : [];
+    // A new check only: an answer from the cache found nothing its check did not (docs/decisions.md#discovery).
+    const found = discovery && out.written ? discoveredDomains(result) : [];
     if (discovery && found.length > 0) {
       // Its own transaction: a discovery that fails never undoes the record.
       try {
@@ -85,7 +86,7 @@ export async function openStore(
         log(`store: the domains ${result.entity.domain} points to were not queued: ${(err as Error).message}`);
       }
     }
-    return out;
+    return out.result;
   }
 
   return {

@@ -85,9 +85,9 @@ export const issuerNameOf = (claim: Claim, kind: ClaimKind) => (kind === "creden
 
 /**
  * Records `result` as checked at `result.cache.fetched_at` and returns it annotated. A result no
- * newer than what is recorded (answered from the cache) writes nothing: it is annotated only.
+ * newer than what is recorded (answered from the cache) writes nothing: it is annotated only, and `written` is false.
  */
-export async function record(tx: Queryable, result: EntityResult): Promise<EntityResult> {
+export async function record(tx: Queryable, result: EntityResult): Promise<{ result: EntityResult; written: boolean }> {
   const domain = result.entity.domain;
   const at = new Date(result.cache.fetched_at);
   const known = await tx.query<{ last_checked_at: Date; status: string }>(
@@ -98,7 +98,8 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
   const rows = new Map(
     (await tx.query<ClaimRow>("SELECT * FROM claims WHERE domain = $1", [domain])).map((r) => [`${r.kind} ${r.claim_key}`, r]),
   );
-  if (before && before.last_checked_at.getTime() >= at.getTime()) return annotate(result, before.last_checked_at, rows);
+  if (before && before.last_checked_at.getTime() >= at.getTime())
+    return { result: annotate(result, before.last_checked_at, rows), written: false };
 
   const accepted = result.entity.status === "accepted";
   // A claim listed twice (the second is a `duplicate`) is one claim: the first listing is recorded.
@@ -163,7 +164,7 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
   // docs/decisions.md#discovery: every indexed entity is re-verified in the background.
   await scheduleRecheck(tx, domain, at, accepted && verified === claims.length);
   // An entity that is not accepted says nothing about its claims: their records stay as they were.
-  if (!accepted) return annotate(result, at, rows);
+  if (!accepted) return { result: annotate(result, at, rows), written: true };
 
   // One statement for all claims and one for their changes: a property query's owners can list
   // thousands of claims between them, and a statement per claim cost seconds.
@@ -240,7 +241,7 @@ export async function record(tx: Queryable, result: EntityResult): Promise<Entit
     `DELETE FROM changes WHERE domain = $1 AND seq < (SELECT min(seq) FROM (SELECT seq FROM changes WHERE domain = $1 ORDER BY seq DESC LIMIT $2) kept)`,
     [domain, CHANGES_KEPT],
   );
-  return annotate(result, at, rows);
+  return { result: annotate(result, at, rows), written: true };
 }
 
 /** Whether a verified claim keeps its verdict through this failed re-check (stale on error). */
