@@ -23,6 +23,8 @@ export type CrawlerOptions = {
 };
 
 export type Crawler = {
+  /** Settles once the seeds are queued (or could not be). */
+  readonly seeded: Promise<void>;
   /** Looks at the queue now (something was queued). */
   wake(): void;
   /** Jobs running now. */
@@ -105,6 +107,7 @@ export function startCrawler(options: CrawlerOptions): Crawler {
   void seeded.then(tick);
 
   return {
+    seeded: seeded.then(() => undefined),
     wake,
     get running() {
       return jobs.size;

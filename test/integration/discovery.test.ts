@@ -22,6 +22,8 @@ const FRESH_S = 3600;
 /** Waits until nothing is due or running, and the crawler is idle. */
 async function settled(store: Store, crawler: Crawler, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  // An empty queue before the seeds are in is not settled.
+  await crawler.seeded;
   for (;;) {
     const stats = await queueStats(store.db);
     if (stats.due === 0 && stats.running === 0 && crawler.running === 0) return;
