@@ -6,6 +6,8 @@ export const Problem = z.object({
   severity: z.enum(["error", "warning"]),
   message: z.string(),
   path: z.string().optional(),
+  /** A library's own words behind `message`, such as a TLS error; never the explanation (docs/decisions.md#reasons). */
+  detail: z.string().optional(),
 });
 export type Problem = z.infer<typeof Problem>;
 
@@ -13,3 +15,6 @@ export const warning = (code: string, message: string, path?: string): Problem =
   path === undefined ? { code, severity: "warning", message } : { code, severity: "warning", message, path };
 export const error = (code: string, message: string, path?: string): Problem =>
   path === undefined ? { code, severity: "error", message } : { code, severity: "error", message, path };
+
+/** `problem` with the library's words behind it, when there are any. */
+export const withDetail = (problem: Problem, detail: string | undefined): Problem => (detail ? { ...problem, detail } : problem);

@@ -13,6 +13,7 @@ import { matchConnectTo, type ConnectToEntry } from "./connect-to";
 import { checkedResolve, guardedLookup, isPublicAddress, type Resolve } from "./guard";
 import { createHostLimiter } from "./host-limit";
 import { createOutboundGate, type OutboundGate, type Priority } from "./outbound";
+import { networkWords, rawMessage } from "./network-words";
 import { LOCAL_FAULTS, NotFetched } from "./refusal";
 
 /** What is fetched: a JSON document or an HTML page (fallback or rel=me). */
@@ -32,7 +33,8 @@ type FetchMeta = {
 };
 
 export type FetchFound = FetchMeta & { ok: true; status: "found"; httpStatus: 200; body: string; bytes: number };
-export type FetchFailed = FetchMeta & { ok: false; status: FailureStatus; message: string };
+/** `message` is in plain words; `detail`, when there is one, is the library's own (docs/decisions.md#reasons). */
+export type FetchFailed = FetchMeta & { ok: false; status: FailureStatus; message: string; detail?: string };
 export type FetchOutcome = FetchFound | FetchFailed;
 
 /**
@@ -261,11 +263,12 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       timer = setTimeout(() => controller.abort(new FetchStop("timeout", `no answer within ${timeoutMs} ms`)), timeoutMs);
     };
     const meta: FetchMeta = { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 };
-    const fail = (status: FailureStatus, message: string): FetchFailed => ({
+    const fail = (status: FailureStatus, message: string, detail?: string): FetchFailed => ({
       ...meta,
       ok: false,
       status,
       message,
+      ...(detail === undefined || detail === message ? {} : { detail }),
       ms: Math.round(performance.now() - started),
     });
 
@@ -380,11 +383,11 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       if (code !== undefined && LOCAL_FAULTS.has(code)) {
         throw new NotFetched("local_fault", `this resolver could not fetch ${url} (${code}); try again shortly`, 5);
       }
-      if (code === "IDENT_BLOCKED") return fail("blocked", errorMessage(err));
+      if (code === "IDENT_BLOCKED") return fail("blocked", rawMessage(err));
       if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
         return fail("timeout", `no complete answer within ${timeoutMs} ms`);
       }
-      return fail("unreachable", errorMessage(err));
+      return fail("unreachable", networkWords(err, new URL(meta.finalUrl).hostname), rawMessage(err));
     } finally {
       clearTimeout(timer);
       ticket.leave();
@@ -498,12 +501,4 @@ function errorCode(err: unknown): string | undefined {
     } else break;
   }
   return undefined;
-}
-
-function errorMessage(err: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; depth++, e = e.cause) {
-    if (e.message && !parts.includes(e.message)) parts.push(e.message);
-  }
-  return parts.join(": ") || "connection failed";
 }

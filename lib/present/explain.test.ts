@@ -1,14 +1,42 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { REASONS } from "../protocol/reasons";
-import { reasonFix, statusFix } from "./explain";
+import { EntityStatus } from "../result/record";
+import { CATALOGUE, explainProblem, reasonFix, statusFix, words } from "./explain";
 
-describe("what the publisher can do", () => {
+/** Every `error("code"` and `warning("code"` written in lib/: the problem codes the resolver can emit. */
+function emittedCodes(): { code: string; severity: "error" | "warning" }[] {
+  const root = path.join(__dirname, "..");
+  const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"));
+  const found = new Map<string, "error" | "warning">();
+  for (const file of files) {
+    const text = readFileSync(path.join(root, file), "utf8");
+    for (const m of text.matchAll(/\b(error|warning)\(\s*"([a-z_]+)"/g)) found.set(`${m[1]}:${m[2]}`, m[1] as "error" | "warning");
+  }
+  return [...found].map(([key, severity]) => ({ code: key.split(":")[1]!, severity }));
+}
+
+describe("the catalogue of reasons (docs/decisions.md#reasons)", () => {
   it("states the configured timeout, not a fixed one", () => {
     expect(reasonFix("timeout", { fetchTimeoutMs: 6000 })).toContain("within 6 seconds");
     expect(statusFix("timeout", { fetchTimeoutMs: 2500 })).toContain("within 2.5 seconds");
     expect(reasonFix("timeout", { fetchTimeoutMs: 10_000 })).toContain("within 10 seconds");
   });
-  it("has words for every reason", () => {
-    for (const reason of REASONS) expect(reasonFix(reason, { fetchTimeoutMs: 10_000 })).toMatch(/^[A-Z].*\.$/);
+  it("has what it means and how to fix it for every reason, every entity status and every code lib/ emits", () => {
+    const codes = emittedCodes();
+    expect(codes.length).toBeGreaterThan(10);
+    for (const reason of REASONS) expect(explainProblem(reason, "error")?.section).toBe("claim");
+    for (const status of EntityStatus.options.filter((s) => s !== "accepted")) {
+      expect(CATALOGUE.find((s) => s.anchor === "entity")!.entries[status], status).toBeDefined();
+    }
+    for (const { code, severity } of codes) expect(explainProblem(code, severity), `${severity} ${code}`).not.toBeNull();
+  });
+  it("says each in sentences", () => {
+    for (const section of CATALOGUE) {
+      for (const [code, entry] of Object.entries(section.entries)) {
+        for (const text of [entry.means, entry.fix]) expect(words(text, { fetchTimeoutMs: 10_000 }), code).toMatch(/^[A-Z"].*[.)]$/s);
+      }
+    }
   });
 });

@@ -19,4 +19,4 @@ export const REASONS = [
 export type Reason = (typeof REASONS)[number];
 
 /** The verdict of one rule: verified, or a reason with a message in plain words. */
-export type Verdict = { verified: true } | { verified: false; reason: Reason; message: string };
+export type Verdict = { verified: true } | { verified: false; reason: Reason; message: string; detail?: string };

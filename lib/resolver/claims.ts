@@ -5,7 +5,7 @@
 import { parseCredentialDocument, type CredentialEntry } from "../documents/credential";
 import type { Connection, ParsedEntity } from "../documents/entity";
 import type { DocumentParse, Entry } from "../documents/lenient";
-import { error, warning, type Problem } from "../documents/problem";
+import { error, warning, withDetail, type Problem } from "../documents/problem";
 import { parsePropertyDocument, type Property } from "../documents/property";
 import { parseCredentialId, parsePropertyId, sameId } from "../protocol/ids";
 import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
@@ -37,7 +37,7 @@ function toClaim(id: string | null, claimed: unknown, checked: Checked, entryPro
   const claim: Claim = { id, verified: checked.verdict.verified, claimed, problems };
   if (!checked.verdict.verified) {
     claim.reason = checked.verdict.reason;
-    problems.push(error(checked.verdict.reason, checked.verdict.message));
+    problems.push(withDetail(error(checked.verdict.reason, checked.verdict.message), checked.verdict.detail));
   }
   if (checked.document !== undefined) claim.document = checked.document;
   if (checked.source) claim.source = checked.source;
@@ -108,7 +108,12 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     const fetched = await fetchDocument(loc, opts);
     if (!fetched.ok) {
       const failed = {
-        verdict: { verified: false as const, reason: fetched.status, message: fetched.message },
+        verdict: {
+          verified: false as const,
+          reason: fetched.status,
+          message: fetched.message,
+          ...(fetched.detail ? { detail: fetched.detail } : {}),
+        },
         problems: [],
         stale: fetched.stale,
       };
@@ -183,7 +188,12 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     const checked: Checked = outcome.ok
       ? { verdict: memo.connection(domain, outcome), source: toSource(outcome, "page"), problems: [], stale: page.stale }
       : {
-          verdict: { verified: false, reason: outcome.status, message: `The page ${url.href} could not be checked: ${outcome.message}` },
+          verdict: {
+            verified: false,
+            reason: outcome.status,
+            message: `The page ${url.href} could not be checked: ${outcome.message}`,
+            ...(outcome.detail ? { detail: outcome.detail } : {}),
+          },
           problems: [],
           stale: page.stale,
         };

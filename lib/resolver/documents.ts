@@ -46,7 +46,7 @@ export type Load = (url: string, mode: FetchMode, options: ResolveOptions) => Pr
 /** A document fetched with its fallback: its text parsed as JSON and where it came from, or why not. */
 export type DocFetch =
   | { ok: true; json: JsonParse; source: Source; problems: Problem[]; fetchedAt: number; stale: boolean }
-  | { ok: false; status: FailureStatus; message: string; fetchedAt: number; stale: boolean; httpStatus?: number };
+  | { ok: false; status: FailureStatus; message: string; detail?: string; fetchedAt: number; stale: boolean; httpStatus?: number };
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -55,6 +55,9 @@ export const LABEL: Record<DocumentLocation["kind"], string> = {
   property: "property document",
   credential: "credential document",
 };
+
+/** The library's words behind a failed fetch, when there are any. */
+const detailOf = (outcome: FetchOutcome): { detail?: string } => (!outcome.ok && outcome.detail ? { detail: outcome.detail } : {});
 
 /** Plain words for a failed fetch. */
 function failureMessage(loc: DocumentLocation, json: FetchOutcome, page?: FetchOutcome): string {
@@ -103,6 +106,7 @@ export function createDocumentFetch(load: Load, memo: ParseMemo) {
         ok: false,
         status: json.outcome.status,
         message: failureMessage(loc, json.outcome),
+        ...detailOf(json.outcome),
         fetchedAt: json.fetchedAt,
         stale: json.stale,
       };
@@ -116,7 +120,14 @@ export function createDocumentFetch(load: Load, memo: ParseMemo) {
         return { ok: true, json: embed.json, source: toSource(page.outcome, "embed", embed.bytes), problems: [], fetchedAt, stale };
     }
     const status: FailureStatus = !page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome.status : "not_found";
-    const failed = { ok: false as const, status, message: failureMessage(loc, json.outcome, page.outcome), fetchedAt, stale };
+    const failed = {
+      ok: false as const,
+      status,
+      message: failureMessage(loc, json.outcome, page.outcome),
+      ...detailOf(!page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome : json.outcome),
+      fetchedAt,
+      stale,
+    };
     // The JSON URL's own answer (a 503 is a publisher's outage, a 404 a missing document: docs/decisions.md#the-index).
     return json.outcome.httpStatus === null ? failed : { ...failed, httpStatus: json.outcome.httpStatus };
   };

@@ -5,7 +5,7 @@
 import { parseCredentialDocument } from "../documents/credential";
 import { parseEntityDocument, type ParsedEntity } from "../documents/entity";
 import { isRecord } from "../documents/json";
-import { error, type Problem } from "../documents/problem";
+import { error, withDetail, type Problem } from "../documents/problem";
 import { parsePropertyDocument } from "../documents/property";
 import type { Limits } from "../limits";
 import { parseCredentialId, sameId } from "../protocol/ids";
@@ -38,7 +38,8 @@ export function createEntityResolution(fetchDocument: FetchDocument, checks: Cla
       const result: EntityResult = { entity, properties: [], credentials: [], connections: [], jsonld: null, cache: cacheInfo };
       return { entity, cache: cacheInfo, properties: [], credentials: [], connections: [], result: Promise.resolve(result) };
     };
-    if (!fetched.ok) return settled({ status: fetched.status, domain, problems: [error(fetched.status, fetched.message)] });
+    if (!fetched.ok)
+      return settled({ status: fetched.status, domain, problems: [withDetail(error(fetched.status, fetched.message), fetched.detail)] });
     const rejected = (problems: Problem[], networkId?: unknown): StagedEntity =>
       settled({
         status: "rejected",

@@ -4,7 +4,7 @@
  */
 import { parseCredentialDocument } from "../documents/credential";
 import type { DocumentParse } from "../documents/lenient";
-import { error, warning, type Problem } from "../documents/problem";
+import { error, warning, withDetail, type Problem } from "../documents/problem";
 import { parsePropertyDocument } from "../documents/property";
 import type { Limits } from "../limits";
 import { idKey, parseNetworkId, sameId, type Query } from "../protocol/ids";
@@ -53,7 +53,7 @@ export function createQueries(
   ): Promise<Counterpart<T> | null> {
     const fetched = await fetchDocument(loc, opts);
     if (!fetched.ok) {
-      response.problems.push(error(fetched.status, fetched.message));
+      response.problems.push(withDetail(error(fetched.status, fetched.message), fetched.detail));
       return null;
     }
     const json = fetched.json;

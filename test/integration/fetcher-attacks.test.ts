@@ -178,12 +178,19 @@ describe("slow publishers (docs/decisions.md#fetching: one deadline for connect,
   it("headers that never come → timeout", async () => {
     expect(await ctx.fetcher({ timeoutMs: 500 })("https://slow.test/ident.json", "json")).toMatchObject({ status: "timeout" });
   });
-  it("a server that is not there → unreachable", async () => {
-    expect(await ctx.fetcher()("https://no-such-host.test/ident.json", "json")).toMatchObject({ status: "unreachable" });
+  it("a server that is not there → unreachable, said in words, the library's message only as the detail", async () => {
+    const out = await ctx.fetcher()("https://no-such-host.test/ident.json", "json");
+    expect(out).toMatchObject({ status: "unreachable" });
+    if (out.ok) throw new Error("fetched");
+    expect(out.message).toBe("the TLS handshake with no-such-host.test failed: the connection closed before a secure connection was set up");
+    expect(out.detail).toMatch(/socket disconnected/i);
   });
-  it("a certificate from an untrusted CA → unreachable (TLS is verified)", async () => {
+  it("a certificate from an untrusted CA → unreachable (TLS is verified), said in words", async () => {
     const fetch = ctx.fetcher({ ca: [] });
     const out = await fetch("https://alice.example/ident.json", "json");
     expect(out).toMatchObject({ ok: false, status: "unreachable" });
+    if (out.ok) throw new Error("fetched");
+    expect(out.message).toBe("the TLS certificate of alice.example is not signed by an authority this resolver trusts");
+    expect(out.detail).toBeDefined();
   });
 });
