@@ -32,6 +32,9 @@ describe("the catalogue of reasons (docs/decisions.md#reasons)", () => {
     }
     for (const { code, severity } of codes) expect(explainProblem(code, severity), `${severity} ${code}`).not.toBeNull();
   });
+  it("knows no code it does not list, not even one named like an object's property", () => {
+    for (const code of ["constructor", "__proto__", "toString", "nope"]) expect(explainProblem(code, "error")).toBeNull();
+  });
   it("says each in sentences", () => {
     for (const section of CATALOGUE) {
       for (const [code, entry] of Object.entries(section.entries)) {

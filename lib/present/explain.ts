@@ -257,8 +257,9 @@ export function explainProblem(code: string, severity: "error" | "warning"): { s
   const order: CatalogueSection[] =
     severity === "warning" ? ["warning", "document", "claim", "entity"] : ["document", "claim", "entity", "warning"];
   for (const section of order) {
-    const entry = (CATALOGUE.find((s) => s.anchor === section)?.entries as Record<string, Explanation> | undefined)?.[code];
-    if (entry) return { section, entry };
+    const entries = CATALOGUE.find((s) => s.anchor === section)?.entries as Record<string, Explanation> | undefined;
+    // Own entries only: a code such as "constructor" is no entry.
+    if (entries && Object.hasOwn(entries, code)) return { section, entry: entries[code] as Explanation };
   }
   return null;
 }
