@@ -9,6 +9,8 @@ const out = [];
 const code = await run(process.argv.slice(2), process.env, {
   out: (t) => out.push(write(process.stdout)(t)),
   err: (t) => out.push(write(process.stderr)(t)),
+  // Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
+  color: process.stdout.isTTY === true && !process.env.NO_COLOR,
 });
 await Promise.all(out);
 process.exitCode = code;

@@ -9,25 +9,27 @@ import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
 import { parseQuery, QUERY_FORMS } from "../lib/protocol/ids";
 import type { Claim, EntityResult, EntityStatus, SearchResponse, Source } from "../lib/result/record";
 import { VERSION } from "../lib/version";
+import { check } from "./check";
+import { printable } from "./print";
 
-export type Io = { out: (text: string) => void; err: (text: string) => void };
+/** Where the CLI writes; `color` when standard output is a terminal that wants colour. */
+export type Io = { out: (text: string) => void; err: (text: string) => void; color?: boolean };
 
 const USAGE = `usage: ident resolve <query> [--json]
        ident search <text> [--json] [--cursor <cursor>]
+       ident check <domain | file> [--json]
 
   resolve   looks up <query>: ${QUERY_FORMS}
   search    searches the index (names, domains, descriptions, claims) for <text>; fetches nothing
+  check     checks a domain live (cache bypassed) or a document file offline, and says what to fix
   --json    print the record (docs/decisions.md#the-result-record, docs/decisions.md#search) and nothing else
   --cursor  the next page of a search, as the previous page gave it
 
 Exit status: resolve: 0 when an entity is accepted, 1 when none is; search: 0 with hits, 1 with none;
-2 for a bad query or usage, or an index that cannot be searched.`;
+check: 0 with no errors (warnings allowed), 1 with errors; 2 for a bad query or usage, or an index that
+cannot be searched.`;
 
-/** Untrusted text for a terminal: control characters (escape sequences and line breaks among them) become U+FFFD. */
-export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
-}
+export { printable };
 
 const VIA: Record<Source["via"], string> = { json: "JSON", embed: "embedded in the page", page: "page" };
 
@@ -129,8 +131,16 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
   }
   const [command, query, ...extra] = args.ok ? args.positionals : [];
   if (args.ok && command === "search" && query !== undefined && extra.length === 0) return search(query, args, env, io);
+  if (args.ok && command === "check" && query !== undefined && extra.length === 0 && args.cursor === null) {
+    return check(query, args.json, env, io);
+  }
   if (!args.ok || command !== "resolve" || query === undefined || extra.length > 0 || args.cursor !== null) {
-    const expected = command === "search" ? "expected: search <text>" : "expected: resolve <query>";
+    const expected =
+      command === "search"
+        ? "expected: search <text>"
+        : command === "check"
+          ? "expected: check <domain | file>"
+          : "expected: resolve <query>";
     io.err(
       `ident: ${args.ok ? (args.cursor !== null && command === "resolve" ? "--cursor is for search" : expected) : args.message}\n${USAGE}\n`,
     );

@@ -63,7 +63,10 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
   const now = options.now ?? Date.now;
   const lru = new LRUCache<string, Entry>({
     maxSize: options.maxBytes ?? DEFAULTS.cacheBytes,
-    sizeCalculation: (e) => 512 + e.outcome.url.length * 2 + (e.outcome.ok ? e.outcome.body.length * 2 : (e.outcome.message.length + (e.outcome.detail?.length ?? 0)) * 2),
+    sizeCalculation: (e) =>
+      512 +
+      e.outcome.url.length * 2 +
+      (e.outcome.ok ? e.outcome.body.length * 2 : (e.outcome.message.length + (e.outcome.detail?.length ?? 0)) * 2),
   });
   const inFlight = new Map<string, Promise<Entry>>();
 

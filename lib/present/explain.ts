@@ -154,6 +154,12 @@ export const ENTITY_PROBLEMS: Record<string, Explanation> = {
     means: "The entity document parsed as JSON, but it is an array, a string or a number, not an object.",
     fix: 'Publish one JSON object: {"network_id": "§:entity:{domain}", ...}.',
   },
+  unknown_document: {
+    short: "the file is none of the three documents",
+    means:
+      "An entity document has network_id, a property document ident_property, and a credential document ident_entity_id and ident_credential; this file has none of them.",
+    fix: "Start from the worked examples in the publishing guide, or point an editor at the schemas at /schemas/.",
+  },
   invalid_json: {
     short: "the document is not valid JSON",
     means: "The entity document could not be parsed as JSON.",
@@ -253,9 +259,16 @@ export const reasonFix = (reason: Reason, s: Settings) => words(CLAIM_REASONS[re
 export const statusFix = (status: Exclude<EntityStatus, "accepted">, s: Settings) => words(ENTITY_STATUSES[status].fix, s);
 
 /** The entry for a problem code of a document: a rejection, a claim reason or a warning. */
-export function explainProblem(code: string, severity: "error" | "warning"): { section: CatalogueSection; entry: Explanation } | null {
-  const order: CatalogueSection[] =
-    severity === "warning" ? ["warning", "document", "claim", "entity"] : ["document", "claim", "entity", "warning"];
+export function explainProblem(
+  code: string,
+  severity: "error" | "warning",
+  prefer?: CatalogueSection,
+): { section: CatalogueSection; entry: Explanation } | null {
+  const order: CatalogueSection[] = prefer
+    ? [prefer, "document", "claim", "entity", "warning"]
+    : severity === "warning"
+      ? ["warning", "document", "claim", "entity"]
+      : ["document", "claim", "entity", "warning"];
   for (const section of order) {
     const entries = CATALOGUE.find((s) => s.anchor === section)?.entries as Record<string, Explanation> | undefined;
     // Own entries only: a code such as "constructor" is no entry.

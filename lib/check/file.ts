@@ -1,0 +1,182 @@
+/**
+ * `ident check <file>` (docs/publishing.md#check): a document checked before it is published, with
+ * nothing fetched. It is told apart by its shape, read by the same parsers as every lookup, and for
+ * each claim it makes the report says what the counterpart must publish for it to verify.
+ */
+import { readFile, stat } from "node:fs/promises";
+import { parseCredentialDocument } from "../documents/credential";
+import { parseEntityDocument } from "../documents/entity";
+import { isRecord, parseJson } from "../documents/json";
+import { parsePropertyDocument } from "../documents/property";
+import type { Problem } from "../documents/problem";
+import { DEFAULTS } from "../limits";
+import { parseCredentialId, parseNetworkId, parsePropertyId } from "../protocol/ids";
+import { credentialLocation, entityLocation, propertyLocation } from "../protocol/locations";
+import type { Settings } from "../present/explain";
+import { backlinkFix, claimEntryFix, credentialFix, propertyFix } from "./fixes";
+import { buildReport, explained, type CheckReport, type DocumentReport, type FileKind, type Finding } from "./report";
+
+/** A file that cannot be checked at all: a usage error (exit 2), not a finding. */
+export class UnreadableFile extends Error {}
+
+/** Reads and checks one file. Throws {@link UnreadableFile} for a path that is missing or not a file. */
+export async function checkFile(path: string, settings: Settings): Promise<CheckReport> {
+  const info = await stat(path).catch(() => null);
+  if (!info) throw new UnreadableFile(`no file at ${path}`);
+  if (!info.isFile()) throw new UnreadableFile(`${path} is ${info.isDirectory() ? "a directory" : "not a regular file"}, not a document`);
+  const target = (document: FileKind | null) => ({ kind: "file" as const, path, document });
+  const own = (findings: Finding[]): DocumentReport => ({ role: "entity", domain: "", url: path, findings });
+  // The same cap a fetch applies (docs/decisions.md#fetching): a document the resolver would refuse is refused here.
+  if (info.size > DEFAULTS.maxBytes.json) {
+    const message = `${path} is ${info.size} bytes; the resolver reads at most ${DEFAULTS.maxBytes.json} bytes of a document`;
+    return buildReport(target(null), [own([explained("error", "too_large", message, settings)])]);
+  }
+  const text = new TextDecoder("utf-8").decode(await readFile(path));
+  return checkText(text, path, settings);
+}
+
+/** Checks a document's text; `path` names it in the report. */
+export function checkText(text: string, path: string, settings: Settings): CheckReport {
+  const target = (document: FileKind | null) => ({ kind: "file" as const, path, document });
+  const fileReport = (role: DocumentReport["role"], findings: Finding[]): DocumentReport => ({ role, domain: "", url: path, findings });
+  const json = parseJson(text);
+  if (!json.ok) {
+    const finding = explained("error", "invalid_json", `${path} is not valid JSON (${json.message})`, settings);
+    return buildReport(target(null), [fileReport("file", [finding])]);
+  }
+  const value = json.value;
+  const kind = kindOf(value);
+  if (kind === null) {
+    const message = isRecord(value)
+      ? `${path} is none of the three documents: an entity document has network_id, a property document ident_property, a credential document ident_entity_id and ident_credential`
+      : `${path} is not a JSON object, so it is none of the three documents`;
+    return buildReport(target(null), [fileReport("file", [explained("error", "unknown_document", message, settings)])]);
+  }
+  const findings = (problems: Problem[]) => problems.map((p) => problemFinding(p, settings));
+  if (kind === "entity") {
+    const nid = isRecord(value) && typeof value.network_id === "string" ? value.network_id : "";
+    // Offline, the domain it will be served from is the one it names (docs/decisions.md#validation [bind]).
+    const domain = parseNetworkId(nid) ?? "";
+    const parsed = parseEntityDocument(value, domain);
+    const self = { ...fileReport("entity", findings(parsed.problems)), domain };
+    if (!parsed.ok) return buildReport(target(kind), [self]);
+    const e = parsed.entity;
+    const others: DocumentReport[] = [];
+    for (const entry of e.properties) {
+      if (!entry.ok) continue;
+      const pd = parsePropertyId(entry.value.id);
+      if (!pd) continue;
+      const snippet = propertyFix(entry.value.id, e.network_id, entry.raw, undefined);
+      const message = `For ${entry.value.id} to verify, ${pd} must serve a property document that names ${e.network_id} as an owner`;
+      others.push(counterpart("property", pd, propertyLocation(pd).json, entry.value.id, message, snippet));
+    }
+    for (const entry of e.credentials) {
+      if (!entry.ok) continue;
+      const id = parseCredentialId(entry.value.id);
+      if (!id) continue;
+      const url = credentialLocation(id).json;
+      const snippet = credentialFix(entry.value.id, e.network_id, entry.raw, undefined);
+      const message = `For ${entry.value.id} to verify, ${id.domain} must serve a credential document at ${url} whose ident_entity_id is ${e.network_id}`;
+      others.push(counterpart("credential", id.domain, url, entry.value.id, message, snippet));
+    }
+    for (const entry of e.connections) {
+      if (!entry.ok || entry.id === null) continue;
+      let host = "";
+      try {
+        host = new URL(entry.id).hostname;
+      } catch {
+        continue;
+      }
+      const message = `For ${entry.id} to verify, that page must link to https://${domain}/ with rel="me"`;
+      others.push(counterpart("profile page", host, entry.id, entry.id, message, backlinkFix(domain)));
+    }
+    return buildReport(target(kind), [self, ...others]);
+  }
+  if (kind === "property") {
+    const parsed = parsePropertyDocument(value);
+    const self = fileReport("property", findings(parsed.problems));
+    if (!parsed.ok) return buildReport(target(kind), [self]);
+    const p = parsed.doc.ident_property;
+    const pd = parsePropertyId(p.id) ?? "";
+    self.domain = pd;
+    const others: DocumentReport[] = [];
+    for (const owner of p.ownership) {
+      const od = parseNetworkId(owner);
+      if (!od) {
+        self.findings.push(explained("error", "invalid_owner", `The owner ${owner} is not of the form §:entity:{domain}`, settings));
+        continue;
+      }
+      const fields: Record<string, string> = {};
+      if (p.name) fields.name = p.name;
+      if (p.url) fields.url = p.url;
+      const message = `For ${owner} to own ${p.id}, ${od} must list it in the properties of its entity document`;
+      others.push(counterpart("entity", od, entityLocation(od).json, p.id, message, claimEntryFix("property", p.id, fields)));
+    }
+    self.findings.push(
+      explained("publish", "served_at", `Serve this file at ${propertyLocation(pd).json} (or embed it in https://${pd}/)`, settings),
+    );
+    return buildReport(target(kind), [self, ...others]);
+  }
+  const parsed = parseCredentialDocument(value);
+  const self = fileReport("credential", findings(parsed.problems));
+  if (!parsed.ok) return buildReport(target(kind), [self]);
+  const doc = parsed.doc;
+  const holder = parseNetworkId(doc.ident_entity_id);
+  if (!holder) {
+    self.findings.push(
+      explained("error", "entity_mismatch", `ident_entity_id ${doc.ident_entity_id} is not of the form §:entity:{domain}`, settings, {
+        path: "ident_entity_id",
+      }),
+    );
+    return buildReport(target(kind), [self]);
+  }
+  const id = doc.ident_credential.id ? parseCredentialId(doc.ident_credential.id) : null;
+  if (!id || !doc.ident_credential.id) {
+    self.findings.push(
+      explained(
+        "warning",
+        "credential_id_mismatch",
+        "ident_credential.id is missing or not of the form @user@issuer[/path], so where this file must be served, and what the holder lists, cannot be said",
+        settings,
+        { path: "ident_credential.id", fix: "Set ident_credential.id to @{holder's username}@{your domain}[/{path}]." },
+      ),
+    );
+    return buildReport(target(kind), [self]);
+  }
+  const cid = doc.ident_credential.id;
+  self.domain = id.domain;
+  self.findings.push(explained("publish", "served_at", `Serve this file at ${credentialLocation(id).json}`, settings));
+  const message = `For ${cid} to verify, ${holder} must list it in the credentials of its entity document`;
+  const entry = claimEntryFix("credential", cid, { title: doc.ident_credential.title });
+  return buildReport(target(kind), [self, counterpart("entity", holder, entityLocation(holder).json, cid, message, entry)]);
+
+  function counterpart(
+    role: DocumentReport["role"],
+    domain: string,
+    url: string,
+    claim: string,
+    message: string,
+    snippet: Finding["snippet"],
+  ): DocumentReport {
+    const finding: Finding = { severity: "publish", code: "counterpart", message, claim };
+    if (snippet) finding.snippet = snippet;
+    return { role, domain, url, findings: [finding] };
+  }
+}
+
+/** Which document a JSON value is, by its shape: the fields only that document has. */
+export function kindOf(value: unknown): FileKind | null {
+  if (!isRecord(value)) return null;
+  if ("ident_property" in value) return "property";
+  if ("ident_entity_id" in value || "ident_credential" in value) return "credential";
+  if ("network_id" in value) return "entity";
+  return null;
+}
+
+function problemFinding(p: Problem, settings: Settings): Finding {
+  const extra: Partial<Finding> = p.path === undefined ? {} : { path: p.path };
+  // The catalogue tells invalid_document from the claim's side; here the file itself is the document.
+  if (p.code === "invalid_document")
+    extra.means = "This document lacks a required field, or has one of the wrong form, so no claim can verify against it.";
+  return explained(p.severity, p.code, p.message, settings, extra);
+}
