@@ -13,6 +13,7 @@ import { DEFAULTS } from "../limits";
 import { parseCredentialId, parseNetworkId, parsePropertyId } from "../protocol/ids";
 import { credentialLocation, entityLocation, propertyLocation } from "../protocol/locations";
 import type { Settings } from "../present/explain";
+import { connectionUrl } from "../rules/connection";
 import { backlinkFix, claimEntryFix, credentialFix, propertyFix } from "./fixes";
 import { buildReport, explained, type CheckReport, type DocumentReport, type FileKind, type Finding } from "./report";
 
@@ -61,6 +62,12 @@ export function checkText(text: string, path: string, settings: Settings): Check
     const self = { ...fileReport("entity", findings(parsed.problems)), domain };
     if (!parsed.ok) return buildReport(target(kind), [self]);
     const e = parsed.entity;
+    // Each entry's own problems (V2): a malformed or repeated claim, a field ignored.
+    for (const entry of [...e.properties, ...e.credentials, ...e.connections]) {
+      self.findings.push(
+        ...entry.problems.map((p) => ({ ...problemFinding(p, settings), ...(entry.id === null ? {} : { claim: entry.id }) })),
+      );
+    }
     const others: DocumentReport[] = [];
     for (const entry of e.properties) {
       if (!entry.ok) continue;
@@ -81,12 +88,16 @@ export function checkText(text: string, path: string, settings: Settings): Check
     }
     for (const entry of e.connections) {
       if (!entry.ok || entry.id === null) continue;
-      let host = "";
-      try {
-        host = new URL(entry.id).hostname;
-      } catch {
+      // The same test a lookup applies before it fetches the page (docs/decisions.md#verification).
+      const url = connectionUrl(entry.id);
+      if (!url) {
+        const message = `${entry.id} is not an https: URL, so it is not checked`;
+        self.findings.push(
+          explained("error", "unsafe_url", message, settings, { claim: entry.id, path: `other_connections[${entry.index}].id` }),
+        );
         continue;
       }
+      const host = url.hostname;
       const message = `For ${entry.id} to verify, that page must link to https://${domain}/ with rel="me"`;
       others.push(counterpart("profile page", host, entry.id, entry.id, message, backlinkFix(domain)));
     }

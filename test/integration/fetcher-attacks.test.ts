@@ -182,7 +182,9 @@ describe("slow publishers (docs/decisions.md#fetching: one deadline for connect,
     const out = await ctx.fetcher()("https://no-such-host.test/ident.json", "json");
     expect(out).toMatchObject({ status: "unreachable" });
     if (out.ok) throw new Error("fetched");
-    expect(out.message).toBe("the TLS handshake with no-such-host.test failed: the connection closed before a secure connection was set up");
+    expect(out.message).toBe(
+      "the TLS handshake with no-such-host.test failed: the connection closed before a secure connection was set up",
+    );
     expect(out.detail).toMatch(/socket disconnected/i);
   });
   it("a certificate from an untrusted CA → unreachable (TLS is verified), said in words", async () => {
