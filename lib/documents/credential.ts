@@ -1,13 +1,14 @@
 /** The credential: an entry of an entity's `credentials[]`, and the credential document (docs/protocol.md#credential). */
 import { z } from "zod";
-import { parseCredentialId } from "../protocol/ids";
+import { ID_PATTERNS, parseCredentialId } from "../protocol/ids";
 import { isRecord } from "./json";
 import { lenientFields, parsedOnce, type DocumentParse } from "./lenient";
 import { error, type Problem } from "./problem";
-import { Property, readProperty } from "./property";
+import { Property, readProperty, URL_PATTERN } from "./property";
 
 export const CredentialId = z
   .string()
+  .regex(new RegExp(ID_PATTERNS.credentialId, "u"))
   .refine((v) => parseCredentialId(v) !== null, "not @user@domain[/path]")
   .describe("The credential's id, @{username}@{issuer domain} or @{username}@{issuer domain}/{path}.");
 
@@ -24,7 +25,11 @@ export const Credential = z.object({
   description: z.string().optional().describe("What the credential attests to."),
   property: Property.optional().describe("The issuing site, so the issuer can be shown without another fetch."),
   dataset: Dataset.optional().describe("Groups credentials issued by the same property."),
-  profile_url: z.string().optional().describe("The holder's profile on the issuer's site (an absolute https: URL)."),
+  profile_url: z
+    .string()
+    .meta({ pattern: URL_PATTERN })
+    .optional()
+    .describe("The holder's profile on the issuer's site (an absolute https: URL)."),
 });
 export type Credential = z.infer<typeof Credential>;
 
@@ -38,6 +43,7 @@ export const CredentialDocument = z.object({
   ident_credential: Credential.extend({
     title: z
       .string()
+      .regex(/\S/)
       .refine((t) => t.trim() !== "", "blank")
       .describe("The credential's title."),
   }),

@@ -1,14 +1,15 @@
 /** The entity document, `https://{domain}/ident.json` (docs/protocol.md#entity-document, V1, V2). */
 import { z } from "zod";
-import { parseNetworkId, sameId } from "../protocol/ids";
+import { ID_PATTERNS, parseNetworkId, sameId } from "../protocol/ids";
 import { isRecord } from "./json";
-import { lenientFields, parsedOnce, readEntries, type Entry } from "./lenient";
+import { lenientFields, MAX_REPORTED_ENTRIES, parsedOnce, readEntries, type Entry } from "./lenient";
 import { error, warning, type Problem } from "./problem";
 import { CredentialEntry, readCredentialEntry } from "./credential";
 import { Property, readProperty } from "./property";
 
 export const NetworkId = z
   .string()
+  .regex(new RegExp(ID_PATTERNS.networkId, "u"))
   .refine((v) => parseNetworkId(v) !== null, "not §:entity:{domain}")
   .describe("The entity's id, §:entity:{domain}, where the domain is the one serving this document.");
 
@@ -37,13 +38,15 @@ export const EntityDocument = z.object({
   details: Details.optional(),
   properties: z
     .array(Property)
+    .max(MAX_REPORTED_ENTRIES)
     .optional()
     .describe("Sites the entity claims; each verifies when its property document names the entity back (V3)."),
   credentials: z
     .array(CredentialEntry)
+    .max(MAX_REPORTED_ENTRIES)
     .optional()
     .describe("Credentials the entity claims; each verifies when the issuer's document names the entity (V4)."),
-  other_connections: z.array(Connection).optional().describe("Profiles on other services, checked by rel=me."),
+  other_connections: z.array(Connection).max(MAX_REPORTED_ENTRIES).optional().describe("Profiles on other services, checked by rel=me."),
 });
 export type EntityDocument = z.infer<typeof EntityDocument>;
 

@@ -1,14 +1,21 @@
 /** The property: an entry of an entity's `properties[]`, and the property document (docs/protocol.md#property). */
 import { z } from "zod";
-import { parsePropertyId } from "../protocol/ids";
+import { ID_PATTERNS, parsePropertyId } from "../protocol/ids";
 import { isRecord } from "./json";
 import { lenientFields, MAX_LISTED_WARNINGS, parsedOnce, type DocumentParse } from "./lenient";
 import { error, warning, type Problem } from "./problem";
 
 export const PropertyId = z
   .string()
+  .regex(new RegExp(ID_PATTERNS.propertyId, "u"))
   .refine((v) => parsePropertyId(v) !== null, "not §:property:{domain}")
   .describe("The property's id, §:property:{domain}, where the domain serves the property document.");
+
+/**
+ * An absolute http(s) URL, for editors; the resolver's own test is WHATWG URL parsing (lib/present/display.ts
+ * `safeUrl`), which a pattern can only approach. Metadata only: parsing a document never uses it.
+ */
+export const URL_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+";
 
 export const PropertyOwner = z.object({
   network_id: z.string().describe("The owner's network_id, §:entity:{domain}."),
@@ -23,7 +30,7 @@ const Ownership = z
 export const Property = z.object({
   id: PropertyId,
   name: z.string().optional().describe("A human-readable name, shown on result pages."),
-  url: z.string().optional().describe("The public home page (an absolute https: URL)."),
+  url: z.string().meta({ pattern: URL_PATTERN }).optional().describe("The public home page (an absolute https: URL)."),
   type: z.string().optional().describe("A free-form classification, such as Website or Newsletter."),
   description: z.string().optional().describe("One or two sentences."),
   ownership: Ownership.optional(),

@@ -11,6 +11,23 @@ const LABEL_RE = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 const USERNAME_RE = /^[A-Za-z0-9_.-]+$/;
 const PATH_RE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
+/** A word matched in any case, for a JSON Schema pattern (which has no `i` flag). */
+const anyCase = (word: string) => [...word].map((c) => (/[a-z]/.test(c) ? `[${c.toUpperCase()}${c}]` : c)).join("");
+const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+/** A domain as {@link isDomain} reads it; `end` is what may follow it. */
+const domainPattern = (end: string) => `(?=[^/]{1,253}(?:${end}))(?:${LABEL}\\.)+(?=[A-Za-z]{2,63}(?:${end}))${LABEL}`;
+const SEGMENT = "(?!\\.\\.?(?:/|$))[A-Za-z0-9_.-]+";
+
+/**
+ * The identifiers as ECMA-262 patterns, for the JSON Schemas editors use (docs/publishing.md#schemas).
+ * The parsers below stay the rule; test/integration/schemas.test.ts holds the two to the same answers.
+ */
+export const ID_PATTERNS = {
+  networkId: `^${SECTION}:${anyCase("entity")}:${domainPattern("$")}$`,
+  propertyId: `^${SECTION}:${anyCase("property")}:${domainPattern("$")}$`,
+  credentialId: `^@(?!\\.\\.?@)[A-Za-z0-9_.-]+@${domainPattern("/|$")}(?:/${SEGMENT})*$`,
+} as const;
+
 /** Longest query accepted (docs/decisions.md#interfaces). */
 export const MAX_QUERY_LENGTH = 512;
 
