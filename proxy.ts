@@ -47,8 +47,10 @@ export async function proxy(request: NextRequest) {
   // docs/decisions.md#outbound-work: a lookup is taken on, or refused with 429 or 503, before its first byte.
   requestHeaders.delete(ADMISSION_HEADER);
   let retryAfterS: number | null = null;
-  if (isAnswer(page)) {
-    const admission = await admit(app(), page.query, request.headers, searchParams.get("refresh") === "1");
+  if (isAnswer(page) || page?.kind === "check") {
+    // The check is always a fresh check (docs/publishing.md#check): it asks for a refresh, and its limit.
+    const refresh = page.kind === "check" || searchParams.get("refresh") === "1";
+    const admission = await admit(app(), page.query, request.headers, refresh);
     requestHeaders.set(ADMISSION_HEADER, relay(admission));
     if (!admission.ok) {
       status = admission.refusal.status;
@@ -63,10 +65,16 @@ export async function proxy(request: NextRequest) {
   const response =
     status === 200
       ? NextResponse.next({ request: { headers: requestHeaders } })
-      : NextResponse.rewrite(new URL(status === 400 ? "/search" : status === 404 ? "/_not-found" : pathname + search, request.nextUrl), {
-          status,
-          request: { headers: requestHeaders },
-        });
+      : NextResponse.rewrite(
+          new URL(
+            status === 400 ? (page?.kind === "bad-check" ? "/check" : "/search") : status === 404 ? "/_not-found" : pathname + search,
+            request.nextUrl,
+          ),
+          {
+            status,
+            request: { headers: requestHeaders },
+          },
+        );
   if (retryAfterS !== null) {
     response.headers.set("Retry-After", String(retryAfterS));
     response.headers.set("Cache-Control", "no-store");

@@ -71,6 +71,12 @@ export function ClaimCard({ view }: { view: ClaimView }) {
             <strong>Why not verified:</strong> <bdi>{view.reason.detail}</bdi>
           </p>
           <p className="fix">What the publisher can do: {view.reason.fix}</p>
+          {view.reason.technical ? <p className="muted technical">Technical detail: {view.reason.technical}</p> : null}
+          <p>
+            <a href={`/reasons#claim-${view.reason.code}`} className="reason-link">
+              What “{view.reason.code}” means
+            </a>
+          </p>
         </div>
       ) : null}
       <Warnings items={view.warnings} label="Warnings" />

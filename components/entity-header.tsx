@@ -34,6 +34,11 @@ export function EntityHeader({
             <strong>{view.statusText}.</strong> <bdi>{view.failure.message}</bdi>
           </p>
           <p className="fix">What the publisher can do: {view.failure.fix}</p>
+          <p>
+            <a href={`/reasons#entity-${view.status}`} className="reason-link">
+              What “{view.status}” means
+            </a>
+          </p>
         </div>
       ) : null}
       {view.description ? <p className="entity-description">{view.description}</p> : null}

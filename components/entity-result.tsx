@@ -4,6 +4,7 @@ import { app } from "@/web/server";
 import type { StagedEntity } from "@/lib/resolver";
 import type { Claim, EntityResult } from "@/lib/result/record";
 import { claimView, entityView } from "@/lib/present/view";
+import { CardActions, SettledCardActions } from "./card-actions";
 import { ClaimCard } from "./claim-card";
 import { ClaimGroup, fromClaims, fromStaged } from "./claim-group";
 import { EntityHeader } from "./entity-header";
@@ -29,6 +30,7 @@ export function EntityResultView({
       <ClaimGroup kind="property" slots={fromClaims(result.properties)} headingLevel={sub} />
       <ClaimGroup kind="credential" slots={fromClaims(result.credentials)} headingLevel={sub} />
       <ClaimGroup kind="connection" slots={fromClaims(result.connections)} headingLevel={sub} />
+      <CardActions domain={result.entity.domain} result={result} />
       {jsonLd ? <JsonLd result={result} /> : null}
     </article>
   );
@@ -52,6 +54,9 @@ export async function StreamedEntityResult({
       <ClaimGroup kind="property" slots={fromStaged(entity.properties)} headingLevel={sub} />
       <ClaimGroup kind="credential" slots={fromStaged(entity.credentials)} headingLevel={sub} />
       <ClaimGroup kind="connection" slots={fromStaged(entity.connections)} headingLevel={sub} />
+      <Suspense fallback={<CardActions domain={entity.entity.domain} result={null} />}>
+        <SettledCardActions domain={entity.entity.domain} result={entity.result} />
+      </Suspense>
       <Suspense fallback={null}>
         <JsonLd result={entity.result} />
       </Suspense>

@@ -54,3 +54,46 @@ export async function Timeline({ domain, settled }: { domain: string; settled: P
     </section>
   );
 }
+
+const REFUSED: Record<string, string> = {
+  rate_limited: "You have asked for as many fresh checks as one client may for now; this is the last check. Try again in a minute.",
+  busy: "This resolver is fetching as much as it may just now; this is the last check. Try again in a minute.",
+};
+
+/**
+ * After "Re-check now" (docs/publishing.md#re-check-now): when it was re-checked and what changed,
+ * from the index; or why it was not re-checked.
+ */
+export async function RecheckNotice({ domain, url }: { domain: string; url: URL | null }) {
+  const refused = url?.searchParams.get("recheck");
+  if (refused) {
+    return (
+      <p className="notice" role="status" data-testid="recheck-notice" data-outcome="refused">
+        Not re-checked. {REFUSED[refused] ?? REFUSED.busy}
+      </p>
+    );
+  }
+  const at = url?.searchParams.get("rechecked");
+  const since = at ? new Date(at) : null;
+  if (!at || !since || Number.isNaN(since.getTime())) return null;
+  const store = await app().resolver.store;
+  const found = store ? await store.history(domain).catch(() => null) : null;
+  const changes = (found?.changes ?? []).filter((c) => new Date(c.at) >= since);
+  return (
+    <div className="notice" role="status" data-testid="recheck-notice" data-outcome="rechecked" data-changes={changes.length}>
+      <p>
+        Re-checked at {exactly(since.toISOString())} UTC.{" "}
+        {changes.length === 0 ? "No verdict changed." : `${changes.length} verdict${changes.length === 1 ? "" : "s"} changed:`}
+      </p>
+      {changes.length > 0 ? (
+        <ul>
+          {changes.map((c, i) => (
+            <li key={i}>
+              <bdi>{changeText(c)}</bdi>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}

@@ -7,6 +7,8 @@ const pages = [
   ["entity", "/entity/alice.example"],
   ["index search", "/search?q=acme+tools"],
   ["issuer", "/issuer/guild.example"],
+  ["reasons", "/reasons"],
+  // The check page spends fresh checks: e2e/publisher.spec.ts looks at it on a server of its own.
 ] as const;
 
 // The search and issuer pages show what the index holds: these lookups put it there.

@@ -84,3 +84,19 @@ export async function headResults() {
   const { delivery } = await pageRequest();
   return delivery?.mode === "whole" ? delivery.response.results : [];
 }
+
+/** The URL of this request, as the proxy relayed it; null when it did not. */
+export async function requestUrl(): Promise<URL | null> {
+  return fromHeader((await headers()).get(URL_HEADER));
+}
+
+/**
+ * What `/check` may do (docs/publishing.md#check): refused, a live check when the refresh limit
+ * granted one, or the report of the cached answer otherwise.
+ */
+export async function checkAdmission(): Promise<{ refused: Refusal } | { live: boolean }> {
+  const admission = relayed((await headers()).get(ADMISSION_HEADER));
+  if (admission === null) return { refused: { status: 503, code: "busy", message: "This page was not admitted.", retryAfterS: 1 } };
+  if ("refusal" in admission) return { refused: admission.refusal };
+  return { live: admission.refresh.granted };
+}

@@ -18,10 +18,27 @@ export type Page =
   /** `/search` without a valid query: the form again, with the reason, as HTTP 400. */
   | { kind: "bad-query"; q: string; message: string }
   /** `/entity/` or `/issuer/` with anything that is not a domain: HTTP 404. */
-  | { kind: "no-entity" };
+  | { kind: "no-entity" }
+  /** `/check?q={domain}`: the publisher's check (docs/publishing.md#check), live when its rate limit allows. */
+  | { kind: "check"; query: Query & { kind: "domain" } }
+  /** `/check` without a query: the form. */
+  | { kind: "check-form" }
+  /** `/check?q=` with something that is not a domain: the form again with the reason, as HTTP 400. */
+  | { kind: "bad-check"; q: string; message: string };
 
 /** The page at `pathname` with `searchParams`, or null for any other path (the home page, the API, assets). */
 export function pageOf(pathname: string, searchParams: URLSearchParams): Page | null {
+  if (pathname === "/check") {
+    const q = (searchParams.get("q") ?? "").trim();
+    if (q === "") return { kind: "check-form" };
+    const parsed = parseQuery(q);
+    if (!parsed.ok) return { kind: "bad-check", q, message: parsed.message };
+    if (parsed.query.kind === "property_id" || parsed.query.kind === "credential_id") {
+      return { kind: "bad-check", q, message: "The check takes the domain of an entity (alice.example), not a property or credential id" };
+    }
+    const domain = parsed.query.domain;
+    return { kind: "check", query: { input: domain, kind: "domain", domain } };
+  }
   if (pathname === "/search") {
     const q = searchParams.get("q") ?? "";
     const parsed = parseQuery(q);
@@ -44,7 +61,7 @@ export function pageOf(pathname: string, searchParams: URLSearchParams): Page | 
 
 /** The HTTP status of a page, decided before its first byte streams. */
 export function statusOf(page: Page | null): number {
-  return page?.kind === "bad-query" ? 400 : page?.kind === "no-entity" ? 404 : 200;
+  return page?.kind === "bad-query" || page?.kind === "bad-check" ? 400 : page?.kind === "no-entity" ? 404 : 200;
 }
 
 /** Whether the page is a resolver answer (an entity page or a lookup), rather than a form or an error. */

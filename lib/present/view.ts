@@ -47,7 +47,8 @@ export type ClaimView = {
   issuer: { name: string; domain: string } | null;
   dataset: string | null;
   profile: Link | null;
-  reason: { code: Reason; text: string; detail: string; fix: string } | null;
+  /** `technical`: the library's own words behind a failed connection (docs/decisions.md#reasons). */
+  reason: { code: Reason; text: string; detail: string; fix: string; technical: string | null } | null;
   source: SourceView | null;
   warnings: string[];
   /** Since when the verdict holds, from the index (docs/decisions.md#the-index); null without one. */
@@ -138,6 +139,7 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
           text: REASON_TEXT[claim.reason],
           detail: wellFormed(claim.problems.find((p) => p.code === claim.reason)?.message ?? REASON_TEXT[claim.reason]),
           fix: reasonFix(claim.reason, settings),
+          technical: opt(claim.problems.find((p) => p.code === claim.reason)?.detail ?? null, (d) => clipDescription(wellFormed(d))),
         }
       : null,
     source: sourceView(claim.source),

@@ -1,13 +1,13 @@
 import type { Metadata } from "next";
 import { Suspense } from "react";
-import { Timeline } from "@/components/timeline";
+import { RecheckNotice, Timeline } from "@/components/timeline";
 import { notFound } from "next/navigation";
 import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { clip, withoutBidiControls } from "@/lib/present/display";
 import { entityView } from "@/lib/present/view";
 import type { EntityResult } from "@/lib/result/record";
-import { pageRequest, type Delivery } from "@/web/page-request";
+import { pageRequest, requestUrl, type Delivery } from "@/web/page-request";
 import { app } from "@/web/server";
 
 /** The entity this page is about, as far as it is known before its claims settle; null when the lookup was declined. */
@@ -67,6 +67,7 @@ export default async function EntityPage() {
     <div className="entity-page">
       <SearchForm compact />
       {refresh.asked && !refresh.granted ? <RefreshRefused /> : null}
+      <RecheckNotice domain={page.query.domain} url={await requestUrl()} />
       <Results delivery={delivery} headingLevel={1} linkToPage={false} />
       {/* A whole page has no Suspense boundary: nothing in it waits for a script (components/results.tsx). */}
       {delivery.mode === "stream" ? (

@@ -1,0 +1,58 @@
+import { NotFetched } from "@/lib/fetch/refusal";
+import { isDomain } from "@/lib/protocol/ids";
+import { admit } from "@/web/admission";
+import { app } from "@/web/server";
+
+/** The largest form body read: a domain and its field name. */
+const MAX_BODY = 2048;
+
+const plain = (status: number, text: string, extra: Record<string, string> = {}) =>
+  new Response(`${text}\n`, { status, headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store", ...extra } });
+
+/**
+ * Whether a POST comes from this app's own pages: `Sec-Fetch-Site` when the browser sends it, else
+ * `Origin` against the request's host. A form on another site cannot re-check through a visitor.
+ */
+function sameSite(request: Request): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null) return site === "same-origin" || site === "none";
+  const origin = request.headers.get("origin");
+  if (origin === null) return true;
+  try {
+    return new URL(origin).host === request.headers.get("host");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `POST /recheck` (docs/publishing.md#re-check-now), `domain=` in a form: the entity and its claims
+ * fetched again now, rate-limited like `?refresh=1`, then back to its page (303), which shows the new
+ * verdicts and what changed. Works without JavaScript.
+ */
+export async function POST(request: Request) {
+  if (!sameSite(request)) return plain(403, "A re-check must come from this site's own pages.");
+  const length = Number(request.headers.get("content-length") ?? "0");
+  if (length > MAX_BODY) return plain(413, "The form is too large.");
+  const body = await request.text();
+  if (body.length > MAX_BODY) return plain(413, "The form is too large.");
+  const domain = (new URLSearchParams(body).get("domain") ?? "").trim().toLowerCase();
+  if (!isDomain(domain)) return plain(400, "The form names no domain to re-check.");
+  const the = app();
+  const back = (params: Record<string, string>) =>
+    new Response(null, {
+      status: 303,
+      headers: { Location: `/entity/${domain}?${new URLSearchParams(params)}`, "Cache-Control": "no-store" },
+    });
+  const admission = await admit(the, { input: domain, kind: "domain", domain }, request.headers, true);
+  if (!admission.ok) return back({ recheck: admission.refusal.code });
+  if (!admission.refresh.granted) return back({ recheck: "rate_limited" });
+  const started = new Date();
+  try {
+    await the.resolver.resolveEntity(domain, { refresh: true });
+  } catch (err) {
+    if (err instanceof NotFetched) return back({ recheck: "busy" });
+    throw err;
+  }
+  return back({ rechecked: started.toISOString() });
+}
