@@ -1,3 +1,4 @@
+import { reasonAnchor } from "@/lib/present/explain";
 import type { EntityView } from "@/lib/present/view";
 import { SourceLine } from "./source-line";
 import { Warnings } from "./warnings";
@@ -35,7 +36,7 @@ export function EntityHeader({
           </p>
           <p className="fix">What the publisher can do: {view.failure.fix}</p>
           <p>
-            <a href={`/reasons#entity-${view.status}`} className="reason-link">
+            <a href={`/reasons#${reasonAnchor("entity", view.status)}`} className="reason-link">
               What “{view.status}” means
             </a>
           </p>

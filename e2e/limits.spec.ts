@@ -4,36 +4,17 @@
  * per-host budget for all clients, and the outbound cap against a tarpit. Refusals are 429 or 503
  * with Retry-After from the API, and a page that says why in words; never a 500, and `/` still answers.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
-import { expect, test, type APIRequestContext } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { ready, startServer as start } from "./helpers/server";
 
 test.describe.configure({ mode: "serial", timeout: 120_000 });
 
 const LIMITED = 3102;
 const TARPITTED = 3103;
 const as = (client: string) => ({ "x-forwarded-for": client });
-
-function start(command: string[], env: Record<string, string>): ChildProcess {
-  // Each server keeps its index in memory: these tests are about limits, not records.
-  return spawn(process.execPath, command, {
-    env: { ...process.env, IDENT_DATA_DIR: ":memory:", IDENT_CRAWL: "0", ...env },
-    stdio: "ignore",
-  });
-}
-
-async function ready(request: APIRequestContext, port: number) {
-  for (let i = 0; i < 300; i++) {
-    const ok = await request
-      .get(`http://localhost:${port}/`)
-      .then((r) => r.ok())
-      .catch(() => false);
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`the server on ${port} did not start`);
-}
 
 test.describe("cold lookups per client and the budget of one host (the sample network)", () => {
   let server: ChildProcess;

@@ -3,10 +3,11 @@
  * under the CSP, the mail draft, the catalogue of reasons linked from the cards; "Re-check now"
  * without JavaScript, its rate limit, and a cross-site POST refused; the schemas as served.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import path from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
+import { ready, startServer } from "./helpers/server";
 
 // A server of this file's own: each test names its client (one trusted hop), so the per-client limit
 // of fresh checks is tested here without spending the shared server's (e2e/security.spec.ts counts it).
@@ -16,26 +17,13 @@ test.use({ baseURL: `http://localhost:${PORT}` });
 test.describe.configure({ mode: "serial", timeout: 120_000 });
 let server: ChildProcess;
 test.beforeAll(async ({ request }) => {
-  server = spawn(process.execPath, [path.resolve("scripts/demo.js"), "--quiet"], {
-    env: {
-      ...process.env,
-      PORT: String(PORT),
-      IDENT_DATA_DIR: ":memory:",
-      IDENT_CRAWL: "0",
-      IDENT_TRUSTED_HOPS: "1",
-      IDENT_PUBLIC_URL: "https://ident.example",
-    },
-    stdio: "ignore",
+  // Each server keeps its index in memory: these tests are about the tools, not records.
+  server = startServer([path.resolve("scripts/demo.js"), "--quiet"], {
+    PORT: String(PORT),
+    IDENT_TRUSTED_HOPS: "1",
+    IDENT_PUBLIC_URL: "https://ident.example",
   });
-  for (let i = 0; i < 300; i++) {
-    const ok = await request
-      .get(`http://localhost:${PORT}/`)
-      .then((r) => r.ok())
-      .catch(() => false);
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error("the server did not start");
+  await ready(request, PORT);
 });
 test.afterAll(() => {
   server?.kill("SIGTERM");

@@ -3,7 +3,7 @@
  * finding with what is wrong, what it means, how to fix it and, where there is one, the exact text to
  * publish. Built by lib/check/live.ts (a domain, over the network) and lib/check/file.ts (a local file).
  */
-import { explainProblem, words, type CatalogueSection, type Settings } from "../present/explain";
+import { explainProblem, reasonAnchor, words, type CatalogueSection, type Settings } from "../present/explain";
 import type { EntityResult } from "../result/record";
 
 export const CHECK_SCHEMA = "ident-resolver/check@1";
@@ -79,14 +79,12 @@ export function explained(
   const known = explainProblem(code, severity === "warning" ? "warning" : "error", prefer);
   const finding: Finding = { severity, code, message, ...extra };
   if (known) {
-    finding.anchor = anchorOf(known.section, code);
+    finding.anchor = reasonAnchor(known.section, code);
     finding.means ??= words(known.entry.means, settings);
     finding.fix ??= words(known.entry.fix, settings);
   }
   return finding;
 }
-
-const anchorOf = (section: CatalogueSection, code: string) => `${section}-${code}`;
 
 /** Groups findings by document, in the order the documents were first met, and counts them. */
 export function buildReport(target: CheckReport["target"], documents: DocumentReport[], result?: EntityResult): CheckReport {
