@@ -152,7 +152,8 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
   const sites = { ...loadSites(options.root), ...options.extraSites };
   const domains = Object.keys(sites).sort();
   const tlds = [...new Set(domains.map((d) => d.split(".").pop()))];
-  const ca = await createTestCa([...domains, ...tlds.map((t) => `*.${t}`), ...(options.names ?? [])]);
+  // The control host is named too: `*.test` covers one label, not `control.sample.test`.
+  const ca = await createTestCa([...domains, ...tlds.map((t) => `*.${t}`), CONTROL_HOST, ...(options.names ?? [])]);
   const dir = path.join(tmpdir(), `ident-sample-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const caFile = path.join(dir, "ca.pem");

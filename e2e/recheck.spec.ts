@@ -1,0 +1,100 @@
+/**
+ * "Re-check now" after a publisher changed something (docs/publishing.md#re-check-now): the page
+ * comes back listing each verdict the re-check changed, from the index. The sample network here is
+ * this file's own, changed while it runs through its control host (docs/decisions.md#the-sample-network).
+ */
+import type { ChildProcess } from "node:child_process";
+import { request as httpsRequest } from "node:https";
+import path from "node:path";
+import { expect, test, type Page } from "@playwright/test";
+import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
+import { ready, startServer } from "./helpers/server";
+
+const PORT = 3106;
+test.use({ baseURL: `http://localhost:${PORT}`, javaScriptEnabled: false });
+test.describe.configure({ mode: "serial", timeout: 120_000 });
+
+let net: SpawnedNetwork;
+let server: ChildProcess;
+test.beforeAll(async ({ request }) => {
+  net = await spawnSampleNetwork();
+  server = startServer([path.resolve("web/serve.js")], { PORT: String(PORT), IDENT_TRUSTED_HOPS: "1", ...net.env });
+  await ready(request, PORT);
+});
+test.afterAll(async () => {
+  server?.kill("SIGTERM");
+  await net?.stop();
+});
+
+/** `POST` (a change) or `DELETE` (put back) `https://control.sample.test/sites/{domain}`. */
+function changeSite(domain: string, change: object | null): Promise<number> {
+  const port = Number(net.connectToOne.split(":").pop());
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        servername: "control.sample.test",
+        ca: net.caPem,
+        method: change ? "POST" : "DELETE",
+        path: `/sites/${domain}`,
+        headers: { host: "control.sample.test" },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(change ? JSON.stringify(change) : undefined);
+  });
+}
+
+/** Presses "Re-check now" on the page by keyboard and waits for the page it comes back to. */
+async function recheck(page: Page) {
+  await page.getByTestId("recheck").first().focus();
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/\/entity\/alice\.example\?rechecked=/);
+  return page.getByTestId("recheck-notice");
+}
+
+test("a property document that stops naming its owner: the re-check lists the claim that turned, and the one that turned back", async ({
+  page,
+}) => {
+  await page.setExtraHTTPHeaders({ "x-forwarded-for": "198.51.100.7" });
+  // A cold page streams, which needs script; once cached, the page arrives whole.
+  await page.goto("/entity/alice.example");
+  await page.goto("/entity/alice.example");
+  const blog = page.getByTestId("claim").filter({ hasText: "Workshop Notes" });
+  await expect(blog).toHaveAttribute("data-verified", "true");
+
+  // The blog's owner drops Alice from its ownership list.
+  const dropped = {
+    ident_property: {
+      id: "§:property:blog.alice.example",
+      name: "Workshop Notes",
+      url: "https://blog.alice.example/",
+      ownership: [{ network_id: "§:entity:someone-else.example" }],
+    },
+  };
+  expect(await changeSite("blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })).toBe(204);
+  let notice = await recheck(page);
+  await expect(notice).toHaveAttribute("data-outcome", "rechecked");
+  await expect(notice).toHaveAttribute("data-changes", "1");
+  await expect(notice).toContainText("1 verdict changed:");
+  await expect(notice.locator("li")).toHaveText(
+    /^Property §:property:blog\.alice\.example not verified: the property does not name this entity as an owner$/,
+  );
+  await expect(blog).toHaveAttribute("data-verified", "false");
+  await expect(blog).toHaveAttribute("data-reason", "not_listed");
+  await page.screenshot({ path: "test-results/screens/recheck-changed-1280.png", fullPage: true });
+
+  // Put back: the next re-check lists the claim verified again, and only that.
+  expect(await changeSite("blog.alice.example", null)).toBe(204);
+  notice = await recheck(page);
+  await expect(notice).toHaveAttribute("data-changes", "1");
+  await expect(notice.locator("li")).toHaveText("Property §:property:blog.alice.example verified");
+  await expect(blog).toHaveAttribute("data-verified", "true");
+  // The timeline keeps both changes.
+  await expect(page.getByTestId("timeline")).toContainText("blog.alice.example not verified");
+});
