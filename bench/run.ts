@@ -8,7 +8,7 @@
  *   memory   extra RSS after resolving a document with 10,000 credential entries  goal < 50 MB
  *   search, size, discovery: the index's figures (bench/index.ts)
  *
- * `BENCH_ONLY=index` prints the index's figures alone.
+ * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, rps).
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -27,6 +27,7 @@ const TTFB_RUNS = 6;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const CRAWL_ENTITIES = 100;
 const ONLY_INDEX = process.env.BENCH_ONLY === "index";
+const ONLY_APP = process.env.BENCH_ONLY === "app";
 const S = "\u00a7";
 
 const json = (v: unknown) => JSON.stringify(v);
@@ -175,6 +176,7 @@ async function main() {
 }
 
 async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
+  if (ONLY_APP) return benchTheApp(net);
   if (!ONLY_INDEX) await measureResolver(net);
   await benchDiscovery(net, CRAWL_ENTITIES);
   await benchIndex();
@@ -276,6 +278,10 @@ async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork
     `memory    ${median(rss).toFixed(1)} MB extra RSS after resolving a document of 10,000 credential entries (goal < 50 MB)` +
       `${gc ? "" : " (run with --expose-gc for steadier figures)"}`,
   );
+  await benchTheApp(net);
+}
+
+async function benchTheApp(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
   await benchApp(
     net.env,
     Array.from({ length: TTFB_RUNS }, (_, i) => `ttfb${i}.bench`),
