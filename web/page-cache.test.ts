@@ -2,8 +2,17 @@ import { randomBytes } from "node:crypto";
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
-import { afterEach, describe, expect, it } from "vitest";
-import { acceptsGzip, CACHE_HEADER, createPageCache, splitAt, withNonce } from "./page-cache";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  acceptsGzip,
+  CACHE_HEADER,
+  createPageCache,
+  deflateParts,
+  type PageVersion,
+  gzipWithNonce,
+  splitAt,
+  withNonce,
+} from "./page-cache";
 
 type Get = { status: number; headers: IncomingHttpHeaders; body: string };
 
@@ -12,7 +21,9 @@ type Get = { status: number; headers: IncomingHttpHeaders; body: string };
  * a page in chunks, with a fresh nonce in its CSP header and body, and counts its renders.
  */
 type Opts = {
-  version: () => string | null;
+  version: () => string | PageVersion | null;
+  generation?: () => number;
+  now?: () => number;
   status?: number;
   type?: string;
   text?: () => string;
@@ -25,6 +36,8 @@ async function start(opts: Opts) {
   const variant = opts.variant;
   const cache = createPageCache({
     version: async () => opts.version(),
+    ...(opts.generation ? { generation: opts.generation } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
     maxBytes: opts.maxBytes,
     ...(variant ? { variant: (req: IncomingMessage) => variant(req.headers["user-agent"] ?? "") } : {}),
   });
@@ -198,6 +211,36 @@ describe("page cache", () => {
     expect(missZipped.body).toContain("<!doctype html>");
   });
 
+  it("works a version out once while the generation reads the same and the clock is before its until; again when either moves", async () => {
+    let generation = 1;
+    let t = 1000;
+    let text = "v1";
+    const asked = vi.fn(() => ({ text, until: 2000 }));
+    const s = await start({ version: asked, generation: () => generation, now: () => t });
+    await s.get(); // worked out, then again after the render to see nothing changed meanwhile: 1 (memo)
+    await s.get();
+    await s.get();
+    expect(asked).toHaveBeenCalledTimes(1);
+    expect(s.renders()).toBe(1);
+    // The documents changed: the version is asked for again, and the new page rendered.
+    generation++;
+    text = "v2";
+    await s.get();
+    expect(asked).toHaveBeenCalledTimes(2);
+    expect(s.renders()).toBe(2);
+    // Past its until (a document turned stale), asked again even though nothing was kept or dropped.
+    t = 2000;
+    const answered = await s.get();
+    expect(asked).toHaveBeenCalledTimes(3);
+    expect(answered.headers[CACHE_HEADER]).toBe("hit");
+    // Without a generation, every request asks.
+    const plain = vi.fn(() => ({ text: "v1", until: Infinity }));
+    const p = await start({ version: plain });
+    await p.get();
+    await p.get();
+    expect(plain.mock.calls.length).toBeGreaterThanOrEqual(3);
+  });
+
   it("stays within its byte bound", async () => {
     const s = await start({ version: () => "v1", maxBytes: 4000, text: () => "x".repeat(1500) });
     for (const d of ["a", "b", "c", "d"]) await s.get(`/entity/${d}.example`);
@@ -211,6 +254,21 @@ describe("page cache helpers", () => {
     expect(splitAt(body, "N").map(String)).toEqual(["", "-a-", "-b", ""]);
     expect(String(withNonce(splitAt(body, "N"), "XY"))).toBe("XY-a-XY-bXY");
     expect(String(withNonce(splitAt(Buffer.from("none"), "N"), "XY"))).toBe("none");
+  });
+
+  it.each([
+    ["nonces inside", "<p n=N>a</p><script n=N></script>"],
+    ["at both ends and side by side", "NN-a-NN"],
+    ["no nonce", "<p>plain</p>"],
+    ["nothing", ""],
+    ["parts larger than a deflate window", `${"<li>x</li>".repeat(20_000)}N${randomBytes(100_000).toString("base64")}N`],
+  ])("a stored page compressed once and sent with a fresh nonce gunzips to the page with that nonce (%s)", (_, text) => {
+    const parts = splitAt(Buffer.from(text), "N");
+    const deflated = deflateParts(parts);
+    for (const nonce of ["XY", randomBytes(16).toString("base64")]) {
+      // gunzipSync checks the CRC and the length in the trailer as well as the blocks.
+      expect(gunzipSync(gzipWithNonce(parts, deflated, nonce)).equals(withNonce(parts, nonce))).toBe(true);
+    }
   });
 
   it.each([

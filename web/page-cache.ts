@@ -7,18 +7,38 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
-import { gzipSync } from "node:zlib";
+import { constants, crc32, deflateRawSync, gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
 
-type Stored = { version: string; status: number; headers: OutgoingHttpHeaders; nonce: string; parts: Buffer[]; bytes: number };
-type Rendered = { status: number; headers: OutgoingHttpHeaders; body: Buffer };
+type Stored = {
+  version: string;
+  status: number;
+  headers: OutgoingHttpHeaders;
+  nonce: string;
+  parts: Buffer[];
+  /** Each part compressed on its own, once, for `gzipWithNonce`. */
+  deflated: Buffer[];
+  bytes: number;
+};
+/** A page to send; `gzipped` when it was compressed already. */
+type Rendered = { status: number; headers: OutgoingHttpHeaders; body: Buffer; gzipped?: Buffer };
+
+/** What a page shows, as text, and until when (ms) that text stands unless `generation` moves. */
+export type PageVersion = { text: string; until: number };
 
 export type PageCacheOptions = {
   /**
    * What the page at `url` shows, as text, when all of it is known now (every document cached);
    * null when it is not, or when the page must be rendered afresh (a refresh, a page not cached).
    */
-  version(url: URL): Promise<string | null>;
+  version(url: URL): Promise<PageVersion | string | null>;
+  /**
+   * A number that moves whenever anything a version is made from changes. With it, a version with an
+   * `until` is worked out once and reused while this reads the same and the clock is before `until`.
+   */
+  generation?(): number;
+  /** Clock, in ms. @default Date.now */
+  now?(): number;
   /**
    * Which copy of a page this client gets. Pages are stored per URL and variant, for a renderer whose
    * HTML differs by client (Next places streamed metadata differently for bots). @default one copy
@@ -63,6 +83,47 @@ export function splitAt(body: Buffer, nonce: string): Buffer[] {
 export function withNonce(parts: Buffer[], nonce: string): Buffer {
   const n = Buffer.from(nonce);
   return Buffer.concat(parts.flatMap((p, i) => (i === 0 ? [p] : [n, p])));
+}
+
+/** Each part as raw deflate blocks that end on a byte boundary with no history: they can be joined. */
+export function deflateParts(parts: Buffer[]): Buffer[] {
+  return parts.map((p) => deflateRawSync(p, { finishFlush: constants.Z_FULL_FLUSH }));
+}
+
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+/** The last, empty block of a deflate stream (a stored block with BFINAL set). */
+const LAST_BLOCK = Buffer.from([1, 0, 0, 0xff, 0xff]);
+
+/**
+ * The gzip member of `withNonce(parts, nonce)` from parts compressed once (`deflateParts`): each
+ * nonce goes between them as a stored block, so a stored page is sent compressed with a fresh nonce
+ * for the cost of a checksum instead of compressing the page again (1 ms for a 66 KB page).
+ */
+export function gzipWithNonce(parts: Buffer[], deflated: Buffer[], nonce: string): Buffer {
+  const n = Buffer.from(nonce);
+  if (n.length > 0xffff) throw new RangeError("nonce too long for one stored block");
+  const stored = Buffer.alloc(5);
+  stored.writeUInt16LE(n.length, 1);
+  stored.writeUInt16LE(~n.length & 0xffff, 3);
+  let crc = 0;
+  let size = 0;
+  const out: Buffer[] = [GZIP_HEADER];
+  if (deflated.length !== parts.length) throw new RangeError("one deflated part for each part");
+  deflated.forEach((blocks, i) => {
+    if (i > 0) {
+      out.push(stored, n);
+      crc = crc32(n, crc);
+      size += n.length;
+    }
+    const part = parts[i] ?? Buffer.alloc(0);
+    out.push(blocks);
+    crc = crc32(part, crc);
+    size += part.length;
+  });
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc >>> 0, 0);
+  trailer.writeUInt32LE(size >>> 0, 4);
+  return Buffer.concat([...out, LAST_BLOCK, trailer]);
 }
 
 /** Whether the client takes gzip: `gzip` or `*` listed, and not refused with q=0. */
@@ -126,7 +187,7 @@ function send(res: ServerResponse, page: Rendered, gzip: boolean, from: "hit" | 
   const headers: OutgoingHttpHeaders = { [CACHE_HEADER]: from };
   for (const [name, value] of Object.entries(page.headers))
     if (!PER_RESPONSE.has(name) && name !== CACHE_HEADER && value !== undefined) headers[name] = value;
-  const body = gzip ? gzipSync(page.body) : page.body;
+  const body = gzip ? (page.gzipped ?? gzipSync(page.body)) : page.body;
   if (gzip) headers["content-encoding"] = "gzip";
   headers["content-length"] = String(body.length);
   for (const name of res.getHeaderNames()) res.removeHeader(name);
@@ -134,24 +195,38 @@ function send(res: ServerResponse, page: Rendered, gzip: boolean, from: "hit" | 
   res.end(body);
 }
 
-/** A stored page with a fresh nonce in its CSP header and body. */
-function fresh(page: Stored): Rendered {
+/** A stored page with a fresh nonce in its CSP header and body, compressed when the client takes gzip. */
+function fresh(page: Stored, gzip: boolean): Rendered {
   const nonce = randomBytes(16).toString("base64");
   const headers: OutgoingHttpHeaders = { ...page.headers };
   const csp = headers["content-security-policy"];
   if (typeof csp === "string") headers["content-security-policy"] = csp.split(page.nonce).join(nonce);
-  return { status: page.status, headers, body: withNonce(page.parts, nonce) };
+  return gzip
+    ? { status: page.status, headers, body: Buffer.alloc(0), gzipped: gzipWithNonce(page.parts, page.deflated, nonce) }
+    : { status: page.status, headers, body: withNonce(page.parts, nonce) };
 }
 
 export function createPageCache(options: PageCacheOptions): PageCache {
   const lru = new LRUCache<string, Stored>({ maxSize: options.maxBytes ?? 32 * 1024 * 1024, sizeCalculation: (p) => p.bytes + 1024 });
+  const now = options.now ?? Date.now;
+  /** Versions worked out, by URL: a warm page is answered without resolving it again from the cache. */
+  const versions = new LRUCache<string, { digest: string; generation: number; until: number }>({ max: 10_000 });
 
   /** The page's version, kept as a digest: a large answer costs no memory, and equal digests are equal answers. */
-  const versionOf = (url: URL) =>
-    options.version(url).then(
-      (v) => (v === null ? null : createHash("sha256").update(v).digest("base64")),
-      () => null,
-    );
+  async function versionOf(url: URL): Promise<string | null> {
+    const key = `${url.pathname}${url.search}`;
+    const generation = options.generation?.();
+    const known = generation === undefined ? undefined : versions.get(key);
+    if (known && known.generation === generation && now() < known.until) return known.digest;
+    const v = await options.version(url).catch(() => null);
+    if (v === null) return null;
+    const digest = createHash("sha256")
+      .update(typeof v === "string" ? v : v.text)
+      .digest("base64");
+    // Read before the version was worked out: a change meanwhile makes the next read work it out again.
+    if (generation !== undefined && typeof v !== "string") versions.set(key, { digest, generation, until: v.until });
+    return digest;
+  }
 
   async function serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void> {
     const url = cacheableUrl(req);
@@ -160,7 +235,7 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     const key = `${options.variant?.(req) ?? ""} ${url.pathname}${url.search}`;
     const gzip = acceptsGzip(req.headers["accept-encoding"]);
     const hit = lru.get(key);
-    if (hit?.version === version) return send(res, fresh(hit), gzip, "hit");
+    if (hit?.version === version) return send(res, fresh(hit, gzip), gzip, "hit");
     // Rendered uncompressed into memory (the page is known, so it is not streamed), then sent.
     delete req.headers["accept-encoding"];
     const page = await capture(res, render);
@@ -171,7 +246,9 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     // Stored only when nothing changed while it rendered, and when it is an HTML page.
     if (page.status === 200 && nonce && type.startsWith("text/html") && (await versionOf(url)) === version) {
       const parts = splitAt(page.body, nonce);
-      lru.set(key, { version, status: page.status, headers: page.headers, nonce, parts, bytes: page.body.length });
+      const deflated = deflateParts(parts);
+      const bytes = page.body.length + deflated.reduce((n, d) => n + d.length, 0);
+      lru.set(key, { version, status: page.status, headers: page.headers, nonce, parts, deflated, bytes });
     }
     send(res, page, gzip, "miss");
   }

@@ -10,7 +10,7 @@ import { createRateLimiter, type RateLimiter } from "@/lib/rate-limit";
 import type { Crawler } from "@/lib/discovery/crawler";
 import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
 import { streamsTo } from "./clients";
-import { createPageCache, type PageCache } from "./page-cache";
+import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
 import { isAnswer, pageOf } from "./pages";
 import { OVER_LIMIT_DELAY_MS } from "./admission";
 import { clientKey } from "./rate-limit";
@@ -61,6 +61,7 @@ export function app(): App {
     overLimitDelayMs: OVER_LIMIT_DELAY_MS,
     pages: createPageCache({
       version: (url) => pageVersion(resolver, url),
+      generation: () => resolver.generation(),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
@@ -77,13 +78,13 @@ export function app(): App {
  * versions render the same page: nothing else a page shows depends on the request. The home page
  * has one version.
  */
-async function pageVersion(resolver: ConfiguredResolver, url: URL): Promise<string | null> {
+async function pageVersion(resolver: ConfiguredResolver, url: URL): Promise<PageVersion | string | null> {
   // The home page shows nothing but the build's own text: one version, so it is served from the
   // store however busy the lookups keep Next (docs/decisions.md#outbound-work).
   if (url.pathname === "/" && url.search === "") return "home";
   if (url.searchParams.has("refresh")) return null;
   const page = pageOf(url.pathname, url.searchParams);
   if (!isAnswer(page)) return null;
-  const known = await resolver.peek(page.query);
-  return known === null ? null : JSON.stringify(known);
+  const known = await resolver.probe(page.query);
+  return known.state === "cached" ? { text: JSON.stringify(known.response), until: known.until } : null;
 }

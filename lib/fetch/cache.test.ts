@@ -124,4 +124,35 @@ describe("document cache (docs/decisions.md#caching)", () => {
     expect(cache.size).toBeLessThan(10);
     expect(cache.size).toBeGreaterThan(0);
   });
+
+  it("says until when each answer stands, and its generation moves with every outcome kept, replaced, dropped or cleared", async () => {
+    const { cache, clock } = setup();
+    const g0 = cache.generation;
+    const start = clock.now();
+    expect((await cache.get(URL_, "json", async () => found("v1"))).until).toBe(start + H);
+    const g1 = cache.generation;
+    expect(g1).toBeGreaterThan(g0);
+    // Reading changes nothing.
+    expect(cache.peek(URL_, "json", async () => found("v1"))?.until).toBe(start + H);
+    expect(cache.generation).toBe(g1);
+    // A failure stands 5 minutes; a stale document is asked again each time (its refresh may not have started).
+    expect((await cache.get("https://b.example/x", "json", async () => failed("not_found"))).until).toBe(start + 5 * 60_000);
+    clock.advance(H + 1);
+    let refresh!: (o: FetchOutcome) => void;
+    const stale = cache.peek(URL_, "json", () => new Promise((r) => (refresh = r)));
+    expect(stale).toMatchObject({ stale: true, until: clock.now() });
+    const g2 = cache.generation;
+    refresh(found("v2"));
+    await vi.waitFor(() => expect(cache.generation).toBeGreaterThan(g2));
+    const g3 = cache.generation;
+    cache.clear();
+    expect(cache.generation).toBeGreaterThan(g3);
+    // Evictions move it too.
+    const small = createDocumentCache({ maxBytes: 1024 * 1024 });
+    await small.get("https://a.example/0", "json", async () => found("x".repeat(300_000)));
+    const before = small.generation;
+    await small.get("https://a.example/1", "json", async () => found("x".repeat(300_000)));
+    expect(small.size).toBe(1);
+    expect(small.generation).toBeGreaterThanOrEqual(before + 2);
+  });
 });

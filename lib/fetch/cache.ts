@@ -4,7 +4,13 @@ import type { FetchMode, FetchOutcome } from "./fetcher";
 import type { Priority } from "./outbound";
 
 /** A fetch outcome as the cache hands it out (docs/decisions.md#caching). */
-export type CachedOutcome = { outcome: FetchOutcome; fetchedAt: number; stale: boolean };
+export type CachedOutcome = {
+  outcome: FetchOutcome;
+  fetchedAt: number;
+  stale: boolean;
+  /** Until when this answer stands unless the cache changes (fresh turns stale, a failure is gone), in ms; a stale one, now. */
+  until: number;
+};
 
 export type CacheOptions = {
   /** How long a found document is fresh. @default 1 hour */
@@ -44,6 +50,11 @@ export type DocumentCache = {
   loading(url: string, mode: FetchMode): boolean;
   clear(): void;
   readonly size: number;
+  /**
+   * A number that moves whenever an outcome is kept, replaced or dropped: two equal readings, and
+   * a clock before every `until` read, mean every answer read between them is unchanged.
+   */
+  readonly generation: number;
 };
 
 type Entry = { outcome: FetchOutcome; fetchedAt: number };
@@ -61,7 +72,9 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
   const freshMs = Math.min(options.freshMs ?? DEFAULTS.cacheFreshS * 1000, maxAgeMs);
   const failureMs = Math.min(options.failureMs ?? DEFAULTS.failureTtlS * 1000, maxAgeMs);
   const now = options.now ?? Date.now;
+  let generation = 0;
   const lru = new LRUCache<string, Entry>({
+    dispose: () => void generation++,
     maxSize: options.maxBytes ?? DEFAULTS.cacheBytes,
     sizeCalculation: (e) =>
       512 +
@@ -79,7 +92,10 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
         const entry = { outcome, fetchedAt: now() };
         const previous = lru.get(key);
         // A refresh that failed for a passing reason keeps the document it would replace.
-        if (!(previous?.outcome.ok && !outcome.ok && TRANSIENT.has(outcome.status))) lru.set(key, entry);
+        if (!(previous?.outcome.ok && !outcome.ok && TRANSIENT.has(outcome.status))) {
+          lru.set(key, entry);
+          generation++;
+        }
         return entry;
       })
       .finally(() => inFlight.delete(key));
@@ -92,17 +108,18 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
     if (!entry) return undefined;
     const age = now() - entry.fetchedAt;
     if (entry.outcome.ok) {
-      if (age < freshMs) return { ...entry, stale: false };
+      if (age < freshMs) return { ...entry, stale: false, until: entry.fetchedAt + freshMs };
       if (age < maxAgeMs && !revalidate) {
         try {
           loadShared(key, load, "background").catch(() => undefined);
         } catch {
           // Refused (the query's budget is spent): the stale document is served, the next lookup refreshes it.
         }
-        return { ...entry, stale: true };
+        // Asked again each time: a refresh that could not start now is started by the next reader.
+        return { ...entry, stale: true, until: now() };
       }
     } else if (age < failureMs) {
-      return { ...entry, stale: false };
+      return { ...entry, stale: false, until: entry.fetchedAt + failureMs };
     }
     return undefined;
   }
@@ -113,13 +130,19 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
       const hit = opts.refresh ? undefined : peek(key, load, opts.revalidate);
       if (hit) return hit;
       const fresh = await loadShared(key, load, "person");
-      return { ...fresh, stale: false };
+      return { ...fresh, stale: false, until: fresh.fetchedAt + (fresh.outcome.ok ? freshMs : failureMs) };
     },
     peek: (url, mode, load) => peek(`${mode} ${url}`, load),
     loading: (url, mode) => inFlight.has(`${mode} ${url}`),
-    clear: () => lru.clear(),
+    clear: () => {
+      lru.clear();
+      generation++;
+    },
     get size() {
       return lru.size;
+    },
+    get generation() {
+      return generation;
     },
   };
 }

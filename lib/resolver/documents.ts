@@ -25,9 +25,14 @@ export type ResolveOptions = {
 };
 
 /** The fetches one query started, and the work it was refused (docs/decisions.md#outbound-work). */
-export type QueryWork = { fetches: number; refused: RefusalKind[] };
+export type QueryWork = {
+  fetches: number;
+  refused: RefusalKind[];
+  /** The earliest time an answer the query read from the cache changes by itself, in ms. */
+  until: number;
+};
 
-export const newWork = (): QueryWork => ({ fetches: 0, refused: [] });
+export const newWork = (): QueryWork => ({ fetches: 0, refused: [], until: Infinity });
 
 /** Thrown by a cache-only load that would have to fetch; the resolver's `peek` answers null. */
 export class NotCached extends Error {

@@ -46,7 +46,7 @@ export type ResolverDeps = {
 type ClaimListKind = "properties" | "credentials" | "connections";
 
 /** What a lookup would cost now: answered from the cache, joining a fetch already running, or starting one. */
-export type Probe = { state: "cached"; response: SearchResponse } | { state: "joining" } | { state: "cold" };
+export type Probe = { state: "cached"; response: SearchResponse; until: number } | { state: "joining" } | { state: "cold" };
 
 export type SearchOutcome = { ok: true; response: SearchResponse } | { ok: false; error: { code: "invalid_query"; message: string } };
 
@@ -66,6 +66,11 @@ export type Resolver = {
    * there, else whether the first missing one is already being fetched (docs/decisions.md#outbound-work).
    */
   probe(query: Query): Promise<Probe>;
+  /**
+   * Moves whenever a cached document is kept, replaced or dropped: a probe's answer stands while this
+   * reads the same and the clock is before the probe's `until` (the page cache's version, web/page-cache.ts).
+   */
+  generation(): number;
   /** Resolves the entity of one domain with all its claims. */
   resolveEntity(domain: string, options?: ResolveOptions): Promise<EntityResult>;
   /** The same, returned as soon as the entity document is in, with one promise per claim (for streaming). */
@@ -88,10 +93,10 @@ export function createResolver(deps: ResolverDeps): Resolver {
       work.fetches++;
       return deps.fetch(url, mode, { priority: opts.background ? "background" : priority });
     };
-    if (!opts.cacheOnly) return cache.get(url, mode, start, opts);
-    const hit = cache.peek(url, mode, start);
-    if (!hit) throw new NotCached(url, cache.loading(url, mode));
-    return hit;
+    const got = opts.cacheOnly ? cache.peek(url, mode, start) : await cache.get(url, mode, start, opts);
+    if (!got) throw new NotCached(url, cache.loading(url, mode));
+    work.until = Math.min(work.until, got.until);
+    return got;
   };
   const memo = createParseMemo();
   const fetchDocument = createDocumentFetch(load, memo);
@@ -134,8 +139,10 @@ export function createResolver(deps: ResolverDeps): Resolver {
   }
 
   async function probe(query: Query): Promise<Probe> {
+    const work = newWork();
     try {
-      return { state: "cached", response: await resolve(query, { cacheOnly: true }) };
+      const response = await resolve(query, { cacheOnly: true, work });
+      return { state: "cached", response, until: work.until };
     } catch (err) {
       if (err instanceof NotCached) return { state: err.loading ? "joining" : "cold" };
       throw err;
@@ -154,6 +161,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
       return probed.state === "cached" ? probed.response : null;
     },
     probe,
+    generation: () => cache.generation,
     resolveEntity: (domain, opts) => resolveEntity(domain, withWork(opts)),
     resolveEntityStaged: (domain, opts) => resolveEntityStaged(domain, withWork(opts)),
   };

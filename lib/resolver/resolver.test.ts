@@ -202,6 +202,25 @@ describe("peek: the answer from the cache alone", () => {
   });
 });
 
+describe("probe: how long a cached answer stands (the page cache's version, docs/decisions.md#page-cache)", () => {
+  it("until the first of its documents changes by itself; the generation moves when one is fetched again", async () => {
+    const t = 1000;
+    const { fetch } = fakeFetch({
+      "https://alice.example/ident.json": j({ network_id: ALICE, properties: [{ id: "§:property:blog.example" }] }),
+    });
+    const resolver = createResolver({ fetch, now: () => t });
+    const query = { input: "alice.example", kind: "domain" as const, domain: "alice.example" };
+    await resolver.resolve(query);
+    // The entity is fresh for an hour; the blog's failed outcomes are kept 5 minutes: the answer stands 5 minutes.
+    const probed = await resolver.probe(query);
+    expect(probed).toMatchObject({ state: "cached", until: t + 5 * 60_000 });
+    const g = resolver.generation();
+    expect(resolver.generation()).toBe(g);
+    await resolver.resolve(query, { refresh: true });
+    expect(resolver.generation()).toBeGreaterThan(g);
+  });
+});
+
 describe("per-query fetch budget and refused work (docs/decisions.md#outbound-work)", () => {
   /** An entity claiming `n` properties on distinct hosts, none of which publishes anything. */
   const claimsMany = (n: number) =>
