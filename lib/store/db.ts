@@ -1,11 +1,9 @@
 /**
  * The store's two engines behind one interface (docs/decisions.md#the-index): PGlite (PostgreSQL
- * compiled to WebAssembly, in-process, in a folder) by default, a PostgreSQL server when a URL is
+ * compiled to WebAssembly, in-process on a thread of its own, in a folder) by default, a PostgreSQL server when a URL is
  * given. Both run the same SQL text with `$1` parameters; nothing above this file knows which.
  */
-import { PGlite } from "@electric-sql/pglite";
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
-import { unaccent } from "@electric-sql/pglite/contrib/unaccent";
+import { Worker } from "node:worker_threads";
 import pg from "pg";
 
 export type Row = Record<string, unknown>;
@@ -30,28 +28,88 @@ export class StoreError extends Error {
   override name = "StoreError";
 }
 
-/** Opens the embedded store; `dataDir` null keeps it in memory. */
+type Reply = { id: number; rows?: Row[]; error?: { message: string; code?: string } };
+type Started = { kind: "ready" } | { kind: "failed"; message: string };
+
+/** An error from the engine's thread, with PostgreSQL's SQLSTATE `code` when it has one. */
+class EngineError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Opens the embedded store; `dataDir` null keeps it in memory. PGlite runs on a worker thread of its
+ * own (lib/store/pglite-worker.mjs), so its statements never hold up the thread that answers pages.
+ */
 export async function openEmbedded(dataDir: string | null): Promise<Db> {
-  let db: PGlite;
-  try {
-    // 16 MB of shared buffers instead of PostgreSQL's 128 MB: the index shares the process with the
-    // resolver, and the default costs about 110 MB more RSS (measured: 296 → 186 MB on reopening).
-    db = await PGlite.create({
-      ...(dataDir ? { dataDir } : {}),
-      extensions: { pg_trgm, unaccent },
-      postgresqlconf: ["shared_buffers=16MB"],
+  const worker = new Worker(new URL("./pglite-worker.mjs", import.meta.url), { workerData: { dataDir } });
+  const pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
+  let next = 1;
+  let gone: Error | null = null;
+  const stop = (err: Error) => {
+    gone ??= err;
+    for (const p of pending.values()) p.reject(gone);
+    pending.clear();
+  };
+  const started = new Promise<Started>((resolve, reject) => {
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`its thread stopped (exit code ${code})`)));
+    worker.on("message", (m: Started | Reply) => {
+      if ("kind" in m) return resolve(m);
+      const p = pending.get(m.id);
+      pending.delete(m.id);
+      p?.resolve(m);
     });
+  });
+  try {
+    const first = await started;
+    if (first.kind === "failed") throw new Error(first.message);
   } catch (err) {
+    await worker.terminate();
     throw new StoreError(`the embedded store in ${dataDir ?? "memory"} cannot be opened: ${(err as Error).message}`);
   }
+  // A thread that dies later fails what waits on it, and every later call, in words.
+  worker.on("error", (err) => stop(new StoreError(`the embedded store stopped: ${err.message}`)));
+  worker.on("exit", (code) => stop(new StoreError(`the embedded store stopped (exit code ${code})`)));
+
+  const send = (message: Record<string, unknown>): Promise<Reply> =>
+    new Promise<Reply>((resolve, reject) => {
+      if (gone) return reject(gone);
+      const id = next++;
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ ...message, id });
+    }).then((reply) => {
+      if (reply.error) throw new EngineError(reply.error.message, reply.error.code);
+      return reply;
+    });
+  const queryOn =
+    (tx?: number) =>
+    async <T extends Row>(sql: string, params: unknown[] = []) =>
+      ((await send({ op: "query", sql, params, tx })).rows ?? []) as T[];
+
   return {
     engine: "pglite",
-    query: async <T extends Row>(sql: string, params: unknown[] = []) => (await db.query<T>(sql, params)).rows,
-    transaction: (body) =>
-      db.transaction((tx) =>
-        body({ query: async <T extends Row>(sql: string, params: unknown[] = []) => (await tx.query<T>(sql, params)).rows }),
-      ),
-    close: () => db.close(),
+    query: queryOn(),
+    async transaction(body) {
+      const { id } = await send({ op: "begin" });
+      try {
+        const out = await body({ query: queryOn(id) });
+        await send({ op: "end", tx: id, commit: true });
+        return out;
+      } catch (err) {
+        await send({ op: "end", tx: id, commit: false }).catch(() => undefined);
+        throw err;
+      }
+    },
+    async close() {
+      if (!gone) await send({ op: "close" }).catch(() => undefined);
+      gone ??= new StoreError("the embedded store is closed");
+      await worker.terminate();
+    },
   };
 }
 

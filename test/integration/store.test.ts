@@ -257,6 +257,51 @@ describe("migrations", () => {
   });
 });
 
+describe("the embedded engine's thread", () => {
+  it("a long statement never holds up the thread that answers pages: its event loop keeps turning meanwhile", async () => {
+    const db = await openDb({ kind: "embedded", dataDir: null });
+    try {
+      let turns = 0;
+      let running = true;
+      const spin = () => {
+        turns++;
+        if (running) setImmediate(spin);
+      };
+      setImmediate(spin);
+      // Two million rows: a second or so of PostgreSQL here.
+      const [row] = await db.query<{ n: string }>("SELECT count(*)::text AS n FROM generate_series(1, 2000000) AS g WHERE g % 7 = 0");
+      running = false;
+      expect(row?.n).toBe("285714");
+      // On this thread the statement would have run in one go, between two turns at most.
+      expect(turns).toBeGreaterThan(20);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("an error keeps PostgreSQL's code; a transaction that throws is rolled back; a closed store says so", async () => {
+    const db = await openDb({ kind: "embedded", dataDir: null });
+    await db.query("CREATE TABLE t (x int PRIMARY KEY)");
+    await db.query("INSERT INTO t VALUES (1)");
+    await expect(db.query("INSERT INTO t VALUES (1)")).rejects.toMatchObject({ code: "23505" });
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query("INSERT INTO t VALUES (2)");
+        throw new Error("changed my mind");
+      }),
+    ).rejects.toThrow("changed my mind");
+    expect(await db.transaction((tx) => tx.query("SELECT x FROM t ORDER BY x"))).toEqual([{ x: 1 }]);
+    // Statements outside a transaction wait for it, and see what it committed.
+    const [, after] = await Promise.all([
+      db.transaction((tx) => tx.query("INSERT INTO t VALUES (3)")),
+      db.query("SELECT count(*)::int AS n FROM t"),
+    ]);
+    expect(after).toEqual([{ n: 2 }]);
+    await db.close();
+    await expect(db.query("SELECT 1")).rejects.toThrow(/embedded store is closed/);
+  });
+});
+
 describe("opening the store", () => {
   it("a second process's store in the same folder is refused in one clear line; a lock left by a dead process is taken over", async () => {
     const dir = path.join(tempDir(), "data");
