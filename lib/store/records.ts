@@ -7,7 +7,21 @@
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
+import { wellFormed } from "../present/display";
 import { scheduleRecheck } from "./queue";
+
+/**
+ * JSON for a jsonb column. Publishers' text may hold a lone surrogate, which JSON.stringify escapes
+ * (`\ud800`) and PostgreSQL refuses ("invalid input syntax for type json"), losing the whole record;
+ * it is kept as U+FFFD instead, as the pages show it (docs/decisions.md#rendering).
+ */
+export function jsonb(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === "string") return wellFormed(v);
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return v;
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [wellFormed(k), x]));
+  });
+}
 
 export const CLAIM_KINDS = ["properties", "credentials", "connections"] as const;
 export type ClaimKind = (typeof CLAIM_KINDS)[number];
@@ -131,8 +145,8 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
       result.entity.status,
       result.entity.network_id ?? null,
       result.entity.entity_type ?? null,
-      JSON.stringify(details),
-      JSON.stringify(result.entity.problems),
+      jsonb(details),
+      jsonb(result.entity.problems),
       verified,
       claims.length - verified,
       at.toISOString(),
@@ -185,7 +199,7 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
     [
       domain,
       at.toISOString(),
-      JSON.stringify(
+      jsonb(
         claims.map(({ kind, key, claim, next }) => ({
           kind,
           claim_key: key,
@@ -216,7 +230,7 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
       [
         domain,
         at.toISOString(),
-        JSON.stringify(
+        jsonb(
           changed.map(({ kind, key, claim, next }, n) => ({
             n,
             kind,

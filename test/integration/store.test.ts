@@ -214,6 +214,19 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
     expect(out.properties[0]!.since?.failing_since).toBe(at(2));
   });
 
+  it("hostile text is recorded, not dropped: lone surrogates and bidi controls in every field (jsonb refuses an escaped lone surrogate)", async () => {
+    const hostile = "\ud800 Mallory \u202e\u2066 \udfff";
+    const r = result("surrogate.test", at(0), [{ id: `§:property:surrogate.test`, verified: false, reason: "not_listed" }]);
+    r.entity.details = { name: hostile, description: hostile };
+    r.entity.problems = [{ code: "unknown_field", severity: "warning", message: hostile }];
+    r.properties[0]!.claimed = { id: "§:property:surrogate.test", name: hostile };
+    const out = await recorded(r);
+    expect(out.entity.last_checked_at).toBe(at(0));
+    expect(out.properties[0]!.since?.failing_since).toBe(at(0));
+    const history = await store.history("surrogate.test");
+    expect(history?.changes.length).toBeGreaterThan(0);
+  });
+
   it("the history of an entity the index does not know is null", async () => {
     expect(await store.history("nobody.example")).toBeNull();
   });
