@@ -2,6 +2,7 @@
 
 import { OUTBOUND_REL } from "@/lib/present/display";
 import type { ClaimView } from "@/lib/present/view";
+import { NoScriptReload } from "./no-script-reload";
 import { SourceLine } from "./source-line";
 import { Warnings } from "./warnings";
 
@@ -107,6 +108,7 @@ export function ClaimSkeleton({ id }: { id: string }) {
         <span className="claim-mark spinner" aria-hidden="true" />
         <span className="claim-title">Checking…</span>
       </div>
+      <NoScriptReload say={false} />
       <p className="claim-id">
         <code>{id}</code>
       </p>

@@ -62,7 +62,7 @@ test("a property document that stops naming its owner: the re-check lists the cl
   page,
 }) => {
   await page.setExtraHTTPHeaders({ "x-forwarded-for": "198.51.100.7" });
-  // A cold page streams, which needs script; once cached, the page arrives whole.
+  // A cold page streams (without script it reloads by itself, tested below); once cached, the page arrives whole.
   await page.goto("/entity/alice.example");
   await page.goto("/entity/alice.example");
   const blog = page.getByTestId("claim").filter({ hasText: "Workshop Notes" });
@@ -97,4 +97,31 @@ test("a property document that stops naming its owner: the re-check lists the cl
   await expect(blog).toHaveAttribute("data-verified", "true");
   // The timeline keeps both changes.
   await expect(page.getByTestId("timeline")).toContainText("blog.alice.example not verified");
+});
+
+test("without JavaScript, a page still being checked reloads by itself until it arrives whole", async ({ page }) => {
+  await page.setExtraHTTPHeaders({ "x-forwarded-for": "198.51.100.9" });
+  let loads = 0;
+  page.on("load", () => loads++);
+  // One issuer answers after 5 s: its card arrives late, in markup only a script would reveal.
+  await page.goto("/entity/patient.test", { waitUntil: "commit" });
+  const slow = page.locator('[data-testid="claim"][data-verified="true"]').filter({ hasText: "Slow member" });
+  await expect(slow).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByTestId("claim-pending")).toHaveCount(0);
+  expect(loads).toBeGreaterThanOrEqual(2);
+});
+
+test.describe("with JavaScript", () => {
+  test.use({ javaScriptEnabled: true });
+  test("a streamed page is never reloaded: the refresh is for browsers without script only", async ({ page }) => {
+    await page.setExtraHTTPHeaders({ "x-forwarded-for": "198.51.100.8" });
+    let loads = 0;
+    page.on("load", () => loads++);
+    await page.goto("/entity/carol.example");
+    await expect(page.getByTestId("result")).toBeVisible();
+    await expect(page.getByText("Still checking.")).toBeHidden();
+    // Longer than the refresh would wait.
+    await page.waitForTimeout(4000);
+    expect(loads).toBe(1);
+  });
 });
