@@ -55,9 +55,16 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
     for (const p of pending.values()) p.reject(gone);
     pending.clear();
   };
+  // A thread that dies fails the opening, or later what waits on it and every later call, in words.
   const started = new Promise<Started>((resolve, reject) => {
-    worker.once("error", reject);
-    worker.once("exit", (code) => reject(new Error(`its thread stopped (exit code ${code})`)));
+    worker.on("error", (err) => {
+      reject(err);
+      stop(new StoreError(`the embedded store stopped: ${err.message}`));
+    });
+    worker.on("exit", (code) => {
+      reject(new Error(`its thread stopped (exit code ${code})`));
+      stop(new StoreError(`the embedded store stopped (exit code ${code})`));
+    });
     worker.on("message", (m: Started | Reply) => {
       if ("kind" in m) return resolve(m);
       const p = pending.get(m.id);
@@ -72,9 +79,6 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
     await worker.terminate();
     throw new StoreError(`the embedded store in ${dataDir ?? "memory"} cannot be opened: ${(err as Error).message}`);
   }
-  // A thread that dies later fails what waits on it, and every later call, in words.
-  worker.on("error", (err) => stop(new StoreError(`the embedded store stopped: ${err.message}`)));
-  worker.on("exit", (code) => stop(new StoreError(`the embedded store stopped (exit code ${code})`)));
 
   const send = (message: Record<string, unknown>): Promise<Reply> =>
     new Promise<Reply>((resolve, reject) => {
