@@ -55,6 +55,8 @@ export default defineConfig({
     env: {
       PORT: String(PORT),
       IDENT_FETCH_TIMEOUT_MS: "6000",
+      // One JSON line per request at info would drown the test output; warnings and errors are kept.
+      IDENT_LOG_LEVEL: "warn",
       IDENT_CACHE_FRESH_S: "3",
       IDENT_PUBLIC_URL: "https://ident.example",
       IDENT_COLD_LOOKUPS_PER_MIN: "1000000",

@@ -114,6 +114,7 @@ export async function benchApp(
     stdio: ["ignore", "ignore", "inherit"],
     env: {
       ...process.env,
+      IDENT_LOG_LEVEL: "warn",
       IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-bench-")), "data"),
       IDENT_CRAWL: "0",
       ...env,

@@ -78,6 +78,7 @@ async function startApp(port: number, env: Record<string, string>): Promise<App>
       // A fresh embedded index per app, as a first start would have.
       env: {
         ...process.env,
+        IDENT_LOG_LEVEL: "warn",
         PORT: String(port),
         NODE_ENV: "production",
         IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-load-")), "data"),

@@ -22,6 +22,8 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         publicUrl: "http://localhost:3000",
         extraCaCerts: null,
         store: { kind: "embedded", dataDir: path.resolve(".data") },
+        redisUrl: null,
+        logLevel: "info",
         crawl: { seeds: [], concurrency: 4, max: 100_000 },
       },
     });
@@ -63,6 +65,23 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         expect.stringMatching(/^IDENT_DATABASE_URL=.*must be a postgres:\/\/ URL with a host/),
       ]);
     }
+  });
+  it("the fleet: IDENT_REDIS_URL and IDENT_LOG_LEVEL, bad values named", () => {
+    const read = (env: Record<string, string>) => {
+      const parsed = parseConfig(env);
+      return parsed.ok ? { redisUrl: parsed.config.redisUrl, logLevel: parsed.config.logLevel } : parsed.errors;
+    };
+    expect(read({ IDENT_REDIS_URL: "redis://cache:6379/2", IDENT_LOG_LEVEL: "warn" })).toEqual({
+      redisUrl: "redis://cache:6379/2",
+      logLevel: "warn",
+    });
+    expect(read({ IDENT_REDIS_URL: "rediss://cache" })).toEqual({ redisUrl: "rediss://cache", logLevel: "info" });
+    for (const bad of ["http://cache", "cache:6379", "redis:///nohost"]) {
+      expect(read({ IDENT_REDIS_URL: bad })).toEqual([expect.stringMatching(/^IDENT_REDIS_URL=.*must be a redis:\/\/ URL with a host/)]);
+    }
+    expect(read({ IDENT_LOG_LEVEL: "verbose" })).toEqual([
+      expect.stringMatching(/^IDENT_LOG_LEVEL="verbose": must be debug, info, warn or error/),
+    ]);
   });
   it("reads every variable", () => {
     const parsed = parseConfig(

@@ -73,6 +73,16 @@ function envSchema(fileExists: (path: string) => boolean) {
       ctx.addIssue({ code: "custom", message: "must be a postgres:// URL with a host (postgres://user:password@host:5432/database)" });
       return z.NEVER;
     }),
+    // docs/deploying.md#redis
+    IDENT_REDIS_URL: variable.transform((value, ctx) => {
+      if (value === undefined) return null;
+      const url = URL.parse(value);
+      if (url && (url.protocol === "redis:" || url.protocol === "rediss:") && url.hostname) return value;
+      ctx.addIssue({ code: "custom", message: "must be a redis:// URL with a host (redis://host:6379)" });
+      return z.NEVER;
+    }),
+    // docs/deploying.md#logs
+    IDENT_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"], { message: "must be debug, info, warn or error" }).default("info"),
     // docs/decisions.md#discovery
     IDENT_CRAWL: variable.transform((value, ctx) => {
       if (value === undefined || value === "1" || value === "true") return true;
@@ -138,6 +148,10 @@ export type Config = {
    * (null: in memory). @default embedded in .data/
    */
   store: StoreLocation;
+  /** `IDENT_REDIS_URL`: the fleet's shared cache and limits (docs/deploying.md#redis); null for one instance alone. */
+  redisUrl: string | null;
+  /** `IDENT_LOG_LEVEL`: the least severe log line written. @default info */
+  logLevel: "debug" | "info" | "warn" | "error";
   /** Discovery and re-verification (docs/decisions.md#discovery); null with `IDENT_CRAWL=0`. */
   crawl: {
     /** `IDENT_CRAWL_SEEDS`: domains queued at start. @default none */
@@ -181,6 +195,8 @@ export function parseConfig(env: Env, fileExists: (path: string) => boolean = (p
       trustedHops: e.IDENT_TRUSTED_HOPS,
       extraCaCerts: e.NODE_EXTRA_CA_CERTS,
       store: e.IDENT_DATABASE_URL ? { kind: "server", url: e.IDENT_DATABASE_URL } : { kind: "embedded", dataDir: e.IDENT_DATA_DIR },
+      redisUrl: e.IDENT_REDIS_URL,
+      logLevel: e.IDENT_LOG_LEVEL,
       crawl: e.IDENT_CRAWL ? { seeds: e.IDENT_CRAWL_SEEDS, concurrency: e.IDENT_CRAWL_CONCURRENCY, max: e.IDENT_CRAWL_MAX } : null,
     },
   };

@@ -12,11 +12,12 @@ export type RateLimitOptions = {
 
 export type RateDecision = { ok: true } | { ok: false; retryAfterS: number };
 
+/** Asynchronous, because a fleet counts in Redis (lib/fleet/shared-limit.ts); this instance's own answers at once. */
 export type RateLimiter = {
   /** Counts one request for `key` when the window allows it, and says whether it did. */
-  take(key: string): RateDecision;
+  take(key: string): Promise<RateDecision>;
   /** What `take` would answer, without counting anything. */
-  check(key: string): RateDecision;
+  check(key: string): Promise<RateDecision>;
 };
 
 /**
@@ -41,5 +42,5 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     return { ok: true };
   }
 
-  return { take: (key) => decide(key, true), check: (key) => decide(key, false) };
+  return { take: async (key) => decide(key, true), check: async (key) => decide(key, false) };
 }

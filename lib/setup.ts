@@ -1,13 +1,19 @@
 import type { Config } from "./config";
 import { createDocumentCache } from "./fetch/cache";
-import { createFetcher, type FetcherOptions } from "./fetch/fetcher";
+import { createFetcher, type Fetcher, type FetcherOptions } from "./fetch/fetcher";
 import { createOutboundGate, type OutboundGate } from "./fetch/outbound";
+import { NotFetched } from "./fetch/refusal";
+import { connectRedis, type FleetLink } from "./fleet/redis";
+import { createSharedDocuments } from "./fleet/shared-documents";
+import { createSharedRateLimiter } from "./fleet/shared-limit";
+import { createMetrics, type Metrics } from "./metrics";
 import { createRateLimiter, type RateLimiter } from "./rate-limit";
 import { createResolver, type Resolver } from "./resolver";
 import type { SearchResponse } from "./result/record";
 import { startCrawler, type Crawler } from "./discovery/crawler";
 import { openStore, type Store } from "./store";
 import { USER_AGENT } from "./version";
+import { DEFAULTS } from "./limits";
 
 /** The outbound side of a configured resolver, for admission (docs/decisions.md#outbound-work). */
 export type Traffic = {
@@ -16,8 +22,20 @@ export type Traffic = {
   hostBudget: RateLimiter;
 };
 
+/** The limits per client (docs/decisions.md#caching, docs/decisions.md#outbound-work), shared by a fleet. */
+export type ClientLimits = {
+  /** `?refresh=1`: 5 a minute. */
+  refresh: RateLimiter;
+  /** Lookups that start a fetch (`IDENT_COLD_LOOKUPS_PER_MIN`). */
+  cold: RateLimiter;
+};
+
 export type ConfiguredResolver = Resolver & {
   traffic: Traffic;
+  clientLimits: ClientLimits;
+  /** The connection to Redis when `IDENT_REDIS_URL` is set (docs/deploying.md#redis). */
+  fleet: FleetLink | null;
+  metrics: Metrics;
   /** The index, once open; null when it could not be opened (lookups are answered all the same). */
   store: Promise<Store | null>;
   /** A response answered from the cache alone (never recorded by the resolver), with what the index knows. */
@@ -27,16 +45,24 @@ export type ConfiguredResolver = Resolver & {
 
 /**
  * The production resolver from a validated configuration: the guarded fetcher with its outbound cap
- * and per-host budget, the byte-bounded cache and the limits. The CLI and the server adapter both use
- * this, so they never disagree.
+ * and per-host budget, the byte-bounded cache and the limits; with `IDENT_REDIS_URL`, the cache and
+ * the limits shared by the fleet (docs/deploying.md). The CLI and the server adapter both use this,
+ * so they never disagree.
  */
 export function createConfiguredResolver(
   config: Config,
-  extra: Pick<FetcherOptions, "ca"> & { store?: Promise<Store | null> } = {},
+  extra: Pick<FetcherOptions, "ca"> & { store?: Promise<Store | null>; log?: (line: string) => void } = {},
 ): ConfiguredResolver {
-  const { store = Promise.resolve(null), ...fetcherExtra } = extra;
+  const { store = Promise.resolve(null), log = console.error, ...fetcherExtra } = extra;
+  const fleet = config.redisUrl ? connectRedis(config.redisUrl, { log }) : null;
+  /** A limiter counted in Redis when there is one, else (and whenever Redis cannot answer) here. */
+  const limiter = (name: string, limit: number) => {
+    const local = createRateLimiter({ limit, windowMs: 60_000 });
+    return fleet ? createSharedRateLimiter(fleet, local, { name, limit }) : local;
+  };
   const outbound = createOutboundGate({ max: config.maxOutbound, maxWaitMs: config.fetchTimeoutMs });
-  const hostBudget = createRateLimiter({ limit: config.hostBudgetPerMin, windowMs: 60_000 });
+  const hostBudget = limiter("host", config.hostBudgetPerMin);
+  const metrics = createMetrics({ outbound, store });
   const fetcher = createFetcher({
     timeoutMs: config.fetchTimeoutMs,
     connectTo: config.connectTo,
@@ -45,9 +71,27 @@ export function createConfiguredResolver(
     hostBudget: { limiter: hostBudget, perMinute: config.hostBudgetPerMin },
     ...fetcherExtra,
   });
-  const cache = createDocumentCache({ maxAgeMs: config.cacheTtlS * 1000, freshMs: config.cacheFreshS * 1000 });
+  const counted: Fetcher = async (url, mode, options) => {
+    try {
+      const outcome = await fetcher(url, mode, options);
+      metrics.fetches.inc({ outcome: outcome.status });
+      metrics.fetchSeconds.observe(outcome.ms / 1000);
+      return outcome;
+    } catch (err) {
+      if (err instanceof NotFetched) metrics.refusals.inc({ limit: err.kind });
+      throw err;
+    }
+  };
+  const ages = { maxAgeMs: config.cacheTtlS * 1000, freshMs: config.cacheFreshS * 1000, failureMs: DEFAULTS.failureTtlS * 1000 };
+  const shared = fleet ? createSharedDocuments(fleet, { ...ages, fetchTimeoutMs: config.fetchTimeoutMs }) : null;
+  const cache = createDocumentCache({
+    ...ages,
+    ...(shared ? { shared } : {}),
+    observe: (tier, hit) => metrics.cache.inc({ tier, result: hit ? "hit" : "miss" }),
+  });
   const resolver = createResolver({
-    fetch: fetcher,
+    // docs/deploying.md#what-redis-holds: one publisher request per URL for the whole fleet.
+    fetch: shared ? shared.singleFlight(counted) : counted,
     cache,
     limits: { maxClaims: config.maxClaims, maxConnections: config.maxConnections, maxFetchesPerQuery: config.maxFetchesPerQuery },
     // docs/decisions.md#the-index: every resolution is recorded, whatever started it.
@@ -63,6 +107,9 @@ export function createConfiguredResolver(
   return {
     ...resolver,
     traffic: { outbound, hostBudget },
+    clientLimits: { refresh: limiter("refresh", 5), cold: limiter("cold", config.coldLookupsPerMin) },
+    fleet,
+    metrics,
     store,
     remember: async (response) => {
       const index = await store;
@@ -70,6 +117,7 @@ export function createConfiguredResolver(
     },
     async close() {
       await fetcher.close();
+      await fleet?.close();
       await (await store)?.close();
     },
   };

@@ -35,7 +35,12 @@ export const OVER_LIMIT_DELAY_MS = 1000;
 /** Decides whether `query` is taken on for the client of `headers`, and takes its tokens if so. */
 export async function admit(app: App, query: Query, headers: Headers, refreshAsked: boolean): Promise<Admission> {
   const client = app.clientOf(headers.get("x-forwarded-for"));
-  const granted = refreshAsked && app.refreshLimit.take(client).ok;
+  const granted = refreshAsked && (await app.refreshLimit.take(client)).ok;
+  if (refreshAsked && !granted) app.resolver.metrics.refusals.inc({ limit: "refresh" });
+  const refuse = (refusal: Refusal, limit: string): Admission => {
+    app.resolver.metrics.refusals.inc({ limit });
+    return { ok: false, refusal };
+  };
   const refresh = { asked: refreshAsked, granted };
   if (!granted) {
     const probed = await app.resolver.probe(query);
@@ -47,20 +52,20 @@ export async function admit(app: App, query: Query, headers: Headers, refreshAsk
   if (outbound.full()) {
     const retryAfterS = outbound.retryAfterS;
     const message = `This resolver is fetching as much as it may at once (${app.config.maxOutbound} documents, with a full queue). Try again in ${retryAfterS} s.`;
-    return { ok: false, refusal: { status: 503, code: "busy", message, retryAfterS } };
+    return refuse({ status: 503, code: "busy", message, retryAfterS }, "busy");
   }
-  const host = hostBudget.check(query.domain);
+  const host = await hostBudget.check(query.domain);
   if (!host.ok) {
     const message = `${query.domain} has had the ${app.config.hostBudgetPerMin} requests a minute this resolver sends to one site. Try again in ${host.retryAfterS} s.`;
-    return { ok: false, refusal: { status: 429, code: "rate_limited", message, retryAfterS: host.retryAfterS } };
+    return refuse({ status: 429, code: "rate_limited", message, retryAfterS: host.retryAfterS }, "host_budget");
   }
-  const cold = app.coldLimit.take(client);
+  const cold = await app.coldLimit.take(client);
   if (!cold.ok) {
     // A client past its limit waits a second for the refusal: a loop of lookups then costs it time,
     // not this server's CPU (a refusal takes about as long to render as `/`).
     await new Promise((resolve) => setTimeout(resolve, OVER_LIMIT_DELAY_MS));
     const message = `You have started ${app.config.coldLookupsPerMin} lookups that had to fetch from publishers this minute, as many as one client may. Lookups of what is already cached still work. Try again in ${cold.retryAfterS} s.`;
-    return { ok: false, refusal: { status: 429, code: "rate_limited", message, retryAfterS: cold.retryAfterS } };
+    return refuse({ status: 429, code: "rate_limited", message, retryAfterS: cold.retryAfterS }, "cold");
   }
   return { ok: true, refresh, known: null };
 }

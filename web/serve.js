@@ -3,8 +3,11 @@
 // with the address of the socket this server accepted: the rightmost hop is one we wrote, and a
 // client cannot choose its rate-limit key (docs/decisions.md#caching) by sending the header itself. Next alone keeps
 // a client-sent X-Forwarded-For as it is. It also puts the app's page cache in front of Next.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
+import { performance } from "node:perf_hooks";
 import { setImmediate, setTimeout } from "node:timers";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,6 +66,7 @@ function shed(req, res) {
     });
     return false;
   }
+  app.resolver.metrics.refusals.inc({ limit: busy ? "busy" : "in_progress" });
   const retry = String(busy ? app.resolver.traffic.outbound.retryAfterS : Math.ceil(app.overLimitDelayMs / 1000));
   const message = busy
     ? `This resolver is answering as many requests as it can hold. Try again in ${retry} s.`
@@ -106,7 +110,34 @@ function admitOne() {
   if (!res.destroyed) void handle(req, res);
 }
 
+// docs/deploying.md#logs: each request has an id (a well-formed X-Request-Id from the proxy in front,
+// else a new one), sent back in the response and written with every log line made while it runs.
+// The context is the one lib/log.ts reads, shared through globalThis.
+const requests = (globalThis.__identRequest ??= new AsyncLocalStorage());
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** Health and metrics are answered however busy the instance is (docs/deploying.md#health). */
+const OPERATIONS = /^\/(?:healthz|readyz|metrics)(?:\?|$)/;
+
+function logRequest(req, res, id, started) {
+  const log = globalThis.__identApp?.log;
+  if (!log) return;
+  const path = (req.url ?? "").split("?")[0];
+  log.info("request", { request_id: id, method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started) });
+}
+
 createServer((req, res) => {
+  const offered = req.headers["x-request-id"];
+  const id = typeof offered === "string" && REQUEST_ID.test(offered) ? offered : randomUUID();
+  req.headers["x-request-id"] = id;
+  res.setHeader("x-request-id", id);
+  const started = performance.now();
+  res.once("finish", () => logRequest(req, res, id, started));
+  requests.run({ id }, () => serve(req, res));
+}).listen(port, hostname, () => {
+  console.log(`ident resolver on http://localhost:${port}`);
+});
+
+function serve(req, res) {
   // Only origin-form targets ("/path") go to Next; `OPTIONS *` and absolute-form targets are answered here.
   if (!req.url?.startsWith("/")) {
     const asterisk = req.method === "OPTIONS" && req.url === "*";
@@ -119,7 +150,7 @@ createServer((req, res) => {
   // Warm entity and lookup pages come from the page cache (web/page-cache.ts) once the app has made
   // it (web/server.ts); a page it cannot vouch for is rendered by Next as usual.
   const render = () => {
-    if (!shed(req, res)) enter(req, res);
+    if (OPERATIONS.test(req.url) || !shed(req, res)) enter(req, res);
   };
   const pages = globalThis.__identApp?.pages;
   if (!pages) return render();
@@ -129,9 +160,7 @@ createServer((req, res) => {
     if (!res.headersSent) render();
     else res.destroy();
   });
-}).listen(port, hostname, () => {
-  console.log(`ident resolver on http://localhost:${port}`);
-});
+}
 
 // SIGTERM ends the process normally, so that `--cpu-prof` (npm run load with LOAD_PROF=1) writes its profile.
 process.on("SIGTERM", () => process.exit(0));

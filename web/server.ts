@@ -6,7 +6,7 @@
  */
 import "server-only";
 import { configErrorMessage, parseConfig, type Config } from "@/lib/config";
-import { createRateLimiter, type RateLimiter } from "@/lib/rate-limit";
+import type { RateLimiter } from "@/lib/rate-limit";
 import type { Crawler } from "@/lib/discovery/crawler";
 import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
 import { streamsTo } from "./clients";
@@ -14,6 +14,7 @@ import { createPageCache, type PageCache, type PageVersion } from "./page-cache"
 import { isAnswer, pageOf } from "./pages";
 import { OVER_LIMIT_DELAY_MS } from "./admission";
 import { clientKey } from "./rate-limit";
+import { createLogger, type Logger } from "@/lib/log";
 
 export type App = {
   config: Config;
@@ -28,6 +29,8 @@ export type App = {
   clientOf(forwardedFor: string | null): string;
   /** How long a client past its own limit waits for its 429 (web/admission.ts, web/serve.js). */
   overLimitDelayMs: number;
+  /** Structured logs (docs/deploying.md#logs); web/serve.js writes its request lines with it. */
+  log: Logger;
   /** Discovery and re-verification; null when off (`IDENT_CRAWL=0`) or without an index. */
   crawler?: Promise<Crawler | null>;
 };
@@ -49,15 +52,18 @@ const holder = globalThis as typeof globalThis & { __identApp?: App };
 export function app(): App {
   if (holder.__identApp) return holder.__identApp;
   const config = loadConfig();
-  const index = openConfiguredIndex(config);
-  const resolver = createConfiguredResolver(config, { store: index.store });
+  const log = createLogger(config.logLevel);
+  const warn = (line: string) => log.warn(line);
+  const index = openConfiguredIndex(config, warn);
+  const resolver = createConfiguredResolver(config, { store: index.store, log: warn });
   const built: App = {
     config,
     resolver,
     // Clients are keyed by the rightmost trusted hop of X-Forwarded-For (web/admission.ts).
-    refreshLimit: createRateLimiter({ limit: 5 }),
-    coldLimit: createRateLimiter({ limit: config.coldLookupsPerMin }),
+    refreshLimit: resolver.clientLimits.refresh,
+    coldLimit: resolver.clientLimits.cold,
     clientOf: (forwardedFor) => clientKey(forwardedFor, config.trustedHops),
+    log,
     overLimitDelayMs: OVER_LIMIT_DELAY_MS,
     pages: createPageCache({
       version: (url) => pageVersion(resolver, url),

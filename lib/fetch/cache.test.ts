@@ -133,13 +133,13 @@ describe("document cache (docs/decisions.md#caching)", () => {
     const g1 = cache.generation;
     expect(g1).toBeGreaterThan(g0);
     // Reading changes nothing.
-    expect(cache.peek(URL_, "json", async () => found("v1"))?.until).toBe(start + H);
+    expect((await cache.peek(URL_, "json", async () => found("v1")))?.until).toBe(start + H);
     expect(cache.generation).toBe(g1);
     // A failure stands 5 minutes; a stale document is asked again each time (its refresh may not have started).
     expect((await cache.get("https://b.example/x", "json", async () => failed("not_found"))).until).toBe(start + 5 * 60_000);
     clock.advance(H + 1);
     let refresh!: (o: FetchOutcome) => void;
-    const stale = cache.peek(URL_, "json", () => new Promise((r) => (refresh = r)));
+    const stale = await cache.peek(URL_, "json", () => new Promise((r) => (refresh = r)));
     expect(stale).toMatchObject({ stale: true, until: clock.now() });
     const g2 = cache.generation;
     refresh(found("v2"));

@@ -23,7 +23,22 @@ export type CacheOptions = {
   maxBytes?: number;
   /** Clock, in ms. @default Date.now */
   now?: () => number;
+  /** The fleet's cache in Redis behind this one (lib/fleet/shared-documents.ts); none for one instance. */
+  shared?: SharedTier;
+  /** With a shared tier, how long an answer of this one stands before Redis is asked again. @default 5 s */
+  localMs?: number;
+  /** Told of every lookup each tier answers or misses (the metrics). */
+  observe?: (tier: "local" | "shared", hit: boolean) => void;
 };
+
+/** What the document cache needs of the fleet's: reads; the fleet's single flight writes (docs/deploying.md#what-redis-holds). */
+export type SharedTier = {
+  read(key: string): Promise<{ outcome: FetchOutcome; fetchedAt: number } | undefined>;
+  loading(key: string): Promise<boolean>;
+};
+
+/** The cache's key for a URL fetched as `mode`, here and in Redis. */
+export const cacheKey = (url: string, mode: FetchMode) => `${mode} ${url}`;
 
 export type LoadOptions = {
   refresh?: boolean;
@@ -42,12 +57,12 @@ export type DocumentCache = {
   /** The outcome for `url`, from the cache when it may be, else from `load`; concurrent calls share one load. */
   get(url: string, mode: FetchMode, load: StartLoad, options?: LoadOptions): Promise<CachedOutcome>;
   /**
-   * The outcome for `url` when the cache may answer it now, without waiting for a load; undefined
-   * otherwise. A stale document is answered and starts its background refresh with `load`, as `get` does.
+   * The outcome for `url` when the cache may answer it without a fetch; undefined otherwise. A stale
+   * document is answered and starts its background refresh with `load`, as `get` does.
    */
-  peek(url: string, mode: FetchMode, load: StartLoad): CachedOutcome | undefined;
-  /** Whether a fetch of `url` is running now (a request for it would join that one). */
-  loading(url: string, mode: FetchMode): boolean;
+  peek(url: string, mode: FetchMode, load: StartLoad): Promise<CachedOutcome | undefined>;
+  /** Whether a fetch of `url` is running now, here or in the fleet (a request for it would join that one). */
+  loading(url: string, mode: FetchMode): Promise<boolean>;
   clear(): void;
   readonly size: number;
   /**
@@ -57,7 +72,8 @@ export type DocumentCache = {
   readonly generation: number;
 };
 
-type Entry = { outcome: FetchOutcome; fetchedAt: number };
+/** `checkedAt`: when the shared tier last agreed with it (or when it was fetched). */
+type Entry = { outcome: FetchOutcome; fetchedAt: number; checkedAt: number };
 
 /** Transient failures: a background refresh that ends in one keeps the stale document. */
 const TRANSIENT = new Set(["unreachable", "timeout"]);
@@ -65,13 +81,17 @@ const TRANSIENT = new Set(["unreachable", "timeout"]);
 /**
  * docs/decisions.md#caching: found documents are fresh for 1 h, then served stale while one background refresh runs,
  * and never used past 24 h; failures are kept 5 min. Bounded by bytes, least recently used first out.
- * Concurrent requests for one URL share one load (docs/decisions.md#budget).
+ * Concurrent requests for one URL share one load (docs/decisions.md#budget). With a shared tier, this
+ * one is the small in-process tier in front of it (docs/deploying.md#what-redis-holds): its answers
+ * stand `localMs`, then Redis is asked whether another instance has a newer one.
  */
 export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
   const maxAgeMs = options.maxAgeMs ?? DEFAULTS.cacheTtlS * 1000;
   const freshMs = Math.min(options.freshMs ?? DEFAULTS.cacheFreshS * 1000, maxAgeMs);
   const failureMs = Math.min(options.failureMs ?? DEFAULTS.failureTtlS * 1000, maxAgeMs);
   const now = options.now ?? Date.now;
+  const { shared, observe } = options;
+  const localMs = shared ? (options.localMs ?? 5000) : Infinity;
   let generation = 0;
   const lru = new LRUCache<string, Entry>({
     dispose: () => void generation++,
@@ -89,7 +109,7 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
     // A refusal thrown by `load` leaves nothing in flight; one it rejects with is never kept.
     const promise = load(priority)
       .then((outcome) => {
-        const entry = { outcome, fetchedAt: now() };
+        const entry = { outcome, fetchedAt: now(), checkedAt: now() };
         const previous = lru.get(key);
         // A refresh that failed for a passing reason keeps the document it would replace.
         if (!(previous?.outcome.ok && !outcome.ok && TRANSIENT.has(outcome.status))) {
@@ -103,12 +123,19 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
     return promise;
   }
 
-  function peek(key: string, load: StartLoad, revalidate = false): CachedOutcome | undefined {
+  /** The local answer, when it may be given without asking the shared tier. */
+  function peekLocal(key: string, load: StartLoad, revalidate = false): CachedOutcome | undefined {
     const entry = lru.get(key);
-    if (!entry) return undefined;
+    if (!entry || now() - entry.checkedAt >= localMs) return undefined;
+    const answer = (until: number, stale = false) => ({
+      outcome: entry.outcome,
+      fetchedAt: entry.fetchedAt,
+      stale,
+      until: Math.min(until, entry.checkedAt + localMs),
+    });
     const age = now() - entry.fetchedAt;
     if (entry.outcome.ok) {
-      if (age < freshMs) return { ...entry, stale: false, until: entry.fetchedAt + freshMs };
+      if (age < freshMs) return answer(entry.fetchedAt + freshMs);
       if (age < maxAgeMs && !revalidate) {
         try {
           loadShared(key, load, "background").catch(() => undefined);
@@ -116,24 +143,43 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
           // Refused (the query's budget is spent): the stale document is served, the next lookup refreshes it.
         }
         // Asked again each time: a refresh that could not start now is started by the next reader.
-        return { ...entry, stale: true, until: now() };
+        return answer(now(), true);
       }
     } else if (age < failureMs) {
-      return { ...entry, stale: false, until: entry.fetchedAt + failureMs };
+      return answer(entry.fetchedAt + failureMs);
     }
     return undefined;
   }
 
+  /** This tier's answer; when it has none, or has held it `localMs`, the shared tier's, kept here too. */
+  async function peek(key: string, load: StartLoad, revalidate = false): Promise<CachedOutcome | undefined> {
+    const hit = peekLocal(key, load, revalidate);
+    observe?.("local", hit !== undefined);
+    if (hit || !shared) return hit;
+    const theirs = await shared.read(key);
+    observe?.("shared", theirs !== undefined);
+    const mine = lru.get(key);
+    if (theirs && (!mine || theirs.fetchedAt > mine.fetchedAt)) {
+      lru.set(key, { ...theirs, checkedAt: now() });
+      generation++;
+    } else if (mine) {
+      // Nothing newer in the fleet (or Redis cannot say): this answer stands another `localMs`.
+      mine.checkedAt = now();
+    }
+    return peekLocal(key, load, revalidate);
+  }
+
   return {
     async get(url, mode, load, opts = {}) {
-      const key = `${mode} ${url}`;
-      const hit = opts.refresh ? undefined : peek(key, load, opts.revalidate);
+      const key = cacheKey(url, mode);
+      const hit = opts.refresh ? undefined : await peek(key, load, opts.revalidate);
       if (hit) return hit;
       const fresh = await loadShared(key, load, "person");
-      return { ...fresh, stale: false, until: fresh.fetchedAt + (fresh.outcome.ok ? freshMs : failureMs) };
+      const until = Math.min(fresh.fetchedAt + (fresh.outcome.ok ? freshMs : failureMs), fresh.checkedAt + localMs);
+      return { outcome: fresh.outcome, fetchedAt: fresh.fetchedAt, stale: false, until };
     },
-    peek: (url, mode, load) => peek(`${mode} ${url}`, load),
-    loading: (url, mode) => inFlight.has(`${mode} ${url}`),
+    peek: (url, mode, load) => peek(cacheKey(url, mode), load),
+    loading: async (url, mode) => inFlight.has(cacheKey(url, mode)) || ((await shared?.loading(cacheKey(url, mode))) ?? false),
     clear: () => {
       lru.clear();
       generation++;

@@ -241,10 +241,10 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   }
 
   /** Takes one request of the host's budget for this minute, or refuses the hop. */
-  function spendHostBudget(host: string) {
+  async function spendHostBudget(host: string) {
     const budget = options.hostBudget;
     if (!budget) return;
-    const decision = budget.limiter.take(host);
+    const decision = await budget.limiter.take(host);
     if (!decision.ok) {
       const message = `${host} has had its ${budget.perMinute} requests from this resolver this minute; try again in ${decision.retryAfterS} s`;
       throw new NotFetched("host_budget", message, decision.retryAfterS);
@@ -368,7 +368,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
         const refused = checkTarget(current);
         if (refused) return fail("blocked", `${current.href}: ${refused}`);
         meta.finalUrl = current.href;
-        spendHostBudget(current.hostname.toLowerCase());
+        await spendHostBudget(current.hostname.toLowerCase());
         const answer = await hop(current);
         if ("outcome" in answer) return answer.outcome;
         if (hops >= maxRedirects) return fail("blocked", `more than ${maxRedirects} redirects`);

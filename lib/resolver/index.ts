@@ -93,8 +93,8 @@ export function createResolver(deps: ResolverDeps): Resolver {
       work.fetches++;
       return deps.fetch(url, mode, { priority: opts.background ? "background" : priority });
     };
-    const got = opts.cacheOnly ? cache.peek(url, mode, start) : await cache.get(url, mode, start, opts);
-    if (!got) throw new NotCached(url, cache.loading(url, mode));
+    const got = opts.cacheOnly ? await cache.peek(url, mode, start) : await cache.get(url, mode, start, opts);
+    if (!got) throw new NotCached(url, await cache.loading(url, mode));
     work.until = Math.min(work.until, got.until);
     return got;
   };

@@ -118,10 +118,16 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
 }
 
 /** Connects to a PostgreSQL server; fails at once, in words, when it cannot. */
-export async function openServer(url: string): Promise<Db> {
+export async function openServer(url: string, log: (line: string) => void = console.error): Promise<Db> {
   const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 5000 });
-  // A server that goes away later must not crash the process: each query reports its own error.
-  pool.on("error", (err) => console.error(`store: ${err.message}`));
+  // A server that goes away later must not crash the process: each query reports its own error, and
+  // idle connections closed by the server are said once per outage, not once each.
+  let said = false;
+  pool.on("error", (err) => {
+    if (!said) log(`store: a connection to the database was closed: ${err.message}`);
+    said = true;
+    setTimeout(() => (said = false), 60_000).unref();
+  });
   try {
     await pool.query("SELECT 1");
   } catch (err) {
@@ -133,6 +139,7 @@ export async function openServer(url: string): Promise<Db> {
     query: async <T extends Row>(sql: string, params: unknown[] = []) => (await pool.query<T>(sql, params)).rows,
     async transaction(body) {
       const client = await pool.connect();
+      let broken: Error | undefined;
       try {
         await client.query("BEGIN");
         const out = await body({
@@ -141,18 +148,19 @@ export async function openServer(url: string): Promise<Db> {
         await client.query("COMMIT");
         return out;
       } catch (err) {
-        await client.query("ROLLBACK").catch(() => undefined);
+        await client.query("ROLLBACK").catch((rollback: Error) => (broken = rollback));
         throw err;
       } finally {
-        client.release();
+        // A connection that could not even roll back is closed, not handed to the next query.
+        client.release(broken);
       }
     },
     close: () => pool.end(),
   };
 }
 
-export function openDb(where: StoreLocation): Promise<Db> {
-  return where.kind === "server" ? openServer(where.url) : openEmbedded(where.dataDir);
+export function openDb(where: StoreLocation, log?: (line: string) => void): Promise<Db> {
+  return where.kind === "server" ? openServer(where.url, log) : openEmbedded(where.dataDir);
 }
 
 /** A database URL with its password hidden, for messages. */

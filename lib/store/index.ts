@@ -31,10 +31,29 @@ export type Store = {
   search(text: string, cursor?: string | null): Promise<IndexSearch | null>;
   /** The credentials the index knows `issuer` issues, with their holders. */
   issuedBy(issuer: string): Promise<IssuedCredential[]>;
+  /** Whether the database answers now (for /readyz), within `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<boolean>;
+  /** Results waiting to be recorded until the database answers again (docs/deploying.md#when-a-part-fails). */
+  readonly backlog: number;
+  /** The index's size and its queue, for /metrics. */
+  stats(): Promise<StoreStats>;
   /** The database, for the index's other parts (the queue). */
   readonly db: Db;
   close(): Promise<void>;
 };
+
+export type StoreStats = {
+  entities: number;
+  /** Background resolutions due now and not taken. */
+  queueDepth: number;
+  /** How long the oldest of them has been due, in seconds: how far re-verification is behind. */
+  lagS: number;
+};
+
+/** Results kept while the database is away; past it the oldest is dropped, and counted. */
+export const BACKLOG_MAX = 1000;
+/** How often a store with a backlog asks whether the database is back. */
+const BACKLOG_RETRY_MS = 2000;
 
 export type StoreOptions = {
   /**
@@ -54,7 +73,7 @@ export async function openStore(
   const unlock = where.kind === "embedded" && where.dataDir ? lockDir(where.dataDir) : () => undefined;
   let db: Db;
   try {
-    db = await openDb(where);
+    db = await openDb(where, log);
   } catch (err) {
     unlock();
     throw err;
@@ -67,12 +86,59 @@ export async function openStore(
     throw new StoreError(`the store's schema cannot be brought up to date: ${(err as Error).message}`);
   }
 
+  const ping = async (timeoutMs = 2000) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const answered = db.query("SELECT 1").then(
+      () => true,
+      () => false,
+    );
+    try {
+      return await Promise.race([answered, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  // docs/deploying.md#when-a-part-fails: while the database is away, results wait here (bounded),
+  // and are recorded in order once it answers again.
+  const backlog: EntityResult[] = [];
+  let dropped = 0;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  function keepForLater(result: EntityResult, why: string) {
+    if (backlog.length === 0) log(`store: the database does not answer (${why}); results wait to be recorded until it does`);
+    backlog.push(result);
+    if (backlog.length > BACKLOG_MAX) {
+      backlog.shift();
+      dropped++;
+    }
+    retry ??= setTimeout(drain, BACKLOG_RETRY_MS);
+    retry.unref();
+  }
+  async function drain() {
+    retry = undefined;
+    if (!(await ping())) {
+      retry = setTimeout(drain, BACKLOG_RETRY_MS);
+      retry.unref();
+      return;
+    }
+    const waiting = backlog.splice(0);
+    log(
+      `store: the database answers again; recording ${waiting.length} waiting results${dropped ? ` (${dropped} older ones were dropped)` : ""}`,
+    );
+    dropped = 0;
+    for (const result of waiting) await recordOne(result);
+  }
+
   async function recordOne(result: EntityResult): Promise<EntityResult> {
     let out: { result: EntityResult; written: boolean };
     try {
       out = await db.transaction((tx) => record(tx, result));
     } catch (err) {
-      log(`store: the resolution of ${result.entity.domain} was not recorded: ${(err as Error).message}`);
+      const message = (err as Error).message;
+      // The database gone (rather than refusing this result): kept until it is back.
+      if (!(await ping())) keepForLater(result, message);
+      else log(`store: the resolution of ${result.entity.domain} was not recorded: ${message}`);
       return result;
     }
     // A new check only: an answer from the cache found nothing its check did not (docs/decisions.md#discovery).
@@ -107,7 +173,21 @@ export async function openStore(
       return offset === null ? null : searchIndex(db, text, offset);
     },
     issuedBy: (issuer) => issuedBy(db, issuer),
+    ping,
+    get backlog() {
+      return backlog.length;
+    },
+    async stats() {
+      const [row] = await db.query<{ entities: string; depth: string; lag: number | null }>(
+        `SELECT (SELECT count(*) FROM entities) AS entities,
+                count(*) AS depth,
+                extract(epoch FROM now() - min(due_at))::float8 AS lag
+           FROM crawl_queue WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now())`,
+      );
+      return { entities: Number(row?.entities ?? 0), queueDepth: Number(row?.depth ?? 0), lagS: Math.max(0, row?.lag ?? 0) };
+    },
     async close() {
+      clearTimeout(retry);
       await db.close();
       unlock();
     },

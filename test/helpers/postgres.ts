@@ -13,6 +13,10 @@ export type PostgresServer = {
   database(name: string): Promise<string>;
   url: string;
   port: number;
+  /** Stops the server and keeps its data, as an outage would. */
+  pause(): Promise<void>;
+  /** Starts it again on the same port with the same data. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 };
 
@@ -26,7 +30,7 @@ export function postgresBin(): string | null {
   return versions[0] ? path.join(root, versions[0], "bin") : null;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -58,16 +62,18 @@ export async function startPostgres(): Promise<PostgresServer> {
   };
   const port = await freePort();
   run("initdb", ["-D", data, "-U", "ident", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"]);
-  run("pg_ctl", [
-    "-D",
-    data,
-    "-l",
-    path.join(dir, "log"),
-    "-w",
-    "-o",
-    `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
-    "start",
-  ]);
+  const start = () =>
+    run("pg_ctl", [
+      "-D",
+      data,
+      "-l",
+      path.join(dir, "log"),
+      "-w",
+      "-o",
+      `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
+      "start",
+    ]);
+  start();
   const url = `postgres://ident@127.0.0.1:${port}/postgres`;
   const { default: pg } = await import("pg");
   return {
@@ -84,9 +90,15 @@ export async function startPostgres(): Promise<PostgresServer> {
       }
       return `postgres://ident@127.0.0.1:${port}/${name}`;
     },
+    async pause() {
+      run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
+    },
+    async resume() {
+      start();
+    },
     async stop() {
       try {
-        run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+        if (existsSync(path.join(data, "postmaster.pid"))) run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

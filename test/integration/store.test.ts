@@ -332,13 +332,15 @@ describe("opening the store", () => {
     expect(String(err)).toMatch(/PostgreSQL server at postgres:\/\/ident:\*\*\*@127\.0\.0\.1:1\/none cannot be reached/);
   });
 
-  it("a store that fails later never fails a lookup: the result comes back as it was, and a line is logged", async () => {
+  it("a store that fails later never fails a lookup: the result comes back as it was, waits to be recorded, and a line is logged", async () => {
     const lines: string[] = [];
     const store = await openStore({ kind: "embedded", dataDir: null }, (l) => lines.push(l));
     await store.db.close();
     const r = result("after.example", at(0), [{ id: P1, verified: true }]);
     expect((await store.recordResponse(response(r))).results[0]).toEqual(r);
-    expect(lines).toEqual([expect.stringMatching(/^store: the resolution of after\.example was not recorded: /)]);
+    expect(lines).toEqual([expect.stringMatching(/^store: the database does not answer \(.+\); results wait to be recorded until it does$/)]);
+    expect(store.backlog).toBe(1);
+    expect(await store.ping()).toBe(false);
   });
 });
 

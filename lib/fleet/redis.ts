@@ -1,0 +1,96 @@
+/**
+ * The one connection an instance keeps to Redis, when `IDENT_REDIS_URL` is set
+ * (docs/deploying.md#redis). Redis is an accelerator, never a dependency: every command may fail,
+ * and every caller has a local answer to fall back on (docs/deploying.md#when-a-part-fails).
+ *
+ * - Commands never queue while Redis is away (`enableOfflineQueue: false`): they fail at once.
+ * - A command slower than `commandTimeoutMs` fails, and trips the link: for `tripMs` nothing is
+ *   sent, so a slow Redis costs a lookup one timeout, not one per document.
+ * - The client reconnects by itself for ever; the link says once that Redis is gone and once that
+ *   it is back.
+ */
+import { Redis } from "ioredis";
+
+export type FleetLink = {
+  redis: Redis;
+  /** Whether commands are worth sending now (connected and not tripped). */
+  usable(): boolean;
+  /** Runs `command` when the link is usable; null when it is not or the command fails (then the link trips). */
+  run<T>(command: (redis: Redis) => Promise<T>): Promise<T | null>;
+  /** Whether Redis answers a PING now (for /readyz). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+};
+
+export type FleetLinkOptions = {
+  log?: (line: string) => void;
+  /** @default 500 ms */
+  commandTimeoutMs?: number;
+  /** How long a failed command keeps the link from sending more. @default 2 s */
+  tripMs?: number;
+};
+
+/** Keys of every kind live under one prefix, so one Redis can serve other software too. */
+export const KEY_PREFIX = "ident:";
+
+export function connectRedis(url: string, options: FleetLinkOptions = {}): FleetLink {
+  const log = options.log ?? console.error;
+  const tripMs = options.tripMs ?? 2000;
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: options.commandTimeoutMs ?? 500,
+    connectTimeout: 1000,
+    // Reconnect for ever, at most every 2 s.
+    retryStrategy: (times) => Math.min(100 * times, 2000),
+  });
+  let down = false;
+  let trippedUntil = 0;
+  const wentDown = (why: string) => {
+    if (down) return;
+    down = true;
+    log(`redis: ${why}; this instance uses its own cache and limits until Redis answers again`);
+  };
+  redis.on("error", (err: Error) => wentDown(`unreachable (${err.message})`));
+  redis.on("close", () => wentDown("connection closed"));
+  const cameBack = () => {
+    trippedUntil = 0;
+    if (!down) return;
+    down = false;
+    log("redis: answering again; the cache and the limits are shared again");
+  };
+  redis.on("ready", cameBack);
+
+  const usable = () => redis.status === "ready" && Date.now() >= trippedUntil;
+  return {
+    redis,
+    usable,
+    async run(command) {
+      if (!usable()) return null;
+      try {
+        return await command(redis);
+      } catch (err) {
+        trippedUntil = Date.now() + tripMs;
+        wentDown(`a command failed (${err instanceof Error ? err.message : String(err)})`);
+        // A command that failed on a live connection (a timeout) leaves the link down until the next PING answers.
+        setTimeout(() => {
+          redis.ping().then(
+            () => redis.status === "ready" && cameBack(),
+            () => undefined,
+          );
+        }, tripMs).unref();
+        return null;
+      }
+    },
+    async ping() {
+      try {
+        return redis.status === "ready" && (await redis.ping()) === "PONG";
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      redis.disconnect();
+    },
+  };
+}

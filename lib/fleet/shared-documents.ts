@@ -1,0 +1,130 @@
+/**
+ * The document cache shared by a fleet, in Redis (docs/deploying.md#what-redis-holds): each
+ * outcome of docs/decisions.md#fetching with when it was fetched, and a single flight across
+ * instances, so that however many instances ask for one cold URL, the publisher gets one request.
+ *
+ * - `doc:<mode> <url>`: the cached outcome, kept as long as the in-process cache would keep it
+ *   (found: the day; failed: 5 minutes). A transient failure never replaces a found document.
+ * - `lock:<mode> <url>`: held by the instance fetching the URL, with an expiry past its deadline.
+ * - `last:<mode> <url>`: the latest outcome of a fetch, transient or not, for the instances that
+ *   waited on the lock (kept a minute).
+ *
+ * Every command may fail; then the instance fetches by itself, as a single instance would.
+ */
+import { randomUUID } from "node:crypto";
+import { cacheKey } from "../fetch/cache";
+import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
+import type { Priority } from "../fetch/outbound";
+import { KEY_PREFIX, type FleetLink } from "./redis";
+
+export type SharedEntry = { outcome: FetchOutcome; fetchedAt: number };
+
+type Fetch = (url: string, mode: FetchMode, options?: { priority?: Priority }) => Promise<FetchOutcome>;
+
+export type SharedDocuments = {
+  /** The outcome Redis holds for a cache key; undefined when it holds none or cannot say. */
+  read(key: string): Promise<SharedEntry | undefined>;
+  /** Whether an instance holds the fetch lock of a cache key now. */
+  loading(key: string): Promise<boolean>;
+  /** `fetch`, made one request per URL for the whole fleet: the lock's holder fetches, the others wait for its outcome. */
+  singleFlight(fetch: Fetch): Fetch;
+};
+
+export type SharedDocumentsOptions = {
+  /** How long a found document is kept (the cache's day). */
+  maxAgeMs: number;
+  /** How long a failure is kept. */
+  failureMs: number;
+  /** A document's deadline; a waiter gives up on the lock's holder after twice this and fetches itself. */
+  fetchTimeoutMs: number;
+  now?: () => number;
+};
+
+const TRANSIENT = new Set(["unreachable", "timeout"]);
+
+// Sets the document unless the new outcome is a transient failure and a found document is there
+// (docs/decisions.md#caching). Values start with "1" when found, "0" when not.
+const KEEP = `
+if ARGV[3] == '1' then
+  local current = redis.call('GET', KEYS[1])
+  if current and string.sub(current, 1, 1) == '1' then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`;
+
+// Deletes the lock only when this instance still holds it.
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+const encode = (entry: SharedEntry) => `${entry.outcome.ok ? "1" : "0"}${JSON.stringify(entry)}`;
+
+function decode(value: string | null): SharedEntry | undefined {
+  if (value === null) return undefined;
+  try {
+    const entry = JSON.parse(value.slice(1)) as SharedEntry;
+    return typeof entry.fetchedAt === "number" && typeof entry.outcome?.url === "string" ? entry : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function createSharedDocuments(link: FleetLink, options: SharedDocumentsOptions): SharedDocuments {
+  const now = options.now ?? Date.now;
+  const doc = (key: string) => `${KEY_PREFIX}doc:${key}`;
+  const lock = (key: string) => `${KEY_PREFIX}lock:${key}`;
+  const last = (key: string) => `${KEY_PREFIX}last:${key}`;
+  // The holder may wait its turn in the outbound queue (up to a deadline) before its own deadline runs.
+  const lockMs = 2 * options.fetchTimeoutMs + 1000;
+
+  async function keep(key: string, entry: SharedEntry) {
+    const value = encode(entry);
+    const ttl = entry.outcome.ok ? options.maxAgeMs : options.failureMs;
+    const transient = !entry.outcome.ok && TRANSIENT.has(entry.outcome.status) ? "1" : "0";
+    await link.run((r) => r.multi().eval(KEEP, 1, doc(key), value, String(ttl), transient).set(last(key), value, "PX", 60_000).exec());
+  }
+
+  /** Waits for the holder's outcome newer than `since`; undefined when the lock goes or expires without one. */
+  async function waitFor(key: string, since: number): Promise<SharedEntry | undefined> {
+    const until = now() + lockMs;
+    for (let pause = 20; now() < until; pause = Math.min(pause * 2, 200)) {
+      await sleep(pause);
+      const answer = await link.run((r) => r.multi().get(last(key)).exists(lock(key)).exec());
+      if (!answer) return undefined;
+      const entry = decode(answer[0]?.[1] as string | null);
+      if (entry && entry.fetchedAt >= since) return entry;
+      if (answer[1]?.[1] === 0) return undefined;
+    }
+    return undefined;
+  }
+
+  return {
+    async read(key) {
+      return decode(await link.run((r) => r.get(doc(key))));
+    },
+    async loading(key) {
+      return (await link.run((r) => r.exists(lock(key)))) === 1;
+    },
+    singleFlight(fetch) {
+      return async (url, mode, fetchOptions) => {
+        const key = cacheKey(url, mode);
+        const since = now();
+        const token = randomUUID();
+        // null: Redis cannot say, and this instance fetches as if it were alone.
+        const lockState = await link.run(async (r) => ((await r.set(lock(key), token, "PX", lockMs, "NX")) === "OK" ? "held" : "taken"));
+        if (lockState === "taken") {
+          // Another instance is fetching it: its outcome, or, if it gives up, a fetch of our own.
+          const theirs = await waitFor(key, since);
+          if (theirs) return theirs.outcome;
+        }
+        try {
+          const outcome = await fetch(url, mode, fetchOptions);
+          await keep(key, { outcome, fetchedAt: now() });
+          return outcome;
+        } finally {
+          if (lockState === "held") await link.run((r) => r.eval(RELEASE, 1, lock(key), token));
+        }
+      };
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * What an instance tells an operator, as Prometheus text at /metrics (docs/deploying.md#metrics).
+ * One registry per resolver, never prom-client's global one: a process may hold several (the tests do).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { OutboundGate } from "./fetch/outbound";
+import type { Store } from "./store";
+
+export type Metrics = {
+  registry: Registry;
+  /** Publisher fetches by outcome (found, not_found, unreachable, timeout, too_large, blocked, refused). */
+  fetches: Counter<"outcome">;
+  fetchSeconds: Histogram;
+  /** Document cache lookups by tier (local, shared) and result (hit, miss). */
+  cache: Counter<"tier" | "result">;
+  /** Requests refused by a limit (cold, refresh, host_budget, busy). */
+  refusals: Counter<"limit">;
+};
+
+export type MetricSources = {
+  outbound: OutboundGate;
+  store: Promise<Store | null>;
+};
+
+export function createMetrics(sources: MetricSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "ident_process_" });
+  const registers = [registry];
+  const storeStats = async () => (await sources.store)?.stats().catch(() => null) ?? null;
+  new Gauge({
+    name: "ident_fetches_in_flight",
+    help: "Publisher fetches holding an outbound slot now",
+    registers,
+    collect() {
+      this.set(sources.outbound.stats().active);
+    },
+  });
+  new Gauge({
+    name: "ident_fetches_queued",
+    help: "Publisher fetches waiting for an outbound slot now",
+    registers,
+    collect() {
+      this.set(sources.outbound.stats().queued);
+    },
+  });
+  new Gauge({
+    name: "ident_index_entities",
+    help: "Entities the index holds",
+    registers,
+    async collect() {
+      const stats = await storeStats();
+      if (stats) this.set(stats.entities);
+    },
+  });
+  new Gauge({
+    name: "ident_queue_depth",
+    help: "Background resolutions (discovery, re-verification) due now and not taken",
+    registers,
+    async collect() {
+      const stats = await storeStats();
+      if (stats) this.set(stats.queueDepth);
+    },
+  });
+  new Gauge({
+    name: "ident_reverification_lag_seconds",
+    help: "How long the oldest background resolution due has waited",
+    registers,
+    async collect() {
+      const stats = await storeStats();
+      if (stats) this.set(stats.lagS);
+    },
+  });
+  new Gauge({
+    name: "ident_records_waiting",
+    help: "Results waiting to be recorded until the database answers again",
+    registers,
+    async collect() {
+      this.set((await sources.store)?.backlog ?? 0);
+    },
+  });
+  return {
+    registry,
+    fetches: new Counter({ name: "ident_fetches_total", help: "Publisher fetches by outcome", labelNames: ["outcome"], registers }),
+    fetchSeconds: new Histogram({
+      name: "ident_fetch_duration_seconds",
+      help: "How long a publisher fetch took, from its outbound slot to its outcome",
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    cache: new Counter({
+      name: "ident_cache_lookups_total",
+      help: "Document cache lookups by tier and result",
+      labelNames: ["tier", "result"],
+      registers,
+    }),
+    refusals: new Counter({ name: "ident_refusals_total", help: "Requests refused by a limit", labelNames: ["limit"], registers }),
+  };
+}
