@@ -190,7 +190,7 @@ describe("Redis stopped in the middle of a run", () => {
 
     // Sharing is back: a refresh on both at once is one request again.
     ctx.net.resetCounts();
-    await Promise.all([a.resolveEntity("dave.example", { refresh: true }), b.resolveEntity("dave.example", { refresh: true })]);
+    await Promise.all([a.resolveEntity("gamma.example", { refresh: true }), b.resolveEntity("gamma.example", { refresh: true })]);
     expect(fetchedTwice()).toEqual([]);
   }, 30_000);
 });
