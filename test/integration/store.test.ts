@@ -338,7 +338,9 @@ describe("opening the store", () => {
     await store.db.close();
     const r = result("after.example", at(0), [{ id: P1, verified: true }]);
     expect((await store.recordResponse(response(r))).results[0]).toEqual(r);
-    expect(lines).toEqual([expect.stringMatching(/^store: the database does not answer \(.+\); results wait to be recorded until it does$/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^store: the database does not answer \(.+\); results wait to be recorded until it does$/),
+    ]);
     expect(store.backlog).toBe(1);
     expect(await store.ping()).toBe(false);
   });
