@@ -8,7 +8,10 @@
  *   memory   extra RSS after resolving a document with 10,000 credential entries  goal < 50 MB
  *   search, size, discovery: the index's figures (bench/index.ts)
  *
- * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, rps).
+ *   fleet: sharing over 2 instances, warm lookups/s with 1 and 2, the Redis tier's cost (bench/fleet.ts)
+ *
+ * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, rps),
+ * `BENCH_ONLY=fleet` the fleet's.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -19,6 +22,7 @@ import { createFetcher, type Fetcher } from "../lib/fetch/fetcher";
 import { createResolver } from "../lib/resolver";
 import { spawnSampleNetwork } from "../test/network/spawn";
 import { benchApp } from "./app";
+import { benchFleet } from "./fleet";
 import { benchDiscovery, benchIndex, crawlSites } from "./index";
 import { median } from "./stats";
 
@@ -28,6 +32,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const CRAWL_ENTITIES = 100;
 const ONLY_INDEX = process.env.BENCH_ONLY === "index";
 const ONLY_APP = process.env.BENCH_ONLY === "app";
+const ONLY_FLEET = process.env.BENCH_ONLY === "fleet";
 const S = "\u00a7";
 
 const json = (v: unknown) => JSON.stringify(v);
@@ -176,10 +181,12 @@ async function main() {
 }
 
 async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
+  if (ONLY_FLEET) return benchFleet();
   if (ONLY_APP) return benchTheApp(net);
   if (!ONLY_INDEX) await measureResolver(net);
   await benchDiscovery(net, CRAWL_ENTITIES);
   await benchIndex();
+  if (!ONLY_INDEX) await benchFleet();
 }
 
 async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {

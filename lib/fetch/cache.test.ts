@@ -156,3 +156,57 @@ describe("document cache (docs/decisions.md#caching)", () => {
     expect(small.generation).toBeGreaterThanOrEqual(before + 2);
   });
 });
+
+describe("the in-process tier in front of a shared one (docs/deploying.md#what-redis-holds)", () => {
+  function tiered(localMs: number) {
+    let t = 1_000_000;
+    const clock = { now: () => t, advance: (ms: number) => (t += ms) };
+    const held = new Map<string, { outcome: FetchOutcome; fetchedAt: number }>();
+    const reads: string[] = [];
+    const shared = {
+      read: async (key: string) => {
+        reads.push(key);
+        return held.get(key);
+      },
+      loading: async () => false,
+    };
+    const cache = createDocumentCache({ now: clock.now, shared, localMs });
+    return { cache, clock, held, reads };
+  }
+  const never = async (): Promise<FetchOutcome> => {
+    throw new Error("fetched");
+  };
+
+  it("an answer another instance fetched is read from the shared tier, not fetched", async () => {
+    const { cache, clock, held } = tiered(5000);
+    held.set(`json ${URL_}`, { outcome: found("theirs"), fetchedAt: clock.now() - 1000 });
+    const got = await cache.get(URL_, "json", never);
+    expect(got.outcome).toMatchObject({ body: "theirs" });
+    expect(got.fetchedAt).toBe(clock.now() - 1000);
+    // It stands in this tier until the shared tier is asked again.
+    expect(got.until).toBe(clock.now() + 5000);
+  });
+
+  it("a local answer stands `localMs`; then a newer shared one replaces it, and an unchanged one is kept as it was", async () => {
+    const { cache, clock, held, reads } = tiered(5000);
+    const mine = await cache.get(URL_, "json", async () => found("v1"));
+    clock.advance(1000);
+    expect((await cache.get(URL_, "json", never)).outcome).toBe(mine.outcome);
+    expect(reads).toHaveLength(1); // the miss before the fetch only
+    clock.advance(5000);
+    const g = cache.generation;
+    // Redis has nothing newer: the same object (its parse is kept), the generation unmoved.
+    expect((await cache.get(URL_, "json", never)).outcome).toBe(mine.outcome);
+    expect(cache.generation).toBe(g);
+    clock.advance(5000);
+    held.set(`json ${URL_}`, { outcome: found("v2"), fetchedAt: clock.now() - 10 });
+    expect((await cache.get(URL_, "json", never)).outcome).toMatchObject({ body: "v2" });
+    expect(cache.generation).toBeGreaterThan(g);
+  });
+
+  it("with no local tier at all (localMs 0), what was just read from the shared tier is used", async () => {
+    const { cache, clock, held } = tiered(0);
+    held.set(`json ${URL_}`, { outcome: found("theirs"), fetchedAt: clock.now() });
+    expect((await cache.get(URL_, "json", never)).outcome).toMatchObject({ body: "theirs" });
+  });
+});

@@ -124,9 +124,9 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
   }
 
   /** The local answer, when it may be given without asking the shared tier. */
-  function peekLocal(key: string, load: StartLoad, revalidate = false): CachedOutcome | undefined {
+  function peekLocal(key: string, load: StartLoad, revalidate = false, justChecked = false): CachedOutcome | undefined {
     const entry = lru.get(key);
-    if (!entry || now() - entry.checkedAt >= localMs) return undefined;
+    if (!entry || (!justChecked && now() - entry.checkedAt >= localMs)) return undefined;
     const answer = (until: number, stale = false) => ({
       outcome: entry.outcome,
       fetchedAt: entry.fetchedAt,
@@ -166,7 +166,7 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
       // Nothing newer in the fleet (or Redis cannot say): this answer stands another `localMs`.
       mine.checkedAt = now();
     }
-    return peekLocal(key, load, revalidate);
+    return peekLocal(key, load, revalidate, true);
   }
 
   return {

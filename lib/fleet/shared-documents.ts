@@ -12,6 +12,7 @@
  * Every command may fail; then the instance fetches by itself, as a single instance would.
  */
 import { randomUUID } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import { cacheKey } from "../fetch/cache";
 import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
 import type { Priority } from "../fetch/outbound";
@@ -98,9 +99,15 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
     return undefined;
   }
 
+  // When this instance last found a key missing from Redis: a fetch completed by another instance
+  // after that moment is as good as one of ours (it closes the gap between a miss and the lock).
+  const missedAt = new LRUCache<string, number>({ max: 10_000, ttl: 1000 });
+
   return {
     async read(key) {
-      return decode(await link.run((r) => r.get(doc(key))));
+      const entry = decode(await link.run((r) => r.get(doc(key))));
+      if (!entry) missedAt.set(key, now());
+      return entry;
     },
     async loading(key) {
       return (await link.run((r) => r.exists(lock(key)))) === 1;
@@ -108,7 +115,8 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
     singleFlight(fetch) {
       return async (url, mode, fetchOptions) => {
         const key = cacheKey(url, mode);
-        const since = now();
+        const since = missedAt.get(key) ?? now();
+        missedAt.delete(key);
         const token = randomUUID();
         // null: Redis cannot say, and this instance fetches as if it were alone.
         const lockState = await link.run(async (r) => ((await r.set(lock(key), token, "PX", lockMs, "NX")) === "OK" ? "held" : "taken"));
@@ -116,6 +124,13 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
           // Another instance is fetching it: its outcome, or, if it gives up, a fetch of our own.
           const theirs = await waitFor(key, since);
           if (theirs) return theirs.outcome;
+        } else if (lockState === "held") {
+          // Another instance may have finished it between our miss and our lock.
+          const done = decode(await link.run((r) => r.get(last(key))));
+          if (done && done.fetchedAt >= since) {
+            await link.run((r) => r.eval(RELEASE, 1, lock(key), token));
+            return done.outcome;
+          }
         }
         try {
           const outcome = await fetch(url, mode, fetchOptions);
