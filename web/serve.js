@@ -156,7 +156,9 @@ function serve(req, res) {
   if (!pages) return render();
   pages.serve(req, res, render).catch((error) => {
     // A fault of the page cache never leaves a request hanging: Next answers it, or it is closed.
-    console.error("page cache:", error);
+    const log = globalThis.__identApp?.log;
+    if (log) log.error(`page cache: ${error instanceof Error ? error.message : String(error)}`);
+    else console.error("page cache:", error);
     if (!res.headersSent) render();
     else res.destroy();
   });

@@ -53,7 +53,7 @@ async function IndexSearchPage({ text, cursor }: { text: string; cursor: string 
   const store = await app().resolver.store;
   const found = store
     ? await store.search(text, cursor).catch((err: unknown) => {
-        console.error(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
+        app().log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
         return undefined;
       })
     : undefined;

@@ -44,6 +44,7 @@ export function startCrawler(options: CrawlerOptions): Crawler {
   let timer: NodeJS.Timeout | null = null;
   let looking: Promise<void> | null = null;
   let again = false;
+  let unreadable = false;
 
   async function run(domain: string): Promise<void> {
     let retryS = options.queue.freshS;
@@ -62,10 +63,20 @@ export function startCrawler(options: CrawlerOptions): Crawler {
     if (stopped) return;
     const free = concurrency - jobs.size;
     if (free <= 0) return;
-    const domains = await takeJobs(store.db, free).catch((err: unknown) => {
-      log(`crawl: the queue could not be read: ${err instanceof Error ? err.message : String(err)}`);
-      return [];
-    });
+    const domains = await takeJobs(store.db, free).then(
+      (taken) => {
+        if (unreadable) log("crawl: the queue can be read again; background resolutions resume");
+        unreadable = false;
+        return taken;
+      },
+      (err: unknown) => {
+        // Said once per outage (docs/deploying.md#when-a-part-fails): the jobs wait in the database.
+        if (!unreadable)
+          log(`crawl: the queue could not be read: ${err instanceof Error ? err.message : String(err)}; jobs wait until it can`);
+        unreadable = true;
+        return [];
+      },
+    );
     for (const domain of domains) {
       const job = run(domain).finally(() => {
         jobs.delete(job);

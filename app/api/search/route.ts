@@ -18,7 +18,7 @@ export async function GET(request: Request) {
   const store = await app().resolver.store;
   if (!store) return error(503, "unavailable", "The index is not available on this server; lookups are answered without it.");
   const page = await store.search(text.text, params.get("cursor")).catch((err: unknown) => {
-    console.error(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
+    app().log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
     return undefined;
   });
   if (page === undefined) return error(503, "unavailable", "The index could not be read just now; try again shortly.");

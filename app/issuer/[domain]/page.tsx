@@ -30,7 +30,7 @@ export default async function IssuerPage() {
   const store = await app().resolver.store;
   const issued = store
     ? await store.issuedBy(domain).catch((err: unknown) => {
-        console.error(`store: the credentials of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+        app().log.warn(`store: the credentials of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
         return null;
       })
     : null;
