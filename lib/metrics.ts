@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { OutboundGate } from "./fetch/outbound";
+import type { FleetLink } from "./fleet/redis";
 import type { Store } from "./store";
 
 export type Metrics = {
@@ -20,6 +21,7 @@ export type Metrics = {
 export type MetricSources = {
   outbound: OutboundGate;
   store: Promise<Store | null>;
+  fleet: FleetLink | null;
 };
 
 export function createMetrics(sources: MetricSources): Metrics {
@@ -78,6 +80,26 @@ export function createMetrics(sources: MetricSources): Metrics {
       this.set((await sources.store)?.backlog ?? 0);
     },
   });
+  const { fleet } = sources;
+  if (fleet) {
+    new Gauge({
+      name: "ident_redis_up",
+      help: "1 while this instance shares its cache and limits through Redis, 0 while it works alone",
+      registers,
+      collect() {
+        this.set(fleet.usable() ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: "ident_redis_command_failures_total",
+      help: "Redis commands that failed or timed out (each rests the link 2 s)",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(fleet.failures);
+      },
+    });
+  }
   return {
     registry,
     fetches: new Counter({ name: "ident_fetches_total", help: "Publisher fetches by outcome", labelNames: ["outcome"], registers }),

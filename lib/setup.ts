@@ -62,7 +62,7 @@ export function createConfiguredResolver(
   };
   const outbound = createOutboundGate({ max: config.maxOutbound, maxWaitMs: config.fetchTimeoutMs });
   const hostBudget = limiter("host", config.hostBudgetPerMin);
-  const metrics = createMetrics({ outbound, store });
+  const metrics = createMetrics({ outbound, store, fleet });
   const fetcher = createFetcher({
     timeoutMs: config.fetchTimeoutMs,
     connectTo: config.connectTo,

@@ -17,6 +17,8 @@ export type FleetLink = {
   usable(): boolean;
   /** Runs `command` when the link is usable; null when it is not or the command fails (then the link trips). */
   run<T>(command: (redis: Redis) => Promise<T>): Promise<T | null>;
+  /** Commands that failed or timed out since start (for /metrics). */
+  readonly failures: number;
   /** Whether Redis answers a PING now (for /readyz). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -46,6 +48,7 @@ export function connectRedis(url: string, options: FleetLinkOptions = {}): Fleet
   });
   let down = false;
   let trippedUntil = 0;
+  let failures = 0;
   const wentDown = (why: string) => {
     if (down) return;
     down = true;
@@ -70,6 +73,7 @@ export function connectRedis(url: string, options: FleetLinkOptions = {}): Fleet
       try {
         return await command(redis);
       } catch (err) {
+        failures++;
         trippedUntil = Date.now() + tripMs;
         wentDown(`a command failed (${err instanceof Error ? err.message : String(err)})`);
         // A command that failed on a live connection (a timeout) leaves the link down until the next PING answers.
@@ -81,6 +85,9 @@ export function connectRedis(url: string, options: FleetLinkOptions = {}): Fleet
         }, tripMs).unref();
         return null;
       }
+    },
+    get failures() {
+      return failures;
     },
     async ping() {
       try {

@@ -140,6 +140,10 @@ export async function openServer(url: string, log: (line: string) => void = cons
     async transaction(body) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // A server that goes away mid-transaction makes the client emit "error"; unheard, it would end the
+      // process. The next query of the transaction rejects with it all the same.
+      const heard = (err: Error) => (broken = err);
+      client.on("error", heard);
       try {
         await client.query("BEGIN");
         const out = await body({
@@ -151,7 +155,8 @@ export async function openServer(url: string, log: (line: string) => void = cons
         await client.query("ROLLBACK").catch((rollback: Error) => (broken = rollback));
         throw err;
       } finally {
-        // A connection that could not even roll back is closed, not handed to the next query.
+        client.off("error", heard);
+        // A connection that failed, or could not even roll back, is closed, not handed to the next query.
         client.release(broken);
       }
     },

@@ -16,6 +16,10 @@ export type RedisServer = {
   pause(): Promise<void>;
   /** Starts it again on the same port. */
   resume(): Promise<void>;
+  /** Stops the process without closing its connections (SIGSTOP): a Redis that has become slow. */
+  freeze(): void;
+  /** Lets it run again (SIGCONT). */
+  thaw(): void;
   stop(): Promise<void>;
 };
 
@@ -82,6 +86,8 @@ export async function startRedis(): Promise<RedisServer> {
     port,
     pause: halt,
     resume: start,
+    freeze: () => void child?.kill("SIGSTOP"),
+    thaw: () => void child?.kill("SIGCONT"),
     async stop() {
       await halt();
       rmSync(dir, { recursive: true, force: true });

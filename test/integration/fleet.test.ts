@@ -195,6 +195,28 @@ describe("Redis stopped in the middle of a run", () => {
   }, 30_000);
 });
 
+describe("Redis slow (a process that no longer answers)", () => {
+  it("lookups are answered: a command that times out rests the link instead of slowing every document", async () => {
+    const { a } = await fleet();
+    await a.resolveEntity("alice.example");
+    redis.freeze();
+    try {
+      // Each document of a cold lookup would ask Redis; only the first waits for its timeout.
+      const result = await a.resolveEntity("bob.example", { refresh: true });
+      expect(result.entity.status).toBe("accepted");
+      expect(a.fleet?.usable()).toBe(false);
+      expect(logged.some((l) => l.startsWith("redis: a command failed"))).toBe(true);
+      // The lookup read and locked 10 documents or so; one command timed out, the rest were not sent.
+      const text = await a.metrics.registry.metrics();
+      expect(metric(text, "ident_redis_command_failures_total")).toBe(1);
+      expect(metric(text, "ident_redis_up")).toBe(0);
+    } finally {
+      redis.thaw();
+    }
+    await ready(a);
+  }, 30_000);
+});
+
 describe("one index for the fleet", () => {
   it("an entity resolved on one instance is found by a search on the other", async () => {
     const database = await postgres.database(`fleet${process.pid}_${n++}`);
@@ -234,6 +256,38 @@ describe("one index for the fleet", () => {
     await new Promise((r) => setTimeout(r, 300));
     await Promise.all(crawlers.map((c) => c.stop()));
     expect(runs.filter((r) => r.endsWith(":bob.example"))).toHaveLength(1);
+  });
+
+  it("a transaction open when PostgreSQL stops fails by itself: the process lives on", async () => {
+    const database = await postgres.database(`fleet${process.pid}_${n++}`);
+    const { a } = await fleet({}, database);
+    const store = (await a.store)!;
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    let resume!: () => void;
+    const held = new Promise<void>((r) => (resume = r));
+    const outcome = store.db
+      .transaction(async (tx) => {
+        await tx.query("SELECT 1");
+        entered();
+        await held;
+        return tx.query("SELECT 2");
+      })
+      .then(
+        () => "committed",
+        (err: Error) => err.message,
+      );
+    await inside;
+    await postgres.pause();
+    try {
+      // The server closed the connection in the middle of the transaction: heard, not thrown.
+      await new Promise((r) => setTimeout(r, 200));
+      resume();
+      expect(await outcome).not.toBe("committed");
+    } finally {
+      await postgres.resume();
+    }
+    expect(await store.ping()).toBe(true);
   });
 
   it("PostgreSQL stopped and started: lookups are answered, readiness turns and returns, the waiting results and the queue are kept", async () => {
