@@ -5,7 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { OutboundGate } from "./fetch/outbound";
 import type { FleetLink } from "./fleet/redis";
-import type { Store } from "./store";
+import type { Store, StoreStats } from "./store";
 
 export type Metrics = {
   registry: Registry;
@@ -28,7 +28,14 @@ export function createMetrics(sources: MetricSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "ident_process_" });
   const registers = [registry];
-  const storeStats = async () => (await sources.store)?.stats().catch(() => null) ?? null;
+  // One read of the store per scrape, however many gauges ask for it.
+  let stats: { at: number; read: Promise<StoreStats | null> } | null = null;
+  const storeStats = () => {
+    if (!stats || Date.now() - stats.at > 1000) {
+      stats = { at: Date.now(), read: sources.store.then((store) => store?.stats().catch(() => null) ?? null) };
+    }
+    return stats.read;
+  };
   new Gauge({
     name: "ident_fetches_in_flight",
     help: "Publisher fetches holding an outbound slot now",

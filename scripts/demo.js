@@ -1,22 +1,14 @@
 #!/usr/bin/env node
 // `npm run demo`: builds if needed, starts the sample network and the app pointed at it, and
 // prints the URL and a few queries to try. Ctrl-C stops both.
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildOnce } from "./build-once.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = process.env.PORT ?? "3000";
-const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
-// Nothing leaves this machine: Next sends no telemetry from a build or a server of ours.
-process.env.NEXT_TELEMETRY_DISABLED = "1";
-
-if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
-  console.log("demo: building the app (first run only)…");
-  const build = spawnSync(process.execPath, [nextBin, "build"], { cwd: root, stdio: "inherit" });
-  if (build.status !== 0) process.exit(build.status ?? 1);
-}
+buildOnce(root, "demo");
 
 const { register } = await import("tsx/esm/api");
 register();

@@ -3,22 +3,15 @@
 // binaries in a temporary folder on loopback, the sample network, and two app instances sharing
 // them, on PORT and PORT + 1. Prints the URLs; Ctrl-C or SIGTERM stops everything and removes the
 // folders.
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { spawn } from "node:child_process";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { buildOnce } from "./build-once.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const first = Number(process.env.PORT ?? 3000);
-const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
-process.env.NEXT_TELEMETRY_DISABLED = "1";
-
-if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
-  console.log("fleet: building the app (first run only)…");
-  const build = spawnSync(process.execPath, [nextBin, "build"], { cwd: root, stdio: "inherit" });
-  if (build.status !== 0) process.exit(build.status ?? 1);
-}
+buildOnce(root, "fleet");
 
 const { register } = await import("tsx/esm/api");
 register();
