@@ -36,67 +36,40 @@ export function createMetrics(sources: MetricSources): Metrics {
     }
     return stats.read;
   };
-  new Gauge({
-    name: "ident_fetches_in_flight",
-    help: "Publisher fetches holding an outbound slot now",
-    registers,
-    collect() {
-      this.set(sources.outbound.stats().active);
-    },
-  });
-  new Gauge({
-    name: "ident_fetches_queued",
-    help: "Publisher fetches waiting for an outbound slot now",
-    registers,
-    collect() {
-      this.set(sources.outbound.stats().queued);
-    },
-  });
-  new Gauge({
-    name: "ident_index_entities",
-    help: "Entities the index holds",
-    registers,
-    async collect() {
-      const stats = await storeStats();
-      if (stats) this.set(stats.entities);
-    },
-  });
-  new Gauge({
-    name: "ident_queue_depth",
-    help: "Background resolutions (discovery, re-verification) due now and not taken",
-    registers,
-    async collect() {
-      const stats = await storeStats();
-      if (stats) this.set(stats.queueDepth);
-    },
-  });
-  new Gauge({
-    name: "ident_reverification_lag_seconds",
-    help: "How long the oldest background resolution due has waited",
-    registers,
-    async collect() {
-      const stats = await storeStats();
-      if (stats) this.set(stats.lagS);
-    },
-  });
-  new Gauge({
-    name: "ident_records_waiting",
-    help: "Results waiting to be recorded until the database answers again",
-    registers,
-    async collect() {
-      this.set((await sources.store)?.backlog ?? 0);
-    },
-  });
-  const { fleet } = sources;
-  if (fleet) {
+  /** A gauge read when scraped; `read` answers null when it cannot say (the last value stands). */
+  const gauge = (name: string, help: string, read: () => number | null | Promise<number | null>) =>
     new Gauge({
-      name: "ident_redis_up",
-      help: "1 while this instance shares its cache and limits through Redis, 0 while it works alone",
+      name,
+      help,
       registers,
-      collect() {
-        this.set(fleet.usable() ? 1 : 0);
+      async collect() {
+        const value = await read();
+        if (value !== null) this.set(value);
       },
     });
+  gauge("ident_fetches_in_flight", "Publisher fetches holding an outbound slot now", () => sources.outbound.stats().active);
+  gauge("ident_fetches_queued", "Publisher fetches waiting for an outbound slot now", () => sources.outbound.stats().queued);
+  gauge("ident_index_entities", "Entities the index holds", async () => (await storeStats())?.entities ?? null);
+  gauge(
+    "ident_queue_depth",
+    "Background resolutions (discovery, re-verification) due now and not taken",
+    async () => (await storeStats())?.queueDepth ?? null,
+  );
+  gauge(
+    "ident_reverification_lag_seconds",
+    "How long the oldest background resolution due has waited",
+    async () => (await storeStats())?.lagS ?? null,
+  );
+  gauge(
+    "ident_records_waiting",
+    "Results waiting to be recorded until the database answers again",
+    async () => (await sources.store)?.backlog ?? 0,
+  );
+  const { fleet } = sources;
+  if (fleet) {
+    gauge("ident_redis_up", "1 while this instance shares its cache and limits through Redis, 0 while it works alone", () =>
+      fleet.usable() ? 1 : 0,
+    );
     new Counter({
       name: "ident_redis_command_failures_total",
       help: "Redis commands that failed or timed out (each rests the link 2 s)",

@@ -12,8 +12,8 @@ import { createResolver, type Resolver } from "./resolver";
 import type { SearchResponse } from "./result/record";
 import { startCrawler, type Crawler } from "./discovery/crawler";
 import { openStore, type Store } from "./store";
-import { USER_AGENT } from "./version";
 import { DEFAULTS } from "./limits";
+import { USER_AGENT } from "./version";
 
 /** The outbound side of a configured resolver, for admission (docs/decisions.md#outbound-work). */
 export type Traffic = {

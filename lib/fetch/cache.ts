@@ -75,8 +75,8 @@ export type DocumentCache = {
 /** `checkedAt`: when the shared tier last agreed with it (or when it was fetched). */
 type Entry = { outcome: FetchOutcome; fetchedAt: number; checkedAt: number };
 
-/** Transient failures: a background refresh that ends in one keeps the stale document. */
-const TRANSIENT = new Set(["unreachable", "timeout"]);
+/** Transient failures: a background refresh that ends in one keeps the stale document (here and in Redis). */
+export const TRANSIENT: ReadonlySet<string> = new Set(["unreachable", "timeout"]);
 
 /**
  * docs/decisions.md#caching: found documents are fresh for 1 h, then served stale while one background refresh runs,

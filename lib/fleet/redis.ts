@@ -12,7 +12,6 @@
 import { Redis } from "ioredis";
 
 export type FleetLink = {
-  redis: Redis;
   /** Whether commands are worth sending now (connected and not tripped). */
   usable(): boolean;
   /** Runs `command` when the link is usable; null when it is not or the command fails (then the link trips). */
@@ -66,7 +65,6 @@ export function connectRedis(url: string, options: FleetLinkOptions = {}): Fleet
 
   const usable = () => redis.status === "ready" && Date.now() >= trippedUntil;
   return {
-    redis,
     usable,
     async run(command) {
       if (!usable()) return null;

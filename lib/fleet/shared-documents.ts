@@ -13,7 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { cacheKey } from "../fetch/cache";
+import { cacheKey, TRANSIENT } from "../fetch/cache";
 import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
 import type { Priority } from "../fetch/outbound";
 import { KEY_PREFIX, type FleetLink } from "./redis";
@@ -40,8 +40,6 @@ export type SharedDocumentsOptions = {
   fetchTimeoutMs: number;
   now?: () => number;
 };
-
-const TRANSIENT = new Set(["unreachable", "timeout"]);
 
 // Sets the document unless the new outcome is a transient failure and a found document is there
 // (docs/decisions.md#caching). Values start with "1" when found, "0" when not.
