@@ -14,7 +14,8 @@
  * to /tmp/prof (open it in Chrome's DevTools).
  *
  * For each: upstream requests, the most requests one address had at once, peak outbound sockets
- * (the app's own, from /proc/net/tcp), file descriptors and RSS of the app, the p95 latency of `/` meanwhile beside
+ * (the app's own, from /proc/net/tcp), file descriptors and RSS of the app (and beside it, that of its
+ * embedded engine, a process of its own: docs/decisions.md#memory), the p95 latency of `/` meanwhile beside
  * its p95 at rest, and what reached the victim. Goals are printed beside the figures; nothing is
  * asserted, since timings on a shared machine are noisy.
  */
@@ -126,6 +127,20 @@ function get(
 }
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
+/** The RSS of the app's embedded engine, a child process of its own (docs/decisions.md#memory). */
+const engineRssMb = (pid: number) => {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) {
+      try {
+        if (readFileSync(`/proc/${child}/cmdline`, "utf8").includes("pglite-engine")) total += rssMb(Number(child));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return total;
+};
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const cpuS = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
@@ -190,12 +205,13 @@ function probe(port: number): () => Promise<number[]> {
 
 /** Samples the app every 50 ms and times `/` every 25 ms until stopped. */
 function watch(app: App, upstreamPort: number) {
-  const peak = { rss: rssMb(app.pid), fds: fds(app.pid), sockets: 0 };
-  const rest = { rss: peak.rss, cpu: cpuS(app.pid) };
+  const peak = { rss: rssMb(app.pid), engineRss: engineRssMb(app.pid), fds: fds(app.pid), sockets: 0 };
+  const rest = { rss: peak.rss, engineRss: peak.engineRss, cpu: cpuS(app.pid) };
   const stopProbe = probe(app.port);
   const sampler = setInterval(() => {
     try {
       peak.rss = Math.max(peak.rss, rssMb(app.pid));
+      peak.engineRss = Math.max(peak.engineRss, engineRssMb(app.pid));
       peak.fds = Math.max(peak.fds, fds(app.pid));
       peak.sockets = Math.max(peak.sockets, socketsTo(app.pid, upstreamPort));
     } catch {
@@ -205,7 +221,7 @@ function watch(app: App, upstreamPort: number) {
   return async () => {
     clearInterval(sampler);
     const home = await stopProbe();
-    return { ...peak, restRss: rest.rss, cpu: cpuS(app.pid) - rest.cpu, homeP95: p95(home) };
+    return { ...peak, restRss: rest.rss, restEngineRss: rest.engineRss, cpu: cpuS(app.pid) - rest.cpu, homeP95: p95(home) };
   };
 }
 
@@ -215,6 +231,10 @@ async function homeAtRest(port: number) {
   await sleep(4000);
   return p95(await stop());
 }
+
+/** The engine's RSS beside the app's, and the two together. */
+const engine = (m: { restEngineRss: number; engineRss: number; restRss: number; rss: number }) =>
+  `[engine ${m.restEngineRss.toFixed(0)} → ${m.engineRss.toFixed(0)} MB; app and engine at peak ≤ ${(m.rss + m.engineRss).toFixed(0)} MB]`;
 
 function counts(statuses: number[]) {
   const by = new Map<number, number>();
@@ -290,7 +310,7 @@ if (wanted("property")) {
   console.log(
     `property  1 lookup of 50 owners × 110 claims: HTTP ${answer.status} in ${(answer.ms / 1000).toFixed(1)} s; ` +
       `${upstream()} upstream requests (goal ≤ ${DEFAULTS.maxFetchesPerQuery}); at most ${net.peakTotal()} at once to the one address (goal ≤ ${DEFAULTS.perHost}); ` +
-      `peak ${m.sockets} outbound sockets, ${m.fds} fds; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB; ${m.cpu.toFixed(1)} CPU-s; ` +
+      `peak ${m.sockets} outbound sockets, ${m.fds} fds; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB ${engine(m)}; ${m.cpu.toFixed(1)} CPU-s; ` +
       `/ p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.toFixed(0)} ms; goal ≤ 3×)`,
   );
   await stopApp(app);
@@ -308,7 +328,7 @@ if (wanted("storm")) {
   const m = await stop();
   console.log(
     `storm     3,000 concurrent cold lookups against a tarpit, in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${counts(statuses)}; ` +
-      `peak ${m.sockets} outbound sockets (goal ≤ ${outboundCap}), ${m.fds} fds; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB (goal ≤ 250); ` +
+      `peak ${m.sockets} outbound sockets (goal ≤ ${outboundCap}), ${m.fds} fds; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB (goal ≤ 250) ${engine(m)}; ` +
       `/ p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.toFixed(0)} ms; goal ≤ 3×)`,
   );
   await stopApp(app);
@@ -353,14 +373,14 @@ if (wanted("bombs")) {
   });
   let m = await stop();
   console.log(
-    `bombs     100 concurrent gzip bombs: ${counts(statuses)}; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB (goal ≤ 300); ${m.cpu.toFixed(1)} CPU-s; ` +
+    `bombs     100 concurrent gzip bombs: ${counts(statuses)}; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB (goal ≤ 300) ${engine(m)}; ${m.cpu.toFixed(1)} CPU-s; ` +
       `/ p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.toFixed(0)} ms)`,
   );
   stop = watch(app, net.port);
   const one = await get(app.port, `/api/resolve?q=bombs.test`, { "x-forwarded-for": "10.9.1.1" }, 120_000);
   m = await stop();
   console.log(
-    `bombs     1 entity with 110 bomb claims: HTTP ${one.status} in ${(one.ms / 1000).toFixed(1)} s; peak RSS ${m.rss.toFixed(0)} MB (goal ≤ 300); ` +
+    `bombs     1 entity with 110 bomb claims: HTTP ${one.status} in ${(one.ms / 1000).toFixed(1)} s; peak RSS ${m.rss.toFixed(0)} MB (goal ≤ 300) ${engine(m)}; ` +
       `${m.cpu.toFixed(1)} CPU-s`,
   );
   await stopApp(app);

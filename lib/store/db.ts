@@ -1,9 +1,10 @@
 /**
  * The store's two engines behind one interface (docs/decisions.md#the-index): PGlite (PostgreSQL
- * compiled to WebAssembly, in-process on a thread of its own, in a folder) by default, a PostgreSQL server when a URL is
+ * compiled to WebAssembly, in a child process of its own, in a folder) by default, a PostgreSQL server when a URL is
  * given. Both run the same SQL text with `$1` parameters; nothing above this file knows which.
  */
-import { Worker } from "node:worker_threads";
+import { fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 
 export type Row = Record<string, unknown>;
@@ -42,11 +43,20 @@ class EngineError extends Error {
 }
 
 /**
- * Opens the embedded store; `dataDir` null keeps it in memory. PGlite runs on a worker thread of its
- * own (lib/store/pglite-worker.mjs), so its statements never hold up the thread that answers pages.
+ * Opens the embedded store; `dataDir` null keeps it in memory. PGlite runs in a child process of its
+ * own (lib/store/pglite-engine.mjs): its statements never hold up the thread that answers pages, and
+ * its memory is not the app's (docs/decisions.md#memory). The process ends with the app.
  */
 export async function openEmbedded(dataDir: string | null): Promise<Db> {
-  const worker = new Worker(new URL("./pglite-worker.mjs", import.meta.url), { workerData: { dataDir } });
+  const engine = fork(fileURLToPath(new URL("./pglite-engine.mjs", import.meta.url)), dataDir ? [dataDir] : [], {
+    // Rows hold Dates: the structured clone carries them as they are.
+    serialization: "advanced",
+    // Not the app's flags (a loader, a profiler): the engine is plain JavaScript. PostgreSQL's
+    // WebAssembly compiled a function at a time as it is first called: creating a store peaked at
+    // 697 MB compiled whole, 338 MB so (docs/decisions.md#memory).
+    execArgv: ["--wasm-lazy-compilation"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   let next = 1;
   let gone: Error | null = null;
@@ -55,28 +65,38 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
     for (const p of pending.values()) p.reject(gone);
     pending.clear();
   };
-  // A thread that dies fails the opening, or later what waits on it and every later call, in words.
+  const exited = new Promise<void>((resolve) => engine.once("exit", () => resolve()));
+  // A process that dies fails the opening, or later what waits on it and every later call, in words.
   const started = new Promise<Started>((resolve, reject) => {
-    worker.on("error", (err) => {
+    engine.on("error", (err) => {
       reject(err);
       stop(new StoreError(`the embedded store stopped: ${err.message}`));
     });
-    worker.on("exit", (code) => {
-      reject(new Error(`its thread stopped (exit code ${code})`));
-      stop(new StoreError(`the embedded store stopped (exit code ${code})`));
+    engine.on("exit", (code, signal) => {
+      const how = signal ? `signal ${signal}` : `exit code ${code}`;
+      reject(new Error(`its process stopped (${how})`));
+      stop(new StoreError(`the embedded store stopped (${how})`));
     });
-    worker.on("message", (m: Started | Reply) => {
+    engine.on("message", (m: Started | Reply) => {
       if ("kind" in m) return resolve(m);
       const p = pending.get(m.id);
       pending.delete(m.id);
       p?.resolve(m);
     });
   });
+  const end = async () => {
+    if (engine.connected) engine.disconnect();
+    if (engine.exitCode === null && engine.signalCode === null) {
+      const killer = setTimeout(() => engine.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(killer);
+    }
+  };
   try {
     const first = await started;
     if (first.kind === "failed") throw new Error(first.message);
   } catch (err) {
-    await worker.terminate();
+    await end();
     throw new StoreError(`the embedded store in ${dataDir ?? "memory"} cannot be opened: ${(err as Error).message}`);
   }
 
@@ -85,7 +105,9 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
       if (gone) return reject(gone);
       const id = next++;
       pending.set(id, { resolve, reject });
-      worker.postMessage({ ...message, id });
+      engine.send({ ...message, id }, (err) => {
+        if (err) stop(new StoreError(`the embedded store stopped: ${err.message}`));
+      });
     }).then((reply) => {
       if (reply.error) throw new EngineError(reply.error.message, reply.error.code);
       return reply;
@@ -112,7 +134,7 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
     async close() {
       if (!gone) await send({ op: "close" }).catch(() => undefined);
       gone ??= new StoreError("the embedded store is closed");
-      await worker.terminate();
+      await end();
     },
   };
 }

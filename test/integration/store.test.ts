@@ -3,7 +3,7 @@
  * folder, and a real PostgreSQL server started from Debian's binaries for this file.
  */
 import { execFile } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult, SearchResponse } from "../../lib/result/record";
@@ -270,7 +270,61 @@ describe("migrations", () => {
   });
 });
 
-describe("the embedded engine's thread", () => {
+/** The pids of this process's children running the embedded engine. */
+function enginePids(): number[] {
+  const children = readdirSync("/proc/self/task").flatMap((task) =>
+    readFileSync(`/proc/self/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number),
+  );
+  return children.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("pglite-engine.mjs");
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/State:\s+Z/.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+
+describe("the embedded engine's process (docs/decisions.md#memory)", () => {
+  it("runs apart from the app and ends with the store's close", async () => {
+    const before = enginePids();
+    const db = await openDb({ kind: "embedded", dataDir: null });
+    const [pid] = enginePids().filter((p) => !before.includes(p));
+    expect(pid).toBeGreaterThan(0);
+    expect(await db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    await db.close();
+    expect(alive(pid!)).toBe(false);
+  });
+
+  it("an engine that dies fails what waits on it and every later call, in words; it never hangs", async () => {
+    const before = enginePids();
+    const db = await openDb({ kind: "embedded", dataDir: null });
+    const [pid] = enginePids().filter((p) => !before.includes(p));
+    const waiting = db.query("SELECT count(*) FROM generate_series(1, 5000000)");
+    process.kill(pid!, "SIGKILL");
+    await expect(waiting).rejects.toThrow(/embedded store stopped \(signal SIGKILL\)/);
+    await expect(db.query("SELECT 1")).rejects.toThrow(/embedded store stopped/);
+    await db.close();
+  });
+
+  it("an app that ends without closing the store leaves no engine behind", async () => {
+    const script = `
+      const { openDb } = await import(${JSON.stringify(path.resolve("lib/store/db.ts"))});
+      await openDb({ kind: "embedded", dataDir: null });
+      const children = require("node:fs").readFileSync("/proc/self/task/" + process.pid + "/children", "utf8").trim();
+      console.log(children);
+      process.exit(0);`;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ["--import", "tsx", "--input-type=commonjs", "-e", `(async () => {${script}})()`], (err, stdout) =>
+        err ? reject(err) : resolve(stdout),
+      ),
+    );
+    const pids = out.trim().split(/\s+/).map(Number);
+    expect(pids.length).toBeGreaterThan(0);
+    for (let i = 0; i < 50 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(pids.filter(alive)).toEqual([]);
+  });
+
   it("a long statement never holds up the thread that answers pages: its event loop keeps turning meanwhile", async () => {
     const db = await openDb({ kind: "embedded", dataDir: null });
     try {

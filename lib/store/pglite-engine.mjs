@@ -1,29 +1,35 @@
 // @ts-check
 /**
- * The embedded store's engine on a thread of its own (docs/decisions.md#the-index): PGlite runs
+ * The embedded store's engine in a process of its own (docs/decisions.md#the-index). PGlite runs
  * PostgreSQL compiled to WebAssembly synchronously, so a large statement on the app's thread kept
- * every page waiting (a property lookup's record held it for 100–330 ms at a time). lib/store/db.ts
- * talks to this thread in messages; plain JavaScript, because it runs as it is, outside any bundle.
+ * every page waiting (a property lookup's record held it for 100–330 ms at a time); and its memory
+ * (about 120 MB of WebAssembly heap and PostgreSQL's buffers) is a fixed cost that has nothing to do
+ * with what strangers ask the resolver to fetch, so it is kept out of the app's, where the caps on
+ * outbound work bound it (docs/decisions.md#memory). lib/store/db.ts talks to this process over its
+ * IPC channel; plain JavaScript, because it runs as it is, outside any bundle.
  *
+ * Argument: the data folder, or none for a store in memory.
  * Messages in: { id, op: "query", sql, params, tx? } | { id, op: "begin" } | { id, op: "end", tx, commit } | { id, op: "close" }
  * Messages out: { kind: "ready" } | { kind: "failed", message } | { id, rows? , error? }
  */
-import { exit } from "node:process";
-import { parentPort, workerData } from "node:worker_threads";
+import process from "node:process";
 import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { unaccent } from "@electric-sql/pglite/contrib/unaccent";
 
-const port = parentPort;
-if (!port) throw new Error("pglite-worker.mjs runs as a worker thread");
-/** @type {{ dataDir: string | null }} */
-const { dataDir } = workerData;
+const send = process.send?.bind(process);
+if (!send) throw new Error("pglite-engine.mjs runs as a child process with an IPC channel");
+const port = { postMessage: (/** @type {unknown} */ m) => send(m) };
+const dataDir = process.argv[2] || null;
+// The app that started this process is gone (or closed the store): so is the engine. PGlite's
+// folder is written at each commit, so nothing committed is lost.
+process.on("disconnect", () => process.exit(0));
 
 /** @type {PGlite} */
 let db;
 try {
-  // 16 MB of shared buffers instead of PostgreSQL's 128 MB: the index shares the process with the
-  // resolver, and the default costs about 110 MB more RSS (measured: 296 → 186 MB on reopening).
+  // 16 MB of shared buffers instead of PostgreSQL's 128 MB: the default costs about 110 MB more RSS
+  // (measured: 296 → 186 MB on reopening), for an index of this size.
   db = await PGlite.create({
     ...(dataDir ? { dataDir } : {}),
     extensions: { pg_trgm, unaccent },
@@ -31,8 +37,9 @@ try {
   });
   port.postMessage({ kind: "ready" });
 } catch (err) {
-  port.postMessage({ kind: "failed", message: err instanceof Error ? err.message : String(err) });
-  exit(1);
+  // Said before leaving: an exit at once could drop the message.
+  send({ kind: "failed", message: err instanceof Error ? err.message : String(err) }, () => process.exit(1));
+  await new Promise(() => undefined); // nothing below runs: the process leaves once the message is sent
 }
 
 const ROLLBACK = Symbol("rollback");
@@ -60,7 +67,8 @@ function begin() {
   });
 }
 
-port.on("message", async (m) => {
+/** @typedef {{ id: number, op: "query" | "begin" | "end" | "close", sql: string, params?: unknown[], tx?: number, commit?: boolean }} Message */
+process.on("message", async (/** @type {Message} */ m) => {
   try {
     if (m.op === "query") {
       const on = m.tx === undefined ? db : open.get(m.tx)?.tx;
