@@ -3,7 +3,7 @@
  * One registry per resolver, never prom-client's global one: a process may hold several (the tests do).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { OutboundGate } from "./fetch/outbound";
+import type { OutboundView } from "./fetch/thread";
 import type { FleetLink } from "./fleet/redis";
 import type { Store, StoreStats } from "./store";
 
@@ -19,7 +19,7 @@ export type Metrics = {
 };
 
 export type MetricSources = {
-  outbound: OutboundGate;
+  outbound: OutboundView;
   store: Promise<Store | null>;
   fleet: FleetLink | null;
 };

@@ -1,7 +1,8 @@
 import type { Config } from "./config";
 import { createDocumentCache } from "./fetch/cache";
 import { createFetcher, type Fetcher, type FetcherOptions } from "./fetch/fetcher";
-import { createOutboundGate, type OutboundGate } from "./fetch/outbound";
+import { createOutboundGate } from "./fetch/outbound";
+import { createThreadedFetcher, type OutboundView } from "./fetch/thread";
 import { NotFetched } from "./fetch/refusal";
 import { connectRedis, type FleetLink } from "./fleet/redis";
 import { createSharedDocuments } from "./fleet/shared-documents";
@@ -17,7 +18,7 @@ import { USER_AGENT } from "./version";
 
 /** The outbound side of a configured resolver, for admission (docs/decisions.md#outbound-work). */
 export type Traffic = {
-  outbound: OutboundGate;
+  outbound: OutboundView;
   /** Requests to each host this minute, all clients together. */
   hostBudget: RateLimiter;
 };
@@ -51,26 +52,50 @@ export type ConfiguredResolver = Resolver & {
  */
 export function createConfiguredResolver(
   config: Config,
-  extra: Pick<FetcherOptions, "ca"> & { store?: Promise<Store | null>; log?: (line: string) => void } = {},
+  extra: Pick<FetcherOptions, "ca"> & {
+    store?: Promise<Store | null>;
+    log?: (line: string) => void;
+    /** Fetch on a worker thread (lib/fetch/thread.ts): the server's choice, so pages never wait behind fetches. */
+    fetchThread?: boolean;
+  } = {},
 ): ConfiguredResolver {
-  const { store = Promise.resolve(null), log = console.error, ...fetcherExtra } = extra;
+  const { store = Promise.resolve(null), log = console.error, fetchThread = false, ...fetcherExtra } = extra;
   const fleet = config.redisUrl ? connectRedis(config.redisUrl, { log }) : null;
   /** A limiter counted in Redis when there is one, else (and whenever Redis cannot answer) here. */
   const limiter = (name: string, limit: number) => {
     const local = createRateLimiter({ limit, windowMs: 60_000 });
     return fleet ? createSharedRateLimiter(fleet, local, { name, limit }) : local;
   };
-  const outbound = createOutboundGate({ max: config.maxOutbound, maxWaitMs: config.fetchTimeoutMs });
   const hostBudget = limiter("host", config.hostBudgetPerMin);
+  let outbound: OutboundView;
+  let fetcher: Fetcher & { close(): Promise<void> };
+  if (fetchThread) {
+    const threaded = createThreadedFetcher(
+      {
+        timeoutMs: config.fetchTimeoutMs,
+        connectTo: config.connectTo,
+        userAgent: USER_AGENT,
+        maxOutbound: config.maxOutbound,
+        hostBudgetPerMin: config.hostBudgetPerMin,
+        ...(fetcherExtra.ca ? { ca: fetcherExtra.ca } : {}),
+      },
+      hostBudget,
+    );
+    outbound = threaded.outbound;
+    fetcher = threaded;
+  } else {
+    const gate = createOutboundGate({ max: config.maxOutbound, maxWaitMs: config.fetchTimeoutMs });
+    outbound = gate;
+    fetcher = createFetcher({
+      timeoutMs: config.fetchTimeoutMs,
+      connectTo: config.connectTo,
+      userAgent: USER_AGENT,
+      outbound: gate,
+      hostBudget: { limiter: hostBudget, perMinute: config.hostBudgetPerMin },
+      ...fetcherExtra,
+    });
+  }
   const metrics = createMetrics({ outbound, store, fleet });
-  const fetcher = createFetcher({
-    timeoutMs: config.fetchTimeoutMs,
-    connectTo: config.connectTo,
-    userAgent: USER_AGENT,
-    outbound,
-    hostBudget: { limiter: hostBudget, perMinute: config.hostBudgetPerMin },
-    ...fetcherExtra,
-  });
   const counted: Fetcher = async (url, mode, options) => {
     try {
       const outcome = await fetcher(url, mode, options);

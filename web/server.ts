@@ -55,7 +55,7 @@ export function app(): App {
   const log = createLogger(config.logLevel);
   const warn = (line: string) => log.warn(line);
   const index = openConfiguredIndex(config, warn);
-  const resolver = createConfiguredResolver(config, { store: index.store, log: warn });
+  const resolver = createConfiguredResolver(config, { store: index.store, log: warn, fetchThread: true });
   const built: App = {
     config,
     resolver,

@@ -1,0 +1,71 @@
+/**
+ * The fetcher on a thread of its own (docs/decisions.md#memory): TLS handshakes, decompression and
+ * the bodies' buffers and their garbage stay off the thread that answers pages. lib/fetch/thread.ts
+ * starts it and speaks to it in the messages below; the fetcher is the same as in-thread.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import type { RateDecision, RateLimiter } from "../rate-limit";
+import { createFetcher } from "./fetcher";
+import { createOutboundGate } from "./outbound";
+import { NotFetched } from "./refusal";
+import type { FromThread, ThreadSettings, ToThread } from "./thread";
+
+const port = parentPort;
+if (!port) throw new Error("fetch-worker runs as a worker thread");
+const settings = workerData as ThreadSettings;
+const post = (message: FromThread) => port.postMessage(message);
+
+// The per-host budget may be counted by the fleet (Redis, on the app's thread): each take is asked there.
+const asked = new Map<number, (decision: RateDecision) => void>();
+let nextAsk = 1;
+const ask = (op: "take" | "check", host: string) =>
+  new Promise<RateDecision>((resolve) => {
+    const id = nextAsk++;
+    asked.set(id, resolve);
+    post({ kind: "budget", id, op, host });
+  });
+const hostBudget: RateLimiter = { take: (host) => ask("take", host), check: (host) => ask("check", host) };
+
+const outbound = createOutboundGate({ max: settings.maxOutbound, maxWaitMs: settings.timeoutMs });
+const fetcher = createFetcher({
+  timeoutMs: settings.timeoutMs,
+  connectTo: settings.connectTo,
+  userAgent: settings.userAgent,
+  ...(settings.perHost ? { perHost: settings.perHost } : {}),
+  ...(settings.maxBytes ? { maxBytes: settings.maxBytes } : {}),
+  ...(settings.ca ? { ca: settings.ca } : {}),
+  outbound,
+  ...(settings.hostBudgetPerMin ? { hostBudget: { limiter: hostBudget, perMinute: settings.hostBudgetPerMin } } : {}),
+});
+
+// The counts the app's /metrics shows: sent when they change, after each fetch and every 200 ms.
+let said = "";
+const sayStats = () => {
+  const stats = { gate: outbound.stats(), sockets: fetcher.sockets() };
+  const text = JSON.stringify(stats);
+  if (text !== said) post({ kind: "stats", ...stats });
+  said = text;
+};
+setInterval(sayStats, 200).unref();
+
+port.on("message", (m: ToThread) => {
+  if (m.op === "budget") {
+    asked.get(m.id)?.(m.decision);
+    asked.delete(m.id);
+  } else if (m.op === "fetch") {
+    fetcher(m.url, m.mode, { priority: m.priority })
+      .finally(sayStats)
+      .then(
+        (outcome) => post({ kind: "done", id: m.id, outcome }),
+        (err: unknown) =>
+          post(
+            err instanceof NotFetched
+              ? { kind: "refused", id: m.id, refusal: { kind: err.kind, message: err.message, retryAfterS: err.retryAfterS } }
+              : { kind: "failed", id: m.id, message: err instanceof Error ? err.message : String(err) },
+          ),
+      );
+  } else if (m.op === "close") {
+    void fetcher.close().finally(() => post({ kind: "closed" }));
+  }
+});
+post({ kind: "ready" });

@@ -1,0 +1,160 @@
+/**
+ * The fetcher on a worker thread (lib/fetch/fetch-worker.ts), for the server (docs/decisions.md#memory).
+ * Under a hundred gzip bombs or a 300-fetch query, the TLS handshakes, the decompression and the
+ * garbage of their buffers held the thread that answers pages for tens of milliseconds at a time;
+ * on a thread of their own, that thread sees one message per document. The answers are the
+ * in-thread fetcher's: outcomes as they are, refusals as {@link NotFetched}.
+ */
+import { Worker } from "node:worker_threads";
+import type { RateDecision, RateLimiter } from "../rate-limit";
+import type { ConnectToEntry } from "./connect-to";
+import type { Fetcher, FetchMode, FetchOutcome, SocketStats } from "./fetcher";
+import type { OutboundGate, OutboundStats, Priority } from "./outbound";
+import { NotFetched, type RefusalKind } from "./refusal";
+
+/** Starts the thread's TypeScript source with tsx's loader. */
+const FROM_SOURCE = `
+  const { workerData } = require("node:worker_threads");
+  import("tsx/esm/api").then(({ register }) => { register(); return import(workerData.file); });`;
+
+/** What the thread's fetcher is made with: the in-thread fetcher's options that can cross a thread. */
+export type ThreadSettings = {
+  timeoutMs: number;
+  connectTo: readonly ConnectToEntry[];
+  userAgent: string;
+  maxOutbound: number;
+  perHost?: number;
+  maxBytes?: { json: number; html: number };
+  ca?: readonly string[];
+  /** With it, every request asks the app thread's host budget (which a fleet counts in Redis). */
+  hostBudgetPerMin?: number;
+};
+
+export type ToThread =
+  | { op: "fetch"; id: number; url: string; mode: FetchMode; priority: Priority }
+  | { op: "budget"; id: number; decision: RateDecision }
+  | { op: "close" };
+
+export type FromThread =
+  | { kind: "ready" }
+  | { kind: "done"; id: number; outcome: FetchOutcome }
+  | { kind: "refused"; id: number; refusal: { kind: RefusalKind; message: string; retryAfterS: number } }
+  | { kind: "failed"; id: number; message: string }
+  | { kind: "budget"; id: number; op: "take" | "check"; host: string }
+  | { kind: "stats"; gate: OutboundStats; sockets: SocketStats }
+  | { kind: "closed" };
+
+/** What the app thread knows of the outbound cap: enough for admission and /metrics. */
+export type OutboundView = Pick<OutboundGate, "max" | "retryAfterS" | "full" | "stats">;
+
+export type ThreadedFetcher = Fetcher & { close(): Promise<void>; sockets(): SocketStats; outbound: OutboundView };
+
+/**
+ * Starts the fetch thread. A thread that dies fails the fetches it held as this resolver's fault
+ * (`local_fault`, never the publisher's) and the next fetch starts a new one.
+ */
+export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: RateLimiter): ThreadedFetcher {
+  const pending = new Map<number, { resolve: (o: FetchOutcome) => void; reject: (e: Error) => void }>();
+  let next = 1;
+  let latest: { gate: OutboundStats; sockets: SocketStats } = {
+    gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 },
+    sockets: { open: 0, peak: 0 },
+  };
+  const maxQueued = 4 * settings.maxOutbound; // as the thread's gate (lib/fetch/outbound.ts)
+  let thread: Worker | null = null;
+  let closing: Promise<void> | null = null;
+
+  const fault = (message: string) => new NotFetched("local_fault", message, 5);
+  const settle = () => {
+    // The thread keeps the process alive only while it holds fetches.
+    if (pending.size === 0) thread?.unref();
+    else thread?.ref();
+  };
+
+  function start(): Worker {
+    // Bundled by Next, the thread is JavaScript; run from source (the tests), it is TypeScript, loaded through tsx.
+    const worker = import.meta.url.endsWith(".ts")
+      ? new Worker(FROM_SOURCE, { eval: true, workerData: { ...settings, file: new URL("./fetch-worker.ts", import.meta.url).href } })
+      : new Worker(new URL("./fetch-worker.ts", import.meta.url), { workerData: settings });
+    worker.on("message", (m: FromThread) => {
+      if (m.kind === "stats") latest = { gate: m.gate, sockets: m.sockets };
+      else if (m.kind === "budget") {
+        const decide = hostBudget
+          ? m.op === "take"
+            ? hostBudget.take(m.host)
+            : hostBudget.check(m.host)
+          : Promise.resolve<RateDecision>({ ok: true });
+        // The limiters fall back to their own count rather than throw; were one to, the fetch goes on rather than hang.
+        void decide
+          .catch((): RateDecision => ({ ok: true }))
+          .then((decision) => worker.postMessage({ op: "budget", id: m.id, decision } satisfies ToThread));
+      } else if (m.kind === "done" || m.kind === "refused" || m.kind === "failed") {
+        const p = pending.get(m.id);
+        pending.delete(m.id);
+        settle();
+        if (!p) return;
+        if (m.kind === "done") p.resolve(m.outcome);
+        else if (m.kind === "refused") p.reject(new NotFetched(m.refusal.kind, m.refusal.message, m.refusal.retryAfterS));
+        else p.reject(fault(`this resolver could not fetch: ${m.message}`));
+      }
+    });
+    const gone = (why: string) => {
+      if (thread === worker) thread = null;
+      for (const p of pending.values()) p.reject(fault(`this resolver's fetch thread stopped (${why}); try again shortly`));
+      pending.clear();
+    };
+    worker.on("error", (err) => gone(err.message));
+    worker.on("exit", (code) => gone(`exit code ${code}`));
+    worker.unref();
+    return worker;
+  }
+
+  const fetchOnThread: Fetcher = (url, mode, options = {}) => {
+    if (closing) return Promise.reject(fault("this resolver is closing"));
+    if (pending.size >= settings.maxOutbound + maxQueued) {
+      // As the thread's gate would answer, without the round trip.
+      return Promise.reject(
+        new NotFetched(
+          "busy",
+          `this resolver is busy (${settings.maxOutbound} fetches in flight and ${maxQueued} waiting)`,
+          view.retryAfterS,
+        ),
+      );
+    }
+    thread ??= start();
+    const worker = thread;
+    return new Promise<FetchOutcome>((resolve, reject) => {
+      const id = next++;
+      pending.set(id, { resolve, reject });
+      settle();
+      worker.postMessage({ op: "fetch", id, url, mode, priority: options.priority ?? "person" } satisfies ToThread);
+    });
+  };
+
+  const view: OutboundView = {
+    max: settings.maxOutbound,
+    retryAfterS: Math.max(1, Math.ceil(settings.timeoutMs / 1000)),
+    // Counted here, so that admission sees a fetch from the moment it is asked for.
+    full: () => pending.size >= settings.maxOutbound + maxQueued,
+    stats: () => ({ ...latest.gate, pending: pending.size }),
+  };
+
+  return Object.assign(fetchOnThread, {
+    outbound: view,
+    sockets: (): SocketStats => ({ ...latest.sockets }),
+    close(): Promise<void> {
+      closing ??= (async () => {
+        const worker = thread;
+        if (!worker) return;
+        const closed = new Promise<void>((resolve) => {
+          worker.on("message", (m: FromThread) => m.kind === "closed" && resolve());
+          worker.once("exit", () => resolve());
+        });
+        worker.postMessage({ op: "close" } satisfies ToThread);
+        await Promise.race([closed, new Promise((r) => setTimeout(r, 2000).unref())]);
+        await worker.terminate();
+      })();
+      return closing;
+    },
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * The fetcher on its worker thread (lib/fetch/thread.ts, docs/decisions.md#memory), over real HTTPS
+ * on loopback: it answers what the in-thread fetcher answers, asks the app thread's host budget,
+ * refuses past the outbound queue before any round trip, and reports its counts for /metrics.
+ */
+import { describe, expect, it } from "vitest";
+import { parseConnectTo } from "../../lib/fetch/connect-to";
+import type { FetchOutcome } from "../../lib/fetch/fetcher";
+import { NotFetched } from "../../lib/fetch/refusal";
+import { createThreadedFetcher, type ThreadSettings } from "../../lib/fetch/thread";
+import { createRateLimiter, type RateLimiter } from "../../lib/rate-limit";
+import { useSampleNetwork } from "../helpers/sample";
+
+const S = "\u00a7";
+const ctx = useSampleNetwork({
+  extraSites: {
+    "slow.test": {
+      files: { "/ident.json": JSON.stringify({ network_id: `${S}:entity:slow.test` }) },
+      routes: { "/ident.json": { delay_ms: 400 } },
+    },
+  },
+});
+
+function threaded(extra: Partial<ThreadSettings> = {}, hostBudget?: RateLimiter) {
+  const parsed = parseConnectTo(ctx.net.connectTo);
+  if (!parsed.ok) throw new Error(parsed.message);
+  return createThreadedFetcher(
+    { timeoutMs: 5000, connectTo: parsed.entries, userAgent: "ident-resolver/test", maxOutbound: 64, ca: [ctx.net.caPem], ...extra },
+    hostBudget,
+  );
+}
+const withoutTime = (o: FetchOutcome) => ({ ...o, ms: 0 });
+
+describe("the fetch thread", () => {
+  it("answers every outcome as the in-thread fetcher does: found, not found, too large (a gzip bomb), blocked, unsupported encoding", async () => {
+    const urls = [
+      "https://alice.example/ident.json",
+      "https://alice.example/no-such-document.json",
+      "https://gzip-bomb.test/ident.json",
+      "https://brotli-bomb.test/ident.json",
+      "https://127.0.0.1/ident.json",
+      "http://alice.example/ident.json",
+    ];
+    const onThread = threaded();
+    const here = ctx.fetcher();
+    try {
+      for (const url of urls) expect(withoutTime(await onThread(url, "json"))).toEqual(withoutTime(await here(url, "json")));
+      const found = await onThread(urls[0]!, "json");
+      expect(found).toMatchObject({ ok: true, status: "found", httpStatus: 200 });
+      expect(found.ok && JSON.parse(found.body)).toMatchObject({ network_id: `${S}:entity:alice.example` });
+      expect(await onThread(urls[2]!, "json")).toMatchObject({ status: "too_large" });
+    } finally {
+      await onThread.close();
+    }
+  });
+
+  it("asks the app thread's host budget for every request: past it, a NotFetched host_budget with when to retry", async () => {
+    const limiter = createRateLimiter({ limit: 2 });
+    const asked: string[] = [];
+    const budget: RateLimiter = { take: (h) => (asked.push(h), limiter.take(h)), check: (h) => limiter.check(h) };
+    const fetch = threaded({ hostBudgetPerMin: 2 }, budget);
+    try {
+      ctx.net.resetCounts();
+      const settled = await Promise.allSettled([1, 2, 3].map(() => fetch("https://alice.example/ident.json", "json")));
+      expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(2);
+      const refused = settled.find((s) => s.status === "rejected");
+      expect(refused?.status === "rejected" && refused.reason).toBeInstanceOf(NotFetched);
+      expect(refused?.status === "rejected" && refused.reason).toMatchObject({ kind: "host_budget", retryAfterS: expect.any(Number) });
+      expect(asked).toEqual(["alice.example", "alice.example", "alice.example"]);
+      expect(ctx.net.requests.get("alice.example/ident.json")).toBe(2);
+    } finally {
+      await fetch.close();
+    }
+  });
+
+  it("past the outbound cap and its queue (1 + 4), a fetch is refused busy at once; admission sees the queue full; the counts come back", async () => {
+    const fetch = threaded({ maxOutbound: 1 });
+    try {
+      ctx.net.resetCounts();
+      const all = Array.from({ length: 7 }, () => fetch("https://slow.test/ident.json", "json"));
+      expect(fetch.outbound.full()).toBe(true);
+      expect(fetch.outbound.stats().pending).toBe(5);
+      const settled = await Promise.allSettled(all);
+      const refused = settled.flatMap((s) => (s.status === "rejected" ? [s.reason as unknown] : []));
+      expect(refused).toHaveLength(2);
+      for (const r of refused) expect(r).toMatchObject({ kind: "busy", retryAfterS: 5 });
+      expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(5);
+      expect(ctx.net.peakTotal()).toBe(1);
+      expect(fetch.outbound.full()).toBe(false);
+      // The thread sends its counts when they change, at most every 200 ms.
+      for (let i = 0; i < 20 && fetch.outbound.stats().peakActive === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(fetch.outbound.stats()).toMatchObject({ active: 0, queued: 0, peakActive: 1, pending: 0 });
+      expect(fetch.sockets().peak).toBe(1);
+    } finally {
+      await fetch.close();
+    }
+  });
+
+  it("once closed, a fetch is refused as this resolver's fault, never reported as the publisher's", async () => {
+    const fetch = threaded();
+    await fetch("https://alice.example/ident.json", "json");
+    await fetch.close();
+    await expect(fetch("https://alice.example/ident.json", "json")).rejects.toMatchObject({ kind: "local_fault" });
+  });
+});
