@@ -63,6 +63,7 @@ export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: Rat
   const maxQueued = 4 * settings.maxOutbound; // as the thread's gate (lib/fetch/outbound.ts)
   let thread: Worker | null = null;
   let closing: Promise<void> | null = null;
+  let restAfterDeath = 0;
 
   const fault = (message: string) => new NotFetched("local_fault", message, 5);
   const settle = () => {
@@ -72,10 +73,11 @@ export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: Rat
   };
 
   function start(): Worker {
-    // Bundled by Next, the thread is JavaScript; run from source (the tests), it is TypeScript, loaded through tsx.
-    const worker = import.meta.url.endsWith(".ts")
-      ? new Worker(FROM_SOURCE, { eval: true, workerData: { ...settings, file: new URL("./fetch-worker.ts", import.meta.url).href } })
-      : new Worker(new URL("./fetch-worker.ts", import.meta.url), { workerData: settings });
+    // Bundled by Next (which sets NEXT_RUNTIME), the thread is JavaScript; run from source (the tests), it is
+    // TypeScript, loaded through tsx.
+    const worker = process.env.NEXT_RUNTIME
+      ? new Worker(new URL("./fetch-worker.ts", import.meta.url), { workerData: settings })
+      : new Worker(FROM_SOURCE, { eval: true, workerData: { ...settings, file: new URL("./fetch-worker.ts", import.meta.url).href } });
     worker.on("message", (m: FromThread) => {
       if (m.kind === "stats") latest = { gate: m.gate, sockets: m.sockets };
       else if (m.kind === "budget") {
@@ -100,6 +102,8 @@ export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: Rat
     });
     const gone = (why: string) => {
       if (thread === worker) thread = null;
+      // A thread that cannot start is not started again for every fetch: a second's rest first.
+      restAfterDeath = Date.now() + 1000;
       for (const p of pending.values()) p.reject(fault(`this resolver's fetch thread stopped (${why}); try again shortly`));
       pending.clear();
     };
@@ -121,6 +125,7 @@ export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: Rat
         ),
       );
     }
+    if (!thread && Date.now() < restAfterDeath) return Promise.reject(fault("this resolver's fetch thread stopped; try again shortly"));
     thread ??= start();
     const worker = thread;
     return new Promise<FetchOutcome>((resolve, reject) => {
