@@ -99,7 +99,9 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
 
   // When this instance last found a key missing from Redis: a fetch completed by another instance
   // after that moment is as good as one of ours (it closes the gap between a miss and the lock).
-  const missedAt = new LRUCache<string, number>({ max: 10_000, ttl: 1000 });
+  // Kept for a deadline: with 1 s, a busy machine (the test suite's files in parallel) took longer
+  // than that between a miss and the lock, and fetched again what the other instance had just done.
+  const missedAt = new LRUCache<string, number>({ max: 10_000, ttl: options.fetchTimeoutMs });
 
   return {
     async read(key) {
