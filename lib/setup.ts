@@ -67,14 +67,13 @@ export function createConfiguredResolver(
     return fleet ? createSharedRateLimiter(fleet, local, { name, limit }) : local;
   };
   const hostBudget = limiter("host", config.hostBudgetPerMin);
+  const common = { timeoutMs: config.fetchTimeoutMs, connectTo: config.connectTo, userAgent: USER_AGENT };
   let outbound: OutboundView;
   let fetcher: Fetcher & { close(): Promise<void> };
   if (fetchThread) {
     const threaded = createThreadedFetcher(
       {
-        timeoutMs: config.fetchTimeoutMs,
-        connectTo: config.connectTo,
-        userAgent: USER_AGENT,
+        ...common,
         maxOutbound: config.maxOutbound,
         hostBudgetPerMin: config.hostBudgetPerMin,
         ...(fetcherExtra.ca ? { ca: fetcherExtra.ca } : {}),
@@ -87,9 +86,7 @@ export function createConfiguredResolver(
     const gate = createOutboundGate({ max: config.maxOutbound, maxWaitMs: config.fetchTimeoutMs });
     outbound = gate;
     fetcher = createFetcher({
-      timeoutMs: config.fetchTimeoutMs,
-      connectTo: config.connectTo,
-      userAgent: USER_AGENT,
+      ...common,
       outbound: gate,
       hostBudget: { limiter: hostBudget, perMinute: config.hostBudgetPerMin },
       ...fetcherExtra,

@@ -31,8 +31,6 @@ const fetcher = createFetcher({
   timeoutMs: settings.timeoutMs,
   connectTo: settings.connectTo,
   userAgent: settings.userAgent,
-  ...(settings.perHost ? { perHost: settings.perHost } : {}),
-  ...(settings.maxBytes ? { maxBytes: settings.maxBytes } : {}),
   ...(settings.ca ? { ca: settings.ca } : {}),
   outbound,
   ...(settings.hostBudgetPerMin ? { hostBudget: { limiter: hostBudget, perMinute: settings.hostBudgetPerMin } } : {}),
@@ -68,4 +66,3 @@ port.on("message", (m: ToThread) => {
     void fetcher.close().finally(() => post({ kind: "closed" }));
   }
 });
-post({ kind: "ready" });

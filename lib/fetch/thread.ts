@@ -9,7 +9,7 @@ import { Worker } from "node:worker_threads";
 import type { RateDecision, RateLimiter } from "../rate-limit";
 import type { ConnectToEntry } from "./connect-to";
 import type { Fetcher, FetchMode, FetchOutcome, SocketStats } from "./fetcher";
-import type { OutboundGate, OutboundStats, Priority } from "./outbound";
+import { createOutboundGate, type OutboundGate, type OutboundStats, type Priority, type Ticket } from "./outbound";
 import { NotFetched, type RefusalKind } from "./refusal";
 
 /** Starts the thread's TypeScript source with tsx's loader. */
@@ -23,8 +23,6 @@ export type ThreadSettings = {
   connectTo: readonly ConnectToEntry[];
   userAgent: string;
   maxOutbound: number;
-  perHost?: number;
-  maxBytes?: { json: number; html: number };
   ca?: readonly string[];
   /** With it, every request asks the app thread's host budget (which a fleet counts in Redis). */
   hostBudgetPerMin?: number;
@@ -36,7 +34,6 @@ export type ToThread =
   | { op: "close" };
 
 export type FromThread =
-  | { kind: "ready" }
   | { kind: "done"; id: number; outcome: FetchOutcome }
   | { kind: "refused"; id: number; refusal: { kind: RefusalKind; message: string; retryAfterS: number } }
   | { kind: "failed"; id: number; message: string }
@@ -60,7 +57,9 @@ export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: Rat
     gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 },
     sockets: { open: 0, peak: 0 },
   };
-  const maxQueued = 4 * settings.maxOutbound; // as the thread's gate (lib/fetch/outbound.ts)
+  // The same cap as the thread's, used here only to count fetches in from the moment they are asked
+  // for: admission sees a full queue at once, and past it a fetch is refused busy without a round trip.
+  const entry = createOutboundGate({ max: settings.maxOutbound, maxWaitMs: settings.timeoutMs });
   let thread: Worker | null = null;
   let closing: Promise<void> | null = null;
   let restAfterDeath = 0;
@@ -115,17 +114,14 @@ export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: Rat
 
   const fetchOnThread: Fetcher = (url, mode, options = {}) => {
     if (closing) return Promise.reject(fault("this resolver is closing"));
-    if (pending.size >= settings.maxOutbound + maxQueued) {
-      // As the thread's gate would answer, without the round trip.
-      return Promise.reject(
-        new NotFetched(
-          "busy",
-          `this resolver is busy (${settings.maxOutbound} fetches in flight and ${maxQueued} waiting)`,
-          view.retryAfterS,
-        ),
-      );
-    }
     if (!thread && Date.now() < restAfterDeath) return Promise.reject(fault("this resolver's fetch thread stopped; try again shortly"));
+    let ticket: Ticket;
+    try {
+      ticket = entry.enter();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    ticket.started(); // its wait for a slot is the thread's to time
     thread ??= start();
     const worker = thread;
     return new Promise<FetchOutcome>((resolve, reject) => {
@@ -133,19 +129,16 @@ export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: Rat
       pending.set(id, { resolve, reject });
       settle();
       worker.postMessage({ op: "fetch", id, url, mode, priority: options.priority ?? "person" } satisfies ToThread);
-    });
-  };
-
-  const view: OutboundView = {
-    max: settings.maxOutbound,
-    retryAfterS: Math.max(1, Math.ceil(settings.timeoutMs / 1000)),
-    // Counted here, so that admission sees a fetch from the moment it is asked for.
-    full: () => pending.size >= settings.maxOutbound + maxQueued,
-    stats: () => ({ ...latest.gate, pending: pending.size }),
+    }).finally(() => ticket.leave());
   };
 
   return Object.assign(fetchOnThread, {
-    outbound: view,
+    outbound: {
+      max: entry.max,
+      retryAfterS: entry.retryAfterS,
+      full: entry.full,
+      stats: () => ({ ...latest.gate, pending: entry.stats().pending }),
+    } satisfies OutboundView,
     sockets: (): SocketStats => ({ ...latest.sockets }),
     close(): Promise<void> {
       closing ??= (async () => {

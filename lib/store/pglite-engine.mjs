@@ -3,9 +3,8 @@
  * The embedded store's engine in a process of its own (docs/decisions.md#the-index). PGlite runs
  * PostgreSQL compiled to WebAssembly synchronously, so a large statement on the app's thread kept
  * every page waiting (a property lookup's record held it for 100–330 ms at a time); and its memory
- * (about 120 MB of WebAssembly heap and PostgreSQL's buffers) is a fixed cost that has nothing to do
- * with what strangers ask the resolver to fetch, so it is kept out of the app's, where the caps on
- * outbound work bound it (docs/decisions.md#memory). lib/store/db.ts talks to this process over its
+ * is a fixed cost that has nothing to do with what strangers ask the resolver to fetch, so it is kept
+ * out of the app's, where the caps on outbound work bound it (docs/decisions.md#memory). lib/store/db.ts talks to this process over its
  * IPC channel; plain JavaScript, because it runs as it is, outside any bundle.
  *
  * Argument: the data folder, or none for a store in memory.
@@ -19,10 +18,8 @@ import { unaccent } from "@electric-sql/pglite/contrib/unaccent";
 
 const send = process.send?.bind(process);
 if (!send) throw new Error("pglite-engine.mjs runs as a child process with an IPC channel");
-const port = { postMessage: (/** @type {unknown} */ m) => send(m) };
 const dataDir = process.argv[2] || null;
-// The app that started this process is gone (or closed the store): so is the engine. PGlite's
-// folder is written at each commit, so nothing committed is lost.
+// The app that started this process is gone (or closed the store): so is the engine.
 process.on("disconnect", () => process.exit(0));
 
 /** @type {PGlite} */
@@ -35,7 +32,7 @@ try {
     extensions: { pg_trgm, unaccent },
     postgresqlconf: ["shared_buffers=16MB"],
   });
-  port.postMessage({ kind: "ready" });
+  send({ kind: "ready" });
 } catch (err) {
   // Said before leaving: an exit at once could drop the message.
   send({ kind: "failed", message: err instanceof Error ? err.message : String(err) }, () => process.exit(1));
@@ -74,10 +71,10 @@ process.on("message", async (/** @type {Message} */ m) => {
       const on = m.tx === undefined ? db : open.get(m.tx)?.tx;
       if (!on) throw new Error("no such transaction");
       const result = await on.query(m.sql, m.params);
-      port.postMessage({ id: m.id, rows: result.rows });
+      send({ id: m.id, rows: result.rows });
     } else if (m.op === "begin") {
       open.set(m.id, await begin());
-      port.postMessage({ id: m.id });
+      send({ id: m.id });
     } else if (m.op === "end") {
       const t = open.get(m.tx);
       open.delete(m.tx);
@@ -86,12 +83,12 @@ process.on("message", async (/** @type {Message} */ m) => {
       await t.finished.catch((/** @type {unknown} */ err) => {
         if (err !== ROLLBACK) throw err;
       });
-      port.postMessage({ id: m.id });
+      send({ id: m.id });
     } else if (m.op === "close") {
       await db.close();
-      port.postMessage({ id: m.id });
+      send({ id: m.id });
     }
   } catch (err) {
-    port.postMessage({ id: m.id, error: errorOf(err) });
+    send({ id: m.id, error: errorOf(err) });
   }
 });
