@@ -6,8 +6,8 @@
  * - `doc:<mode> <url>`: the cached outcome, kept as long as the in-process cache would keep it
  *   (found: the day; failed: 5 minutes). A transient failure never replaces a found document.
  * - `lock:<mode> <url>`: held by the instance fetching the URL, with an expiry past its deadline.
- * - `last:<mode> <url>`: the latest outcome of a fetch, transient or not, for the instances that
- *   waited on the lock (kept a minute).
+ * - `last:<mode> <url>`: the latest outcome of a fetch, transient or not, with an id of its own,
+ *   for the instances that waited on the lock (kept a minute).
  *
  * Every command may fail; then the instance fetches by itself, as a single instance would.
  */
@@ -19,6 +19,8 @@ import type { Priority } from "../fetch/outbound";
 import { KEY_PREFIX, type FleetLink } from "./redis";
 
 export type SharedEntry = { outcome: FetchOutcome; fetchedAt: number };
+/** A fetch's outcome as `last:` holds it: its id tells one fetch from the next without comparing clocks. */
+type LastEntry = SharedEntry & { id?: string };
 
 type Fetch = (url: string, mode: FetchMode, options?: { priority?: Priority }) => Promise<FetchOutcome>;
 
@@ -56,10 +58,10 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 
 const encode = (entry: SharedEntry) => `${entry.outcome.ok ? "1" : "0"}${JSON.stringify(entry)}`;
 
-function decode(value: string | null): SharedEntry | undefined {
-  if (value === null) return undefined;
+function decode(value: string | null | undefined): LastEntry | undefined {
+  if (typeof value !== "string") return undefined;
   try {
-    const entry = JSON.parse(value.slice(1)) as SharedEntry;
+    const entry = JSON.parse(value.slice(1)) as LastEntry;
     return typeof entry.fetchedAt === "number" && typeof entry.outcome?.url === "string" ? entry : undefined;
   } catch {
     return undefined;
@@ -80,34 +82,44 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
     const value = encode(entry);
     const ttl = entry.outcome.ok ? options.maxAgeMs : options.failureMs;
     const transient = !entry.outcome.ok && TRANSIENT.has(entry.outcome.status) ? "1" : "0";
-    await link.run((r) => r.multi().eval(KEEP, 1, doc(key), value, String(ttl), transient).set(last(key), value, "PX", 60_000).exec());
+    const latest = encode({ ...entry, id: randomUUID() } as SharedEntry);
+    await link.run((r) => r.multi().eval(KEEP, 1, doc(key), value, String(ttl), transient).set(last(key), latest, "PX", 60_000).exec());
   }
 
-  /** Waits for the holder's outcome newer than `since`; undefined when the lock goes or expires without one. */
-  async function waitFor(key: string, since: number): Promise<SharedEntry | undefined> {
+  /** The id of the latest fetch Redis knows for a key ("" for none); null when Redis cannot say. */
+  async function latestId(key: string): Promise<string | null> {
+    const answer = await link.run(async (r) => ({ value: await r.get(last(key)) }));
+    return answer && (decode(answer.value)?.id ?? "");
+  }
+
+  /** Waits for the holder's outcome, a fetch other than `seen`; undefined when the lock goes or expires without one. */
+  async function waitFor(key: string, seen: string): Promise<SharedEntry | undefined> {
     const until = now() + lockMs;
     for (let pause = 20; now() < until; pause = Math.min(pause * 2, 200)) {
       await sleep(pause);
       const answer = await link.run((r) => r.multi().get(last(key)).exists(lock(key)).exec());
       if (!answer) return undefined;
       const entry = decode(answer[0]?.[1] as string | null);
-      if (entry && entry.fetchedAt >= since) return entry;
+      if (entry && (entry.id ?? "") !== seen) return entry;
       if (answer[1]?.[1] === 0) return undefined;
     }
     return undefined;
   }
 
-  // When this instance last found a key missing from Redis: a fetch completed by another instance
-  // after that moment is as good as one of ours (it closes the gap between a miss and the lock).
-  // Kept for a deadline: with 1 s, a busy machine (the test suite's files in parallel) took longer
-  // than that between a miss and the lock, and fetched again what the other instance had just done.
-  const missedAt = new LRUCache<string, number>({ max: 10_000, ttl: options.fetchTimeoutMs });
+  // The latest fetch Redis knew of when this instance last found a key missing: any fetch after it,
+  // by whichever instance, is as good as one of ours (it closes the gap between a miss and the lock).
+  // Read with the miss itself, so no clock is compared; kept for a deadline, and not taken away by the
+  // first fetch that reads it, since two lookups here may both miss and the second reach the lock
+  // after the first's fetch is done.
+  const seenAtMiss = new LRUCache<string, string>({ max: 10_000, ttl: options.fetchTimeoutMs });
 
   return {
     async read(key) {
-      const entry = decode(await link.run((r) => r.get(doc(key))));
-      if (!entry) missedAt.set(key, now());
-      return entry;
+      const answer = await link.run((r) => r.multi().get(doc(key)).get(last(key)).exec());
+      if (!answer) return undefined;
+      const entry = decode(answer[0]?.[1] as string | null);
+      if (!entry) seenAtMiss.set(key, decode(answer[1]?.[1] as string | null)?.id ?? "");
+      return entry && { outcome: entry.outcome, fetchedAt: entry.fetchedAt };
     },
     async loading(key) {
       return (await link.run((r) => r.exists(lock(key)))) === 1;
@@ -115,19 +127,19 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
     singleFlight(fetch) {
       return async (url, mode, fetchOptions) => {
         const key = cacheKey(url, mode);
-        const since = missedAt.get(key) ?? now();
-        missedAt.delete(key);
+        // Without a miss of its own (a refresh), the fetch wanted is one that starts after now.
+        const seen = seenAtMiss.get(key) ?? (await latestId(key));
         const token = randomUUID();
         // null: Redis cannot say, and this instance fetches as if it were alone.
         const lockState = await link.run(async (r) => ((await r.set(lock(key), token, "PX", lockMs, "NX")) === "OK" ? "held" : "taken"));
-        if (lockState === "taken") {
+        if (lockState === "taken" && seen !== null) {
           // Another instance is fetching it: its outcome, or, if it gives up, a fetch of our own.
-          const theirs = await waitFor(key, since);
+          const theirs = await waitFor(key, seen);
           if (theirs) return theirs.outcome;
-        } else if (lockState === "held") {
+        } else if (lockState === "held" && seen !== null) {
           // Another instance may have finished it between our miss and our lock.
           const done = decode(await link.run((r) => r.get(last(key))));
-          if (done && done.fetchedAt >= since) {
+          if (done && (done.id ?? "") !== seen) {
             await link.run((r) => r.eval(RELEASE, 1, lock(key), token));
             return done.outcome;
           }

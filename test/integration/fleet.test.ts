@@ -9,6 +9,10 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../lib/config";
 import { startCrawler } from "../../lib/discovery/crawler";
+import { cacheKey } from "../../lib/fetch/cache";
+import type { FetchOutcome } from "../../lib/fetch/fetcher";
+import { connectRedis } from "../../lib/fleet/redis";
+import { createSharedDocuments } from "../../lib/fleet/shared-documents";
 import type { EntityResult } from "../../lib/result/record";
 import { createConfiguredResolver, openConfiguredStore, type ConfiguredResolver } from "../../lib/setup";
 import type { Store } from "../../lib/store";
@@ -82,7 +86,7 @@ describe("one cache for the fleet", () => {
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).resolveEntity("acme.example")));
     expect(results.every((r) => r.entity.status === "accepted")).toBe(true);
     expect(publisherRequests()).toBeGreaterThan(3);
-    expect(fetchedTwice()).toEqual([]);
+    expect(fetchedTwice(), logged.join("\n")).toEqual([]);
     // Each URL fetched by one instance only: the fetches both count add up to the requests made.
     const fetches = async (r: ConfiguredResolver) => {
       const text = await r.metrics.registry.metrics();
@@ -92,6 +96,45 @@ describe("one cache for the fleet", () => {
       );
     };
     expect((await fetches(a)) + (await fetches(b))).toBe(publisherRequests());
+  });
+
+  it("two lookups on one instance both miss; the second reaches the lock after the first's fetch and takes its outcome", async () => {
+    const link = connectRedis(redis.url, { log: (line) => logged.push(line) });
+    try {
+      while (!link.usable()) await new Promise((r) => setTimeout(r, 25));
+      const shared = createSharedDocuments(link, { maxAgeMs: 60_000, failureMs: 60_000, fetchTimeoutMs: 2000 });
+      const url = "https://twice.example/ident.json";
+      let fetched = 0;
+      const publisher = async (): Promise<FetchOutcome> => {
+        fetched++;
+        const body = `{"n":${fetched}}`;
+        return {
+          ok: true,
+          status: "found",
+          url,
+          finalUrl: url,
+          httpStatus: 200,
+          contentType: "application/json",
+          ms: 1,
+          body,
+          bytes: body.length,
+        };
+      };
+      const fetch = shared.singleFlight(publisher);
+      const key = cacheKey(url, "json");
+      expect(await shared.read(key)).toBeUndefined();
+      expect(await shared.read(key)).toBeUndefined();
+      const first = await fetch(url, "json");
+      const second = await fetch(url, "json");
+      expect(fetched).toBe(1);
+      expect(second).toEqual(first);
+      // A fetch asked without a miss (a refresh) wants one that starts after it: it fetches.
+      const unrelated = createSharedDocuments(link, { maxAgeMs: 60_000, failureMs: 60_000, fetchTimeoutMs: 2000 });
+      await unrelated.singleFlight(publisher)(url, "json");
+      expect(fetched).toBe(2);
+    } finally {
+      await link.close();
+    }
   });
 
   it("a document one instance fetched is read by another from Redis, not fetched again", async () => {
@@ -313,7 +356,7 @@ describe("one index for the fleet", () => {
       if (Date.now() > until) throw new Error("the waiting result was not recorded");
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(await store.history("carol.example")).not.toBeNull();
+    expect(await store.history("carol.example"), logged.join("\n")).not.toBeNull();
     const queued = await store.db.query<{ domain: string }>("SELECT domain FROM crawl_queue WHERE domain = 'queued.test'");
     expect(queued).toHaveLength(1);
   }, 30_000);
