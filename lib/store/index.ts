@@ -104,6 +104,8 @@ export async function openStore(
   // and are recorded in order once it answers again.
   const backlog: EntityResult[] = [];
   let dropped = 0;
+  // Taken from the backlog and not yet written: still waiting, as far as anyone asking can tell.
+  let draining = 0;
   let retry: ReturnType<typeof setTimeout> | undefined;
   function keepForLater(result: EntityResult, why: string) {
     if (backlog.length === 0) log(`store: the database does not answer (${why}); results wait to be recorded until it does`);
@@ -127,7 +129,14 @@ export async function openStore(
       `store: the database answers again; recording ${waiting.length} waiting results${dropped ? ` (${dropped} older ones were dropped)` : ""}`,
     );
     dropped = 0;
-    for (const result of waiting) await recordOne(result);
+    draining += waiting.length;
+    for (const result of waiting) {
+      try {
+        await recordOne(result);
+      } finally {
+        draining--;
+      }
+    }
   }
 
   async function recordOne(result: EntityResult): Promise<EntityResult> {
@@ -175,7 +184,7 @@ export async function openStore(
     issuedBy: (issuer) => issuedBy(db, issuer),
     ping,
     get backlog() {
-      return backlog.length;
+      return backlog.length + draining;
     },
     async stats() {
       const [row] = await db.query<{ entities: string; depth: string; lag: number | null }>(
