@@ -103,11 +103,12 @@ export function createResolver(deps: ResolverDeps): Resolver {
   const checks = createClaimChecks(fetchDocument, load, memo);
   const staged = createEntityResolution(fetchDocument, checks, limits);
   const annotate = deps.annotate;
-  const resolveEntityStaged: typeof staged = async (domain, opts = {}) => {
+  /** With `slots`, each claim's promise is annotated as it settles (for a page that streams); without, only the whole result. */
+  const annotated = async (domain: string, opts: ResolveOptions, slots: boolean): Promise<StagedEntity> => {
     const entity = await staged(domain, opts);
     if (!annotate || opts.cacheOnly) return entity;
     const result = entity.result.then(annotate);
-    if (!deps.preview || entity.entity.status !== "accepted") return { ...entity, result };
+    if (!slots || !deps.preview || entity.entity.status !== "accepted") return { ...entity, result };
     // Each claim as it settles, annotated as the whole result will be (docs/decisions.md#the-index).
     const preview = deps.preview(entity.entity.domain, entity.cache.fetched_at).catch(() => null);
     const previewed = (kind: ClaimListKind) =>
@@ -128,7 +129,9 @@ export function createResolver(deps: ResolverDeps): Resolver {
   };
   // Each query gets its own budget, unless the caller hands one in to read afterwards.
   const withWork = (opts: ResolveOptions = {}): ResolveOptions => (opts.work ? opts : { ...opts, work: newWork() });
-  const resolveEntity = async (domain: string, opts: ResolveOptions = {}) => (await resolveEntityStaged(domain, opts)).result;
+  const resolveEntityStaged: typeof staged = (domain, opts = {}) => annotated(domain, opts, true);
+  // No preview: nobody reads the claims one by one, and it cost a read of the index and a verdict per claim.
+  const resolveEntity = async (domain: string, opts: ResolveOptions = {}) => (await annotated(domain, opts, false)).result;
   const queries = createQueries(fetchDocument, resolveEntity, limits);
 
   async function resolve(query: Query, options: ResolveOptions = {}): Promise<SearchResponse> {
