@@ -30,7 +30,12 @@ export class NotFetched extends Error {
     /** When asking again may succeed, in seconds. */
     readonly retryAfterS: number,
   ) {
+    // No stack: a refusal is expected, says all in its message, and a 50-owner property query makes
+    // thousands of them, whose stacks cost the page thread 50 ms.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = "NotFetched";
   }
 }
