@@ -13,7 +13,7 @@ import { createOutboundGate, type OutboundGate, type OutboundStats, type Priorit
 import { NotFetched, type RefusalKind } from "./refusal";
 
 /** Starts the thread's TypeScript source with tsx's loader. */
-const FROM_SOURCE = `
+export const FROM_SOURCE = `
   const { workerData } = require("node:worker_threads");
   import("tsx/esm/api").then(({ register }) => { register(); return import(workerData.file); });`;
 
@@ -46,11 +46,25 @@ export type OutboundView = Pick<OutboundGate, "max" | "retryAfterS" | "full" | "
 
 export type ThreadedFetcher = Fetcher & { close(): Promise<void>; sockets(): SocketStats; outbound: OutboundView };
 
+/** The thread, started from Next's bundle or from source. */
+function startWorker(settings: ThreadSettings): Worker {
+  // Bundled by Next (which sets NEXT_RUNTIME), the thread is JavaScript; run from source (the tests), it is
+  // TypeScript, loaded through tsx.
+  return process.env.NEXT_RUNTIME
+    ? new Worker(new URL("./fetch-worker.ts", import.meta.url), { workerData: settings })
+    : new Worker(FROM_SOURCE, { eval: true, workerData: { ...settings, file: new URL("./fetch-worker.ts", import.meta.url).href } });
+}
+
 /**
- * Starts the fetch thread. A thread that dies fails the fetches it held as this resolver's fault
- * (`local_fault`, never the publisher's) and the next fetch starts a new one.
+ * Starts the fetch thread (`spawn` is for the tests, to start one that dies). A thread that dies
+ * fails the fetches it held as this resolver's fault (`local_fault`, never the publisher's); the
+ * next fetch starts a new one, after a second's rest.
  */
-export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: RateLimiter): ThreadedFetcher {
+export function createThreadedFetcher(
+  settings: ThreadSettings,
+  hostBudget?: RateLimiter,
+  spawn: (settings: ThreadSettings) => Worker = startWorker,
+): ThreadedFetcher {
   const pending = new Map<number, { resolve: (o: FetchOutcome) => void; reject: (e: Error) => void }>();
   let next = 1;
   let latest: { gate: OutboundStats; sockets: SocketStats } = {
@@ -72,11 +86,7 @@ export function createThreadedFetcher(settings: ThreadSettings, hostBudget?: Rat
   };
 
   function start(): Worker {
-    // Bundled by Next (which sets NEXT_RUNTIME), the thread is JavaScript; run from source (the tests), it is
-    // TypeScript, loaded through tsx.
-    const worker = process.env.NEXT_RUNTIME
-      ? new Worker(new URL("./fetch-worker.ts", import.meta.url), { workerData: settings })
-      : new Worker(FROM_SOURCE, { eval: true, workerData: { ...settings, file: new URL("./fetch-worker.ts", import.meta.url).href } });
+    const worker = spawn(settings);
     worker.on("message", (m: FromThread) => {
       if (m.kind === "stats") latest = { gate: m.gate, sockets: m.sockets };
       else if (m.kind === "budget") {

@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { parseConnectTo } from "../../lib/fetch/connect-to";
 import type { FetchOutcome } from "../../lib/fetch/fetcher";
 import { NotFetched } from "../../lib/fetch/refusal";
-import { createThreadedFetcher, type ThreadSettings } from "../../lib/fetch/thread";
+import { Worker } from "node:worker_threads";
+import { createThreadedFetcher, FROM_SOURCE, type ThreadSettings } from "../../lib/fetch/thread";
 import { createRateLimiter, type RateLimiter } from "../../lib/rate-limit";
 import { useSampleNetwork } from "../helpers/sample";
 
@@ -21,14 +22,25 @@ const ctx = useSampleNetwork({
   },
 });
 
-function threaded(extra: Partial<ThreadSettings> = {}, hostBudget?: RateLimiter) {
+function threaded(extra: Partial<ThreadSettings> = {}, hostBudget?: RateLimiter, spawn?: (settings: ThreadSettings) => Worker) {
   const parsed = parseConnectTo(ctx.net.connectTo);
   if (!parsed.ok) throw new Error(parsed.message);
   return createThreadedFetcher(
     { timeoutMs: 5000, connectTo: parsed.entries, userAgent: "ident-resolver/test", maxOutbound: 64, ca: [ctx.net.caPem], ...extra },
     hostBudget,
+    spawn,
   );
 }
+
+/** The real thread, made to die (exit code 3) when it is asked for a URL ending in /crash, as a thread dies of a fault of its own. */
+const CRASHING = `{
+  // Wraps the thread's own listener: one of ours beside it would start the port early, and messages sent before the thread listens would be lost.
+  const { parentPort } = require("node:worker_threads");
+  const on = parentPort.on.bind(parentPort);
+  parentPort.on = (event, listener) =>
+    on(event, event !== "message" ? listener : (m) => (m.op === "fetch" && m.url.endsWith("/crash") ? process.exit(3) : listener(m)));
+}
+${FROM_SOURCE}`;
 const withoutTime = (o: FetchOutcome) => ({ ...o, ms: 0 });
 
 describe("the fetch thread", () => {
@@ -91,6 +103,36 @@ describe("the fetch thread", () => {
       for (let i = 0; i < 20 && fetch.outbound.stats().peakActive === 0; i++) await new Promise((r) => setTimeout(r, 100));
       expect(fetch.outbound.stats()).toMatchObject({ active: 0, queued: 0, peakActive: 1, pending: 0 });
       expect(fetch.sockets().peak).toBe(1);
+    } finally {
+      await fetch.close();
+    }
+  });
+
+  it("a thread that dies: the fetches it held fail as this resolver's fault, the next a second later starts a new thread that answers", async () => {
+    let started = 0;
+    const fetch = threaded({}, undefined, (settings) => {
+      started++;
+      return new Worker(CRASHING, {
+        eval: true,
+        workerData: { ...settings, file: new URL("../../lib/fetch/fetch-worker.ts", import.meta.url).href },
+      });
+    });
+    try {
+      expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ status: "found" });
+      const held = fetch("https://slow.test/ident.json", "json");
+      const crash = fetch("https://alice.example/crash", "json");
+      for (const lost of await Promise.allSettled([held, crash])) {
+        expect(lost.status).toBe("rejected");
+        const reason = lost.status === "rejected" ? (lost.reason as unknown) : null;
+        expect(reason).toBeInstanceOf(NotFetched);
+        expect(reason).toMatchObject({ kind: "local_fault", message: expect.stringContaining("fetch thread stopped (exit code 3)") });
+      }
+      // At once after, refused without starting a thread; a second later, a new one answers.
+      await expect(fetch("https://alice.example/ident.json", "json")).rejects.toMatchObject({ kind: "local_fault" });
+      expect(started).toBe(1);
+      await new Promise((r) => setTimeout(r, 1100));
+      expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ status: "found" });
+      expect(started).toBe(2);
     } finally {
       await fetch.close();
     }
