@@ -98,6 +98,8 @@ test("both instances are healthy and ready, with the store and Redis named", asy
     const health = await request.get(`${base}/healthz`);
     expect(health.status()).toBe(200);
     expect(await health.json()).toEqual({ status: "ok" });
+    // Ready once its links are made: a load balancer polls, so does this.
+    await readyzBecomes(request, base, 200);
     expect(await readiness(request, base)).toEqual({
       status: 200,
       body: { status: "ready", checks: { store: { ok: true }, redis: { ok: true } } },

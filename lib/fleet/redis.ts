@@ -18,7 +18,7 @@ export type FleetLink = {
   run<T>(command: (redis: Redis) => Promise<T>): Promise<T | null>;
   /** Commands that failed or timed out since start (for /metrics). */
   readonly failures: number;
-  /** Whether Redis answers a PING now (for /readyz). */
+  /** Whether Redis answers a PING (for /readyz), given a second chance. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
 };
@@ -64,6 +64,17 @@ export function connectRedis(url: string, options: FleetLinkOptions = {}): Fleet
   redis.on("ready", cameBack);
 
   const usable = () => redis.status === "ready" && Date.now() >= trippedUntil;
+  /** Resolves when the connection is ready, or after `ms`. */
+  const readyWithin = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off("ready", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      redis.once("ready", done);
+    });
   return {
     usable,
     async run(command) {
@@ -88,11 +99,17 @@ export function connectRedis(url: string, options: FleetLinkOptions = {}): Fleet
       return failures;
     },
     async ping() {
-      try {
-        return redis.status === "ready" && (await redis.ping()) === "PONG";
-      } catch {
-        return false;
+      // Two chances: a connection still being made at start, or an answer whose timeout fired first
+      // because the event loop was held (a route's first load), is not Redis being away.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        if (redis.status !== "ready") await readyWithin(500);
+        try {
+          if (redis.status === "ready" && (await redis.ping()) === "PONG") return true;
+        } catch {
+          // timed out or refused: the second chance, or false
+        }
       }
+      return false;
     },
     async close() {
       redis.disconnect();

@@ -199,6 +199,22 @@ describe("Redis stopped in the middle of a run", () => {
     }
   });
 
+  it("readiness: a link still connecting at start answers once connected; a paused Redis does not answer", async () => {
+    const link = connectRedis(redis.url, { log: (line) => logged.push(line) });
+    try {
+      expect(link.usable()).toBe(false); // the connection is being made
+      expect(await link.ping()).toBe(true);
+      await redis.pause();
+      try {
+        expect(await link.ping()).toBe(false);
+      } finally {
+        await redis.resume();
+      }
+    } finally {
+      await link.close();
+    }
+  });
+
   it("no lookup fails while it is down; sharing resumes when it is back", async () => {
     const { a, b } = await fleet();
     const domains = ["alice.example", "bob.example", "acme.example", "carol.example"];
