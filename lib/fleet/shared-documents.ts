@@ -56,7 +56,7 @@ return 1`;
 // Deletes the lock only when this instance still holds it.
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-const encode = (entry: SharedEntry) => `${entry.outcome.ok ? "1" : "0"}${JSON.stringify(entry)}`;
+const encode = (entry: LastEntry) => `${entry.outcome.ok ? "1" : "0"}${JSON.stringify(entry)}`;
 
 function decode(value: string | null | undefined): LastEntry | undefined {
   if (typeof value !== "string") return undefined;
@@ -82,7 +82,7 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
     const value = encode(entry);
     const ttl = entry.outcome.ok ? options.maxAgeMs : options.failureMs;
     const transient = !entry.outcome.ok && TRANSIENT.has(entry.outcome.status) ? "1" : "0";
-    const latest = encode({ ...entry, id: randomUUID() } as SharedEntry);
+    const latest = encode({ ...entry, id: randomUUID() });
     await link.run((r) => r.multi().eval(KEEP, 1, doc(key), value, String(ttl), transient).set(last(key), latest, "PX", 60_000).exec());
   }
 
@@ -106,7 +106,7 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
     return undefined;
   }
 
-  // The latest fetch Redis knew of when this instance last found a key missing: any fetch after it,
+  // The latest fetch Redis knew of when this instance last found a key missing: a fetch after it,
   // by whichever instance, is as good as one of ours (it closes the gap between a miss and the lock).
   // Read with the miss itself, so no clock is compared; kept for a deadline, and not taken away by the
   // first fetch that reads it, since two lookups here may both miss and the second reach the lock
