@@ -119,7 +119,7 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
       if (!answer) return undefined;
       const entry = decode(answer[0]?.[1] as string | null);
       if (!entry) seenAtMiss.set(key, decode(answer[1]?.[1] as string | null)?.id ?? "");
-      return entry && { outcome: entry.outcome, fetchedAt: entry.fetchedAt };
+      return entry;
     },
     async loading(key) {
       return (await link.run((r) => r.exists(lock(key)))) === 1;
