@@ -15,8 +15,12 @@ import { connectionUrl } from "../rules/connection";
 import { verifyCredential } from "../rules/credential";
 import { verifyProperty } from "../rules/property";
 import { NotFetched } from "../fetch/refusal";
-import { LABEL, toSource, type FetchDocument, type Load, type QueryWork, type ResolveOptions } from "./documents";
+import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents";
 import type { ParseMemo } from "./memo";
+import { nextTurn } from "./turns";
+
+/** The turns of checks started outside a query (tests and tools that call the checks directly). */
+const UNOWNED = {};
 
 /** One claim being checked: what was published now, the verdict later. */
 export type ClaimSlot = { id: string | null; claimed: unknown; result: Promise<CheckedClaim> };
@@ -57,15 +61,19 @@ const failedClaim = (id: string | null, claimed: unknown, reason: Reason, messag
 /**
  * Starts `check` on each valid entry up to the budget, all at once; bad, repeated and over-budget
  * entries fail without a fetch (V2, docs/decisions.md#budget). A check this resolver declined or could
- * not do (docs/decisions.md#outbound-work) is reported `limit`, in its own words, and noted in `work`.
+ * not do (docs/decisions.md#outbound-work) is reported `limit`, in its own words, and noted in the query's
+ * work. Each check that may fetch starts on a turn of its own (./turns.ts); one that reads the cache
+ * alone starts at once.
  */
 export function checkEntries<T>(
   entries: Entry<T>[],
   budget: number,
   noun: string,
   check: (entry: Entry<T> & { ok: true }) => Promise<CheckedClaim>,
-  work?: QueryWork,
+  opts: ResolveOptions,
 ): ClaimSlot[] {
+  const work = opts.work;
+  const owner = opts.cacheOnly ? null : (work ?? UNOWNED);
   let used = 0;
   return entries.map((entry): ClaimSlot => {
     const slot = (result: CheckedClaim | Promise<CheckedClaim>) => ({ id: entry.id, claimed: entry.raw, result: Promise.resolve(result) });
@@ -87,7 +95,7 @@ export function checkEntries<T>(
       return slot({ claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false });
     }
     return slot(
-      check(entry).catch((err: unknown): CheckedClaim => {
+      (owner ? nextTurn(owner).then(() => check(entry)) : check(entry)).catch((err: unknown): CheckedClaim => {
         if (!(err instanceof NotFetched)) throw err;
         work?.refused.push(err.kind);
         return { claim: failedClaim(entry.id, entry.raw, "limit", `Not checked: ${err.message}`, entry.problems), stale: false };

@@ -66,7 +66,7 @@ export function createEntityResolution(fetchDocument: FetchDocument, checks: Cla
     };
     // Each list within its budget; work refused on the way is noted in this query's `work`.
     const check = <T>(entries: Entry<T>[], budget: number, noun: string, one: (e: Entry<T> & { ok: true }) => Promise<CheckedClaim>) =>
-      checkEntries(entries, budget, noun, one, opts.work);
+      checkEntries(entries, budget, noun, one, opts);
     const properties = check(doc.properties, limits.maxClaims, "properties", (e) => checks.checkProperty(doc, e, opts));
     const credentials = check(doc.credentials, limits.maxClaims, "credentials", (e) => checks.checkCredential(doc, e, opts));
     const connections = check(doc.connections, limits.maxConnections, "connections", (e) => checks.checkConnection(domain, e, opts));

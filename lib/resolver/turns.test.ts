@@ -1,0 +1,83 @@
+import { createServer, connect, type AddressInfo } from "node:net";
+import { setImmediate } from "node:timers";
+import { describe, expect, it } from "vitest";
+import type { FetchOutcome } from "../fetch/fetcher";
+import { nextTurn, waitingPieces } from "./turns";
+import { createResolver } from ".";
+
+describe("claim checks take turns on the event loop (docs/decisions.md#outbound-work)", () => {
+  it("one piece a turn: no two pieces of a lookup start on the same turn of the event loop", async () => {
+    let turn = 0;
+    let counting = true;
+    const count = () => {
+      turn++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const lookup = {};
+    const turns = await Promise.all(Array.from({ length: 20 }, () => nextTurn(lookup).then(() => turn)));
+    counting = false;
+    expect(new Set(turns).size).toBe(20);
+    expect(turns).toEqual([...turns].sort((a, b) => a - b));
+  });
+
+  it("lookups take turns: a lookup that asks behind another's 1,000 pieces starts its first on the second turn", async () => {
+    const big = {};
+    const small = {};
+    const order: string[] = [];
+    const bigs = Array.from({ length: 1000 }, (_, i) => nextTurn(big).then(() => order.push(`big ${i}`)));
+    const smalls = [0, 1].map((i) => nextTurn(small).then(() => order.push(`small ${i}`)));
+    await Promise.all([...bigs, ...smalls]);
+    expect(order.slice(0, 5)).toEqual(["big 0", "small 0", "big 1", "small 1", "big 2"]);
+    expect(order).toHaveLength(1002);
+    expect(waitingPieces()).toBe(0);
+  });
+
+  it("the server reads its sockets between pieces: bytes sent while pieces wait are read before they are all done", async () => {
+    const server = createServer((socket) => socket.end("hello"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const lookup = {};
+    let pieces = 0;
+    let readAfter = -1;
+    const client = connect((server.address() as AddressInfo).port, "127.0.0.1");
+    client.on("data", () => (readAfter = pieces));
+    // Pieces that keep asking for more until the socket was read, or 200,000 of them.
+    const more = (): Promise<void> =>
+      nextTurn(lookup).then(() => {
+        pieces++;
+        return readAfter < 0 && pieces < 200_000 ? more() : undefined;
+      });
+    await Promise.all([more(), more()]);
+    client.destroy();
+    server.close();
+    expect(readAfter).toBeGreaterThanOrEqual(0);
+    expect(readAfter).toBeLessThan(200_000);
+  });
+
+  it("a resolver's claim checks each start on a turn of their own", async () => {
+    const ALICE = "§:entity:alice.example";
+    const properties = Array.from({ length: 50 }, (_, k) => ({ id: `§:property:p${k}.example` }));
+    const resolver = createResolver({
+      limits: { maxClaims: 50 },
+      // Every document answers at once, so without turns the whole lookup would end within one turn.
+      fetch: async (url): Promise<FetchOutcome> => {
+        const meta = { url, finalUrl: url, contentType: "application/json", ms: 1 };
+        if (url !== "https://alice.example/ident.json") return { ...meta, ok: false, status: "not_found", httpStatus: 404, message: "404" };
+        const body = JSON.stringify({ network_id: ALICE, properties });
+        return { ...meta, ok: true, status: "found", httpStatus: 200, body, bytes: body.length };
+      },
+    });
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns++;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const result = await resolver.resolveEntity("alice.example");
+    counting = false;
+    expect(result.properties).toHaveLength(50);
+    expect(result.properties.every((c) => c.reason === "not_found")).toBe(true);
+    expect(turns).toBeGreaterThanOrEqual(50);
+  });
+});

@@ -1,0 +1,44 @@
+/**
+ * Claim checks take turns on the event loop (docs/decisions.md#outbound-work): a property's owners
+ * can start thousands of checks at once, and run back to back they held the thread for tens of
+ * milliseconds while every other request waited. Here each check starts on a turn of its own, so the
+ * server reads its sockets between them, and lookups take turns among themselves: a small lookup
+ * that starts behind a big one is not made to wait for all of the big one's checks.
+ */
+import { setImmediate } from "node:timers";
+
+/** Each lookup's waiting pieces, first come first served; the lookups in the order their turns come. */
+const lookups = new Map<object, Array<() => void>>();
+let scheduled = false;
+
+function step() {
+  const [owner, pieces] = lookups.entries().next().value ?? [];
+  if (owner === undefined || pieces === undefined) {
+    scheduled = false;
+    return;
+  }
+  const next = pieces.shift();
+  // The lookup goes to the back of the line, or leaves it when it has nothing more to start.
+  lookups.delete(owner);
+  if (pieces.length > 0) lookups.set(owner, pieces);
+  // Queued from inside this turn's immediates, the next step runs on the next turn, after the sockets are read.
+  if (lookups.size > 0) setImmediate(step);
+  else scheduled = false;
+  next?.();
+}
+
+/** Resolves on a later turn of the event loop, after this lookup's earlier pieces, taking turns with other lookups. */
+export function nextTurn(owner: object): Promise<void> {
+  return new Promise((resolve) => {
+    const pieces = lookups.get(owner);
+    if (pieces) pieces.push(resolve);
+    else lookups.set(owner, [resolve]);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(step);
+    }
+  });
+}
+
+/** Pieces waiting for a turn, all lookups together (for tests). */
+export const waitingPieces = () => [...lookups.values()].reduce((n, pieces) => n + pieces.length, 0);
