@@ -17,7 +17,7 @@ import { verifyProperty } from "../rules/property";
 import { NotFetched } from "../fetch/refusal";
 import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents";
 import type { ParseMemo } from "./memo";
-import { nextTurn } from "./turns";
+import { turnFor } from "./turns";
 
 /** The turns of checks started outside a query (tests and tools that call the checks directly). */
 const UNOWNED = {};
@@ -62,8 +62,8 @@ const failedClaim = (id: string | null, claimed: unknown, reason: Reason, messag
  * Starts `check` on each valid entry up to the budget, all at once; bad, repeated and over-budget
  * entries fail without a fetch (V2, docs/decisions.md#budget). A check this resolver declined or could
  * not do (docs/decisions.md#outbound-work) is reported `limit`, in its own words, and noted in the query's
- * work. Each check that may fetch starts on a turn of its own (./turns.ts); one that reads the cache
- * alone starts at once.
+ * work. Past a lookup's first few, each check that may fetch starts on a turn of its own (./turns.ts);
+ * one that reads the cache alone starts at once.
  */
 export function checkEntries<T>(
   entries: Entry<T>[],
@@ -94,8 +94,9 @@ export function checkEntries<T>(
       const message = `Only the first ${budget} ${noun} of an entity are checked; this one was not fetched`;
       return slot({ claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false });
     }
+    const turn = owner ? turnFor(owner) : null;
     return slot(
-      (owner ? nextTurn(owner).then(() => check(entry)) : check(entry)).catch((err: unknown): CheckedClaim => {
+      (turn ? turn.then(() => check(entry)) : check(entry)).catch((err: unknown): CheckedClaim => {
         if (!(err instanceof NotFetched)) throw err;
         work?.refused.push(err.kind);
         return { claim: failedClaim(entry.id, entry.raw, "limit", `Not checked: ${err.message}`, entry.problems), stale: false };

@@ -2,7 +2,7 @@ import { createServer, connect, type AddressInfo } from "node:net";
 import { setImmediate } from "node:timers";
 import { describe, expect, it } from "vitest";
 import type { FetchOutcome } from "../fetch/fetcher";
-import { nextTurn, waitingPieces } from "./turns";
+import { AT_ONCE, nextTurn, waitingPieces } from "./turns";
 import { createResolver } from ".";
 
 describe("claim checks take turns on the event loop (docs/decisions.md#outbound-work)", () => {
@@ -54,23 +54,27 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
     expect(readAfter).toBeLessThan(200_000);
   });
 
-  it("a resolver's claim checks each start on a turn of their own", async () => {
+  it(`a resolver starts a lookup's first ${AT_ONCE} claim checks at once, then each on a turn of its own`, async () => {
     const ALICE = "§:entity:alice.example";
     const properties = Array.from({ length: 50 }, (_, k) => ({ id: `§:property:p${k}.example` }));
+    let turn = 0;
+    const startedOn: number[] = [];
     const resolver = createResolver({
       limits: { maxClaims: 50 },
       // Every document answers at once, so without turns the whole lookup would end within one turn.
       fetch: async (url): Promise<FetchOutcome> => {
         const meta = { url, finalUrl: url, contentType: "application/json", ms: 1 };
-        if (url !== "https://alice.example/ident.json") return { ...meta, ok: false, status: "not_found", httpStatus: 404, message: "404" };
-        const body = JSON.stringify({ network_id: ALICE, properties });
-        return { ...meta, ok: true, status: "found", httpStatus: 200, body, bytes: body.length };
+        if (url === "https://alice.example/ident.json") {
+          const body = JSON.stringify({ network_id: ALICE, properties });
+          return { ...meta, ok: true, status: "found", httpStatus: 200, body, bytes: body.length };
+        }
+        if (url.endsWith("/ident-property.json")) startedOn.push(turn);
+        return { ...meta, ok: false, status: "not_found", httpStatus: 404, message: "404" };
       },
     });
-    let turns = 0;
     let counting = true;
     const count = () => {
-      turns++;
+      turn++;
       if (counting) setImmediate(count);
     };
     setImmediate(count);
@@ -78,6 +82,9 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
     counting = false;
     expect(result.properties).toHaveLength(50);
     expect(result.properties.every((c) => c.reason === "not_found")).toBe(true);
-    expect(turns).toBeGreaterThanOrEqual(50);
+    expect(startedOn).toHaveLength(50);
+    expect(new Set(startedOn.slice(0, AT_ONCE)).size).toBe(1);
+    expect(new Set(startedOn.slice(AT_ONCE)).size).toBe(50 - AT_ONCE);
+    expect(startedOn[AT_ONCE]).toBeGreaterThan(startedOn[0] ?? Infinity);
   });
 });
