@@ -73,7 +73,7 @@ function shed(req, res) {
     : `You have ${perClient(config)} lookups in progress, as many as one client may at once. Try again when one has finished.`;
   const api = req.url.startsWith("/api/");
   // A client past its own limit waits a second for the answer, as in web/admission.ts: a loop then costs it time.
-  if (busy) answerRefusal();
+  if (busy) inTurn(answerRefusal);
   else setTimeout(answerRefusal, app.overLimitDelayMs).unref();
   return true;
 
@@ -97,17 +97,22 @@ function shed(req, res) {
 // Requests enter Next one per turn of the event loop: a burst of them arriving together would
 // otherwise be set up by Next in one go, and a page the cache could answer at once (the home page)
 // would wait behind all of them (docs/decisions.md#outbound-work).
-const entering = [];
-function enter(req, res) {
-  entering.push([req, res]);
-  if (entering.length === 1) setImmediate(admitOne);
+// Refusals are answered the same way: a flood of thousands of connections refused in one go held
+// the thread for half a second.
+const turns = [];
+function inTurn(work) {
+  turns.push(work);
+  if (turns.length === 1) setImmediate(takeTurn);
 }
-function admitOne() {
-  const next = entering.shift();
-  if (entering.length > 0) setImmediate(admitOne);
-  if (!next) return;
-  const [req, res] = next;
-  if (!res.destroyed) void handle(req, res);
+function takeTurn() {
+  const next = turns.shift();
+  if (turns.length > 0) setImmediate(takeTurn);
+  next?.();
+}
+function enter(req, res) {
+  inTurn(() => {
+    if (!res.destroyed) void handle(req, res);
+  });
 }
 
 // docs/deploying.md#logs: each request has an id (a well-formed X-Request-Id from the proxy in front,
