@@ -5,18 +5,24 @@ import type { FetchOutcome } from "../fetch/fetcher";
 import { AT_ONCE, nextTurn, waitingPieces } from "./turns";
 import { createResolver } from ".";
 
+/** Counts turns of the event loop until stopped. */
+function turnClock() {
+  const clock = { turn: 0, stop: () => void (counting = false) };
+  let counting = true;
+  const tick = () => {
+    clock.turn++;
+    if (counting) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return clock;
+}
+
 describe("claim checks take turns on the event loop (docs/decisions.md#outbound-work)", () => {
   it("one piece a turn: no two pieces of a lookup start on the same turn of the event loop", async () => {
-    let turn = 0;
-    let counting = true;
-    const count = () => {
-      turn++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
+    const clock = turnClock();
     const lookup = {};
-    const turns = await Promise.all(Array.from({ length: 20 }, () => nextTurn(lookup).then(() => turn)));
-    counting = false;
+    const turns = await Promise.all(Array.from({ length: 20 }, () => nextTurn(lookup).then(() => clock.turn)));
+    clock.stop();
     expect(new Set(turns).size).toBe(20);
     expect(turns).toEqual([...turns].sort((a, b) => a - b));
   });
@@ -57,7 +63,7 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
   it(`a resolver starts a lookup's first ${AT_ONCE} claim checks at once, then each on a turn of its own`, async () => {
     const ALICE = "§:entity:alice.example";
     const properties = Array.from({ length: 50 }, (_, k) => ({ id: `§:property:p${k}.example` }));
-    let turn = 0;
+    const clock = turnClock();
     const startedOn: number[] = [];
     const resolver = createResolver({
       limits: { maxClaims: 50 },
@@ -68,18 +74,12 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
           const body = JSON.stringify({ network_id: ALICE, properties });
           return { ...meta, ok: true, status: "found", httpStatus: 200, body, bytes: body.length };
         }
-        if (url.endsWith("/ident-property.json")) startedOn.push(turn);
+        if (url.endsWith("/ident-property.json")) startedOn.push(clock.turn);
         return { ...meta, ok: false, status: "not_found", httpStatus: 404, message: "404" };
       },
     });
-    let counting = true;
-    const count = () => {
-      turn++;
-      if (counting) setImmediate(count);
-    };
-    setImmediate(count);
     const result = await resolver.resolveEntity("alice.example");
-    counting = false;
+    clock.stop();
     expect(result.properties).toHaveLength(50);
     expect(result.properties.every((c) => c.reason === "not_found")).toBe(true);
     expect(startedOn).toHaveLength(50);
