@@ -19,9 +19,6 @@ import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } f
 import type { ParseMemo } from "./memo";
 import { turnFor } from "./turns";
 
-/** The turns of checks started outside a query (tests and tools that call the checks directly). */
-const UNOWNED = {};
-
 /** One claim being checked: what was published now, the verdict later. */
 export type ClaimSlot = { id: string | null; claimed: unknown; result: Promise<CheckedClaim> };
 export type CheckedClaim = { claim: Claim; stale: boolean };
@@ -73,7 +70,8 @@ export function checkEntries<T>(
   opts: ResolveOptions,
 ): ClaimSlot[] {
   const work = opts.work;
-  const owner = opts.cacheOnly ? null : (work ?? UNOWNED);
+  // Turns are taken per query (its work): every lookup through the resolver has one.
+  const owner = opts.cacheOnly ? undefined : work;
   let used = 0;
   return entries.map((entry): ClaimSlot => {
     const slot = (result: CheckedClaim | Promise<CheckedClaim>) => ({ id: entry.id, claimed: entry.raw, result: Promise.resolve(result) });
