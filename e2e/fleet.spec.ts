@@ -107,7 +107,7 @@ test("both instances are healthy and ready, with the store and Redis named", asy
   }
 });
 
-test("/metrics parses as Prometheus text; a lookup on A counts its fetches there, and B answers it from the shared tier", async ({
+test("/metrics parses as Prometheus text; a lookup on A counts its fetches and sockets there, and B answers it from the shared tier", async ({
   request,
 }) => {
   const foundBefore = await metric(request, A, "ident_fetches_total", { outcome: "found" });
@@ -121,6 +121,9 @@ test("/metrics parses as Prometheus text; a lookup on A counts its fetches there
   expect(await metric(request, B, "ident_cache_lookups_total", { tier: "shared", result: "hit" })).toBeGreaterThan(sharedHitsBefore);
   expect(await metric(request, B, "ident_fetches_total")).toBe(fetchesOnBBefore);
   expect(await metric(request, A, "ident_fetch_duration_seconds_count")).toBeGreaterThan(0);
+  // The fetch thread reports its sockets every 200 ms; the cap is the default 64.
+  await expect.poll(() => metric(request, A, "ident_outbound_sockets_peak")).toBeGreaterThan(0);
+  expect(await metric(request, A, "ident_outbound_sockets_peak")).toBeLessThanOrEqual(64);
 });
 
 test("an entity resolved on A is found by a name search on B", async ({ request }) => {

@@ -131,6 +131,12 @@ test.describe("the outbound cap against a tarpit", () => {
     // Those that got a slot reached the tarpit and timed out: the publisher's outcome, reported as such.
     const done = await answers.find((a) => a.status() === 200)?.json();
     expect(done?.results[0].entity.status).toBe("timeout");
+    // The app's own count, reported by its fetch thread every 200 ms: the cap held from the first connection attempt on.
+    const peak = async () => {
+      const text = await (await request.get(`http://localhost:${TARPITTED}/metrics`)).text();
+      return Number(/^ident_outbound_sockets_peak (\S+)$/m.exec(text)?.[1]);
+    };
+    await expect.poll(peak).toBe(2);
   });
 
   test("one client's lookups past 8 at once are refused with 429, a second later, before they reach Next", async ({ request }) => {

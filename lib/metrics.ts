@@ -3,6 +3,7 @@
  * One registry per resolver, never prom-client's global one: a process may hold several (the tests do).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { SocketStats } from "./fetch/fetcher";
 import type { OutboundView } from "./fetch/thread";
 import type { FleetLink } from "./fleet/redis";
 import type { Store, StoreStats } from "./store";
@@ -20,6 +21,8 @@ export type Metrics = {
 
 export type MetricSources = {
   outbound: OutboundView;
+  /** Outbound sockets open now and at most so far (docs/decisions.md#outbound-work). */
+  sockets: () => SocketStats;
   store: Promise<Store | null>;
   fleet: FleetLink | null;
 };
@@ -49,6 +52,8 @@ export function createMetrics(sources: MetricSources): Metrics {
     });
   gauge("ident_fetches_in_flight", "Publisher fetches holding an outbound slot now", () => sources.outbound.stats().active);
   gauge("ident_fetches_queued", "Publisher fetches waiting for an outbound slot now", () => sources.outbound.stats().queued);
+  gauge("ident_outbound_sockets", "Outbound sockets open now, from the connection attempt until closed", () => sources.sockets().open);
+  gauge("ident_outbound_sockets_peak", "The most outbound sockets open at once since the instance started", () => sources.sockets().peak);
   gauge("ident_index_entities", "Entities the index holds", async () => (await storeStats())?.entities ?? null);
   gauge(
     "ident_queue_depth",

@@ -1,6 +1,6 @@
 import type { Config } from "./config";
 import { createDocumentCache } from "./fetch/cache";
-import { createFetcher, type Fetcher, type FetcherOptions } from "./fetch/fetcher";
+import { createFetcher, type Fetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher";
 import { createOutboundGate } from "./fetch/outbound";
 import { createThreadedFetcher, type OutboundView } from "./fetch/thread";
 import { NotFetched } from "./fetch/refusal";
@@ -69,7 +69,7 @@ export function createConfiguredResolver(
   const hostBudget = limiter("host", config.hostBudgetPerMin);
   const common = { timeoutMs: config.fetchTimeoutMs, connectTo: config.connectTo, userAgent: USER_AGENT };
   let outbound: OutboundView;
-  let fetcher: Fetcher & { close(): Promise<void> };
+  let fetcher: Fetcher & { close(): Promise<void>; sockets(): SocketStats };
   if (fetchThread) {
     const threaded = createThreadedFetcher(
       {
@@ -92,7 +92,7 @@ export function createConfiguredResolver(
       ...fetcherExtra,
     });
   }
-  const metrics = createMetrics({ outbound, store, fleet });
+  const metrics = createMetrics({ outbound, sockets: () => fetcher.sockets(), store, fleet });
   const counted: Fetcher = async (url, mode, options) => {
     try {
       const outcome = await fetcher(url, mode, options);
