@@ -2,23 +2,8 @@ import { NextResponse, type NextRequest } from "next/server";
 import { ADMISSION_HEADER, admit, relay } from "./web/admission";
 import { isAnswer, pageOf, statusOf, toHeader, URL_HEADER } from "./web/pages";
 import { app } from "./web/server";
+import { contentSecurityPolicy, SECURITY_HEADERS } from "./web/security-headers";
 import type { ErrorBody } from "./lib/result/record";
-
-/** The Content-Security-Policy of a page, with this request's nonce (docs/decisions.md#security-headers). */
-export function contentSecurityPolicy(nonce: string, dev = false): string {
-  return [
-    "default-src 'self'",
-    `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${dev ? " 'unsafe-eval'" : ""}`,
-    `style-src 'self' 'nonce-${nonce}'`,
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join("; ");
-}
 
 /**
  * Every request: a fresh nonce, the security headers, HTTP 400 for a search with a bad query, 404 for
@@ -50,7 +35,7 @@ export async function proxy(request: NextRequest) {
   if (isAnswer(page) || page?.kind === "check") {
     // The check is always a fresh check (docs/publishing.md#check): it asks for a refresh, and its limit.
     const refresh = page.kind === "check" || searchParams.get("refresh") === "1";
-    const admission = await admit(app(), page.query, request.headers, refresh);
+    const admission = await admit(app(), page.query, request.headers.get("x-forwarded-for"), refresh);
     requestHeaders.set(ADMISSION_HEADER, relay(admission));
     if (!admission.ok) {
       status = admission.refusal.status;
@@ -80,9 +65,7 @@ export async function proxy(request: NextRequest) {
     response.headers.set("Cache-Control", "no-store");
   }
   response.headers.set("Content-Security-Policy", csp);
-  response.headers.set("X-Content-Type-Options", "nosniff");
-  response.headers.set("Referrer-Policy", "strict-origin-when-cross-origin");
-  response.headers.set("X-Frame-Options", "DENY");
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
   return response;
 }
 

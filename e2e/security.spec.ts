@@ -30,7 +30,23 @@ test("the API answers as docs/decisions.md#interfaces says, with sensible cachin
   const ok = await request.get("/api/resolve?q=alice.example");
   expect(ok.status()).toBe(200);
   expect(ok.headers()["cache-control"]).toContain("max-age=60");
+  expect(ok.headers()["content-type"]).toBe("application/json");
   expect((await ok.json()).schema).toBe("ident-resolver/search@1");
+  // Answered without Next by the production server (web/api.ts), with the headers a page has.
+  const headers = ok.headers();
+  expect(headers["content-security-policy"]).toContain("default-src 'self'");
+  expect(headers["x-content-type-options"]).toBe("nosniff");
+  expect(headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
+  expect(headers["x-frame-options"]).toBe("DENY");
+  expect(headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+  expect(headers.vary).toBeUndefined(); // Next would add "Vary: rsc, …"
+  const head = await request.head("/api/resolve?q=alice.example");
+  expect(head.status()).toBe(200);
+  expect(head.headers()["content-type"]).toBe("application/json");
+  expect(await head.body()).toHaveLength(0);
+  // Other methods, and paths beside it, are Next's: 405 and 404, never a 500.
+  expect((await request.post("/api/resolve?q=alice.example")).status()).toBe(405);
+  expect((await request.get("/api/resolve/extra?q=alice.example")).status()).toBe(404);
   const bad = await request.get("/api/resolve?q=not%20a%20query");
   expect(bad.status()).toBe(400);
   expect((await bad.json()).error.code).toBe("invalid_query");

@@ -32,9 +32,9 @@ export type Admission =
 /** How long a client past its cold-lookup limit waits for its 429. */
 export const OVER_LIMIT_DELAY_MS = 1000;
 
-/** Decides whether `query` is taken on for the client of `headers`, and takes its tokens if so. */
-export async function admit(app: App, query: Query, headers: Headers, refreshAsked: boolean): Promise<Admission> {
-  const client = app.clientOf(headers.get("x-forwarded-for"));
+/** Decides whether `query` is taken on for the client of `forwardedFor` (X-Forwarded-For), and takes its tokens if so. */
+export async function admit(app: App, query: Query, forwardedFor: string | null, refreshAsked: boolean): Promise<Admission> {
+  const client = app.clientOf(forwardedFor);
   const granted = refreshAsked && (await app.refreshLimit.take(client)).ok;
   if (refreshAsked && !granted) app.resolver.metrics.refusals.inc({ limit: "refresh" });
   const refuse = (refusal: Refusal, limit: string): Admission => {

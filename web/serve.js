@@ -109,9 +109,11 @@ function takeTurn() {
   if (turns.length > 0) setImmediate(takeTurn);
   next?.();
 }
+// The API's lookups are answered without Next (web/api.ts), which cost the thread more than the lookup.
 function enter(req, res) {
   inTurn(() => {
-    if (!res.destroyed) void handle(req, res);
+    if (res.destroyed || globalThis.__identApp?.api(req, res)) return;
+    void handle(req, res);
   });
 }
 

@@ -15,6 +15,8 @@ import { isAnswer, pageOf } from "./pages";
 import { OVER_LIMIT_DELAY_MS } from "./admission";
 import { clientKey } from "./rate-limit";
 import { createLogger, type Logger } from "@/lib/log";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { serveApi } from "./api";
 
 export type App = {
   config: Config;
@@ -25,6 +27,8 @@ export type App = {
   coldLimit: RateLimiter;
   /** Warm pages, kept whole; web/serve.js puts it in front of Next. */
   pages: PageCache;
+  /** Answers the API's lookups without Next (web/api.ts); false for a request it leaves to Next. web/serve.js asks it first. */
+  api(req: IncomingMessage, res: ServerResponse): boolean;
   /** The client of a request, from its X-Forwarded-For (the rate limits' key; web/serve.js uses it too). */
   clientOf(forwardedFor: string | null): string;
   /** How long a client past its own limit waits for its 429 (web/admission.ts, web/serve.js). */
@@ -71,6 +75,7 @@ export function app(): App {
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
+    api: (req, res) => serveApi(built, req, res),
   };
   holder.__identApp = built;
   // docs/decisions.md#discovery: background resolutions start with the server.

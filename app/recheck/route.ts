@@ -44,7 +44,7 @@ export async function POST(request: Request) {
       status: 303,
       headers: { Location: `/entity/${domain}?${new URLSearchParams(params)}`, "Cache-Control": "no-store" },
     });
-  const admission = await admit(the, { input: domain, kind: "domain", domain }, request.headers, true);
+  const admission = await admit(the, { input: domain, kind: "domain", domain }, request.headers.get("x-forwarded-for"), true);
   if (!admission.ok) return back({ recheck: admission.refusal.code });
   if (!admission.refresh.granted) return back({ recheck: "rate_limited" });
   const started = new Date();
