@@ -237,12 +237,24 @@ function probe(port: number): () => Promise<number[]> {
     });
 }
 
-/** Samples the app every 50 ms and times `/` every 25 ms until stopped. */
+/**
+ * A bare Node server ("ok" to every request), in a process of its own, timed beside the app: its p95
+ * during a run is what the machine alone adds (2 cores shared with the load, the publishers and the app's threads).
+ */
+const CONTROL_PORT = 3409;
+const control = spawn(
+  process.execPath,
+  ["-e", `require("node:http").createServer((q, s) => s.end("ok")).listen(${CONTROL_PORT}, "127.0.0.1")`],
+  { stdio: "ignore" },
+);
+
+/** Samples the app every 50 ms and times `/` (and the bare server) every 25 ms until stopped. */
 async function watch(app: App, upstreamPort: number) {
   await loopDelay(app.port);
   const peak = { rss: rssMb(app.pid), engineRss: engineRssMb(app.pid), fds: fds(app.pid), sockets: 0 };
   const rest = { rss: peak.rss, engineRss: peak.engineRss, cpu: cpuS(app.pid) };
   const stopProbe = probe(app.port);
+  const stopControl = probe(CONTROL_PORT);
   const sampler = setInterval(() => {
     try {
       peak.rss = Math.max(peak.rss, rssMb(app.pid));
@@ -255,9 +267,17 @@ async function watch(app: App, upstreamPort: number) {
   }, 50);
   return async () => {
     clearInterval(sampler);
-    const home = await stopProbe();
+    const [home, bare] = await Promise.all([stopProbe(), stopControl()]);
     const delay = await loopDelay(app.port);
-    return { ...peak, restRss: rest.rss, restEngineRss: rest.engineRss, cpu: cpuS(app.pid) - rest.cpu, homeP95: p95(home), delay };
+    return {
+      ...peak,
+      restRss: rest.rss,
+      restEngineRss: rest.engineRss,
+      cpu: cpuS(app.pid) - rest.cpu,
+      homeP95: p95(home),
+      bareP95: p95(bare),
+      delay,
+    };
   };
 }
 
@@ -265,15 +285,18 @@ async function watch(app: App, upstreamPort: number) {
 async function homeAtRest(port: number) {
   await loopDelay(port);
   const stop = probe(port);
+  const stopControl = probe(CONTROL_PORT);
   await sleep(4000);
-  return { p95: p95(await stop()), delay: await loopDelay(port) };
+  const [home, bare] = await Promise.all([stop(), stopControl()]);
+  return { p95: p95(home), bareP95: p95(bare), delay: await loopDelay(port) };
 }
 
 type Rest = Awaited<ReturnType<typeof homeAtRest>>;
 type Measured = Awaited<ReturnType<Awaited<ReturnType<typeof watch>>>>;
-/** `/`'s p95 during a run beside its p95 at rest, and the app's event-loop delay beside its delay at rest. */
+/** `/`'s p95 during a run beside its p95 at rest, the bare server's beside it, and the app's event-loop delay beside its delay at rest. */
 const home = (m: Measured, rest: Rest, goal = "") =>
   `/ p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.p95.toFixed(0)} ms${goal}); ` +
+  `a bare Node server's p95 meanwhile ${m.bareP95.toFixed(0)} ms (at rest ${rest.bareP95.toFixed(0)} ms); ` +
   `the app's event-loop delay p99 ${m.delay.p99.toFixed(0)} ms, max ${m.delay.max.toFixed(0)} ms (at rest ${rest.delay.p99.toFixed(0)} / ${rest.delay.max.toFixed(0)} ms)`;
 
 /** The engine's RSS beside the app's, and the two together. */
@@ -433,5 +456,6 @@ if (wanted("bombs")) {
 }
 
 for (const t of tarpits) t.close();
+control.kill();
 await net.close();
 process.exit(0);
