@@ -60,7 +60,7 @@ export async function answerResolve(the: App, params: URLSearchParams, forwarded
 /**
  * Answers `GET` or `HEAD /api/resolve?…` on Node's request and response, with the headers proxy.ts
  * gives what Next answers; false for every other request, which is Next's. Next's own handling of a
- * request cost the page thread more than the lookup did (about 8 ms against 5), and a burst of
+ * request cost the page thread about 8 ms, more than the lookup's own work, and a burst of
  * lookups kept `/` waiting behind it (docs/decisions.md#outbound-work).
  */
 export function serveApi(the: App, req: IncomingMessage, res: ServerResponse): boolean {
