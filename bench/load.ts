@@ -16,7 +16,7 @@
  * For each: upstream requests, the most requests one address had at once, peak outbound sockets
  * (the app's own, from /proc/net/tcp), file descriptors and RSS of the app (and beside it, that of its
  * embedded engine, a process of its own: docs/decisions.md#memory), the p95 latency of `/` meanwhile beside
- * its p95 at rest, and what reached the victim. Goals are printed beside the figures; nothing is
+ * its p95 at rest (and a bare Node server's beside it: what the machine alone adds), and what reached the victim. Goals are printed beside the figures; nothing is
  * asserted, since timings on a shared machine are noisy.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -247,14 +247,25 @@ const control = spawn(
   ["-e", `require("node:http").createServer((q, s) => s.end("ok")).listen(${CONTROL_PORT}, "127.0.0.1")`],
   { stdio: "ignore" },
 );
+// Stopped however this script ends, a failed run included.
+process.on("exit", () => control.kill());
+
+/** Times `/` of the app and the bare server together; the stop gives both p95s. */
+function probes(port: number): () => Promise<{ home: number; bare: number }> {
+  const stopHome = probe(port);
+  const stopBare = probe(CONTROL_PORT);
+  return async () => {
+    const [home, bare] = await Promise.all([stopHome(), stopBare()]);
+    return { home: p95(home), bare: p95(bare) };
+  };
+}
 
 /** Samples the app every 50 ms and times `/` (and the bare server) every 25 ms until stopped. */
 async function watch(app: App, upstreamPort: number) {
   await loopDelay(app.port);
   const peak = { rss: rssMb(app.pid), engineRss: engineRssMb(app.pid), fds: fds(app.pid), sockets: 0 };
   const rest = { rss: peak.rss, engineRss: peak.engineRss, cpu: cpuS(app.pid) };
-  const stopProbe = probe(app.port);
-  const stopControl = probe(CONTROL_PORT);
+  const stopProbes = probes(app.port);
   const sampler = setInterval(() => {
     try {
       peak.rss = Math.max(peak.rss, rssMb(app.pid));
@@ -267,15 +278,15 @@ async function watch(app: App, upstreamPort: number) {
   }, 50);
   return async () => {
     clearInterval(sampler);
-    const [home, bare] = await Promise.all([stopProbe(), stopControl()]);
+    const { home, bare } = await stopProbes();
     const delay = await loopDelay(app.port);
     return {
       ...peak,
       restRss: rest.rss,
       restEngineRss: rest.engineRss,
       cpu: cpuS(app.pid) - rest.cpu,
-      homeP95: p95(home),
-      bareP95: p95(bare),
+      homeP95: home,
+      bareP95: bare,
       delay,
     };
   };
@@ -284,11 +295,10 @@ async function watch(app: App, upstreamPort: number) {
 /** The p95 of `/` over 4 s with nothing else running, measured as during a run, and the app's event-loop delay meanwhile. */
 async function homeAtRest(port: number) {
   await loopDelay(port);
-  const stop = probe(port);
-  const stopControl = probe(CONTROL_PORT);
+  const stop = probes(port);
   await sleep(4000);
-  const [home, bare] = await Promise.all([stop(), stopControl()]);
-  return { p95: p95(home), bareP95: p95(bare), delay: await loopDelay(port) };
+  const { home, bare } = await stop();
+  return { p95: home, bareP95: bare, delay: await loopDelay(port) };
 }
 
 type Rest = Awaited<ReturnType<typeof homeAtRest>>;
@@ -456,6 +466,5 @@ if (wanted("bombs")) {
 }
 
 for (const t of tarpits) t.close();
-control.kill();
 await net.close();
 process.exit(0);
