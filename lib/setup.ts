@@ -15,6 +15,7 @@ import { startCrawler, type Crawler } from "./discovery/crawler";
 import { openStore, type Store } from "./store";
 import { DEFAULTS } from "./limits";
 import { USER_AGENT } from "./version";
+import { extend } from "./objects";
 
 /** The outbound side of a configured resolver, for admission (docs/decisions.md#outbound-work). */
 export type Traffic = {
@@ -72,12 +73,11 @@ export function createConfiguredResolver(
   let fetcher: Fetcher & { close(): Promise<void>; sockets(): SocketStats };
   if (fetchThread) {
     const threaded = createThreadedFetcher(
-      {
-        ...common,
+      extend(common, {
         maxOutbound: config.maxOutbound,
         hostBudgetPerMin: config.hostBudgetPerMin,
         ...(fetcherExtra.ca ? { ca: fetcherExtra.ca } : {}),
-      },
+      }),
       hostBudget,
     );
     outbound = threaded.outbound;
@@ -85,12 +85,9 @@ export function createConfiguredResolver(
   } else {
     const gate = createOutboundGate({ max: config.maxOutbound, maxWaitMs: config.fetchTimeoutMs });
     outbound = gate;
-    fetcher = createFetcher({
-      ...common,
-      outbound: gate,
-      hostBudget: { limiter: hostBudget, perMinute: config.hostBudgetPerMin },
-      ...fetcherExtra,
-    });
+    fetcher = createFetcher(
+      Object.assign({}, common, { outbound: gate, hostBudget: { limiter: hostBudget, perMinute: config.hostBudgetPerMin } }, fetcherExtra),
+    );
   }
   const metrics = createMetrics({ outbound, sockets: () => fetcher.sockets(), store, fleet });
   const counted: Fetcher = async (url, mode, options) => {
@@ -105,11 +102,11 @@ export function createConfiguredResolver(
     }
   };
   const ages = { maxAgeMs: config.cacheTtlS * 1000, freshMs: config.cacheFreshS * 1000, failureMs: DEFAULTS.failureTtlS * 1000 };
-  const shared = fleet ? createSharedDocuments(fleet, { ...ages, fetchTimeoutMs: config.fetchTimeoutMs }) : null;
+  const shared = fleet ? createSharedDocuments(fleet, extend(ages, { fetchTimeoutMs: config.fetchTimeoutMs })) : null;
   const cache = createDocumentCache({
+    observe: (tier, hit) => metrics.cache.inc({ tier, result: hit ? "hit" : "miss" }),
     ...ages,
     ...(shared ? { shared } : {}),
-    observe: (tier, hit) => metrics.cache.inc({ tier, result: hit ? "hit" : "miss" }),
   });
   const resolver = createResolver({
     // docs/deploying.md#what-redis-holds: one publisher request per URL for the whole fleet.
@@ -126,14 +123,13 @@ export function createConfiguredResolver(
       return index ? index.preview(domain, fetchedAt) : null;
     },
   });
-  return {
-    ...resolver,
+  const parts = {
     traffic: { outbound, hostBudget },
     clientLimits: { refresh: limiter("refresh", 5), cold: limiter("cold", config.coldLookupsPerMin) },
     fleet,
     metrics,
     store,
-    remember: async (response) => {
+    remember: async (response: SearchResponse) => {
       const index = await store;
       return index ? index.recordResponse(response) : response;
     },
@@ -143,6 +139,7 @@ export function createConfiguredResolver(
       await (await store)?.close();
     },
   };
+  return extend(resolver, parts);
 }
 
 /**

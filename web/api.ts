@@ -21,7 +21,7 @@ const NO_STORE = { "Cache-Control": "no-store" };
 /** 429 or 503 with Retry-After (docs/decisions.md#outbound-work). */
 const refused = (r: Refusal): ApiAnswer => ({
   status: r.status,
-  headers: { ...NO_STORE, "Retry-After": String(r.retryAfterS) },
+  headers: { "Cache-Control": NO_STORE["Cache-Control"], "Retry-After": String(r.retryAfterS) },
   body: { error: { code: r.code, message: r.message } },
 });
 
@@ -73,13 +73,15 @@ export function serveApi(the: App, req: IncomingMessage, res: ServerResponse): b
   const send = (answer: ApiAnswer) => {
     if (res.destroyed) return;
     const body = Buffer.from(JSON.stringify(answer.body));
-    res.writeHead(answer.status, {
-      ...answer.headers,
-      "Content-Type": "application/json",
-      "Content-Length": String(body.length),
-      "Content-Security-Policy": contentSecurityPolicy(randomBytes(16).toString("base64")),
-      ...SECURITY_HEADERS,
-    });
+    res.writeHead(
+      answer.status,
+      Object.assign({}, answer.headers, {
+        "Content-Type": "application/json",
+        "Content-Length": String(body.length),
+        "Content-Security-Policy": contentSecurityPolicy(randomBytes(16).toString("base64")),
+        ...SECURITY_HEADERS,
+      }),
+    );
     res.end(req.method === "HEAD" ? undefined : body);
   };
   answerResolve(the, params, Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null)).then(send, (err: unknown) => {

@@ -16,6 +16,7 @@ import type { Settings } from "../present/explain";
 import { connectionUrl } from "../rules/connection";
 import { backlinkFix, claimEntryFix, credentialFix, propertyFix } from "./fixes";
 import { buildReport, explained, type CheckReport, type DocumentReport, type FileKind, type Finding } from "./report";
+import { extend } from "../objects";
 
 /** A file that cannot be checked at all: a usage error (exit 2), not a finding. */
 export class UnreadableFile extends Error {}
@@ -59,14 +60,12 @@ export function checkText(text: string, path: string, settings: Settings): Check
     // Offline, the domain it will be served from is the one it names (docs/decisions.md#validation [bind]).
     const domain = parseNetworkId(nid) ?? "";
     const parsed = parseEntityDocument(value, domain);
-    const self = { ...fileReport("entity", findings(parsed.problems)), domain };
+    const self = extend(fileReport("entity", findings(parsed.problems)), { domain });
     if (!parsed.ok) return buildReport(target(kind), [self]);
     const e = parsed.entity;
     // Each entry's own problems (V2): a malformed or repeated claim, a field ignored.
     for (const entry of [...e.properties, ...e.credentials, ...e.connections]) {
-      self.findings.push(
-        ...entry.problems.map((p) => ({ ...problemFinding(p, settings), ...(entry.id === null ? {} : { claim: entry.id }) })),
-      );
+      self.findings.push(...entry.problems.map((p) => extend(problemFinding(p, settings), entry.id === null ? {} : { claim: entry.id })));
     }
     const others: DocumentReport[] = [];
     for (const entry of e.properties) {

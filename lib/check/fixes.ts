@@ -7,6 +7,7 @@ import { isRecord } from "../documents/json";
 import { parseCredentialId, parsePropertyId } from "../protocol/ids";
 import { credentialLocation, propertyLocation } from "../protocol/locations";
 import { pretty, type Snippet } from "./report";
+import { extend } from "../objects";
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.trim() !== "" ? v : undefined);
 
@@ -39,15 +40,12 @@ export function propertyFix(propertyId: string, networkId: string, claimed: unkn
   const current = isRecord(published) && isRecord(published.ident_property) ? published.ident_property : null;
   const owners = ownersOf(published);
   const entry = { network_id: networkId };
-  const document = {
-    ...(isRecord(published) ? published : {}),
-    ident_property: {
-      ...propertyFields(claimed),
-      ...(current ?? {}),
+  const document = extend(isRecord(published) ? published : {}, {
+    ident_property: Object.assign({}, propertyFields(claimed), current, {
       id: propertyId,
       ownership: owners.some((o) => names(o, networkId)) ? owners : [...owners, entry],
-    },
-  };
+    }),
+  });
   if (current && owners.length > 0 && !owners.some((o) => names(o, networkId))) {
     return { where: "Add this entry to ident_property.ownership", language: "json", text: pretty(entry), document };
   }
@@ -62,11 +60,10 @@ export function credentialFix(credentialId: string, networkId: string, claimed: 
   const c = isRecord(claimed) ? claimed : {};
   const current = isRecord(published) && isRecord(published.ident_credential) ? published.ident_credential : null;
   const title = str(current?.title) ?? str(c.title) ?? str(c.type) ?? "Member";
-  const document = {
-    ...(isRecord(published) ? published : {}),
+  const document = extend(isRecord(published) ? published : {}, {
     ident_entity_id: networkId,
-    ident_credential: { ...(str(c.type) ? { type: str(c.type) } : {}), ...(current ?? {}), id: credentialId, title },
-  };
+    ident_credential: Object.assign({}, str(c.type) ? { type: str(c.type) } : {}, current, { id: credentialId, title }),
+  });
   if (current && str(current.title) && isRecord(published) && published.ident_entity_id !== networkId) {
     return { where: "Set ident_entity_id to", language: "json", text: pretty(networkId), document };
   }

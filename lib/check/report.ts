@@ -5,6 +5,7 @@
  */
 import { explainProblem, reasonAnchor, words, type CatalogueSection, type Settings } from "../present/explain";
 import type { EntityResult } from "../result/record";
+import { extend } from "../objects";
 
 export const CHECK_SCHEMA = "ident-resolver/check@1";
 
@@ -93,7 +94,7 @@ export function buildReport(target: CheckReport["target"], documents: DocumentRe
     const key = `${doc.role} ${doc.url}`;
     const seen = merged.get(key);
     if (seen) seen.findings.push(...doc.findings);
-    else merged.set(key, { ...doc, findings: [...doc.findings] });
+    else merged.set(key, extend(doc, { findings: [...doc.findings] }));
   }
   const all = [...merged.values()];
   const count = (s: Finding["severity"]) => all.reduce((n, d) => n + d.findings.filter((f) => f.severity === s).length, 0);

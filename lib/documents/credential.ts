@@ -1,5 +1,6 @@
 /** The credential: an entry of an entity's `credentials[]`, and the credential document (docs/protocol.md#credential). */
 import { z } from "zod";
+import { extend } from "../objects";
 import { ID_PATTERNS, parseCredentialId } from "../protocol/ids";
 import { isRecord } from "./json";
 import { lenientFields, parsedOnce, type DocumentParse } from "./lenient";
@@ -66,7 +67,9 @@ function readCredential(value: Record<string, unknown>, path: string, problems: 
     const sub: Problem[] = [];
     const property = readProperty(value.property, where, sub);
     // The nested issuer property only adds context (V5): a bad one is a warning, never a failure.
-    problems.push(...sub.map((p) => ({ ...p, severity: "warning" as const, code: p.code === "invalid_entry" ? "invalid_field" : p.code })));
+    problems.push(
+      ...sub.map((p) => extend(p, { severity: "warning" as const, code: p.code === "invalid_entry" ? "invalid_field" : p.code })),
+    );
     if (property) credential.property = property;
   }
   return credential;
@@ -83,7 +86,7 @@ export function readCredentialEntry(raw: unknown, path: string, problems: Proble
     problems.push(error("invalid_entry", `${path}.id is missing or not of the form @user@domain[/path]`, `${path}.id`));
     return null;
   }
-  return { ...readCredential(raw, path, problems), id: id.data };
+  return extend(readCredential(raw, path, problems), { id: id.data });
 }
 
 function readCredentialDocument(value: unknown): DocumentParse<CredentialDocument> {
@@ -103,7 +106,7 @@ function readCredentialDocument(value: unknown): DocumentParse<CredentialDocumen
   }
   const problems: Problem[] = [];
   const credential = readCredential(value.ident_credential, "ident_credential", problems);
-  return { ok: true, doc: { ident_entity_id: value.ident_entity_id, ident_credential: { ...credential, title } }, problems };
+  return { ok: true, doc: { ident_entity_id: value.ident_entity_id, ident_credential: extend(credential, { title }) }, problems };
 }
 
 const parses = parsedOnce((value) => readCredentialDocument(value));

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { extend } from "../objects";
 
 /** A finding about a document or claim (docs/decisions.md#the-result-record). */
 export const Problem = z.object({
@@ -17,4 +18,4 @@ export const error = (code: string, message: string, path?: string): Problem =>
   path === undefined ? { code, severity: "error", message } : { code, severity: "error", message, path };
 
 /** `problem` with the library's words behind it, when there are any. */
-export const withDetail = (problem: Problem, detail: string | undefined): Problem => (detail ? { ...problem, detail } : problem);
+export const withDetail = (problem: Problem, detail: string | undefined): Problem => (detail ? extend(problem, { detail }) : problem);

@@ -1,5 +1,6 @@
 /** The property: an entry of an entity's `properties[]`, and the property document (docs/protocol.md#property). */
 import { z } from "zod";
+import { extend } from "../objects";
 import { ID_PATTERNS, parsePropertyId } from "../protocol/ids";
 import { isRecord } from "./json";
 import { lenientFields, MAX_LISTED_WARNINGS, parsedOnce, type DocumentParse } from "./lenient";
@@ -89,14 +90,14 @@ function readPropertyDocument(value: unknown): DocumentParse<PropertyDocument> {
   }
   const inner = value.ident_property;
   const property = readProperty(inner, "ident_property", problems);
-  if (!property) return { ok: false, problems: problems.map((p) => ({ ...p, code: "invalid_document" })) };
+  if (!property) return { ok: false, problems: problems.map((p) => extend(p, { code: "invalid_document" })) };
   if (!Array.isArray(inner.ownership)) {
     return {
       ok: false,
       problems: [...problems, error("invalid_document", "ident_property.ownership is missing or not an array", "ident_property.ownership")],
     };
   }
-  return { ok: true, doc: { ident_property: { ...property, ownership: property.ownership ?? [] } }, problems };
+  return { ok: true, doc: { ident_property: extend(property, { ownership: property.ownership ?? [] }) }, problems };
 }
 
 const parses = parsedOnce((value) => readPropertyDocument(value));

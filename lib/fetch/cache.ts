@@ -1,5 +1,6 @@
 import { LRUCache } from "lru-cache";
 import { DEFAULTS } from "../limits";
+import { extend } from "../objects";
 import type { FetchMode, FetchOutcome } from "./fetcher";
 import type { Priority } from "./outbound";
 
@@ -160,7 +161,7 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
     observe?.("shared", theirs !== undefined);
     const mine = lru.get(key);
     if (theirs && (!mine || theirs.fetchedAt > mine.fetchedAt)) {
-      lru.set(key, { ...theirs, checkedAt: now() });
+      lru.set(key, extend(theirs, { checkedAt: now() }));
       generation++;
     } else if (mine) {
       // Nothing newer in the fleet (or Redis cannot say): this answer stands another `localMs`.

@@ -7,6 +7,7 @@ import zlib from "node:zlib";
 import { Agent, buildConnector, request as undiciRequest } from "undici";
 import type { LookupAddress } from "node:dns";
 import { DEFAULTS } from "../limits";
+import { extend } from "../objects";
 import { isDomain } from "../protocol/ids";
 import type { RateLimiter } from "../rate-limit";
 import { matchConnectTo, type ConnectToEntry } from "./connect-to";
@@ -169,7 +170,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     track,
     sessions: new LRUCache<string, Buffer>({ max: 100 }),
   };
-  const guarded = tlsConnector({ ...connectOptions, lookup: pinnedLookup });
+  const guarded = tlsConnector(extend(connectOptions, { lookup: pinnedLookup }));
   const direct = tlsConnector(connectOptions);
   const agent = new Agent({
     connections: options.perHost ?? DEFAULTS.perHost,
@@ -183,9 +184,9 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       const target = matchConnectTo(connectTo, opts.hostname, Number(opts.port || 443));
       if (!target) return guarded(opts, callback);
       // An entry that keeps the host still resolves it, so the guard still applies.
-      if (target.host === null) return guarded({ ...opts, port: String(target.port) }, callback);
+      if (target.host === null) return guarded(extend(opts, { port: String(target.port) }), callback);
       // docs/decisions.md#connect-to: dial the named override without DNS or guard; TLS still verifies the original host name.
-      return direct({ ...opts, hostname: target.host, port: String(target.port), servername: opts.hostname }, callback);
+      return direct(extend(opts, { hostname: target.host, port: String(target.port), servername: opts.hostname }), callback);
     },
   });
   const headers = (mode: FetchMode) => ({
@@ -263,14 +264,14 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       timer = setTimeout(() => controller.abort(new FetchStop("timeout", `no answer within ${timeoutMs} ms`)), timeoutMs);
     };
     const meta: FetchMeta = { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 };
-    const fail = (status: FailureStatus, message: string, detail?: string): FetchFailed => ({
-      ...meta,
-      ok: false,
-      status,
-      message,
-      ...(detail === undefined || detail === message ? {} : { detail }),
-      ms: Math.round(performance.now() - started),
-    });
+    const fail = (status: FailureStatus, message: string, detail?: string): FetchFailed =>
+      extend(meta, {
+        ok: false as const,
+        status,
+        message,
+        ...(detail === undefined || detail === message ? {} : { detail }),
+        ms: Math.round(performance.now() - started),
+      });
 
     /**
      * One request, with its turn for the host name, the address and an outbound slot. The first hop
@@ -344,15 +345,14 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       }
       const bytes = await readCapped(res.body, encoding, cap);
       const body = new TextDecoder("utf-8").decode(bytes); // strips a UTF-8 BOM (docs/decisions.md#fetching)
-      const outcome: FetchFound = {
-        ...meta,
-        ok: true,
-        status: "found",
+      const outcome: FetchFound = extend(meta, {
+        ok: true as const,
+        status: "found" as const,
         httpStatus: 200,
         body,
         bytes: bytes.byteLength,
         ms: Math.round(performance.now() - started),
-      };
+      });
       return { outcome };
     };
 

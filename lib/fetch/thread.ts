@@ -11,6 +11,7 @@ import type { ConnectToEntry } from "./connect-to";
 import type { Fetcher, FetchMode, FetchOutcome, SocketStats } from "./fetcher";
 import { createOutboundGate, type OutboundGate, type OutboundStats, type Priority, type Ticket } from "./outbound";
 import { NotFetched, type RefusalKind } from "./refusal";
+import { extend } from "../objects";
 
 /** Starts the thread's TypeScript source with tsx's loader. */
 export const FROM_SOURCE = `
@@ -52,7 +53,7 @@ function startWorker(settings: ThreadSettings): Worker {
   // TypeScript, loaded through tsx.
   return process.env.NEXT_RUNTIME
     ? new Worker(new URL("./fetch-worker.ts", import.meta.url), { workerData: settings })
-    : new Worker(FROM_SOURCE, { eval: true, workerData: { ...settings, file: new URL("./fetch-worker.ts", import.meta.url).href } });
+    : new Worker(FROM_SOURCE, { eval: true, workerData: extend(settings, { file: new URL("./fetch-worker.ts", import.meta.url).href }) });
 }
 
 /**
@@ -147,7 +148,7 @@ export function createThreadedFetcher(
       max: entry.max,
       retryAfterS: entry.retryAfterS,
       full: entry.full,
-      stats: () => ({ ...latest.gate, pending: entry.stats().pending }),
+      stats: () => extend(latest.gate, { pending: entry.stats().pending }),
     } satisfies OutboundView,
     sockets: (): SocketStats => ({ ...latest.sockets }),
     close(): Promise<void> {

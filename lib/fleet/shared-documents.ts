@@ -17,6 +17,7 @@ import { cacheKey, TRANSIENT } from "../fetch/cache";
 import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
 import type { Priority } from "../fetch/outbound";
 import { KEY_PREFIX, type FleetLink } from "./redis";
+import { extend } from "../objects";
 
 export type SharedEntry = { outcome: FetchOutcome; fetchedAt: number };
 /** A fetch's outcome as `last:` holds it: its id tells one fetch from the next without comparing clocks. */
@@ -82,7 +83,7 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
     const value = encode(entry);
     const ttl = entry.outcome.ok ? options.maxAgeMs : options.failureMs;
     const transient = !entry.outcome.ok && TRANSIENT.has(entry.outcome.status) ? "1" : "0";
-    const latest = encode({ ...entry, id: randomUUID() });
+    const latest = encode(extend(entry, { id: randomUUID() }));
     await link.run((r) => r.multi().eval(KEEP, 1, doc(key), value, String(ttl), transient).set(last(key), latest, "PX", 60_000).exec());
   }
 

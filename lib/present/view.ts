@@ -4,6 +4,7 @@
  */
 import { clipDescription, clipName, safeUrl, wellFormed } from "./display";
 import { REASON_TEXT, reasonFix, STATUS_TEXT, statusFix, type Settings } from "./explain";
+import { extend } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
 import type { Claim, EntityResult, EntityStatus, Source } from "../result/record";
 import { parseCredentialDocument } from "../documents/credential";
@@ -150,27 +151,30 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
     profile: null,
   };
   if (kind === "connection") {
-    return { ...base, title: clipName(claim.id ?? "(no id)"), type: null, description: null, link: claim.verified ? link(claim.id) : null };
+    return extend(base, {
+      title: clipName(claim.id ?? "(no id)"),
+      type: null,
+      description: null,
+      link: claim.verified ? link(claim.id) : null,
+    });
   }
   if (kind === "property") {
     const doc = claim.verified ? parsePropertyDocument(claim.document) : null;
-    const p: Record<string, unknown> = { ...claimed, ...(doc?.ok ? doc.doc.ident_property : {}) };
-    return { ...base, ...texts(p), link: link(get(p, "url")) };
+    const p: Record<string, unknown> = Object.assign({}, claimed, doc?.ok ? doc.doc.ident_property : {});
+    return extend(extend(base, texts(p)), { link: link(get(p, "url")) });
   }
   // Credential: a verified one shows the issuer's own title (docs/decisions.md#verification).
   const parsed = claim.verified ? parseCredentialDocument(claim.document) : null;
-  const c: Record<string, unknown> = { ...claimed, ...(parsed?.ok ? parsed.doc.ident_credential : {}) };
+  const c: Record<string, unknown> = Object.assign({}, claimed, parsed?.ok ? parsed.doc.ident_credential : {});
   const issuerDomain = claim.id ? (parseCredentialId(claim.id)?.domain.toLowerCase() ?? null) : null;
   const issuerName = get(c, "property", "name") ?? issuerDomain;
   const dataset = get(c, "dataset", "name");
-  return {
-    ...base,
-    ...texts(c, "title"),
+  return extend(extend(base, texts(c, "title")), {
     link: null,
     issuer: issuerDomain && issuerName ? { name: clipName(issuerName), domain: issuerDomain } : null,
     dataset: opt(dataset, clipName),
     profile: link(get(c, "profile_url"), "Profile on the issuer's site"),
-  };
+  });
 
   function texts(fields: Record<string, unknown>, titleKey = "name") {
     return {

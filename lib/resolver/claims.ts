@@ -114,7 +114,7 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
   ): Promise<Checked<T>> {
     const fetched = await fetchDocument(loc, opts);
     if (!fetched.ok) {
-      const failed = {
+      return {
         verdict: {
           verified: false as const,
           reason: fetched.status,
@@ -123,27 +123,29 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
         },
         problems: [],
         stale: fetched.stale,
+        ...(fetched.httpStatus === undefined ? {} : { httpStatus: fetched.httpStatus }),
       };
-      return fetched.httpStatus === undefined ? failed : { ...failed, httpStatus: fetched.httpStatus };
     }
-    const base = { source: fetched.source, stale: fetched.stale };
+    const { source, stale } = fetched;
     const json = fetched.json;
     if (!json.ok) {
       const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid JSON (${json.message})`;
-      return { ...base, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
+      return { source, stale, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
     }
     const parsed = parse(json.value);
     if (!parsed.ok) {
       const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid: ${parsed.problems.map((p) => p.message).join("; ")}`;
       return {
-        ...base,
+        source,
+        stale,
         document: json.value,
         verdict: { verified: false, reason: "invalid_document", message },
         problems: fetched.problems,
       };
     }
     return {
-      ...base,
+      source,
+      stale,
       document: json.value,
       parsed: parsed.doc,
       verdict: rule(parsed.doc),

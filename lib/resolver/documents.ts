@@ -125,16 +125,16 @@ export function createDocumentFetch(load: Load, memo: ParseMemo) {
         return { ok: true, json: embed.json, source: toSource(page.outcome, "embed", embed.bytes), problems: [], fetchedAt, stale };
     }
     const status: FailureStatus = !page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome.status : "not_found";
-    const failed = {
+    return {
       ok: false as const,
       status,
       message: failureMessage(loc, json.outcome, page.outcome),
       ...detailOf(!page.outcome.ok && page.outcome.status !== "not_found" ? page.outcome : json.outcome),
       fetchedAt,
       stale,
+      // The JSON URL's own answer (a 503 is a publisher's outage, a 404 a missing document: docs/decisions.md#the-index).
+      ...(json.outcome.httpStatus === null ? {} : { httpStatus: json.outcome.httpStatus }),
     };
-    // The JSON URL's own answer (a 503 is a publisher's outage, a 404 a missing document: docs/decisions.md#the-index).
-    return json.outcome.httpStatus === null ? failed : { ...failed, httpStatus: json.outcome.httpStatus };
   };
 }
 

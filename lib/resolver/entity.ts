@@ -78,7 +78,7 @@ export function createEntityResolution(fetchDocument: FetchDocument, checks: Cla
         credentials: c.map((r) => r.claim),
         connections: n.map((r) => r.claim),
         jsonld: null,
-        cache: { ...cacheInfo, stale: cacheInfo.stale || [...p, ...c, ...n].some((r) => r.stale) },
+        cache: { fetched_at: cacheInfo.fetched_at, stale: cacheInfo.stale || [...p, ...c, ...n].some((r) => r.stale) },
       };
       full.jsonld = buildJsonLd(jsonLdInput(domain, doc, full)) as Record<string, unknown>;
       return full;

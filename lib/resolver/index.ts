@@ -9,6 +9,7 @@ import type { Fetcher } from "../fetch/fetcher";
 import type { Priority } from "../fetch/outbound";
 import { NotFetched } from "../fetch/refusal";
 import { DEFAULT_LIMITS, type Limits } from "../limits";
+import { extend } from "../objects";
 import { parseQuery, type Query } from "../protocol/ids";
 import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse } from "../result/record";
 import { createClaimChecks } from "./claims";
@@ -79,7 +80,7 @@ export type Resolver = {
 
 export function createResolver(deps: ResolverDeps): Resolver {
   const now = deps.now ?? Date.now;
-  const limits: Limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const limits: Limits = Object.assign({}, DEFAULT_LIMITS, deps.limits);
   const cache = deps.cache ?? createDocumentCache({ now });
 
   const load: Load = async (url, mode, opts) => {
@@ -108,27 +109,27 @@ export function createResolver(deps: ResolverDeps): Resolver {
     const entity = await staged(domain, opts);
     if (!annotate || opts.cacheOnly) return entity;
     const result = entity.result.then(annotate);
-    if (!slots || !deps.preview || entity.entity.status !== "accepted") return { ...entity, result };
+    if (!slots || !deps.preview || entity.entity.status !== "accepted") return extend(entity, { result });
     // Each claim as it settles, annotated as the whole result will be (docs/decisions.md#the-index).
     const preview = deps.preview(entity.entity.domain, entity.cache.fetched_at).catch(() => null);
     const previewed = (kind: ClaimListKind) =>
       entity[kind].map((slot, i) => ({
-        ...slot,
+        id: slot.id,
+        claimed: slot.claimed,
         result: slot.result.then(async (checked) => {
           const annotateClaim = await preview;
-          return annotateClaim ? { ...checked, claim: annotateClaim(kind, checked.claim, i) } : checked;
+          return annotateClaim ? { claim: annotateClaim(kind, checked.claim, i), stale: checked.stale } : checked;
         }),
       }));
-    return {
-      ...entity,
+    return extend(entity, {
       properties: previewed("properties"),
       credentials: previewed("credentials"),
       connections: previewed("connections"),
       result,
-    };
+    });
   };
   // Each query gets its own budget, unless the caller hands one in to read afterwards.
-  const withWork = (opts: ResolveOptions = {}): ResolveOptions => (opts.work ? opts : { ...opts, work: newWork() });
+  const withWork = (opts: ResolveOptions = {}): ResolveOptions => (opts.work ? opts : extend(opts, { work: newWork() }));
   const resolveEntityStaged: typeof staged = (domain, opts = {}) => annotated(domain, opts, true);
   // No preview: nobody reads the claims one by one, and it cost a read of the index and a verdict per claim.
   const resolveEntity = async (domain: string, opts: ResolveOptions = {}) => (await annotated(domain, opts, false)).result;

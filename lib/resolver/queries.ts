@@ -7,6 +7,7 @@ import type { DocumentParse } from "../documents/lenient";
 import { error, warning, withDetail, type Problem } from "../documents/problem";
 import { parsePropertyDocument } from "../documents/property";
 import type { Limits } from "../limits";
+import { extend } from "../objects";
 import { idKey, parseNetworkId, sameId, type Query } from "../protocol/ids";
 import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
 import type { Reason } from "../protocol/reasons";
@@ -34,7 +35,7 @@ function focusOn(
     reason === "not_claimed"
       ? `${result.entity.domain}'s entity document does not list ${id} among its ${list}; ${what}`
       : `${result.entity.domain}'s entity document could not be used (${result.entity.status}), so the claim cannot be confirmed`;
-  return { ...fallback, verified: false, reason, problems: [error(reason, message)] };
+  return extend(fallback, { verified: false, reason, problems: [error(reason, message)] });
 }
 
 type Counterpart<T> = { doc: T; value: unknown; source: Source; problems: Problem[] };

@@ -1,6 +1,7 @@
 import type { EducationalOccupationalCredential, Organization, Person, Thing, WithContext } from "schema-dts";
 import { clipDescription, clipName, safeUrl } from "../present/display";
 import type { Details } from "../documents/entity";
+import { extend } from "../objects";
 
 /** What the JSON-LD of one entity is built from: only accepted entities and verified claims. */
 export type JsonLdInput = {
@@ -47,20 +48,19 @@ export function buildJsonLd(input: JsonLdInput): EntityJsonLd {
   const email = d.email ? { email: clipName(d.email) } : {};
   const credentials = hasCredential.length > 0 ? { hasCredential } : {};
   if (input.entity_type === "person") {
-    return { ...common, "@type": "Person", ...email, ...credentials } satisfies WithContext<Person>;
+    return extend(common, { "@type": "Person" as const, ...email, ...credentials }) satisfies WithContext<Person>;
   }
   if (input.entity_type === "organization") {
-    return {
-      ...common,
-      "@type": "Organization",
+    return extend(common, {
+      "@type": "Organization" as const,
       ...email,
       ...(d.legal_name ? { legalName: clipName(d.legal_name) } : {}),
       ...(d.established ? { foundingDate: clipName(d.established) } : {}),
       ...(d.location ? { location: clipName(d.location) } : {}),
       ...credentials,
-    } satisfies WithContext<Organization>;
+    }) satisfies WithContext<Organization>;
   }
-  return { ...common, "@type": "Thing" } satisfies WithContext<Thing>;
+  return extend(common, { "@type": "Thing" as const }) satisfies WithContext<Thing>;
 }
 
 const SCRIPT_UNSAFE: Record<string, string> = {

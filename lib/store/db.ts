@@ -6,6 +6,7 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { extend } from "../objects";
 
 export type Row = Record<string, unknown>;
 
@@ -105,7 +106,7 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
       if (gone) return reject(gone);
       const id = next++;
       pending.set(id, { resolve, reject });
-      engine.send({ ...message, id }, (err) => {
+      engine.send(extend(message, { id }), (err) => {
         if (err) stop(new StoreError(`the embedded store stopped: ${err.message}`));
       });
     }).then((reply) => {

@@ -11,6 +11,7 @@ import { migrate } from "./migrations";
 import { history, preview, record, type Change, type ClaimKind } from "./records";
 import { discoveredDomains, enqueue, type DiscoveryOptions } from "./queue";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
+import { extend } from "../objects";
 
 export { StoreError } from "./db";
 export type { StoreLocation } from "./db";
@@ -173,7 +174,7 @@ export async function openStore(
       // behind each other rather than holding one long transaction.
       const results: EntityResult[] = [];
       for (const result of response.results) results.push(await recordOne(result));
-      return { ...response, results };
+      return extend(response, { results });
     },
     history: (domain) => history(db, domain.toLowerCase()),
     preview: (domain, fetchedAt) => preview(db, domain.toLowerCase(), new Date(fetchedAt)).catch(() => null),

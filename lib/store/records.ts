@@ -5,6 +5,7 @@
  * `last_checked_at`, stale on error); the resolver itself never reads the store.
  */
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
+import { extend } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
 import { scheduleRecheck } from "./queue";
@@ -63,7 +64,14 @@ export function isTransient(claim: Claim): boolean {
   return claim.reason === "not_found" && status !== undefined && (status === 429 || status >= 500);
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+/** A Date's ISO text. Most dates of a record are its check's own `at`, one object: its text is kept. */
+let lastDate: Date | null = null;
+let lastText = "";
+function isoOf(d: Date): string {
+  if (d !== lastDate) [lastDate, lastText] = [d, d.toISOString()];
+  return lastText;
+}
+const iso = (d: Date | null) => (d ? isoOf(d) : null);
 
 /**
  * The SQL that sets an entity row's search columns (docs/decisions.md#search) from expressions for
@@ -213,7 +221,7 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
           reason: next.reason,
           stale_reason: next.stale_reason,
           stale_message: next.stale_message,
-          first_seen_at: next.first_seen_at.toISOString(),
+          first_seen_at: isoOf(next.first_seen_at),
           last_verified_at: iso(next.last_verified_at),
           verified_since: iso(next.verified_since),
           failing_since: iso(next.failing_since),
@@ -269,14 +277,18 @@ function keepsVerdict(prev: ClaimRow | undefined, claim: Claim, at: Date): prev 
 
 /** The claim's record after this check. */
 function nextRow(prev: ClaimRow | undefined, claim: Claim, kind: ClaimKind, key: string, at: Date): ClaimRow {
-  const base = { kind, claim_key: key, first_seen_at: prev?.first_seen_at ?? at, last_checked_at: at };
+  const first_seen_at = prev?.first_seen_at ?? at;
   if (keepsVerdict(prev, claim, at)) {
     const problem = claim.problems.find((p) => p.code === claim.reason);
-    return { ...prev, ...base, stale_reason: claim.reason ?? null, stale_message: problem?.message ?? null };
+    const stale = { stale_reason: claim.reason ?? null, stale_message: problem?.message ?? null };
+    return extend(prev, { kind, claim_key: key, first_seen_at, last_checked_at: at, ...stale });
   }
   const stay = prev !== undefined && prev.verified === claim.verified;
   return {
-    ...base,
+    kind,
+    claim_key: key,
+    first_seen_at,
+    last_checked_at: at,
     verified: claim.verified,
     reason: claim.verified ? null : (claim.reason ?? null),
     stale_reason: null,
@@ -289,7 +301,7 @@ function nextRow(prev: ClaimRow | undefined, claim: Claim, kind: ClaimKind, key:
 
 /** `result` with what the index knows: each claim's times, stale verdicts, the entity's last check. */
 function annotate(result: EntityResult, checkedAt: Date, rows: Map<string, ClaimRow>): EntityResult {
-  const out: EntityResult = { ...result, entity: { ...result.entity, last_checked_at: checkedAt.toISOString() } };
+  const out: EntityResult = extend(result, { entity: extend(result.entity, { last_checked_at: checkedAt.toISOString() }) });
   if (result.entity.status !== "accepted") return out;
   for (const kind of CLAIM_KINDS)
     out[kind] = result[kind].map((claim, i) => annotateClaim(claim, rows.get(`${kind} ${claimKey(claim, i)}`)));
@@ -299,23 +311,20 @@ function annotate(result: EntityResult, checkedAt: Date, rows: Map<string, Claim
 /** One claim with its record's times, and stale on error. */
 function annotateClaim(claim: Claim, row: ClaimRow | undefined): Claim {
   if (!row) return claim;
-  const since: ClaimSince = { first_seen_at: row.first_seen_at.toISOString(), last_checked_at: row.last_checked_at.toISOString() };
-  if (row.last_verified_at) since.last_verified_at = row.last_verified_at.toISOString();
-  if (row.verified_since) since.verified_since = row.verified_since.toISOString();
-  if (row.failing_since) since.failing_since = row.failing_since.toISOString();
-  const annotated: Claim = { ...claim, since };
+  const since: ClaimSince = { first_seen_at: isoOf(row.first_seen_at), last_checked_at: isoOf(row.last_checked_at) };
+  if (row.last_verified_at) since.last_verified_at = isoOf(row.last_verified_at);
+  if (row.verified_since) since.verified_since = isoOf(row.verified_since);
+  if (row.failing_since) since.failing_since = isoOf(row.failing_since);
+  const annotated: Claim = extend(claim, { since });
   if (row.verified && !claim.verified && row.stale_reason && row.last_verified_at && isTransient(claim)) {
-    const rest: Claim = { ...annotated };
-    delete rest.reason; // present exactly when not verified
-    return {
-      ...rest,
-      verified: true,
-      stale: {
-        reason: claim.reason ?? "unreachable",
-        message: row.stale_message ?? "",
-        until: new Date(row.last_verified_at.getTime() + STALE_FOR_MS).toISOString(),
-      },
+    const stale = {
+      reason: claim.reason ?? "unreachable",
+      message: row.stale_message ?? "",
+      until: new Date(row.last_verified_at.getTime() + STALE_FOR_MS).toISOString(),
     };
+    const kept: Claim = extend(annotated, { verified: true, stale });
+    delete kept.reason; // present exactly when not verified
+    return kept;
   }
   return annotated;
 }
