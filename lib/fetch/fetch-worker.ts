@@ -3,16 +3,25 @@
  * the bodies' buffers and their garbage stay off the thread that answers pages. lib/fetch/thread.ts
  * starts it and speaks to it in the messages below; the fetcher is the same as in-thread.
  */
+import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { RateDecision, RateLimiter } from "../rate-limit";
 import { createFetcher } from "./fetcher";
 import { createOutboundGate } from "./outbound";
 import { NotFetched } from "./refusal";
-import type { FromThread, ThreadSettings, ToThread } from "./thread";
+import { THREAD_NICENESS, type FromThread, type ThreadSettings, type ToThread } from "./thread";
 
 const port = parentPort;
 if (!port) throw new Error("fetch-worker runs as a worker thread");
 const settings = workerData as ThreadSettings;
+
+// docs/decisions.md#memory: this thread yields the cores to the one that answers pages. On Linux a
+// nice value belongs to a thread, and 0 names the calling one.
+try {
+  setPriority(Math.min(19, getPriority() + THREAD_NICENESS));
+} catch {
+  // Not allowed here: the thread runs at the process's priority.
+}
 const post = (message: FromThread) => port.postMessage(message);
 
 // The per-host budget may be counted by the fleet (Redis, on the app's thread): each take is asked there.

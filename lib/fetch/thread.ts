@@ -18,6 +18,9 @@ export const FROM_SOURCE = `
   const { workerData } = require("node:worker_threads");
   import("tsx/esm/api").then(({ register }) => { register(); return import(workerData.file); });`;
 
+/** How much lower than the process the fetch thread runs (a nice value, docs/decisions.md#memory). */
+export const THREAD_NICENESS = 10;
+
 /** What the thread's fetcher is made with: the in-thread fetcher's options that can cross a thread. */
 export type ThreadSettings = {
   timeoutMs: number;

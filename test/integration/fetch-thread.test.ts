@@ -7,8 +7,10 @@ import { describe, expect, it } from "vitest";
 import { parseConnectTo } from "../../lib/fetch/connect-to";
 import type { FetchOutcome } from "../../lib/fetch/fetcher";
 import { NotFetched } from "../../lib/fetch/refusal";
+import { readdirSync, readFileSync } from "node:fs";
+import { getPriority } from "node:os";
 import { Worker } from "node:worker_threads";
-import { createThreadedFetcher, FROM_SOURCE, type ThreadSettings } from "../../lib/fetch/thread";
+import { createThreadedFetcher, FROM_SOURCE, THREAD_NICENESS, type ThreadSettings } from "../../lib/fetch/thread";
 import { createRateLimiter, type RateLimiter } from "../../lib/rate-limit";
 import { useSampleNetwork } from "../helpers/sample";
 
@@ -133,6 +135,28 @@ describe("the fetch thread", () => {
       await new Promise((r) => setTimeout(r, 1100));
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ status: "found" });
       expect(started).toBe(2);
+    } finally {
+      await fetch.close();
+    }
+  });
+
+  it("runs below the thread that answers pages: its nice value is the process's plus 10 (Linux)", async () => {
+    /** Each thread of this process and its nice value, from /proc. */
+    const threads = () =>
+      new Map(
+        readdirSync("/proc/self/task").map((task) => {
+          const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8");
+          return [task, Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16])] as const;
+        }),
+      );
+    const own = getPriority();
+    const before = threads();
+    const fetch = threaded();
+    try {
+      expect((await fetch("https://alice.example/ident.json", "json")).ok).toBe(true);
+      const started = [...threads()].filter(([task]) => !before.has(task)).map(([, nice]) => nice);
+      expect(started).toContain(own + THREAD_NICENESS);
+      expect(getPriority()).toBe(own);
     } finally {
       await fetch.close();
     }
