@@ -118,6 +118,18 @@ describe("document cache (docs/decisions.md#caching)", () => {
     await cache.get(URL_, "html", load);
     expect(load).toHaveBeenCalledTimes(2);
   });
+  it("mayHold: false only when nothing is held or in flight for the URL in that mode", async () => {
+    const { cache } = setup();
+    expect(cache.mayHold(URL_, "json")).toBe(false);
+    let answer: (o: FetchOutcome) => void = () => undefined;
+    const pending = cache.get(URL_, "json", () => new Promise((r) => (answer = r)));
+    await new Promise((r) => setImmediate(r)); // the get has read the cache and started its load
+    expect(cache.mayHold(URL_, "json")).toBe(true);
+    answer(failed("not_found"));
+    await pending;
+    expect(cache.mayHold(URL_, "json")).toBe(true);
+    expect(cache.mayHold(URL_, "html")).toBe(false);
+  });
   it("is bounded by bytes, evicting the least recently used", async () => {
     const cache = createDocumentCache({ maxBytes: 3 * 1024 * 1024 });
     for (let i = 0; i < 10; i++) await cache.get(`https://a.example/${i}`, "json", async () => found("x".repeat(600_000)));
@@ -177,6 +189,9 @@ describe("the in-process tier in front of a shared one (docs/deploying.md#what-r
     throw new Error("fetched");
   };
 
+  it("mayHold is always true: only the shared tier can say whether the fleet holds it", () => {
+    expect(tiered(5000).cache.mayHold(URL_, "json")).toBe(true);
+  });
   it("an answer another instance fetched is read from the shared tier, not fetched", async () => {
     const { cache, clock, held } = tiered(5000);
     held.set(`json ${URL_}`, { outcome: found("theirs"), fetchedAt: clock.now() - 1000 });

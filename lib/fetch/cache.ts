@@ -64,6 +64,11 @@ export type DocumentCache = {
   peek(url: string, mode: FetchMode, load: StartLoad): Promise<CachedOutcome | undefined>;
   /** Whether a fetch of `url` is running now, here or in the fleet (a request for it would join that one). */
   loading(url: string, mode: FetchMode): Promise<boolean>;
+  /**
+   * False only when a read of `url` now would surely have to start a fetch: nothing held here,
+   * nothing in flight, and no fleet's cache to ask. Answered at once, without a promise.
+   */
+  mayHold(url: string, mode: FetchMode): boolean;
   clear(): void;
   readonly size: number;
   /**
@@ -180,6 +185,7 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
       return { outcome: fresh.outcome, fetchedAt: fresh.fetchedAt, stale: false, until };
     },
     peek: (url, mode, load) => peek(cacheKey(url, mode), load),
+    mayHold: (url, mode) => shared !== undefined || lru.has(cacheKey(url, mode)) || inFlight.has(cacheKey(url, mode)),
     loading: async (url, mode) => inFlight.has(cacheKey(url, mode)) || ((await shared?.loading(cacheKey(url, mode))) ?? false),
     clear: () => {
       lru.clear();

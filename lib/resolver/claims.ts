@@ -14,6 +14,7 @@ import type { Claim, Source } from "../result/record";
 import { connectionUrl } from "../rules/connection";
 import { verifyCredential } from "../rules/credential";
 import { verifyProperty } from "../rules/property";
+import type { FetchMode } from "../fetch/fetcher";
 import { NotFetched } from "../fetch/refusal";
 import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents";
 import type { ParseMemo } from "./memo";
@@ -103,8 +104,14 @@ export function checkEntries<T>(
   });
 }
 
-/** The three claim checks, over a document fetcher and the parse memo. */
-export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo: ParseMemo) {
+/** The refusal a read of a URL would surely meet now, if any (the resolver's; see lib/resolver/index.ts). */
+export type RefusedNow = (url: string, mode: FetchMode, opts: ResolveOptions) => NotFetched | null;
+
+/**
+ * The three claim checks, over a document fetcher and the parse memo. A check whose first document
+ * would surely be refused is refused before it starts (`refusedNow`).
+ */
+export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo: ParseMemo, refusedNow: RefusedNow = () => null) {
   /** Fetches and parses a counterpart document, then applies `rule` to it. */
   async function checkDocument<T>(
     loc: DocumentLocation,
@@ -154,30 +161,47 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
   }
 
   /** V3: the property document's `ownership[]` names the entity, and its id is the one claimed. */
-  async function checkProperty(entity: ParsedEntity, entry: Entry<Property> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
+  function checkProperty(entity: ParsedEntity, entry: Entry<Property> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
     const domain = parsePropertyId(entry.value.id);
     if (domain === null) throw new Error("invariant broken: a valid entry has a property id");
+    const loc = propertyLocation(domain);
+    const refused = refusedNow(loc.json, "json", opts);
+    if (refused) return Promise.reject(refused);
     const rule = (doc: Parameters<typeof verifyProperty>[2]) => verifyProperty(entity.network_id, entry.value.id, doc, domain);
-    const checked = await checkDocument(propertyLocation(domain), parsePropertyDocument, rule, opts);
-    return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
+    return checkDocument(loc, parsePropertyDocument, rule, opts).then((checked) => ({
+      claim: toClaim(entry.id, entry.raw, checked, entry.problems),
+      stale: checked.stale,
+    }));
   }
 
   /** V4, V5: the issuer's credential document names the entity in `ident_entity_id`. */
-  async function checkCredential(
+  function checkCredential(
     entity: ParsedEntity,
     entry: Entry<CredentialEntry> & { ok: true },
     opts: ResolveOptions,
   ): Promise<CheckedClaim> {
     const id = parseCredentialId(entry.value.id);
     if (id === null) throw new Error("invariant broken: a valid entry has a credential id");
-    const rule = (doc: Parameters<typeof verifyCredential>[1]) => verifyCredential(entity.network_id, doc, id.domain);
-    const checked = await checkDocument(credentialLocation(id), parseCredentialDocument, rule, opts);
+    const loc = credentialLocation(id);
+    const refused = refusedNow(loc.json, "json", opts);
+    return refused ? Promise.reject(refused) : verifyCredentialClaim(entity, entry, opts, id.domain, loc);
+  }
+
+  async function verifyCredentialClaim(
+    entity: ParsedEntity,
+    entry: Entry<CredentialEntry> & { ok: true },
+    opts: ResolveOptions,
+    issuer: string,
+    loc: DocumentLocation,
+  ): Promise<CheckedClaim> {
+    const rule = (doc: Parameters<typeof verifyCredential>[1]) => verifyCredential(entity.network_id, doc, issuer);
+    const checked = await checkDocument(loc, parseCredentialDocument, rule, opts);
     const publishedId = checked.parsed?.ident_credential.id;
     if (checked.verdict.verified && publishedId !== undefined && !sameId(publishedId, entry.value.id)) {
       checked.problems.push(
         warning(
           "credential_id_mismatch",
-          `${id.domain}'s credential document carries the id ${publishedId}, not ${entry.value.id}`,
+          `${issuer}'s credential document carries the id ${publishedId}, not ${entry.value.id}`,
           "ident_credential.id",
         ),
       );
@@ -186,12 +210,22 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
   }
 
   /** rel=me: the page at the connection URL links back to the entity's home page. */
-  async function checkConnection(domain: string, entry: Entry<Connection> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
+  function checkConnection(domain: string, entry: Entry<Connection> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
     const url = connectionUrl(entry.value.id);
     if (!url) {
       const message = `${entry.value.id} is not an https: URL, so it is not checked`;
-      return { claim: failedClaim(entry.id, entry.raw, "unsafe_url", message, entry.problems), stale: false };
+      return Promise.resolve({ claim: failedClaim(entry.id, entry.raw, "unsafe_url", message, entry.problems), stale: false });
     }
+    const refused = refusedNow(url.href, "html", opts);
+    return refused ? Promise.reject(refused) : verifyConnection(domain, entry, opts, url);
+  }
+
+  async function verifyConnection(
+    domain: string,
+    entry: Entry<Connection> & { ok: true },
+    opts: ResolveOptions,
+    url: URL,
+  ): Promise<CheckedClaim> {
     const page = await load(url.href, "html", opts);
     const outcome = page.outcome;
     const checked: Checked = outcome.ok

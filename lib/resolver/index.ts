@@ -5,7 +5,7 @@
  * property and credential queries (queries.ts). Only `fetch` does I/O.
  */
 import { createDocumentCache, type DocumentCache } from "../fetch/cache";
-import type { Fetcher } from "../fetch/fetcher";
+import type { Fetcher, FetchMode } from "../fetch/fetcher";
 import type { Priority } from "../fetch/outbound";
 import { NotFetched } from "../fetch/refusal";
 import { DEFAULT_LIMITS, type Limits } from "../limits";
@@ -87,10 +87,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
     const work = opts.work ?? newWork();
     // Runs only when the cache must start a fetch: joining one in flight or reading the cache is free.
     const start = (priority: Priority) => {
-      if (work.fetches >= limits.maxFetchesPerQuery) {
-        const message = `this lookup has already started the ${limits.maxFetchesPerQuery} fetches one lookup may`;
-        throw new NotFetched("query_budget", message, 0);
-      }
+      if (work.fetches >= limits.maxFetchesPerQuery) throw budgetSpent();
       work.fetches++;
       return deps.fetch(url, mode, { priority: opts.background ? "background" : priority });
     };
@@ -99,9 +96,20 @@ export function createResolver(deps: ResolverDeps): Resolver {
     work.until = Math.min(work.until, got.until);
     return got;
   };
+  const budgetSpent = () =>
+    new NotFetched("query_budget", `this lookup has already started the ${limits.maxFetchesPerQuery} fetches one lookup may`, 0);
+  /**
+   * The refusal a read of `url` would surely meet now: the query's fetches all started and nothing
+   * cached to read instead. Found without a promise, so that the thousands of claims past a big
+   * query's budget cost no chain of them each (docs/decisions.md#outbound-work).
+   */
+  const refusedNow = (url: string, mode: FetchMode, opts: ResolveOptions): NotFetched | null =>
+    !opts.cacheOnly && opts.work !== undefined && opts.work.fetches >= limits.maxFetchesPerQuery && !cache.mayHold(url, mode)
+      ? budgetSpent()
+      : null;
   const memo = createParseMemo();
   const fetchDocument = createDocumentFetch(load, memo);
-  const checks = createClaimChecks(fetchDocument, load, memo);
+  const checks = createClaimChecks(fetchDocument, load, memo, refusedNow);
   const staged = createEntityResolution(fetchDocument, checks, limits);
   const annotate = deps.annotate;
   /** With `slots`, each claim's promise is annotated as it settles (for a page that streams); without, only the whole result. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
+import { createDocumentCache } from "../fetch/cache";
 import { NotFetched } from "../fetch/refusal";
 import { createResolver, newWork } from ".";
 
@@ -237,6 +238,32 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     expect(limited.length).toBeGreaterThanOrEqual(25);
     expect(limited[0]?.problems.at(-1)?.message).toMatch(/^Not checked: this lookup has already started the 31 fetches/);
     expect(work.refused).toContain("query_budget");
+  });
+  it("past the budget, a claim whose documents are cached is still checked from the cache, not refused", async () => {
+    const site: Site = {
+      "https://alice.example/ident.json": j({
+        network_id: ALICE,
+        properties: Array.from({ length: 5 }, (_, i) => ({ id: `§:property:p${i}.example` })),
+        other_connections: [{ id: "https://social.example/alice" }],
+      }),
+      "https://social.example/alice": { body: '<a rel="me" href="https://alice.example/">me</a>', type: "text/html" },
+    };
+    for (let i = 0; i < 5; i++) {
+      site[`https://p${i}.example/ident-property.json`] = j({
+        ident_property: { id: `§:property:p${i}.example`, ownership: [{ network_id: ALICE }] },
+      });
+    }
+    const { fetch, calls } = fakeFetch(site);
+    const cache = createDocumentCache();
+    const warm = await createResolver({ fetch, cache }).resolveEntity("alice.example");
+    expect([...warm.properties, ...warm.connections].map((c) => c.verified)).toEqual([true, true, true, true, true, true]);
+    const before = calls.length;
+    // No fetch at all may start: everything must come from the cache.
+    const work = newWork();
+    const again = await createResolver({ fetch, cache, limits: { maxFetchesPerQuery: 0 } }).resolveEntity("alice.example", { work });
+    expect(calls.length).toBe(before);
+    expect([...again.properties, ...again.connections].map((c) => c.verified)).toEqual([true, true, true, true, true, true]);
+    expect(work.refused).toEqual([]);
   });
   it("a refused claim is not remembered: the next query fetches it", async () => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(5) });
