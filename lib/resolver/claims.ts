@@ -166,12 +166,19 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     if (domain === null) throw new Error("invariant broken: a valid entry has a property id");
     const loc = propertyLocation(domain);
     const refused = refusedNow(loc.json, "json", opts);
-    if (refused) return Promise.reject(refused);
+    return refused ? Promise.reject(refused) : verifyPropertyClaim(entity, entry, opts, domain, loc);
+  }
+
+  async function verifyPropertyClaim(
+    entity: ParsedEntity,
+    entry: Entry<Property> & { ok: true },
+    opts: ResolveOptions,
+    domain: string,
+    loc: DocumentLocation,
+  ): Promise<CheckedClaim> {
     const rule = (doc: Parameters<typeof verifyProperty>[2]) => verifyProperty(entity.network_id, entry.value.id, doc, domain);
-    return checkDocument(loc, parsePropertyDocument, rule, opts).then((checked) => ({
-      claim: toClaim(entry.id, entry.raw, checked, entry.problems),
-      stale: checked.stale,
-    }));
+    const checked = await checkDocument(loc, parsePropertyDocument, rule, opts);
+    return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
   }
 
   /** V4, V5: the issuer's credential document names the entity in `ident_entity_id`. */
