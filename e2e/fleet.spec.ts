@@ -32,7 +32,7 @@ test.beforeAll(async ({ request }) => {
       ...net.env,
     }),
   );
-  await Promise.all(PORTS.map((port) => ready(request, port)));
+  await Promise.all(PORTS.map((port, i) => ready(request, port, servers[i])));
 });
 test.afterAll(async () => {
   for (const s of servers) s.kill("SIGTERM");

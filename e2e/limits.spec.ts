@@ -19,6 +19,7 @@ const as = (client: string) => ({ "x-forwarded-for": client });
 test.describe("cold lookups per client and the budget of one host (the sample network)", () => {
   let server: ChildProcess;
   test.beforeAll(async ({ request }) => {
+    test.setTimeout(120_000);
     // One proxy in front is trusted, so each test names its client in X-Forwarded-For.
     server = start([path.resolve("scripts/demo.js"), "--quiet"], {
       PORT: String(LIMITED),
@@ -26,7 +27,7 @@ test.describe("cold lookups per client and the budget of one host (the sample ne
       IDENT_COLD_LOOKUPS_PER_MIN: "3",
       IDENT_HOST_BUDGET_PER_MIN: "6",
     });
-    await ready(request, LIMITED);
+    await ready(request, LIMITED, server);
   });
   test.afterAll(() => {
     server.kill("SIGTERM");
@@ -86,6 +87,7 @@ test.describe("the outbound cap against a tarpit", () => {
   let tarpit: Server;
   const held = new Set<Socket>();
   test.beforeAll(async ({ request }) => {
+    test.setTimeout(120_000);
     // Accepts every connection and never answers: each fetch holds its slot until its deadline.
     tarpit = createServer((socket) => {
       held.add(socket);
@@ -102,7 +104,7 @@ test.describe("the outbound cap against a tarpit", () => {
       IDENT_MAX_OUTBOUND: "2",
       IDENT_TRUSTED_HOPS: "1",
     });
-    await ready(request, TARPITTED);
+    await ready(request, TARPITTED, server);
   });
   test.afterAll(async () => {
     server.kill("SIGTERM");

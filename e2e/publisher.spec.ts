@@ -17,13 +17,14 @@ test.use({ baseURL: `http://localhost:${PORT}` });
 test.describe.configure({ mode: "serial", timeout: 120_000 });
 let server: ChildProcess;
 test.beforeAll(async ({ request }) => {
+  test.setTimeout(120_000);
   // Each server keeps its index in memory: these tests are about the tools, not records.
   server = startServer([path.resolve("scripts/demo.js"), "--quiet"], {
     PORT: String(PORT),
     IDENT_TRUSTED_HOPS: "1",
     IDENT_PUBLIC_URL: "https://ident.example",
   });
-  await ready(request, PORT);
+  await ready(request, PORT, server);
 });
 test.afterAll(() => {
   server?.kill("SIGTERM");

@@ -17,9 +17,10 @@ test.describe.configure({ mode: "serial", timeout: 120_000 });
 let net: SpawnedNetwork;
 let server: ChildProcess;
 test.beforeAll(async ({ request }) => {
+  test.setTimeout(120_000);
   net = await spawnSampleNetwork();
   server = startServer([path.resolve("web/serve.js")], { PORT: String(PORT), IDENT_TRUSTED_HOPS: "1", ...net.env });
-  await ready(request, PORT);
+  await ready(request, PORT, server);
 });
 test.afterAll(async () => {
   server?.kill("SIGTERM");

@@ -1,23 +1,37 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { APIRequestContext } from "@playwright/test";
 
+/** The last words each server wrote to stderr, for the message of one that does not start. */
+const said = new WeakMap<ChildProcess, string>();
+
 /** A server of a spec's own, its index in memory and without background resolutions. */
 export function startServer(command: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, command, {
+  const server = spawn(process.execPath, command, {
     env: { ...process.env, IDENT_DATA_DIR: ":memory:", IDENT_CRAWL: "0", ...env },
-    stdio: "ignore",
+    stdio: ["ignore", "ignore", "pipe"],
   });
+  said.set(server, "");
+  server.stderr?.setEncoding("utf8");
+  server.stderr?.on("data", (chunk: string) => said.set(server, ((said.get(server) ?? "") + chunk).slice(-2000)));
+  return server;
 }
 
-/** Waits until the server on `port` answers `/` (at most a minute). */
-export async function ready(request: APIRequestContext, port: number): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+/**
+ * Waits until the server on `port` answers `/`: at most 90 s, as long as the whole suite on two cores
+ * may make a start take (a hook that calls this needs a longer timeout than the default 60 s). One
+ * that stops, or does not answer in time, fails naming its port and what it wrote to stderr.
+ */
+export async function ready(request: APIRequestContext, port: number, server?: ChildProcess): Promise<void> {
+  const started = Date.now();
+  const words = () => (server ? `; its stderr: ${said.get(server) || "(nothing)"}` : "");
+  while (Date.now() - started < 90_000) {
+    if (server && server.exitCode !== null) throw new Error(`the server on ${port} stopped (exit code ${server.exitCode})${words()}`);
     const ok = await request
-      .get(`http://localhost:${port}/`)
+      .get(`http://localhost:${port}/`, { timeout: 10_000 })
       .then((r) => r.ok())
       .catch(() => false);
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`the server on ${port} did not start`);
+  throw new Error(`the server on ${port} did not answer / within 90 s${words()}`);
 }
