@@ -9,6 +9,7 @@ import { NotFetched } from "@/lib/fetch/refusal";
 import { parseQuery } from "@/lib/protocol/ids";
 import { newWork } from "@/lib/resolver";
 import type { ErrorBody, SearchResponse } from "@/lib/result/record";
+import { extend } from "@/lib/objects";
 import { admit, refusalOf, type Refusal } from "./admission";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
 import type { App } from "./server";
@@ -21,7 +22,7 @@ const NO_STORE = { "Cache-Control": "no-store" };
 /** 429 or 503 with Retry-After (docs/decisions.md#outbound-work). */
 const refused = (r: Refusal): ApiAnswer => ({
   status: r.status,
-  headers: { "Cache-Control": NO_STORE["Cache-Control"], "Retry-After": String(r.retryAfterS) },
+  headers: extend(NO_STORE, { "Retry-After": String(r.retryAfterS) }),
   body: { error: { code: r.code, message: r.message } },
 });
 

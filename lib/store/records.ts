@@ -68,7 +68,10 @@ export function isTransient(claim: Claim): boolean {
 let lastDate: Date | null = null;
 let lastText = "";
 function isoOf(d: Date): string {
-  if (d !== lastDate) [lastDate, lastText] = [d, d.toISOString()];
+  if (d !== lastDate) {
+    lastDate = d;
+    lastText = d.toISOString();
+  }
   return lastText;
 }
 const iso = (d: Date | null) => (d ? isoOf(d) : null);
