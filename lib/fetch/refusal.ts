@@ -3,15 +3,18 @@
  * publisher's failure: it is thrown, not returned as a fetch outcome, so the cache never keeps it and
  * no result reports it as the publisher's.
  */
-export type RefusalKind =
+/** The kinds of work this resolver declines or cannot do. */
+export const REFUSAL_KINDS = [
   /** The query has started all the fetches it may (`IDENT_MAX_FETCHES_PER_QUERY`). */
-  | "query_budget"
+  "query_budget",
   /** The target host has had its requests for this minute (`IDENT_HOST_BUDGET_PER_MIN`). */
-  | "host_budget"
+  "host_budget",
   /** Every outbound slot is taken and the queue is full, or the wait for a slot was too long (`IDENT_MAX_OUTBOUND`). */
-  | "busy"
+  "busy",
   /** A fault of this machine: out of file descriptors, memory or buffers. */
-  | "local_fault";
+  "local_fault",
+] as const;
+export type RefusalKind = (typeof REFUSAL_KINDS)[number];
 
 /** Marks a NotFetched whichever copy of this module made it (Next may bundle it more than once). */
 const BRAND = Symbol.for("ident-resolver.NotFetched");

@@ -32,6 +32,26 @@ describe("times from the index in words (docs/decisions.md#the-index)", () => {
     ).toBe("Failing since 09:12 UTC, last verified yesterday");
   });
 
+  it("a claim not checked this time (a limit of this resolver): what the index knew, and when it last checked", () => {
+    const verified = {
+      first_seen_at: "2026-01-01T00:00:00Z",
+      last_checked_at: "2026-11-21T20:00:00Z",
+      verified_since: "2026-03-03T08:00:00Z",
+    };
+    const notChecked = { verified: false, reason: "limit" as const, not_checked: "query_budget" as const };
+    expect(claimHistoryWords(claim({ ...notChecked, since: verified }), NOW)?.text).toBe(
+      "Not checked this time; verified since 3 March 2026, last checked yesterday",
+    );
+    const failing = {
+      first_seen_at: "2026-01-01T00:00:00Z",
+      last_checked_at: "2026-11-22T09:12:00Z",
+      failing_since: "2026-11-20T09:12:00Z",
+    };
+    expect(claimHistoryWords(claim({ ...notChecked, since: failing }), NOW)?.text).toBe(
+      "Not checked this time; failing since 20 November 2026, last checked 09:12 UTC",
+    );
+  });
+
   it("stale on error: when it was last verified, why it could not be re-checked, and until when it is kept", () => {
     const since = { first_seen_at: "2026-01-01T00:00:00Z", last_checked_at: NOW.toISOString(), last_verified_at: "2026-11-22T06:00:00Z" };
     const words = claimHistoryWords(

@@ -46,6 +46,13 @@ export function claimHistoryWords(claim: Claim, now: Date): ClaimHistoryWords | 
       stale: `Could not be re-checked since then (${REASON_TEXT[claim.stale.reason]}); kept as verified until ${exactly(claim.stale.until)}.`,
     };
   }
+  // docs/decisions.md#the-index: a claim not checked this time keeps what the index knew.
+  if (claim.not_checked !== undefined) {
+    const run = since.verified_since
+      ? `verified since ${when(since.verified_since, now)}`
+      : `failing since ${when(since.failing_since ?? since.first_seen_at, now)}`;
+    return { text: `Not checked this time; ${run}, last checked ${when(since.last_checked_at, now)}`, stale: null };
+  }
   if (claim.verified) return { text: `Verified since ${when(since.verified_since ?? since.first_seen_at, now)}`, stale: null };
   const failing = `Failing since ${when(since.failing_since ?? since.first_seen_at, now)}`;
   return {

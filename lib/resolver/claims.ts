@@ -56,6 +56,16 @@ const failedClaim = (id: string | null, claimed: unknown, reason: Reason, messag
   problems: [...problems, error(reason, message)],
 });
 
+/** A claim this resolver declined or could not check (docs/decisions.md#outbound-work): `limit`, its verdict unknown. */
+const notChecked = (id: string | null, claimed: unknown, err: NotFetched, problems: Problem[]): Claim => ({
+  id,
+  verified: false,
+  reason: "limit",
+  claimed,
+  problems: [...problems, error("limit", `Not checked: ${err.message}`)],
+  not_checked: err.kind,
+});
+
 /**
  * Starts `check` on each valid entry up to the budget, all at once; bad, repeated and over-budget
  * entries fail without a fetch (V2, docs/decisions.md#budget). A check this resolver declined or could
@@ -98,7 +108,7 @@ export function checkEntries<T>(
       (turn ? turn.then(() => check(entry)) : check(entry)).catch((err: unknown): CheckedClaim => {
         if (!(err instanceof NotFetched)) throw err;
         work?.refused.push(err.kind);
-        return { claim: failedClaim(entry.id, entry.raw, "limit", `Not checked: ${err.message}`, entry.problems), stale: false };
+        return { claim: notChecked(entry.id, entry.raw, err, entry.problems), stale: false };
       }),
     );
   });

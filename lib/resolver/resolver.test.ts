@@ -72,6 +72,8 @@ describe("resolver orchestration", () => {
     });
     const r = await createResolver({ fetch, limits: { maxClaims: 2 } }).resolveEntity("alice.example");
     expect(r.properties.map((c) => c.reason)).toEqual(["invalid_entry", "not_found", "not_found", "limit", "limit"]);
+    // The entity's own document lists too many: that is a verdict, recorded as any other.
+    expect(r.properties.every((c) => c.not_checked === undefined)).toBe(true);
     expect(calls.filter((c) => c.includes("ident-property.json"))).toHaveLength(2);
   });
   it("shares one request between concurrent resolutions of one domain", async () => {
@@ -237,6 +239,9 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     const limited = r.properties.filter((c) => c.reason === "limit");
     expect(limited.length).toBeGreaterThanOrEqual(25);
     expect(limited[0]?.problems.at(-1)?.message).toMatch(/^Not checked: this lookup has already started the 31 fetches/);
+    // Its verdict is unknown, not failed: the index keeps what it knew (docs/decisions.md#the-index).
+    expect(new Set(limited.map((c) => c.not_checked))).toEqual(new Set(["query_budget"]));
+    expect(r.properties.filter((c) => c.reason !== "limit").every((c) => c.not_checked === undefined)).toBe(true);
     expect(work.refused).toContain("query_budget");
   });
   it("past the budget, a claim whose documents are cached is still checked from the cache, not refused", async () => {
@@ -347,6 +352,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     const r = await createResolver({ fetch }).resolveEntity("alice.example", { work });
     expect(r.properties.map((c) => c.reason)).toEqual(["not_found", "limit"]);
     expect(r.properties[1]?.problems.at(-1)?.message).toBe("Not checked: p1.example has had its 300 requests");
+    expect(r.properties.map((c) => c.not_checked)).toEqual([undefined, "host_budget"]);
     expect(work.refused).toEqual(["host_budget"]);
   });
 });

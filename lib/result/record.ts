@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Problem } from "../documents/problem";
+import { REFUSAL_KINDS } from "../fetch/refusal";
 import { REASONS } from "../protocol/reasons";
 
 /** The result record of docs/decisions.md#the-result-record, printed by `ident resolve --json` and served by `/api/resolve`. */
@@ -44,6 +45,11 @@ export const Claim = z.object({
    * transient reason keeps its verdict until `until`; `reason` is what the re-check met.
    */
   stale: z.object({ reason: Reason, message: z.string(), until: z.string() }).optional(),
+  /**
+   * This resolver declined or could not do the claim's check (docs/decisions.md#outbound-work): its
+   * reason is `limit`, and its verdict is unknown, not failed. The index keeps what it knew.
+   */
+  not_checked: z.enum(REFUSAL_KINDS).optional(),
 });
 export type Claim = z.infer<typeof Claim>;
 

@@ -131,21 +131,25 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
   const accepted = result.entity.status === "accepted";
   // A claim listed twice (the second is a `duplicate`) is one claim: the first listing is recorded.
   const seen = new Set<string>();
-  const claims = accepted
+  const listed = accepted
     ? CLAIM_KINDS.flatMap((kind) =>
         result[kind].flatMap((claim, i) => {
           const key = claimKey(claim, i);
           if (seen.has(`${kind} ${key}`)) return [];
           seen.add(`${kind} ${key}`);
-          const prev = rows.get(`${kind} ${key}`);
-          return [{ kind, claim, key, prev, next: nextRow(prev, claim, kind, key, at) }];
+          return [{ kind, claim, key, prev: rows.get(`${kind} ${key}`) }];
         }),
       )
     : [];
-  const verified = claims.filter((c) => c.next.verified).length;
+  // docs/decisions.md#the-index: a claim this resolver did not check (`not_checked`) keeps its record as it was.
+  const claims = listed
+    .filter((c) => c.claim.not_checked === undefined)
+    .map((c) => extend(c, { next: nextRow(c.prev, c.claim, c.kind, c.key, at) }));
+  const unchecked = listed.filter((c) => c.claim.not_checked !== undefined);
+  const verified = claims.filter((c) => c.next.verified).length + unchecked.filter((c) => c.prev?.verified).length;
   const details = result.entity.details ?? {};
   // docs/decisions.md#search: names and domain weigh most, then what the claims are called, then the description.
-  const claimWords = claims.flatMap(({ claim, kind }) => [labelOf(claim, kind), issuerNameOf(claim, kind)]).filter((w) => w !== null);
+  const claimWords = listed.flatMap(({ claim, kind }) => [labelOf(claim, kind), issuerNameOf(claim, kind)]).filter((w) => w !== null);
   await tx.query(
     `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
@@ -161,7 +165,7 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
       jsonb(details),
       jsonb(result.entity.problems),
       verified,
-      claims.length - verified,
+      listed.length - verified,
       at.toISOString(),
     ],
   );
@@ -189,15 +193,16 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
     ]);
   }
   // docs/decisions.md#discovery: every indexed entity is re-verified in the background.
-  await scheduleRecheck(tx, domain, at, accepted && verified === claims.length);
+  await scheduleRecheck(tx, domain, at, accepted && unchecked.length === 0 && verified === listed.length);
   // An entity that is not accepted says nothing about its claims: their records stay as they were.
   if (!accepted) return { result: annotate(result, at, rows), written: true };
 
   // One statement for all claims and one for their changes: a property query's owners can list
   // thousands of claims between them, and a statement per claim cost seconds.
   for (const { kind, key, next } of claims) rows.set(`${kind} ${key}`, next);
-  await tx.query(
-    `INSERT INTO claims (domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
+  if (claims.length > 0) {
+    await tx.query(
+      `INSERT INTO claims (domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
        first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
      SELECT $1, kind, claim_key, id, label, issuer, issuer_name, true, verified, reason, stale_reason, stale_message,
        first_seen_at, $2, last_verified_at, verified_since, failing_since
@@ -209,29 +214,30 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
        reason = excluded.reason, stale_reason = excluded.stale_reason, stale_message = excluded.stale_message,
        last_checked_at = excluded.last_checked_at, last_verified_at = excluded.last_verified_at,
        verified_since = excluded.verified_since, failing_since = excluded.failing_since`,
-    [
-      domain,
-      at.toISOString(),
-      jsonb(
-        claims.map(({ kind, key, claim, next }) => ({
-          kind,
-          claim_key: key,
-          id: claim.id,
-          label: labelOf(claim, kind),
-          issuer: issuerOf(claim, kind),
-          issuer_name: issuerNameOf(claim, kind),
-          verified: next.verified,
-          reason: next.reason,
-          stale_reason: next.stale_reason,
-          stale_message: next.stale_message,
-          first_seen_at: isoOf(next.first_seen_at),
-          last_verified_at: iso(next.last_verified_at),
-          verified_since: iso(next.verified_since),
-          failing_since: iso(next.failing_since),
-        })),
-      ),
-    ],
-  );
+      [
+        domain,
+        at.toISOString(),
+        jsonb(
+          claims.map(({ kind, key, claim, next }) => ({
+            kind,
+            claim_key: key,
+            id: claim.id,
+            label: labelOf(claim, kind),
+            issuer: issuerOf(claim, kind),
+            issuer_name: issuerNameOf(claim, kind),
+            verified: next.verified,
+            reason: next.reason,
+            stale_reason: next.stale_reason,
+            stale_message: next.stale_message,
+            first_seen_at: isoOf(next.first_seen_at),
+            last_verified_at: iso(next.last_verified_at),
+            verified_since: iso(next.verified_since),
+            failing_since: iso(next.failing_since),
+          })),
+        ),
+      ],
+    );
+  }
   const changed = claims.filter(
     ({ prev, next }) => !prev || prev.verified !== next.verified || (!next.verified && prev.reason !== next.reason),
   );
@@ -256,8 +262,8 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
       ],
     );
   }
-  const listed = new Set(claims.map((c) => `${c.kind} ${c.key}`));
-  const withdrawn = [...rows.keys()].filter((k) => !listed.has(k));
+  const present = new Set(listed.map((c) => `${c.kind} ${c.key}`));
+  const withdrawn = [...rows.keys()].filter((k) => !present.has(k));
   if (withdrawn.length > 0) {
     await tx.query("UPDATE claims SET present = false WHERE domain = $1 AND kind || ' ' || claim_key = ANY($2::text[])", [
       domain,
@@ -346,7 +352,7 @@ export async function preview(db: Queryable, domain: string, at: Date): Promise<
   return (kind, claim, index) => {
     const key = claimKey(claim, index);
     const prev = rows.get(`${kind} ${key}`);
-    return annotateClaim(claim, recorded ? prev : nextRow(prev, claim, kind, key, at));
+    return annotateClaim(claim, recorded || claim.not_checked !== undefined ? prev : nextRow(prev, claim, kind, key, at));
   };
 }
 

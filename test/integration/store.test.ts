@@ -12,7 +12,7 @@ import { openDb } from "../../lib/store/db";
 import { migrate, MIGRATIONS } from "../../lib/store/migrations";
 import { useEngines } from "../helpers/engines";
 
-type ClaimSpec = { id: string; verified: boolean; reason?: Claim["reason"]; http_status?: number };
+type ClaimSpec = { id: string; verified: boolean; reason?: Claim["reason"]; http_status?: number; not_checked?: Claim["not_checked"] };
 
 function result(domain: string, at: string, properties: ClaimSpec[], status: EntityResult["entity"]["status"] = "accepted"): EntityResult {
   const claim = (c: ClaimSpec): Claim => ({
@@ -20,6 +20,7 @@ function result(domain: string, at: string, properties: ClaimSpec[], status: Ent
     verified: c.verified,
     ...(c.reason ? { reason: c.reason } : {}),
     ...(c.http_status ? { http_status: c.http_status } : {}),
+    ...(c.not_checked ? { not_checked: c.not_checked } : {}),
     claimed: { id: c.id },
     problems: c.reason ? [{ code: c.reason, severity: "error", message: `failed: ${c.reason}` }] : [],
   });
@@ -193,6 +194,51 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
       ]),
     );
     expect(gone.properties.map((c) => c.verified)).toEqual([false, false]);
+  });
+
+  it("a claim this resolver did not check (its query's budget spent) keeps its record as it was: no change, no new check time", async () => {
+    const d = "budget.example";
+    const P3 = "§:property:new.budget.example";
+    await recorded(
+      result(d, at(0), [
+        { id: P1, verified: true },
+        { id: P2, verified: false, reason: "not_listed" },
+      ]),
+    );
+    const refused = { verified: false, reason: "limit" as const, not_checked: "query_budget" as const };
+    const out = await recorded(
+      result(d, at(1), [
+        { id: P1, ...refused },
+        { id: P2, ...refused },
+        { id: P3, ...refused },
+      ]),
+    );
+    expect(out.entity.last_checked_at).toBe(at(1));
+    // What the index knew, unchanged; the claim itself still says it was not checked.
+    expect(out.properties[0]).toMatchObject({ verified: false, reason: "limit", not_checked: "query_budget" });
+    expect(out.properties[0]!.since).toEqual({
+      first_seen_at: at(0),
+      last_checked_at: at(0),
+      last_verified_at: at(0),
+      verified_since: at(0),
+    });
+    expect(out.properties[1]!.since).toEqual({ first_seen_at: at(0), last_checked_at: at(0), failing_since: at(0) });
+    // Never recorded, and not recorded now.
+    expect(out.properties[2]!.since).toBeUndefined();
+    expect((await store.history(d))!.changes.map((c) => c.status ?? c.id)).toEqual([P2, P1, "accepted"]);
+    // A card streamed before the check is whole says the same.
+    const annotate = (await store.preview(d, at(2)))!;
+    expect(annotate("properties", out.properties[0]!, 0).since).toEqual(out.properties[0]!.since);
+    // Still listed: checked later, the claim's run goes on from its first check.
+    const back = await recorded(
+      result(d, at(2), [
+        { id: P1, verified: true },
+        { id: P2, verified: false, reason: "not_listed" },
+        { id: P3, verified: true },
+      ]),
+    );
+    expect(back.properties.map((c) => c.since?.verified_since ?? c.since?.failing_since)).toEqual([at(0), at(0), at(2)]);
+    expect(back.properties[0]!.since?.last_checked_at).toBe(at(2));
   });
 
   it("an entity that is not accepted changes its status and leaves its claims' records alone", async () => {
