@@ -11,6 +11,8 @@
  * Messages in: { id, op: "query", sql, params, tx? } | { id, op: "begin" } | { id, op: "end", tx, commit } | { id, op: "close" }
  * Messages out: { kind: "ready" } | { kind: "failed", message } | { id, rows? , error? }
  */
+import { readdirSync } from "node:fs";
+import { getPriority, setPriority } from "node:os";
 import process from "node:process";
 import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
@@ -21,6 +23,25 @@ if (!send) throw new Error("pglite-engine.mjs runs as a child process with an IP
 const dataDir = process.argv[2] || null;
 // The app that started this process is gone (or closed the store): so is the engine.
 process.on("disconnect", () => process.exit(0));
+
+// docs/decisions.md#memory: the engine runs below the thread that answers pages, nice +10 like the
+// fetch thread. On Linux a nice value belongs to a thread: each one started so far is lowered, and
+// those started later inherit it from the main thread. Elsewhere, the process's alone.
+const NICENESS = 10;
+const lowered = Math.min(19, getPriority() + NICENESS);
+let tasks = [0];
+try {
+  tasks = readdirSync("/proc/self/task").map(Number);
+} catch {
+  // not Linux
+}
+for (const task of tasks) {
+  try {
+    setPriority(task, lowered);
+  } catch {
+    // a thread gone meanwhile, or a system that does not allow it: the engine runs as it is
+  }
+}
 
 /** @type {PGlite} */
 let db;

@@ -4,6 +4,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { getPriority } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult, SearchResponse } from "../../lib/result/record";
@@ -340,6 +341,23 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
     expect(await db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
     await db.close();
     expect(alive(pid!)).toBe(false);
+  });
+
+  it("runs below the thread that answers pages: every thread of it at the app's nice value plus 10 (Linux)", async () => {
+    const before = enginePids();
+    const db = await openDb({ kind: "embedded", dataDir: null });
+    try {
+      const [pid] = enginePids().filter((p) => !before.includes(p));
+      expect(await db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+      const nices = readdirSync(`/proc/${pid}/task`).map((task) => {
+        const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+      });
+      expect(nices.length).toBeGreaterThan(1);
+      expect(new Set(nices)).toEqual(new Set([Math.min(19, getPriority() + 10)]));
+    } finally {
+      await db.close();
+    }
   });
 
   it("an engine that dies fails what waits on it and every later call, in words; it never hangs", async () => {
