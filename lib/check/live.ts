@@ -17,6 +17,9 @@ const ENTITY_PATH = /^(?:properties|credentials|other_connections)\[/;
 /** Reasons the entity's own document must change for (V2); every other reason is the counterpart's. */
 const ENTITY_SIDE = new Set(["invalid_entry", "duplicate", "limit", "unsafe_url"]);
 
+/** What to do about a claim this resolver declined or could not check now: nothing but ask again. */
+const NOT_CHECKED_FIX = "Nothing to change: this resolver did not check the claim this time. Check again in a minute.";
+
 type Kind = "property" | "credential" | "connection";
 
 export async function checkDomain(resolver: Resolver, domain: string, settings: Settings): Promise<CheckReport> {
@@ -56,6 +59,11 @@ export function reportOf(result: EntityResult, settings: Settings): CheckReport 
     for (const claim of claims) {
       const theirs = counterpartReport(kind, claim);
       for (const p of claim.problems) {
+        // docs/decisions.md#outbound-work: a claim this resolver did not check has nothing to fix.
+        if (claim.not_checked !== undefined && p.code === "limit") {
+          own.findings.push(explained("warning", p.code, p.message, settings, { claim: claim.id ?? undefined, fix: NOT_CHECKED_FIX }));
+          continue;
+        }
         const onEntity = p.path !== undefined ? ENTITY_PATH.test(p.path) : ENTITY_SIDE.has(p.code) && p.code === claim.reason;
         const finding = problemFinding(p, settings, claim.id ?? undefined);
         if (p.code === claim.reason && !claim.verified && !onEntity && theirs) {

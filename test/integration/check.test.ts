@@ -142,6 +142,25 @@ describe("ident check <domain>", () => {
     }
   });
 
+  it("a claim this resolver did not check (its fetch budget spent) is a warning to check again, not an error to fix", async () => {
+    const full = await checkDomain(resolver(), "alice.example", SETTINGS);
+    expect(full.ok).toBe(true);
+    // The entity document and a few claims' fetches, then the budget is spent.
+    const report = await checkDomain(
+      ctx.resolver({ fetcher: { timeoutMs: 2000 }, limits: { maxFetchesPerQuery: 3 } }),
+      "alice.example",
+      SETTINGS,
+    );
+    const notChecked = findings(report).filter((f) => f.code === "limit");
+    expect(notChecked.length).toBeGreaterThan(0);
+    for (const f of notChecked) {
+      expect(f).toMatchObject({ severity: "warning", domain: "alice.example", fix: expect.stringMatching(/^Nothing to change.*again/) });
+      expect(f.message).toMatch(/^Not checked: this lookup has already started the 3 fetches/);
+      expect(f.snippet).toBeUndefined();
+    }
+    expect(findings(report).filter((f) => f.severity === "error")).toEqual([]);
+  });
+
   it("the CLI: the report in words with the snippet, --json with the same report, exit 1 with errors and 0 without", async () => {
     const broken = await ident(["check", "mallory.example"]);
     expect(broken.code).toBe(1);
