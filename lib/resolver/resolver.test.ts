@@ -72,7 +72,7 @@ describe("resolver orchestration", () => {
     });
     const r = await createResolver({ fetch, limits: { maxClaims: 2 } }).resolveEntity("alice.example");
     expect(r.properties.map((c) => c.reason)).toEqual(["invalid_entry", "not_found", "not_found", "limit", "limit"]);
-    // The entity's own document lists too many: that is a verdict, recorded as any other.
+    // The entity's own document lists too many: that is a verdict, recorded like every other.
     expect(r.properties.every((c) => c.not_checked === undefined)).toBe(true);
     expect(calls.filter((c) => c.includes("ident-property.json"))).toHaveLength(2);
   });
