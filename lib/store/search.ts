@@ -191,6 +191,9 @@ export async function issuedBy(db: Queryable, issuer: string, limit = 500): Prom
  */
 async function typoTsquery(tx: Queryable, words: string[]): Promise<string> {
   await tx.query("SELECT set_config('pg_trgm.similarity_threshold', $1, true)", [String(TYPO_THRESHOLD)]);
+  // Through the trigram index, always: for a long word the planner would rather compute the
+  // similarity of every word of the index, which held the embedded engine for 200-300 ms a word.
+  await tx.query("SELECT set_config('enable_seqscan', 'off', true)");
   const groups: string[] = [];
   let corrected = false;
   for (const word of words) {
@@ -206,6 +209,7 @@ async function typoTsquery(tx: Queryable, words: string[]): Promise<string> {
     if (alternatives.length > 0) corrected = true;
     groups.push(`(${[`${word}:*A`, ...alternatives.map((w) => `${w}:A`)].join(" | ")})`);
   }
+  await tx.query("SELECT set_config('enable_seqscan', 'on', true)");
   return corrected ? groups.join(" & ") : "";
 }
 
