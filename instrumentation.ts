@@ -4,6 +4,6 @@
  */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
-  const { app } = await import("./web/server");
+  const { app } = await import("./web/app");
   app();
 }

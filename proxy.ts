@@ -1,9 +1,10 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { ADMISSION_HEADER, admit, relay } from "./web/admission";
 import { isAnswer, pageOf, statusOf, toHeader, URL_HEADER } from "./web/pages";
-import { app } from "./web/server";
+import { app } from "./web/app";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./web/security-headers";
 import type { ErrorBody } from "./lib/result/record";
+import { answerRefusal } from "./lib/traffic/answer";
 
 /**
  * Every request: a fresh nonce, the security headers, HTTP 400 for a search with a bad query, 404 for
@@ -29,17 +30,19 @@ export async function proxy(request: NextRequest) {
   let status = statusOf(page);
   // The URL, for the layout, which cannot read it (web/page-request.ts); always ours, never the client's.
   requestHeaders.set(URL_HEADER, toHeader(pathname + search));
-  // docs/decisions.md#outbound-work: a lookup is taken on, or refused with 429 or 503, before its first byte.
+  // docs/architecture.md#traffic: a lookup is taken on, or refused with 429 or 503, before its first byte.
   requestHeaders.delete(ADMISSION_HEADER);
-  let retryAfterS: number | null = null;
+  let refusedHeaders: Record<string, string> | null = null;
   if (isAnswer(page) || page?.kind === "check") {
     // The check is always a fresh check (docs/publishing.md#check): it asks for a refresh, and its limit.
     const refresh = page.kind === "check" || searchParams.get("refresh") === "1";
     const admission = await admit(app(), page.query, request.headers.get("x-forwarded-for"), refresh);
     requestHeaders.set(ADMISSION_HEADER, relay(admission));
     if (!admission.ok) {
-      status = admission.refusal.status;
-      retryAfterS = admission.refusal.retryAfterS;
+      // docs/architecture.md#traffic: the page's status and headers; its words are the page's to show.
+      const answer = answerRefusal(admission.refused);
+      status = answer.status;
+      refusedHeaders = answer.headers;
     }
   }
   requestHeaders.set("content-security-policy", csp);
@@ -60,10 +63,7 @@ export async function proxy(request: NextRequest) {
             request: { headers: requestHeaders },
           },
         );
-  if (retryAfterS !== null) {
-    response.headers.set("Retry-After", String(retryAfterS));
-    response.headers.set("Cache-Control", "no-store");
-  }
+  for (const [name, value] of Object.entries(refusedHeaders ?? {})) response.headers.set(name, value);
   response.headers.set("Content-Security-Policy", csp);
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
   return response;

@@ -7,7 +7,8 @@ import { parseConfig, configErrorMessage } from "../lib/config";
 import { checkFile, UnreadableFile } from "../lib/check/file";
 import { checkDomain } from "../lib/check/live";
 import type { CheckReport, DocumentReport, Finding } from "../lib/check/report";
-import { NotFetched } from "../lib/fetch/refusal";
+import { answerRefusal } from "../lib/traffic/answer";
+import { isRefusal } from "../lib/traffic/refusal";
 import { parseQuery } from "../lib/protocol/ids";
 import { createConfiguredResolver } from "../lib/setup";
 import type { Io } from "./main";
@@ -109,13 +110,13 @@ export async function check(target: string, json: boolean, env: Readonly<Record<
     }
     const resolver = createConfiguredResolver(config.config, {});
     try {
-      report = await checkDomain(resolver, query.query.domain, settings);
-    } catch (err) {
-      if (err instanceof NotFetched) {
-        io.err(`ident: not checked: ${err.message}\n`);
+      const checked = await checkDomain(resolver, query.query.domain, settings, "cli");
+      // docs/architecture.md#traffic: not checked is said in the words every refusal has.
+      if (isRefusal(checked)) {
+        io.err(`ident: not checked: ${answerRefusal(checked).message}\n`);
         return 1;
       }
-      throw err;
+      report = checked;
     } finally {
       await resolver.close();
     }

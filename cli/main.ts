@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { configErrorMessage, parseConfig } from "../lib/config";
-import { NotFetched } from "../lib/fetch/refusal";
+import { answerRefusal } from "../lib/traffic/answer";
 import { createConfiguredResolver } from "../lib/setup";
 import { openStore, type Store } from "../lib/store";
 import { parseSearchText, type IndexSearch } from "../lib/store/search";
@@ -170,14 +170,10 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
     : Promise.resolve(null);
   const resolver = createConfiguredResolver(config.config, { store });
   try {
-    const outcome = await resolver.search(query).catch((err: unknown) => {
-      // docs/decisions.md#outbound-work: work this machine declined or could not do is not a verdict.
-      if (err instanceof NotFetched) return { ok: "refused" as const, message: err.message };
-      throw err;
-    });
-    if (outcome.ok === "refused") {
-      io.err(`ident: not resolved: ${outcome.message}
-`);
+    const outcome = await resolver.search(query, { client: "cli" });
+    // docs/architecture.md#traffic: work this machine declined or could not do is not a verdict.
+    if (!outcome.ok && "refused" in outcome) {
+      io.err(`ident: not resolved: ${answerRefusal(outcome.refused).message}\n`);
       return 1;
     }
     if (!outcome.ok) {

@@ -1,5 +1,5 @@
 import { Suspense } from "react";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 import type { Claim } from "@/lib/result/record";
 import { clipName } from "@/lib/present/display";
 import type { ClaimSlot } from "@/lib/resolver";

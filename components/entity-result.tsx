@@ -1,6 +1,6 @@
 import { Suspense } from "react";
 import type { Refused } from "@/web/page-request";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 import type { StagedEntity } from "@/lib/resolver";
 import type { Claim, EntityResult } from "@/lib/result/record";
 import { claimView, entityView } from "@/lib/present/view";

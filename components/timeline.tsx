@@ -1,10 +1,12 @@
+import { REFUSAL_WORDS } from "@/lib/traffic/answer";
+import { REFUSAL_KINDS } from "@/lib/traffic/refusal";
 import { clipName, wellFormed } from "@/lib/present/display";
 import { REASON_TEXT, STATUS_TEXT } from "@/lib/present/explain";
 import { exactly } from "@/lib/present/when";
 import { REASONS, type Reason } from "@/lib/protocol/reasons";
 import { EntityStatus } from "@/lib/result/record";
 import type { Change } from "@/lib/store/records";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 /** Changes shown on the page; the API has the rest. */
 const SHOWN = 10;
@@ -55,11 +57,6 @@ export async function Timeline({ domain, settled }: { domain: string; settled: P
   );
 }
 
-const REFUSED: Record<string, string> = {
-  rate_limited: "You have asked for as many fresh checks as one client may for now; this is the last check. Try again in a minute.",
-  busy: "This resolver is fetching as much as it may just now; this is the last check. Try again in a minute.",
-};
-
 /**
  * After "Re-check now" (docs/publishing.md#re-check-now): when it was re-checked and what changed,
  * from the index; or why it was not re-checked.
@@ -67,9 +64,13 @@ const REFUSED: Record<string, string> = {
 export async function RecheckNotice({ domain, url }: { domain: string; url: URL | null }) {
   const refused = url?.searchParams.get("recheck");
   if (refused) {
+    // docs/architecture.md#traffic: the refusal's own words; an unknown value is said as "busy".
+    const kind = REFUSAL_KINDS.find((k) => k === refused) ?? "busy";
+    const retry = Number(url?.searchParams.get("retry") ?? "60");
+    const after = Number.isInteger(retry) && retry > 0 && retry <= 3600 ? retry : 60;
     return (
-      <p className="notice" role="status" data-testid="recheck-notice" data-outcome="refused">
-        Not re-checked. {REFUSED[refused] ?? REFUSED.busy}
+      <p className="notice" role="status" data-testid="recheck-notice" data-outcome="refused" data-refused={kind}>
+        Not re-checked. {REFUSAL_WORDS[kind].meaning} This is the last check. Try again in {after} s.
       </p>
     );
   }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "./config";
+import { trafficSettings } from "./traffic/limits";
 
 describe("configuration (docs/decisions.md#configuration)", () => {
   it("defaults", () => {
@@ -13,10 +14,6 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         cacheFreshS: 3600,
         maxClaims: 50,
         maxConnections: 10,
-        maxFetchesPerQuery: 300,
-        maxOutbound: 64,
-        coldLookupsPerMin: 30,
-        hostBudgetPerMin: 300,
         port: 3000,
         trustedHops: 0,
         publicUrl: "http://localhost:3000",
@@ -25,6 +22,7 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         redisUrl: null,
         logLevel: "info",
         crawl: { seeds: [], concurrency: 4, max: 100_000 },
+        traffic: trafficSettings(),
       },
     });
   });
@@ -95,6 +93,7 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         IDENT_MAX_OUTBOUND: "8",
         IDENT_COLD_LOOKUPS_PER_MIN: "2",
         IDENT_HOST_BUDGET_PER_MIN: "20",
+        IDENT_ADDRESS_BUDGET_PER_MIN: "100",
         PORT: "8080",
         NODE_EXTRA_CA_CERTS: "/ca.pem",
       },
@@ -107,12 +106,21 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         cacheTtlS: 60,
         maxClaims: 5,
         maxConnections: 0,
-        maxFetchesPerQuery: 40,
-        maxOutbound: 8,
-        coldLookupsPerMin: 2,
-        hostBudgetPerMin: 20,
         port: 8080,
         extraCaCerts: "/ca.pem",
+        // The limits the variables set, and those derived from them (docs/architecture.md#traffic).
+        traffic: {
+          fetchesPerQuery: 40,
+          outbound: 8,
+          outboundQueue: 32,
+          lookupsInInstance: 40,
+          requestsInInstance: 64,
+          coldLookups: 2,
+          lookupsInProgress: 8,
+          hostPerMinute: 20,
+          addressPerMinute: 100,
+          addressSharePerMinute: 25,
+        },
       },
     });
   });

@@ -1,15 +1,13 @@
 import type { Config } from "./config";
 import { createDocumentCache } from "./fetch/cache";
 import { createFetcher, type Fetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher";
-import { createOutboundGate } from "./fetch/outbound";
 import { createThreadedFetcher, type OutboundView } from "./fetch/thread";
-import { NotFetched } from "./fetch/refusal";
-import { connectRedis, type FleetLink } from "./fleet/redis";
+import { connectRedis, KEY_PREFIX, type FleetLink } from "./fleet/redis";
 import { createSharedDocuments } from "./fleet/shared-documents";
-import { createSharedRateLimiter } from "./fleet/shared-limit";
 import { createMetrics, type Metrics } from "./metrics";
-import { createRateLimiter, type RateLimiter } from "./rate-limit";
 import { createResolver, type Resolver } from "./resolver";
+import { createWindows, fetchBudgets, isRefusal, type TrafficSettings, type Windows } from "./traffic";
+import { createOutboundGate } from "./traffic/outbound";
 import type { SearchResponse } from "./result/record";
 import { startCrawler, type Crawler } from "./discovery/crawler";
 import { openStore, type Store } from "./store";
@@ -17,24 +15,17 @@ import { DEFAULTS } from "./limits";
 import { USER_AGENT } from "./version";
 import { extend } from "./objects";
 
-/** The outbound side of a configured resolver, for admission (docs/decisions.md#outbound-work). */
+/** The traffic limits of a configured resolver (docs/architecture.md#traffic), for admission and /metrics. */
 export type Traffic = {
+  settings: TrafficSettings;
+  /** Every per-minute limit, counted by the fleet in Redis where declared so. */
+  windows: Windows;
+  /** The outbound cap and its queue. */
   outbound: OutboundView;
-  /** Requests to each host this minute, all clients together. */
-  hostBudget: RateLimiter;
-};
-
-/** The limits per client (docs/decisions.md#caching, docs/decisions.md#outbound-work), shared by a fleet. */
-export type ClientLimits = {
-  /** `?refresh=1`: 5 a minute. */
-  refresh: RateLimiter;
-  /** Lookups that start a fetch (`IDENT_COLD_LOOKUPS_PER_MIN`). */
-  cold: RateLimiter;
 };
 
 export type ConfiguredResolver = Resolver & {
   traffic: Traffic;
-  clientLimits: ClientLimits;
   /** The connection to Redis when `IDENT_REDIS_URL` is set (docs/deploying.md#redis). */
   fleet: FleetLink | null;
   metrics: Metrics;
@@ -56,50 +47,54 @@ export function createConfiguredResolver(
   extra: Pick<FetcherOptions, "ca"> & {
     store?: Promise<Store | null>;
     log?: (line: string) => void;
-    /** Fetch on a worker thread (lib/fetch/thread.ts): the server's choice, so pages never wait behind fetches. */
-    fetchThread?: boolean;
+    /**
+     * Fetch on a worker thread (lib/fetch/thread.ts): the server's choice, so pages never wait behind
+     * fetches. `bundled`: the app was built by Next, so the thread's code is JavaScript.
+     */
+    fetchThread?: { bundled: boolean } | false;
   } = {},
 ): ConfiguredResolver {
   const { store = Promise.resolve(null), log = console.error, fetchThread = false, ...fetcherExtra } = extra;
   const fleet = config.redisUrl ? connectRedis(config.redisUrl, { log }) : null;
-  /** A limiter counted in Redis when there is one, else (and whenever Redis cannot answer) here. */
-  const limiter = (name: string, limit: number) => {
-    const local = createRateLimiter({ limit, windowMs: 60_000 });
-    return fleet ? createSharedRateLimiter(fleet, local, { name, limit }) : local;
+  const limits = config.traffic;
+  // docs/architecture.md#traffic: every per-minute limit, in Redis when there is one (and here whenever Redis cannot answer).
+  const windows = createWindows(limits, fleet ? { link: fleet, keyPrefix: KEY_PREFIX } : null);
+  const budgets = fetchBudgets(windows, limits);
+  const common = {
+    timeoutMs: config.fetchTimeoutMs,
+    connectTo: config.connectTo,
+    userAgent: USER_AGENT,
+    hostAtOnce: limits.hostAtOnce,
+    addressAtOnce: limits.addressAtOnce,
   };
-  const hostBudget = limiter("host", config.hostBudgetPerMin);
-  const common = { timeoutMs: config.fetchTimeoutMs, connectTo: config.connectTo, userAgent: USER_AGENT };
   let outbound: OutboundView;
   let fetcher: Fetcher & { close(): Promise<void>; sockets(): SocketStats };
   if (fetchThread) {
-    const threaded = createThreadedFetcher(
-      extend(common, {
-        maxOutbound: config.maxOutbound,
-        hostBudgetPerMin: config.hostBudgetPerMin,
-        ...(fetcherExtra.ca ? { ca: fetcherExtra.ca } : {}),
-      }),
-      hostBudget,
-    );
+    const settings = extend(common, {
+      maxOutbound: limits.outbound,
+      maxQueued: limits.outboundQueue,
+      budgets: true,
+      bundled: fetchThread.bundled,
+      ...(fetcherExtra.ca ? { ca: fetcherExtra.ca } : {}),
+    });
+    const threaded = createThreadedFetcher(settings, budgets);
     outbound = threaded.outbound;
     fetcher = threaded;
   } else {
-    const gate = createOutboundGate({ max: config.maxOutbound, maxWaitMs: config.fetchTimeoutMs });
+    const gate = createOutboundGate({ max: limits.outbound, maxQueued: limits.outboundQueue, maxWaitMs: config.fetchTimeoutMs });
     outbound = gate;
-    fetcher = createFetcher(
-      Object.assign({}, common, { outbound: gate, hostBudget: { limiter: hostBudget, perMinute: config.hostBudgetPerMin } }, fetcherExtra),
-    );
+    fetcher = createFetcher(Object.assign({}, common, { outbound: gate, budgets }, fetcherExtra));
   }
   const metrics = createMetrics({ outbound, sockets: () => fetcher.sockets(), store, fleet });
   const counted: Fetcher = async (url, mode, options) => {
-    try {
-      const outcome = await fetcher(url, mode, options);
-      metrics.fetches.inc({ outcome: outcome.status });
-      metrics.fetchSeconds.observe(outcome.ms / 1000);
+    const outcome = await fetcher(url, mode, options);
+    if (isRefusal(outcome)) {
+      metrics.refusals.inc({ limit: outcome.refused });
       return outcome;
-    } catch (err) {
-      if (err instanceof NotFetched) metrics.refusals.inc({ limit: err.kind });
-      throw err;
     }
+    metrics.fetches.inc({ outcome: outcome.status });
+    metrics.fetchSeconds.observe(outcome.ms / 1000);
+    return outcome;
   };
   const ages = { maxAgeMs: config.cacheTtlS * 1000, freshMs: config.cacheFreshS * 1000, failureMs: DEFAULTS.failureTtlS * 1000 };
   const shared = fleet ? createSharedDocuments(fleet, extend(ages, { fetchTimeoutMs: config.fetchTimeoutMs })) : null;
@@ -112,7 +107,7 @@ export function createConfiguredResolver(
     // docs/deploying.md#what-redis-holds: one publisher request per URL for the whole fleet.
     fetch: shared ? shared.singleFlight(counted) : counted,
     cache,
-    limits: { maxClaims: config.maxClaims, maxConnections: config.maxConnections, maxFetchesPerQuery: config.maxFetchesPerQuery },
+    limits: { maxClaims: config.maxClaims, maxConnections: config.maxConnections, maxFetchesPerQuery: limits.fetchesPerQuery },
     // docs/decisions.md#the-index: every resolution is recorded, whatever started it.
     annotate: async (result) => {
       const index = await store;
@@ -124,8 +119,7 @@ export function createConfiguredResolver(
     },
   });
   const parts = {
-    traffic: { outbound, hostBudget },
-    clientLimits: { refresh: limiter("refresh", 5), cold: limiter("cold", config.coldLookupsPerMin) },
+    traffic: { settings: limits, windows, outbound },
     fleet,
     metrics,
     store,

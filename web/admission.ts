@@ -1,22 +1,22 @@
 /**
- * Whether this instance takes on a lookup now (docs/decisions.md#outbound-work): decided once per
- * request, before the first byte, for the pages (proxy.ts) and the API alike. A lookup the cache can
- * answer, or one that joins a fetch already running, is always taken. A cold one (it starts a fetch)
- * counts against its client's cold-lookup limit, and is refused when the outbound queue is full or
- * when the host it asks about has spent its budget for the minute.
+ * Whether this instance takes on a lookup now (docs/architecture.md#traffic): decided once per
+ * request, before the first byte, for the pages (proxy.ts), the API and the re-check alike. A lookup
+ * the cache can answer, or one that joins a fetch already running, is always taken. A cold one (it
+ * starts a fetch) counts against its client's `coldLookups`, and is refused when the outbound queue
+ * is full or when the host it asks about has spent its minute (`hostPerMinute`).
  */
 import { z } from "zod";
-import type { NotFetched } from "@/lib/fetch/refusal";
 import type { Query } from "@/lib/protocol/ids";
 import type { SearchResponse } from "@/lib/result/record";
-import type { App } from "./server";
+import type { ConfiguredResolver } from "@/lib/setup";
+import { OVER_LIMIT_DELAY_MS } from "@/lib/traffic/answer";
+import { refusal, REFUSAL_KINDS, type Refusal } from "@/lib/traffic/refusal";
 
-/** Why a lookup is not taken on, with its HTTP status and when to ask again. */
-export type Refusal = {
-  status: 429 | 503;
-  code: "rate_limited" | "busy";
-  message: string;
-  retryAfterS: number;
+/** What admission needs: the resolver's cache probe, its limits and metrics, and the client of a request. */
+export type AdmissionDeps = {
+  resolver: Pick<ConfiguredResolver, "probe" | "traffic" | "metrics">;
+  /** The client of a request, from its X-Forwarded-For (lib/traffic/client.ts). */
+  clientOf(forwardedFor: string | null): string;
 };
 
 export type Admission =
@@ -26,78 +26,86 @@ export type Admission =
       refresh: { asked: boolean; granted: boolean };
       /** The answer from the cache alone, when it had every document. */
       known: SearchResponse | null;
+      /** The client the lookup is for (the key of its share of an address's minute). */
+      client: string;
     }
-  | { ok: false; refusal: Refusal };
+  | { ok: false; refused: Refusal };
 
-/** How long a client past its cold-lookup limit waits for its 429. */
-export const OVER_LIMIT_DELAY_MS = 1000;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Decides whether `query` is taken on for the client of `forwardedFor` (X-Forwarded-For), and takes its tokens if so. */
-export async function admit(app: App, query: Query, forwardedFor: string | null, refreshAsked: boolean): Promise<Admission> {
-  const client = app.clientOf(forwardedFor);
-  const granted = refreshAsked && (await app.refreshLimit.take(client)).ok;
-  if (refreshAsked && !granted) app.resolver.metrics.refusals.inc({ limit: "refresh" });
-  const refuse = (refusal: Refusal, limit: string): Admission => {
-    app.resolver.metrics.refusals.inc({ limit });
-    return { ok: false, refusal };
+/**
+ * Decides whether `query` is taken on for the client of `forwardedFor` (X-Forwarded-For), and takes its
+ * tokens if so. A refresh asked for and not granted is a refusal (`refreshes`) when `refreshRequired`
+ * (the API and the re-check); a page shows what is known instead.
+ */
+export async function admit(
+  deps: AdmissionDeps,
+  query: Query,
+  forwardedFor: string | null,
+  refreshAsked: boolean,
+  refreshRequired = false,
+): Promise<Admission> {
+  const { resolver } = deps;
+  const client = deps.clientOf(forwardedFor);
+  const { windows, settings, outbound } = resolver.traffic;
+  const refuse = async (refused: Refusal): Promise<Admission> => {
+    resolver.metrics.refusals.inc({ limit: refused.refused });
+    // A client past its own limit waits for its refusal: a loop of lookups then costs it time, not this server's CPU.
+    if (refused.refused === "cold_lookups") await pause(OVER_LIMIT_DELAY_MS);
+    return { ok: false, refused };
   };
+  const asked = refreshAsked ? await windows.refreshes.take(client) : null;
+  const granted = asked?.ok === true;
+  if (asked && !asked.ok) {
+    const refused = refusal(
+      "refreshes",
+      `you have asked for the ${settings.refreshes} fresh checks a minute one client may; try again in ${asked.retryAfterS} s`,
+      asked.retryAfterS,
+    );
+    if (refreshRequired) return refuse(refused);
+    resolver.metrics.refusals.inc({ limit: "refreshes" });
+  }
   const refresh = { asked: refreshAsked, granted };
   if (!granted) {
-    const probed = await app.resolver.probe(query);
-    if (probed.state === "cached") return { ok: true, refresh, known: probed.response };
+    const probed = await resolver.probe(query);
+    if (probed.state === "cached") return { ok: true, refresh, known: probed.response, client };
     // Joining a fetch already running starts nothing new.
-    if (probed.state === "joining") return { ok: true, refresh, known: null };
+    if (probed.state === "joining") return { ok: true, refresh, known: null, client };
   }
-  const { outbound, hostBudget } = app.resolver.traffic;
   if (outbound.full()) {
-    const retryAfterS = outbound.retryAfterS;
-    const message = `This resolver is fetching as much as it may at once (${app.config.maxOutbound} documents, with a full queue). Try again in ${retryAfterS} s.`;
-    return refuse({ status: 503, code: "busy", message, retryAfterS }, "busy");
+    const why = `this resolver is fetching as much as it may at once (${settings.outbound} documents, with a full queue); try again in ${outbound.retryAfterS} s`;
+    return refuse(refusal("busy", why, outbound.retryAfterS));
   }
-  const host = await hostBudget.check(query.domain);
+  const host = await windows.hostPerMinute.check(query.domain);
   if (!host.ok) {
-    const message = `${query.domain} has had the ${app.config.hostBudgetPerMin} requests a minute this resolver sends to one site. Try again in ${host.retryAfterS} s.`;
-    return refuse({ status: 429, code: "rate_limited", message, retryAfterS: host.retryAfterS }, "host_budget");
+    const why = `${query.domain} has had the ${settings.hostPerMinute} requests a minute this resolver sends one site; try again in ${host.retryAfterS} s`;
+    return refuse(refusal("host_budget", why, host.retryAfterS));
   }
-  const cold = await app.coldLimit.take(client);
+  const cold = await windows.coldLookups.take(client);
   if (!cold.ok) {
-    // A client past its limit waits a second for the refusal: a loop of lookups then costs it time,
-    // not this server's CPU (a refusal takes about as long to render as `/`).
-    await new Promise((resolve) => setTimeout(resolve, OVER_LIMIT_DELAY_MS));
-    const message = `You have started ${app.config.coldLookupsPerMin} lookups that had to fetch from publishers this minute, as many as one client may. Lookups of what is already cached still work. Try again in ${cold.retryAfterS} s.`;
-    return refuse({ status: 429, code: "rate_limited", message, retryAfterS: cold.retryAfterS }, "cold");
+    const why = `you have started the ${settings.coldLookups} lookups a minute that fetch from publishers one client may; lookups of what is already cached still work; try again in ${cold.retryAfterS} s`;
+    return refuse(refusal("cold_lookups", why, cold.retryAfterS));
   }
-  return { ok: true, refresh, known: null };
+  return { ok: true, refresh, known: null, client };
 }
-
-/** The refusal for work declined after the lookup was taken on (its own document's host, a full queue, a local fault). */
-export function refusalOf(err: NotFetched): Refusal {
-  const status = err.kind === "host_budget" ? 429 : 503;
-  return { status, code: status === 429 ? "rate_limited" : "busy", message: sentence(err.message), retryAfterS: err.retryAfterS };
-}
-
-const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${text.endsWith(".") ? "" : "."}`;
 
 /** The request header that relays the proxy's admission to the page; the proxy always overwrites it. */
 export const ADMISSION_HEADER = "x-ident-admission";
 
-/** What a page needs of its admission: the refresh decision, whether the cache knew everything, or the refusal. */
+/** What a page needs of its admission: the refresh decision, whether the cache knew everything, the client; or the refusal. */
 const Relayed = z.union([
-  z.object({ refresh: z.object({ asked: z.boolean(), granted: z.boolean() }), known: z.boolean() }),
-  z.object({
-    refusal: z.object({
-      status: z.union([z.literal(429), z.literal(503)]),
-      code: z.enum(["rate_limited", "busy"]),
-      message: z.string(),
-      retryAfterS: z.number(),
-    }),
-  }),
+  z.object({ refresh: z.object({ asked: z.boolean(), granted: z.boolean() }), known: z.boolean(), client: z.string() }),
+  z.object({ refused: z.object({ refused: z.enum(REFUSAL_KINDS), message: z.string(), retryAfterS: z.number() }) }),
 ]);
 export type Relayed = z.infer<typeof Relayed>;
 
 export const relay = (admission: Admission): string =>
   encodeURIComponent(
-    JSON.stringify(admission.ok ? { refresh: admission.refresh, known: admission.known !== null } : { refusal: admission.refusal }),
+    JSON.stringify(
+      admission.ok
+        ? { refresh: admission.refresh, known: admission.known !== null, client: admission.client }
+        : { refused: admission.refused },
+    ),
   );
 
 /** The relayed admission, or null when the header is missing or not one the proxy wrote. */

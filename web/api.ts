@@ -5,52 +5,45 @@
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { NotFetched } from "@/lib/fetch/refusal";
+import type { Logger } from "@/lib/log";
 import { parseQuery } from "@/lib/protocol/ids";
 import { newWork } from "@/lib/resolver";
 import type { ErrorBody, SearchResponse } from "@/lib/result/record";
-import { extend } from "@/lib/objects";
-import { admit, refusalOf, type Refusal } from "./admission";
+import type { ConfiguredResolver } from "@/lib/setup";
+import { answerRefusal, isRefusal, type Refusal } from "@/lib/traffic";
+import type { RefusalBody } from "@/lib/traffic/answer";
+import { admit, type AdmissionDeps } from "./admission";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
-import type { App } from "./server";
 
 /** A status, the headers of the answer itself (not the security headers) and the JSON body. */
-export type ApiAnswer = { status: number; headers: Record<string, string>; body: SearchResponse | ErrorBody };
+export type ApiAnswer = { status: number; headers: Record<string, string>; body: SearchResponse | ErrorBody | RefusalBody };
+
+/** What the API needs: admission's, the resolver's lookups and the log. */
+export type ApiDeps = AdmissionDeps & { resolver: Pick<ConfiguredResolver, "resolve" | "remember">; log: Logger };
 
 const NO_STORE = { "Cache-Control": "no-store" };
 
-/** 429 or 503 with Retry-After (docs/decisions.md#outbound-work). */
-const refused = (r: Refusal): ApiAnswer => ({
-  status: r.status,
-  headers: extend(NO_STORE, { "Retry-After": String(r.retryAfterS) }),
-  body: { error: { code: r.code, message: r.message } },
-});
+/** 429 or 503 with Retry-After (docs/architecture.md#traffic). */
+const refused = (refusal: Refusal): ApiAnswer => {
+  const answer = answerRefusal(refusal);
+  return { status: answer.status, headers: answer.headers, body: answer.body };
+};
 
 /** The SearchResponse, 400 for a bad query, 429 or 503 when refused; `forwardedFor` is the request's X-Forwarded-For. */
-export async function answerResolve(the: App, params: URLSearchParams, forwardedFor: string | null): Promise<ApiAnswer> {
+export async function answerResolve(deps: ApiDeps, params: URLSearchParams, forwardedFor: string | null): Promise<ApiAnswer> {
   const parsed = parseQuery(params.get("q") ?? "");
   if (!parsed.ok) return { status: 400, headers: NO_STORE, body: { error: { code: "invalid_query", message: parsed.message } } };
-  const admission = await admit(the, parsed.query, forwardedFor, params.get("refresh") === "1");
-  if (!admission.ok) return refused(admission.refusal);
-  const { refresh } = admission;
-  if (refresh.asked && !refresh.granted) {
-    return refused({
-      status: 429,
-      code: "rate_limited",
-      message: "Too many refreshes from your address; try again in a minute.",
-      retryAfterS: 60,
-    });
-  }
+  const refreshAsked = params.get("refresh") === "1";
+  const admission = await admit(deps, parsed.query, forwardedFor, refreshAsked, refreshAsked);
+  if (!admission.ok) return refused(admission.refused);
+  const { refresh, client } = admission;
   const work = newWork();
   // An answer the admission found in the cache is annotated from the index as a lookup's would be.
-  let response = admission.known && (await the.resolver.remember(admission.known));
+  let response = admission.known && (await deps.resolver.remember(admission.known));
   if (response === null) {
-    try {
-      response = await the.resolver.resolve(parsed.query, { refresh: refresh.granted, work });
-    } catch (err) {
-      if (err instanceof NotFetched) return refused(refusalOf(err));
-      throw err;
-    }
+    const answer = await deps.resolver.resolve(parsed.query, { refresh: refresh.granted, work, client });
+    if (isRefusal(answer)) return refused(answer);
+    response = answer;
   }
   // Results may be a few minutes old anyway (docs/decisions.md#caching); shared caches may keep them
   // briefly, unless part of the work was declined (docs/decisions.md#outbound-work).
@@ -64,7 +57,7 @@ export async function answerResolve(the: App, params: URLSearchParams, forwarded
  * request cost the page thread about 8 ms, more than the lookup's own work, and a burst of
  * lookups kept `/` waiting behind it (docs/decisions.md#outbound-work).
  */
-export function serveApi(the: App, req: IncomingMessage, res: ServerResponse): boolean {
+export function serveApi(deps: ApiDeps, req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method !== "GET" && req.method !== "HEAD") return false;
   const target = req.url ?? "";
   const at = target.indexOf("?");
@@ -85,8 +78,8 @@ export function serveApi(the: App, req: IncomingMessage, res: ServerResponse): b
     );
     res.end(req.method === "HEAD" ? undefined : body);
   };
-  answerResolve(the, params, Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null)).then(send, (err: unknown) => {
-    the.log.error(`api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  answerResolve(deps, params, Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null)).then(send, (err: unknown) => {
+    deps.log.error(`api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     send({
       status: 500,
       headers: NO_STORE,

@@ -7,15 +7,15 @@
 import "server-only";
 import { headers } from "next/headers";
 import { cache } from "react";
-import { NotFetched } from "@/lib/fetch/refusal";
 import type { StagedEntity } from "@/lib/resolver";
 import type { SearchResponse } from "@/lib/result/record";
-import { ADMISSION_HEADER, refusalOf, relayed, type Refusal } from "./admission";
+import { isRefusal, refusal, type Refusal } from "@/lib/traffic";
+import { ADMISSION_HEADER, relayed } from "./admission";
 import { streamsTo } from "./clients";
 import { fromHeader, isAnswer, pageOf, URL_HEADER, type Page } from "./pages";
-import { app } from "./server";
+import { app } from "./app";
 
-/** Work declined after the page was taken on, shown in words where the results would be. */
+/** A lookup declined (docs/architecture.md#traffic), before or after the page was taken on: shown in words where the results would be. */
 export type Refused = { refused: Refusal };
 
 /**
@@ -24,7 +24,7 @@ export type Refused = { refused: Refusal };
  *   when everything is already cached, and for every client but an interactive browser always.
  * - `stream`: a browser on a cold page gets the shell at once, then the entity, then each claim as it
  *   settles; the JSON-LD follows in the body.
- * - `refused`: the lookup was declined (docs/decisions.md#outbound-work).
+ * - `refused`: the lookup was declined (docs/architecture.md#traffic).
  */
 export type Delivery =
   | { mode: "whole"; response: SearchResponse }
@@ -40,11 +40,11 @@ export type PageRequest = {
   delivery: Delivery | null;
 };
 
-/** A refusal as a value; any other error stays an error. */
-function declined(err: unknown): Refused {
-  if (err instanceof NotFetched) return { refused: refusalOf(err) };
-  throw err;
-}
+/** A refusal, kept apart from an answer. */
+const declined = <T extends object>(answer: T | Refusal): T | Refused => (isRefusal(answer) ? { refused: answer } : answer);
+
+/** What a page shows when the proxy's word did not reach it: nothing is fetched. */
+const NOT_ADMITTED = refusal("busy", "this page was not admitted; try again", 1);
 
 /** This request's decision, made once however many components ask. */
 export const pageRequest = cache(async (): Promise<PageRequest> => {
@@ -55,27 +55,24 @@ export const pageRequest = cache(async (): Promise<PageRequest> => {
   if (!isAnswer(page)) return { page, refresh: { asked, granted: false }, delivery: null };
   // The proxy admitted every answer page before it reached here; without its word, nothing is fetched.
   const admission = relayed(h.get(ADMISSION_HEADER));
-  if (admission === null || "refusal" in admission) {
-    const refusal = admission?.refusal ?? { status: 503, code: "busy", message: "This page was not admitted.", retryAfterS: 1 };
-    return { page, refresh: { asked, granted: false }, delivery: { mode: "refused", refused: refusal } };
+  if (admission === null || "refused" in admission) {
+    return { page, refresh: { asked, granted: false }, delivery: { mode: "refused", refused: admission?.refused ?? NOT_ADMITTED } };
   }
   const { resolver } = app();
   const refresh = admission.refresh;
   const query = page.query;
-  const opts = { refresh: refresh.granted };
+  const opts = { refresh: refresh.granted, client: admission.client };
   const cached = admission.known ? await resolver.peek(query) : null;
   // Annotated from the index as a lookup's answer would be (docs/decisions.md#the-index).
   const known = cached && (await resolver.remember(cached));
   let delivery: Delivery;
   if (known) delivery = { mode: "whole", response: known };
   else if (!streamsTo(h.get("user-agent"))) {
-    delivery = await resolver.resolve(query, opts).then(
-      (response): Delivery => ({ mode: "whole", response }),
-      (err) => ({ mode: "refused", ...declined(err) }),
-    );
+    const answer = await resolver.resolve(query, opts);
+    delivery = isRefusal(answer) ? { mode: "refused", refused: answer } : { mode: "whole", response: answer };
   } else if (query.kind === "property_id" || query.kind === "credential_id") {
-    delivery = { mode: "stream", response: resolver.resolve(query, opts).catch(declined) };
-  } else delivery = { mode: "stream", entity: resolver.resolveEntityStaged(query.domain, opts).catch(declined) };
+    delivery = { mode: "stream", response: resolver.resolve(query, opts).then(declined) };
+  } else delivery = { mode: "stream", entity: resolver.resolveEntityStaged(query.domain, opts).then(declined) };
   return { page, refresh, delivery };
 });
 
@@ -94,9 +91,9 @@ export async function requestUrl(): Promise<URL | null> {
  * What `/check` may do (docs/publishing.md#check): refused, a live check when the refresh limit
  * granted one, or the report of the cached answer otherwise.
  */
-export async function checkAdmission(): Promise<{ refused: Refusal } | { live: boolean }> {
+export async function checkAdmission(): Promise<Refused | { live: boolean; client: string }> {
   const admission = relayed((await headers()).get(ADMISSION_HEADER));
-  if (admission === null) return { refused: { status: 503, code: "busy", message: "This page was not admitted.", retryAfterS: 1 } };
-  if ("refusal" in admission) return { refused: admission.refusal };
-  return { live: admission.refresh.granted };
+  if (admission === null) return { refused: NOT_ADMITTED };
+  if ("refused" in admission) return { refused: admission.refused };
+  return { live: admission.refresh.granted, client: admission.client };
 }

@@ -31,67 +31,16 @@ const app = next({ dev: false, dir, hostname: "localhost", port });
 const handle = app.getRequestHandler();
 await app.prepare();
 
-// docs/decisions.md#outbound-work: lookups in progress past what the outbound queue can hold (5 ×
-// IDENT_MAX_OUTBOUND fetches), requests of any kind past 8 × as many, and a client's lookups past 8
-// at once (a quarter of IDENT_COLD_LOOKUPS_PER_MIN when that is more) are refused here, before Next, where each would cost memory (Next holds about 200 KB per
-// request in progress) and CPU only to be refused later. Warm pages are served from the page cache
-// before these counts.
-const inProgress = { lookups: 0, all: 0, byClient: new Map() };
-const LOOKUP = /^\/(?:api\/resolve|search|entity\/)/;
-/** Lookups one client may have in progress: a quarter of its cold lookups a minute, at least 8. */
-const perClient = (config) => Math.max(8, Math.ceil(config.coldLookupsPerMin / 4));
-
-/** Answers 503 or 429 when too many requests are in progress; otherwise counts this one until it ends. */
+// docs/architecture.md#traffic: requests past what this instance may hold in progress, and a client's
+// lookups past its own, are refused here, before Next (web/shed.ts). Warm pages are served from the
+// page cache before these counts.
 function shed(req, res) {
-  const app = globalThis.__identApp;
-  if (!app) return false;
-  const config = app.config;
-  const lookup = LOOKUP.test(req.url);
-  const client = lookup ? app.clientOf(req.headers["x-forwarded-for"] ?? null) : "";
-  const mine = inProgress.byClient.get(client) ?? 0;
-  const busy = inProgress.all >= config.maxOutbound * 8 || (lookup && inProgress.lookups >= config.maxOutbound * 5);
-  if (!busy && !(lookup && mine >= perClient(config))) {
-    inProgress.all++;
-    if (lookup) {
-      inProgress.lookups++;
-      inProgress.byClient.set(client, mine + 1);
-    }
-    res.once("close", () => {
-      inProgress.all--;
-      if (!lookup) return;
-      inProgress.lookups--;
-      const left = (inProgress.byClient.get(client) ?? 1) - 1;
-      if (left === 0) inProgress.byClient.delete(client);
-      else inProgress.byClient.set(client, left);
-    });
-    return false;
-  }
-  app.resolver.metrics.refusals.inc({ limit: busy ? "busy" : "in_progress" });
-  const retry = String(busy ? app.resolver.traffic.outbound.retryAfterS : Math.ceil(app.overLimitDelayMs / 1000));
-  const message = busy
-    ? `This resolver is answering as many requests as it can hold. Try again in ${retry} s.`
-    : `You have ${perClient(config)} lookups in progress, as many as one client may at once. Try again when one has finished.`;
-  const api = req.url.startsWith("/api/");
-  // A client past its own limit waits a second for the answer, as in web/admission.ts: a loop then costs it time.
-  if (busy) inTurn(answerRefusal);
-  else setTimeout(answerRefusal, app.overLimitDelayMs).unref();
+  const refused = globalThis.__identApp?.shed(req, res);
+  if (!refused) return false;
+  // A client past its own limit waits for its answer: a loop then costs it time. Others are answered in turn.
+  if (refused.delayMs > 0) setTimeout(refused.write, refused.delayMs).unref();
+  else inTurn(refused.write);
   return true;
-
-  function answerRefusal() {
-    if (res.destroyed) return;
-    res.writeHead(busy ? 503 : 429, {
-      "retry-after": retry,
-      "cache-control": "no-store",
-      "content-type": api ? "application/json" : "text/html; charset=utf-8",
-      "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
-      "x-content-type-options": "nosniff",
-    });
-    res.end(
-      api
-        ? JSON.stringify({ error: { code: busy ? "busy" : "rate_limited", message } })
-        : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${busy ? "This resolver is busy" : "Too many lookups at once"}</h1><p>${message}</p><p><a href="/">Back to the search</a></p></html>`,
-    );
-  }
 }
 
 // Requests enter Next one per turn of the event loop: a burst of them arriving together would
@@ -155,7 +104,7 @@ function serve(req, res) {
   const hops = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean);
   req.headers["x-forwarded-for"] = hops.join(", ");
   // Warm entity and lookup pages come from the page cache (web/page-cache.ts) once the app has made
-  // it (web/server.ts); a page it cannot vouch for is rendered by Next as usual.
+  // it (web/app.ts); a page it cannot vouch for is rendered by Next as usual.
   const render = () => {
     if (OPERATIONS.test(req.url) || !shed(req, res)) enter(req, res);
   };

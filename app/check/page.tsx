@@ -5,11 +5,10 @@ import { EntityResultView } from "@/components/entity-result";
 import { RefusalNotice } from "@/components/refusal-notice";
 import { checkDomain, reportOf } from "@/lib/check/live";
 import type { CheckReport } from "@/lib/check/report";
-import { NotFetched } from "@/lib/fetch/refusal";
-import { refusalOf, type Refusal } from "@/web/admission";
+import { isRefusal, type Refusal } from "@/lib/traffic";
 import { checkAdmission, requestUrl } from "@/web/page-request";
 import { pageOf, type Page } from "@/web/pages";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 async function checkPage(): Promise<Page | null> {
   const url = await requestUrl();
@@ -66,14 +65,12 @@ async function run(domain: string): Promise<Outcome> {
   if ("refused" in admitted) return admitted;
   const { resolver, config } = app();
   const settings = { fetchTimeoutMs: config.fetchTimeoutMs };
-  try {
-    // Within its limit, a fresh check; past it, the report of the cached answer, said as such.
-    const report = admitted.live ? await checkDomain(resolver, domain, settings) : reportOf(await resolver.resolveEntity(domain), settings);
-    return { report, live: admitted.live };
-  } catch (err) {
-    if (err instanceof NotFetched) return { refused: refusalOf(err) };
-    throw err;
-  }
+  // Within its limit, a fresh check; past it, the report of the cached answer, said as such.
+  const checked = admitted.live
+    ? await checkDomain(resolver, domain, settings, admitted.client)
+    : await resolver.resolveEntity(domain, { client: admitted.client });
+  if (isRefusal(checked)) return { refused: checked };
+  return { report: "entity" in checked ? reportOf(checked, settings) : checked, live: admitted.live };
 }
 
 /** `/check?q={domain}`: the publisher's check as a page (docs/publishing.md#check). */

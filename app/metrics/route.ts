@@ -1,4 +1,4 @@
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 /** `GET /metrics` (docs/deploying.md#metrics): this instance's figures as Prometheus text. */
 export async function GET() {

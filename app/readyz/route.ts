@@ -1,4 +1,4 @@
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 /**
  * `GET /readyz` (docs/deploying.md#health): 200 when the store, and Redis when configured, answer;

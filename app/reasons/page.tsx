@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { CATALOGUE, reasonAnchor, words } from "@/lib/present/explain";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 export const metadata: Metadata = { title: "Why a claim is not verified: the reasons" };
 

@@ -1,7 +1,7 @@
-import { NotFetched } from "@/lib/fetch/refusal";
 import { isDomain } from "@/lib/protocol/ids";
+import { isRefusal } from "@/lib/traffic";
 import { admit } from "@/web/admission";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 /** The largest form body read: a domain and its field name. */
 const MAX_BODY = 2048;
@@ -28,7 +28,8 @@ function sameSite(request: Request): boolean {
 /**
  * `POST /recheck` (docs/publishing.md#re-check-now), `domain=` in a form: the entity and its claims
  * fetched again now, rate-limited like `?refresh=1`, then back to its page (303), which shows the new
- * verdicts and what changed. Works without JavaScript.
+ * verdicts and what changed, or which limit declined it (`recheck=<refusal>`, docs/architecture.md#traffic).
+ * Works without JavaScript.
  */
 export async function POST(request: Request) {
   if (!sameSite(request)) return plain(403, "A re-check must come from this site's own pages.");
@@ -38,21 +39,16 @@ export async function POST(request: Request) {
   if (body.length > MAX_BODY) return plain(413, "The form is too large.");
   const domain = (new URLSearchParams(body).get("domain") ?? "").trim().toLowerCase();
   if (!isDomain(domain)) return plain(400, "The form names no domain to re-check.");
-  const the = app();
+  const deps = app();
   const back = (params: Record<string, string>) =>
     new Response(null, {
       status: 303,
       headers: { Location: `/entity/${domain}?${new URLSearchParams(params)}`, "Cache-Control": "no-store" },
     });
-  const admission = await admit(the, { input: domain, kind: "domain", domain }, request.headers.get("x-forwarded-for"), true);
-  if (!admission.ok) return back({ recheck: admission.refusal.code });
-  if (!admission.refresh.granted) return back({ recheck: "rate_limited" });
+  const admission = await admit(deps, { input: domain, kind: "domain", domain }, request.headers.get("x-forwarded-for"), true, true);
+  if (!admission.ok) return back({ recheck: admission.refused.refused, retry: String(admission.refused.retryAfterS) });
   const started = new Date();
-  try {
-    await the.resolver.resolveEntity(domain, { refresh: true });
-  } catch (err) {
-    if (err instanceof NotFetched) return back({ recheck: "busy" });
-    throw err;
-  }
+  const result = await deps.resolver.resolveEntity(domain, { refresh: true, client: admission.client });
+  if (isRefusal(result)) return back({ recheck: result.refused, retry: String(result.retryAfterS) });
   return back({ rechecked: started.toISOString() });
 }

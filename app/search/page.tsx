@@ -3,7 +3,7 @@ import { IndexResults } from "@/components/index-results";
 import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { pageRequest } from "@/web/page-request";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 export async function generateMetadata(): Promise<Metadata> {
   const { page } = await pageRequest();

@@ -8,6 +8,7 @@ import type { Resolver } from "../resolver";
 import type { Claim, EntityResult } from "../result/record";
 import type { CatalogueSection, Settings } from "../present/explain";
 import type { Problem } from "../documents/problem";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal";
 import { backlinkFix, counterpartUrl, credentialFix, propertyFix } from "./fixes";
 import { buildReport, explained, pretty, type CheckReport, type DocumentReport, type Finding, type Snippet } from "./report";
 
@@ -22,9 +23,15 @@ const NOT_CHECKED_FIX = "Nothing to change: this resolver did not check the clai
 
 type Kind = "property" | "credential" | "connection";
 
-export async function checkDomain(resolver: Resolver, domain: string, settings: Settings): Promise<CheckReport> {
-  const result = await resolver.resolveEntity(domain, { refresh: true });
-  return reportOf(result, settings);
+/** The live check of `domain`; the refusal when its entity document could not be fetched now (docs/architecture.md#traffic). */
+export async function checkDomain(
+  resolver: Resolver,
+  domain: string,
+  settings: Settings,
+  client?: string,
+): Promise<CheckReport | FetchRefusal> {
+  const result = await resolver.resolveEntity(domain, client ? { refresh: true, client } : { refresh: true });
+  return isRefusal(result) ? result : reportOf(result, settings);
 }
 
 /** The report of a resolved entity: its own document first, then each counterpart to change. */

@@ -4,7 +4,7 @@
  * fetches wait behind every person's. Recording the result (lib/store) moves the job to its next
  * check and queues what the result points to.
  */
-import { NotFetched } from "../fetch/refusal";
+import { isRefusal } from "../traffic/refusal";
 import type { Store } from "../store";
 import { enqueue, finishJob, takeJobs, type DiscoveryOptions } from "../store/queue";
 
@@ -49,11 +49,11 @@ export function startCrawler(options: CrawlerOptions): Crawler {
   async function run(domain: string): Promise<void> {
     let retryS = options.queue.freshS;
     try {
-      await options.resolveEntity(domain);
+      // Refused for now (the outbound cap, a budget): not a verdict, tried again soon.
+      if (isRefusal(await options.resolveEntity(domain))) retryS = 60;
     } catch (err) {
-      // Refused for now (the outbound cap, a host's budget): not a verdict, tried again soon.
       retryS = 60;
-      if (!(err instanceof NotFetched)) log(`crawl: ${domain} failed: ${err instanceof Error ? err.message : String(err)}`);
+      log(`crawl: ${domain} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     done++;
     await finishJob(store.db, domain, Math.max(60, retryS)).catch((err: unknown) => log(`crawl: ${domain} not released: ${String(err)}`));

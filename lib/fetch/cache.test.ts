@@ -1,3 +1,5 @@
+import { answered } from "../../test/helpers/answered";
+import type { CachedOutcome } from "./cache";
 import { describe, expect, it, vi } from "vitest";
 import { createDocumentCache } from "./cache";
 import type { FetchOutcome } from "./fetcher";
@@ -37,9 +39,9 @@ describe("document cache (docs/decisions.md#caching)", () => {
   it("serves a found document fresh for 1 h without fetching", async () => {
     const { cache, clock } = setup();
     const load = vi.fn(async () => found("v1"));
-    await cache.get(URL_, "json", load);
+    answered(await cache.get(URL_, "json", load));
     clock.advance(H - 1);
-    const hit = await cache.get(URL_, "json", load);
+    const hit = answered(await cache.get(URL_, "json", load));
     expect(hit).toMatchObject({ stale: false, outcome: { body: "v1" } });
     expect(load).toHaveBeenCalledTimes(1);
   });
@@ -47,55 +49,58 @@ describe("document cache (docs/decisions.md#caching)", () => {
     const { cache, clock } = setup();
     let release: (o: FetchOutcome) => void = () => undefined;
     const load = vi.fn(async () => found("v1"));
-    await cache.get(URL_, "json", load);
+    answered(await cache.get(URL_, "json", load));
     clock.advance(H + 1);
     const slow = vi.fn(() => new Promise<FetchOutcome>((r) => (release = r)));
-    const [a, b] = await Promise.all([cache.get(URL_, "json", slow), cache.get(URL_, "json", slow)]);
+    const [a, b] = (await Promise.all([cache.get(URL_, "json", slow), cache.get(URL_, "json", slow)])).map(answered) as [
+      CachedOutcome,
+      CachedOutcome,
+    ];
     expect([a.stale, b.stale]).toEqual([true, true]);
     expect(a.outcome.ok && a.outcome.body).toBe("v1");
     expect(slow).toHaveBeenCalledTimes(1);
     release(found("v2"));
-    await vi.waitFor(async () => expect((await cache.get(URL_, "json", slow)).outcome).toMatchObject({ body: "v2" }));
-    expect((await cache.get(URL_, "json", slow)).stale).toBe(false);
+    await vi.waitFor(async () => expect(answered(await cache.get(URL_, "json", slow)).outcome).toMatchObject({ body: "v2" }));
+    expect(answered(await cache.get(URL_, "json", slow)).stale).toBe(false);
   });
   it("re-verification (revalidate) fetches a document that is no longer fresh rather than answer it stale; a fresh one is answered", async () => {
     const { cache, clock } = setup();
-    await cache.get(URL_, "json", async () => found("v1"));
+    answered(await cache.get(URL_, "json", async () => found("v1")));
     const again = vi.fn(async () => found("v2"));
-    expect((await cache.get(URL_, "json", again, { revalidate: true })).outcome).toMatchObject({ body: "v1" });
+    expect(answered(await cache.get(URL_, "json", again, { revalidate: true })).outcome).toMatchObject({ body: "v1" });
     expect(again).not.toHaveBeenCalled();
     clock.advance(H + 1);
-    const got = await cache.get(URL_, "json", again, { revalidate: true });
+    const got = answered(await cache.get(URL_, "json", again, { revalidate: true }));
     expect(got).toMatchObject({ stale: false, outcome: { body: "v2" } });
     expect(again).toHaveBeenCalledTimes(1);
   });
   it("never uses a document past 24 h (docs/protocol.md#serving staleness bound)", async () => {
     const { cache, clock } = setup();
-    await cache.get(URL_, "json", async () => found("v1"));
+    answered(await cache.get(URL_, "json", async () => found("v1")));
     clock.advance(24 * H);
     const load = vi.fn(async () => found("v2"));
-    const got = await cache.get(URL_, "json", load);
+    const got = answered(await cache.get(URL_, "json", load));
     expect(got).toMatchObject({ stale: false, outcome: { body: "v2" } });
     expect(load).toHaveBeenCalledTimes(1);
   });
   it("keeps not-found and failed outcomes 5 minutes", async () => {
     const { cache, clock } = setup();
     const load = vi.fn(async () => failed("not_found"));
-    await cache.get(URL_, "json", load);
+    answered(await cache.get(URL_, "json", load));
     clock.advance(299_999);
-    await cache.get(URL_, "json", load);
+    answered(await cache.get(URL_, "json", load));
     expect(load).toHaveBeenCalledTimes(1);
     clock.advance(2);
-    await cache.get(URL_, "json", load);
+    answered(await cache.get(URL_, "json", load));
     expect(load).toHaveBeenCalledTimes(2);
   });
   it("a refresh that times out keeps the stale document", async () => {
     const { cache, clock } = setup();
-    await cache.get(URL_, "json", async () => found("v1"));
+    answered(await cache.get(URL_, "json", async () => found("v1")));
     clock.advance(2 * H);
-    await cache.get(URL_, "json", async () => failed("timeout"));
+    answered(await cache.get(URL_, "json", async () => failed("timeout")));
     await new Promise((r) => setTimeout(r, 0));
-    const got = await cache.get(URL_, "json", async () => failed("timeout"));
+    const got = answered(await cache.get(URL_, "json", async () => failed("timeout")));
     expect(got.outcome.ok && got.outcome.body).toBe("v1");
   });
   it("shares one load between concurrent cold requests", async () => {
@@ -107,15 +112,15 @@ describe("document cache (docs/decisions.md#caching)", () => {
   it("refresh re-fetches now", async () => {
     const { cache } = setup();
     const load = vi.fn(async () => found("v1"));
-    await cache.get(URL_, "json", load);
-    await cache.get(URL_, "json", load, { refresh: true });
+    answered(await cache.get(URL_, "json", load));
+    answered(await cache.get(URL_, "json", load, { refresh: true }));
     expect(load).toHaveBeenCalledTimes(2);
   });
   it("keeps JSON and HTML fetches of one URL apart", async () => {
     const { cache } = setup();
     const load = vi.fn(async () => found("x"));
-    await cache.get(URL_, "json", load);
-    await cache.get(URL_, "html", load);
+    answered(await cache.get(URL_, "json", load));
+    answered(await cache.get(URL_, "html", load));
     expect(load).toHaveBeenCalledTimes(2);
   });
   it("mayHold: false only when nothing is held or in flight for the URL in that mode", async () => {
@@ -132,7 +137,7 @@ describe("document cache (docs/decisions.md#caching)", () => {
   });
   it("is bounded by bytes, evicting the least recently used", async () => {
     const cache = createDocumentCache({ maxBytes: 3 * 1024 * 1024 });
-    for (let i = 0; i < 10; i++) await cache.get(`https://a.example/${i}`, "json", async () => found("x".repeat(600_000)));
+    for (let i = 0; i < 10; i++) answered(await cache.get(`https://a.example/${i}`, "json", async () => found("x".repeat(600_000))));
     expect(cache.size).toBeLessThan(10);
     expect(cache.size).toBeGreaterThan(0);
   });
@@ -141,14 +146,14 @@ describe("document cache (docs/decisions.md#caching)", () => {
     const { cache, clock } = setup();
     const g0 = cache.generation;
     const start = clock.now();
-    expect((await cache.get(URL_, "json", async () => found("v1"))).until).toBe(start + H);
+    expect(answered(await cache.get(URL_, "json", async () => found("v1"))).until).toBe(start + H);
     const g1 = cache.generation;
     expect(g1).toBeGreaterThan(g0);
     // Reading changes nothing.
     expect((await cache.peek(URL_, "json", async () => found("v1")))?.until).toBe(start + H);
     expect(cache.generation).toBe(g1);
     // A failure stands 5 minutes; a stale document is asked again each time (its refresh may not have started).
-    expect((await cache.get("https://b.example/x", "json", async () => failed("not_found"))).until).toBe(start + 5 * 60_000);
+    expect(answered(await cache.get("https://b.example/x", "json", async () => failed("not_found"))).until).toBe(start + 5 * 60_000);
     clock.advance(H + 1);
     let refresh!: (o: FetchOutcome) => void;
     const stale = await cache.peek(URL_, "json", () => new Promise((r) => (refresh = r)));
@@ -161,9 +166,9 @@ describe("document cache (docs/decisions.md#caching)", () => {
     expect(cache.generation).toBeGreaterThan(g3);
     // Evictions move it too.
     const small = createDocumentCache({ maxBytes: 1024 * 1024 });
-    await small.get("https://a.example/0", "json", async () => found("x".repeat(300_000)));
+    answered(await small.get("https://a.example/0", "json", async () => found("x".repeat(300_000))));
     const before = small.generation;
-    await small.get("https://a.example/1", "json", async () => found("x".repeat(300_000)));
+    answered(await small.get("https://a.example/1", "json", async () => found("x".repeat(300_000))));
     expect(small.size).toBe(1);
     expect(small.generation).toBeGreaterThanOrEqual(before + 2);
   });
@@ -195,7 +200,7 @@ describe("the in-process tier in front of a shared one (docs/deploying.md#what-r
   it("an answer another instance fetched is read from the shared tier, not fetched", async () => {
     const { cache, clock, held } = tiered(5000);
     held.set(`json ${URL_}`, { outcome: found("theirs"), fetchedAt: clock.now() - 1000 });
-    const got = await cache.get(URL_, "json", never);
+    const got = answered(await cache.get(URL_, "json", never));
     expect(got.outcome).toMatchObject({ body: "theirs" });
     expect(got.fetchedAt).toBe(clock.now() - 1000);
     // It stands in this tier until the shared tier is asked again.
@@ -204,24 +209,24 @@ describe("the in-process tier in front of a shared one (docs/deploying.md#what-r
 
   it("a local answer stands `localMs`; then a newer shared one replaces it, and an unchanged one is kept as it was", async () => {
     const { cache, clock, held, reads } = tiered(5000);
-    const mine = await cache.get(URL_, "json", async () => found("v1"));
+    const mine = answered(await cache.get(URL_, "json", async () => found("v1")));
     clock.advance(1000);
-    expect((await cache.get(URL_, "json", never)).outcome).toBe(mine.outcome);
+    expect(answered(await cache.get(URL_, "json", never)).outcome).toBe(mine.outcome);
     expect(reads).toHaveLength(1); // the miss before the fetch only
     clock.advance(5000);
     const g = cache.generation;
     // Redis has nothing newer: the same object (its parse is kept), the generation unmoved.
-    expect((await cache.get(URL_, "json", never)).outcome).toBe(mine.outcome);
+    expect(answered(await cache.get(URL_, "json", never)).outcome).toBe(mine.outcome);
     expect(cache.generation).toBe(g);
     clock.advance(5000);
     held.set(`json ${URL_}`, { outcome: found("v2"), fetchedAt: clock.now() - 10 });
-    expect((await cache.get(URL_, "json", never)).outcome).toMatchObject({ body: "v2" });
+    expect(answered(await cache.get(URL_, "json", never)).outcome).toMatchObject({ body: "v2" });
     expect(cache.generation).toBeGreaterThan(g);
   });
 
   it("with no local tier at all (localMs 0), what was just read from the shared tier is used", async () => {
     const { cache, clock, held } = tiered(0);
     held.set(`json ${URL_}`, { outcome: found("theirs"), fetchedAt: clock.now() });
-    expect((await cache.get(URL_, "json", never)).outcome).toMatchObject({ body: "theirs" });
+    expect(answered(await cache.get(URL_, "json", never)).outcome).toMatchObject({ body: "theirs" });
   });
 });

@@ -1,8 +1,9 @@
 import { LRUCache } from "lru-cache";
 import { DEFAULTS } from "../limits";
 import { extend } from "../objects";
+import type { Priority } from "../traffic/outbound";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal";
 import type { FetchMode, FetchOutcome } from "./fetcher";
-import type { Priority } from "./outbound";
 
 /** A fetch outcome as the cache hands it out (docs/decisions.md#caching). */
 export type CachedOutcome = {
@@ -48,15 +49,18 @@ export type LoadOptions = {
 };
 
 /**
- * Starts one fetch, for a person or as a background refresh. It may throw at once (a refusal, such as
- * a spent query budget): then nothing starts and nothing is kept.
+ * Starts one fetch, for a person or as a background refresh. Its refusal (a spent budget, a full
+ * queue) is never kept (docs/architecture.md#traffic).
  */
-export type StartLoad = (priority: Priority) => Promise<FetchOutcome>;
+export type StartLoad = (priority: Priority) => Promise<FetchOutcome | FetchRefusal>;
 
 /** The per-URL outcome cache the resolver is built with. */
 export type DocumentCache = {
-  /** The outcome for `url`, from the cache when it may be, else from `load`; concurrent calls share one load. */
-  get(url: string, mode: FetchMode, load: StartLoad, options?: LoadOptions): Promise<CachedOutcome>;
+  /**
+   * The outcome for `url`, from the cache when it may be, else from `load`; concurrent calls share one
+   * load. When the load is refused, a document found within the day is answered rather than the refusal.
+   */
+  get(url: string, mode: FetchMode, load: StartLoad, options?: LoadOptions): Promise<CachedOutcome | FetchRefusal>;
   /**
    * The outcome for `url` when the cache may answer it without a fetch; undefined otherwise. A stale
    * document is answered and starts its background refresh with `load`, as `get` does.
@@ -107,14 +111,14 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
       e.outcome.url.length * 2 +
       (e.outcome.ok ? e.outcome.body.length * 2 : (e.outcome.message.length + (e.outcome.detail?.length ?? 0)) * 2),
   });
-  const inFlight = new Map<string, Promise<Entry>>();
+  const inFlight = new Map<string, Promise<Entry | FetchRefusal>>();
 
-  function loadShared(key: string, load: StartLoad, priority: Priority): Promise<Entry> {
+  function loadShared(key: string, load: StartLoad, priority: Priority): Promise<Entry | FetchRefusal> {
     const running = inFlight.get(key);
     if (running) return running;
-    // A refusal thrown by `load` leaves nothing in flight; one it rejects with is never kept.
     const promise = load(priority)
       .then((outcome) => {
+        if (isRefusal(outcome)) return outcome;
         const entry = { outcome, fetchedAt: now(), checkedAt: now() };
         const previous = lru.get(key);
         // A refresh that failed for a passing reason keeps the document it would replace.
@@ -143,12 +147,8 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
     if (entry.outcome.ok) {
       if (age < freshMs) return answer(entry.fetchedAt + freshMs);
       if (age < maxAgeMs && !revalidate) {
-        try {
-          loadShared(key, load, "background").catch(() => undefined);
-        } catch {
-          // Refused (the query's budget is spent): the stale document is served, the next lookup refreshes it.
-        }
-        // Asked again each time: a refresh that could not start now is started by the next reader.
+        // Refused (a budget spent), the stale document is served all the same; the next reader asks again.
+        loadShared(key, load, "background").catch(() => undefined);
         return answer(now(), true);
       }
     } else if (age < failureMs) {
@@ -175,12 +175,25 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
     return peekLocal(key, load, revalidate, true);
   }
 
+  /**
+   * A found document within its day, here or in the fleet, for a load that was refused
+   * (docs/architecture.md#traffic): served stale rather than refused.
+   */
+  async function knownWithinDay(key: string): Promise<CachedOutcome | undefined> {
+    const known = lru.get(key) ?? (shared ? await shared.read(key) : undefined);
+    if (!known?.outcome.ok) return undefined;
+    const age = now() - known.fetchedAt;
+    if (age >= maxAgeMs) return undefined;
+    return { outcome: known.outcome, fetchedAt: known.fetchedAt, stale: age >= freshMs, until: now() };
+  }
+
   return {
     async get(url, mode, load, opts = {}) {
       const key = cacheKey(url, mode);
       const hit = opts.refresh ? undefined : await peek(key, load, opts.revalidate);
       if (hit) return hit;
       const fresh = await loadShared(key, load, "person");
+      if (isRefusal(fresh)) return (await knownWithinDay(key)) ?? fresh;
       const until = Math.min(fresh.fetchedAt + (fresh.outcome.ok ? freshMs : failureMs), fresh.checkedAt + localMs);
       return { outcome: fresh.outcome, fetchedAt: fresh.fetchedAt, stale: false, until };
     },

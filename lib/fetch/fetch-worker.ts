@@ -5,10 +5,10 @@
  */
 import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
-import type { RateDecision, RateLimiter } from "../rate-limit";
+import type { FetchBudgets } from "../traffic";
+import { createOutboundGate } from "../traffic/outbound";
+import type { FetchRefusal } from "../traffic/refusal";
 import { createFetcher } from "./fetcher";
-import { createOutboundGate } from "./outbound";
-import { NotFetched } from "./refusal";
 import { THREAD_NICENESS, type FromThread, type ThreadSettings, type ToThread } from "./thread";
 
 const port = parentPort;
@@ -24,25 +24,26 @@ try {
 }
 const post = (message: FromThread) => port.postMessage(message);
 
-// The per-host budget may be counted by the fleet (Redis, on the app's thread): each take is asked there.
-const asked = new Map<number, (decision: RateDecision) => void>();
+// The per-minute budgets live on the app's thread (a fleet counts them in Redis): each request asks there.
+const asked = new Map<number, (refused: FetchRefusal | null) => void>();
 let nextAsk = 1;
-const ask = (op: "take" | "check", host: string) =>
-  new Promise<RateDecision>((resolve) => {
+const budgets: FetchBudgets = (target) =>
+  new Promise((resolve) => {
     const id = nextAsk++;
     asked.set(id, resolve);
-    post({ kind: "budget", id, op, host });
+    post({ kind: "spend", id, target });
   });
-const hostBudget: RateLimiter = { take: (host) => ask("take", host), check: (host) => ask("check", host) };
 
-const outbound = createOutboundGate({ max: settings.maxOutbound, maxWaitMs: settings.timeoutMs });
+const outbound = createOutboundGate({ max: settings.maxOutbound, maxQueued: settings.maxQueued, maxWaitMs: settings.timeoutMs });
 const fetcher = createFetcher({
   timeoutMs: settings.timeoutMs,
   connectTo: settings.connectTo,
   userAgent: settings.userAgent,
   ...(settings.ca ? { ca: settings.ca } : {}),
   outbound,
-  ...(settings.hostBudgetPerMin ? { hostBudget: { limiter: hostBudget, perMinute: settings.hostBudgetPerMin } } : {}),
+  hostAtOnce: settings.hostAtOnce,
+  addressAtOnce: settings.addressAtOnce,
+  ...(settings.budgets ? { budgets } : {}),
 });
 
 // The counts the app's /metrics shows: sent when they change, after each fetch and every 200 ms.
@@ -56,20 +57,15 @@ const sayStats = () => {
 setInterval(sayStats, 200).unref();
 
 port.on("message", (m: ToThread) => {
-  if (m.op === "budget") {
-    asked.get(m.id)?.(m.decision);
+  if (m.op === "spent") {
+    asked.get(m.id)?.(m.refused);
     asked.delete(m.id);
   } else if (m.op === "fetch") {
-    fetcher(m.url, m.mode, { priority: m.priority })
+    fetcher(m.url, m.mode, { priority: m.priority, client: m.client })
       .finally(sayStats)
       .then(
         (outcome) => post({ kind: "done", id: m.id, outcome }),
-        (err: unknown) =>
-          post(
-            err instanceof NotFetched
-              ? { kind: "refused", id: m.id, refusal: { kind: err.kind, message: err.message, retryAfterS: err.retryAfterS } }
-              : { kind: "failed", id: m.id, message: err instanceof Error ? err.message : String(err) },
-          ),
+        (err: unknown) => post({ kind: "failed", id: m.id, message: err instanceof Error ? err.message : String(err) }),
       );
   } else if (m.op === "close") {
     void fetcher.close().finally(() => post({ kind: "closed" }));

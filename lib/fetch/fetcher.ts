@@ -1,21 +1,21 @@
 import { promises as dns } from "node:dns";
-import { isIP, type LookupFunction } from "node:net";
-import { connect as connectTls, createSecureContext, rootCertificates, type SecureContext, type TLSSocket } from "node:tls";
-import { LRUCache } from "lru-cache";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
-import { Agent, buildConnector, request as undiciRequest } from "undici";
-import type { LookupAddress } from "node:dns";
+import { request as undiciRequest } from "undici";
 import { DEFAULTS } from "../limits";
 import { extend } from "../objects";
 import { isDomain } from "../protocol/ids";
-import type { RateLimiter } from "../rate-limit";
-import { matchConnectTo, type ConnectToEntry } from "./connect-to";
-import { checkedResolve, guardedLookup, isPublicAddress, type Resolve } from "./guard";
-import { createHostLimiter } from "./host-limit";
-import { createOutboundGate, type OutboundGate, type Priority } from "./outbound";
+import type { FetchBudgets } from "../traffic";
+import { createAtOnceLimiter } from "../traffic/at-once";
+import { LIMITS } from "../traffic/limits";
+import { createOutboundGate, type OutboundGate, type Priority, type Ticket } from "../traffic/outbound";
+import { isRefusal, LOCAL_FAULTS, refusal, type FetchRefusal } from "../traffic/refusal";
+import type { ConnectToEntry } from "./connect-to";
+import { createConnections, type SocketStats } from "./connections";
+import { isPublicAddress, type Resolve } from "./guard";
 import { networkWords, rawMessage } from "./network-words";
-import { LOCAL_FAULTS, NotFetched } from "./refusal";
+
+export type { SocketStats } from "./connections";
 
 /** What is fetched: a JSON document or an HTML page (fallback or rel=me). */
 export type FetchMode = "json" | "html";
@@ -38,11 +38,14 @@ export type FetchFound = FetchMeta & { ok: true; status: "found"; httpStatus: 20
 export type FetchFailed = FetchMeta & { ok: false; status: FailureStatus; message: string; detail?: string };
 export type FetchOutcome = FetchFound | FetchFailed;
 
+/** Whose fetch it is: a person's or background work, and the client it is for (`background` for the crawler). */
+export type FetchOptions = { priority?: Priority; client?: string };
+
 /**
  * A document fetcher; the resolver is built from one. It answers every outcome of the publisher's
- * side, and throws {@link NotFetched} for work this resolver declined or could not do.
+ * side, and a {@link FetchRefusal} for work this resolver declined or could not do.
  */
-export type Fetcher = (url: string, mode: FetchMode, options?: { priority?: Priority }) => Promise<FetchOutcome>;
+export type Fetcher = (url: string, mode: FetchMode, options?: FetchOptions) => Promise<FetchOutcome | FetchRefusal>;
 
 export type FetcherOptions = {
   /** One deadline for connect, headers and body together (docs/decisions.md#fetching). @default 10000 */
@@ -61,12 +64,14 @@ export type FetcherOptions = {
   maxBytes?: { json: number; html: number };
   /** Highest number of redirects followed. @default 3 */
   maxRedirects?: number;
-  /** Fetches to one host name, and to one address, at a time (docs/decisions.md#budget). @default 6 */
-  perHost?: number;
-  /** The instance's outbound cap (docs/decisions.md#outbound-work). @default 64 in flight, waits up to the fetch timeout */
+  /** Fetches to one host name at a time (docs/architecture.md#traffic: `hostAtOnce`). @default 6 */
+  hostAtOnce?: number;
+  /** Fetches to one IP address at a time (`addressAtOnce`). @default 32 */
+  addressAtOnce?: number;
+  /** The instance's outbound cap (`outbound`). @default 64 in flight, waits up to the fetch timeout */
   outbound?: OutboundGate;
-  /** Requests to one host per minute, for all clients together (`IDENT_HOST_BUDGET_PER_MIN`). @default none */
-  hostBudget?: { limiter: RateLimiter; perMinute: number };
+  /** The per-minute budgets each request spends (host name, address, the client's share). @default none */
+  budgets?: FetchBudgets;
 };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -98,356 +103,210 @@ export function checkTarget(url: URL): string | null {
   return null;
 }
 
-/** What one hop of a fetch answered: a redirect to follow, or the outcome. */
-type Hop = { redirect: URL } | { outcome: FetchOutcome };
+/** What one hop of a fetch answered: a redirect to follow, the outcome, or a refusal. */
+type Hop = { redirect: URL } | { outcome: FetchOutcome } | { refused: FetchRefusal };
+
+/** One fetch in progress: its request, its deadline (from its first slot) and what it has learnt so far. */
+type FetchRun = {
+  mode: FetchMode;
+  priority: Priority;
+  client: string;
+  ticket: Ticket;
+  controller: AbortController;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  started: number;
+  meta: FetchMeta;
+};
 
 /**
- * The guarded fetcher (docs/decisions.md#fetching): HTTPS on 443 only, redirects followed by hand (each hop checked
- * again), one deadline with real cancellation, byte caps counted after decompression, and an address
- * guard at connect time that dials the address it checked. Each hop waits its turn for the host name,
- * for the address it dials and for an outbound slot; the deadline starts when the first hop gets its
- * slot (docs/decisions.md#outbound-work).
+ * The guarded fetcher (docs/decisions.md#fetching): HTTPS on 443 only, redirects followed by hand (each
+ * hop checked again), one deadline with real cancellation, byte caps counted after decompression, and
+ * an address guard at connect time that dials the address it checked. Each hop waits its turn for
+ * the host name and the address it dials and for an outbound slot, then spends its budgets
+ * (docs/architecture.md#traffic); the deadline starts when the first hop gets its slot.
  */
 export function createFetcher(options: FetcherOptions = {}): Fetcher & { close(): Promise<void>; sockets(): SocketStats } {
   const timeoutMs = options.timeoutMs ?? DEFAULTS.fetchTimeoutMs;
   const maxBytes = options.maxBytes ?? DEFAULTS.maxBytes;
   const maxRedirects = options.maxRedirects ?? DEFAULTS.maxRedirects;
-  const connectTo = options.connectTo ?? [];
-  const perName = createHostLimiter(options.perHost ?? DEFAULTS.perHost);
-  const perAddress = createHostLimiter(options.perHost ?? DEFAULTS.perHost);
-  const outbound = options.outbound ?? createOutboundGate({ max: DEFAULTS.maxOutbound, maxWaitMs: timeoutMs });
-  const isAllowed = options.isAllowed ?? isPublicAddress;
-  const resolveChecked = checkedResolve(options.resolve ?? defaultResolve, isAllowed);
-  // One secure context for the fetcher: a `ca` option on each connection would re-parse every root.
-  // One context for every connection (tls.connect would otherwise build one per connection).
-  const secureContext = createSecureContext(options.ca && options.ca.length > 0 ? { ca: [...rootCertificates, ...options.ca] } : {});
+  const hostAtOnce = options.hostAtOnce ?? LIMITS.hostAtOnce.default;
+  const perName = createAtOnceLimiter(hostAtOnce);
+  const perAddress = createAtOnceLimiter(options.addressAtOnce ?? LIMITS.addressAtOnce.default);
+  const outbound = options.outbound ?? createOutboundGate({ max: LIMITS.outbound.default, maxWaitMs: timeoutMs });
+  const connections = createConnections({
+    timeoutMs,
+    connectTo: options.connectTo ?? [],
+    resolve: options.resolve ?? defaultResolve,
+    isAllowed: options.isAllowed ?? isPublicAddress,
+    ...(options.ca ? { ca: options.ca } : {}),
+    perOrigin: hostAtOnce,
+    maxSockets: outbound.max,
+  });
+  const userAgent = options.userAgent ?? "ident-resolver";
 
-  // The address each host name is being dialled at, while a hop to it runs: the connection goes to
-  // the address the per-address limit counted, and that the guard checked.
-  const pinned = new Map<string, { address: LookupAddress; refs: number }>();
-  const fallbackLookup = guardedLookup(options.resolve ?? defaultResolve, isAllowed);
-  const pinnedLookup = (hostname: string, opts: unknown, callback: unknown): void => {
-    const pin = pinned.get(hostname.toLowerCase());
-    if (!pin || !isAllowed(pin.address.address)) return fallbackLookup(hostname, opts, callback);
-    const cb = (typeof opts === "function" ? opts : callback) as (err: null, address: string | LookupAddress[], family?: number) => void;
-    const wantsAll = typeof opts === "object" && opts !== null && (opts as { all?: boolean }).all === true;
-    if (wantsAll) cb(null, [pin.address]);
-    else cb(null, pin.address.address, pin.address.family);
-  };
-
-  // Open outbound sockets, counted from the connection attempt until the socket is closed: a socket
-  // of a fetch that was given up (a TLS handshake still running at its deadline) may outlive the
-  // fetch, so a slot alone does not bound them. A fetch with its slot waits for room below the cap
-  // (docs/decisions.md#outbound-work).
-  // A fetch that found room holds a claim on it until its connection starts (the claim becomes the
-  // socket) or it ends on a kept-alive socket, so fetches that find room at once cannot overshoot it.
-  const sockets: SocketStats = { open: 0, peak: 0 };
-  const room: (() => void)[] = [];
-  const claims: { used: boolean }[] = [];
-  const track = (socket: TLSSocket) => {
-    const claim = claims.shift();
-    if (claim) claim.used = true;
-    sockets.open++;
-    sockets.peak = Math.max(sockets.peak, sockets.open);
-    socket.once("close", () => {
-      sockets.open--;
-      room.shift()?.();
+  const fail = (run: FetchRun, status: FailureStatus, message: string, detail?: string): FetchFailed =>
+    extend(run.meta, {
+      ok: false as const,
+      status,
+      message,
+      ...(detail === undefined || detail === message ? {} : { detail }),
+      ms: Math.round(performance.now() - run.started),
     });
-  };
 
-  /** Gives back a claim its fetch did not use. */
-  const unclaim = (claim: { used: boolean }) => {
-    const at = claims.indexOf(claim);
-    if (at < 0) return;
-    claims.splice(at, 1);
-    room.shift()?.();
-  };
-  // A connection (TCP and TLS) gives up a little before its fetch's deadline, so the socket of a
-  // handshake that never ends is closed before the fetch gives its slot to the next one.
-  const connectOptions = {
-    secureContext,
-    timeoutMs: Math.max(50, timeoutMs - 100),
-    track,
-    sessions: new LRUCache<string, Buffer>({ max: 100 }),
-  };
-  const guarded = tlsConnector(extend(connectOptions, { lookup: pinnedLookup }));
-  const direct = tlsConnector(connectOptions);
-  const agent = new Agent({
-    connections: options.perHost ?? DEFAULTS.perHost,
-    headersTimeout: timeoutMs,
-    // Connections are not reused (reset: true below); one made for a request that was given up
-    // before it was sent would otherwise sit idle, holding room under the outbound cap, for 4 s.
-    keepAliveTimeout: 10,
-    keepAliveMaxTimeout: 10,
-    bodyTimeout: timeoutMs,
-    connect(opts, callback) {
-      const target = matchConnectTo(connectTo, opts.hostname, Number(opts.port || 443));
-      if (!target) return guarded(opts, callback);
-      // An entry that keeps the host still resolves it, so the guard still applies.
-      if (target.host === null) return guarded(extend(opts, { port: String(target.port) }), callback);
-      // docs/decisions.md#connect-to: dial the named override without DNS or guard; TLS still verifies the original host name.
-      return direct(extend(opts, { hostname: target.host, port: String(target.port), servername: opts.hostname }), callback);
-    },
-  });
-  const headers = (mode: FetchMode) => ({
-    accept: ACCEPT[mode],
-    // Only what is decoded with a bounded window (32 KiB); brotli's may be 16 MiB per stream.
-    "accept-encoding": "gzip, deflate",
-    "user-agent": options.userAgent ?? "ident-resolver",
-  });
-
-  /** The address a hop to `url` dials, pinned while the hop runs; an override is dialled as named. */
-  async function dial(url: URL): Promise<{ key: string; unpin(): void }> {
-    const host = url.hostname.toLowerCase();
-    const target = matchConnectTo(connectTo, host, Number(url.port || 443));
-    if (target?.host) return { key: `${target.host}:${target.port}`, unpin: () => undefined };
-    let pin = pinned.get(host);
-    if (!pin) {
-      const [address] = await resolveChecked(host);
-      if (!address) throw Object.assign(new Error(`${host} has no address`), { code: "ENOTFOUND" });
-      pin = pinned.get(host) ?? { address, refs: 0 };
-      pinned.set(host, pin);
-    }
-    const held = pin;
-    held.refs++;
-    return {
-      key: held.address.address,
-      unpin: () => {
-        if (--held.refs === 0 && pinned.get(host) === held) pinned.delete(host);
-      },
-    };
+  /** The deadline starts when the first hop gets its outbound slot, not while it waits for one. */
+  function startDeadline(run: FetchRun) {
+    if (run.timer) return;
+    run.started = performance.now();
+    run.timer = setTimeout(() => run.controller.abort(new FetchStop("timeout", `no answer within ${timeoutMs} ms`)), timeoutMs);
   }
 
-  /** Waits until fewer sockets than the outbound cap are open or claimed, then claims one; or `signal` aborts. */
-  async function socketRoom(signal: AbortSignal): Promise<{ used: boolean }> {
-    while (sockets.open + claims.length >= outbound.max) {
-      signal.throwIfAborted();
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = () => {
-          const at = room.indexOf(next);
-          if (at >= 0) room.splice(at, 1);
-          reject(signal.reason);
-        };
-        const next = () => {
-          signal.removeEventListener("abort", onAbort);
-          resolve();
-        };
-        signal.addEventListener("abort", onAbort, { once: true });
-        room.push(next);
-      });
-    }
-    const claim = { used: false };
-    claims.push(claim);
-    return claim;
-  }
-
-  /** Takes one request of the host's budget for this minute, or refuses the hop. */
-  async function spendHostBudget(host: string) {
-    const budget = options.hostBudget;
-    if (!budget) return;
-    const decision = await budget.limiter.take(host);
-    if (!decision.ok) {
-      const message = `${host} has had its ${budget.perMinute} requests from this resolver this minute; try again in ${decision.retryAfterS} s`;
-      throw new NotFetched("host_budget", message, decision.retryAfterS);
-    }
-  }
-
-  async function fetchDocument(url: string, mode: FetchMode, fetchOptions: { priority?: Priority } = {}): Promise<FetchOutcome> {
-    const priority = fetchOptions.priority ?? "person";
-    let started = performance.now();
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    /** The deadline starts when the first hop gets its outbound slot, not while it waits for one. */
-    const startDeadline = () => {
-      if (timer) return;
-      started = performance.now();
-      timer = setTimeout(() => controller.abort(new FetchStop("timeout", `no answer within ${timeoutMs} ms`)), timeoutMs);
-    };
-    const meta: FetchMeta = { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 };
-    const fail = (status: FailureStatus, message: string, detail?: string): FetchFailed =>
-      extend(meta, {
-        ok: false as const,
-        status,
-        message,
-        ...(detail === undefined || detail === message ? {} : { detail }),
-        ms: Math.round(performance.now() - started),
-      });
-
-    /**
-     * One request, with its turn for the host name, the address and an outbound slot. The first hop
-     * waits at most the gate's longest wait; a later one, within the document's deadline.
-     */
-    const hop = (current: URL): Promise<Hop> => {
-      const waitUntil = timer ? controller.signal : ticket.signal;
-      return perName(
-        current.hostname,
-        async () => {
-          const dialled = await dial(current);
-          try {
-            return await perAddress(
-              dialled.key,
-              async () => {
-                const release = await outbound.acquire(priority, waitUntil);
-                try {
-                  const claim = await socketRoom(waitUntil);
-                  try {
-                    ticket.started();
-                    startDeadline();
-                    return await request(current);
-                  } finally {
-                    unclaim(claim);
-                  }
-                } finally {
-                  release();
-                }
-              },
-              waitUntil,
-            );
-          } finally {
-            dialled.unpin();
-          }
-        },
-        waitUntil,
-      );
-    };
-
-    const request = async (current: URL): Promise<Hop> => {
-      const res = await undiciRequest(current, {
-        dispatcher: agent,
-        method: "GET",
-        headers: headers(mode),
-        signal: controller.signal,
-        // One connection per request (TLS sessions are resumed): a kept-alive idle socket would hold
-        // room under the outbound cap that a fetch waiting for a slot needs (docs/decisions.md#outbound-work).
-        reset: true,
-      });
-      meta.httpStatus = res.statusCode;
-      meta.contentType = headerValue(res.headers["content-type"]);
-      const location = headerValue(res.headers.location);
-      if (REDIRECTS.has(res.statusCode) && location) {
-        discard(res.body);
+  /**
+   * One hop in its turn: for the host name, for the address it dials, for an outbound slot and room
+   * for a socket; then its budgets, then the request. The first hop waits at most the gate's longest
+   * wait; a later one, within the document's deadline.
+   */
+  function hop(run: FetchRun, current: URL): Promise<Hop> {
+    const waitUntil = run.timer ? run.controller.signal : run.ticket.signal;
+    return perName(
+      current.hostname,
+      async () => {
+        const dialled = await connections.dial(current);
         try {
-          return { redirect: new URL(location, current) };
-        } catch {
-          return { outcome: fail("blocked", `redirect to an invalid URL`) };
+          return await perAddress(dialled.key, () => withSlot(run, current, dialled.key, waitUntil), waitUntil);
+        } finally {
+          dialled.unpin();
         }
-      }
-      if (res.statusCode !== 200) {
-        discard(res.body);
-        return { outcome: fail("not_found", `${current.href} answered HTTP ${res.statusCode}`) };
-      }
-      const cap = maxBytes[mode];
-      const declared = Number(headerValue(res.headers["content-length"]) ?? NaN);
-      const encoding = (headerValue(res.headers["content-encoding"]) ?? "identity").trim().toLowerCase();
-      if (encoding === "identity" && declared > cap) {
-        discard(res.body);
-        return { outcome: fail("too_large", `Content-Length ${declared} is over the ${cap}-byte limit`) };
-      }
-      const bytes = await readCapped(res.body, encoding, cap);
-      const body = new TextDecoder("utf-8").decode(bytes); // strips a UTF-8 BOM (docs/decisions.md#fetching)
-      const outcome: FetchFound = extend(meta, {
-        ok: true as const,
-        status: "found" as const,
-        httpStatus: 200,
-        body,
-        bytes: bytes.byteLength,
-        ms: Math.round(performance.now() - started),
-      });
-      return { outcome };
-    };
+      },
+      waitUntil,
+    );
+  }
 
+  async function withSlot(run: FetchRun, current: URL, address: string, waitUntil: AbortSignal): Promise<Hop> {
+    const release = await outbound.acquire(run.priority, waitUntil);
+    try {
+      const claim = await connections.socketRoom(waitUntil);
+      try {
+        const refused = await options.budgets?.({ host: current.hostname.toLowerCase(), address, client: run.client });
+        if (refused) return { refused };
+        run.ticket.started();
+        startDeadline(run);
+        return await request(run, current);
+      } finally {
+        connections.unclaim(claim);
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /** One HTTP request: a redirect to follow, or the outcome with its body read within the cap. */
+  async function request(run: FetchRun, current: URL): Promise<Hop> {
+    const res = await undiciRequest(current, {
+      dispatcher: connections.agent,
+      method: "GET",
+      headers: {
+        accept: ACCEPT[run.mode],
+        // Only what is decoded with a bounded window (32 KiB); brotli's may be 16 MiB per stream.
+        "accept-encoding": "gzip, deflate",
+        "user-agent": userAgent,
+      },
+      signal: run.controller.signal,
+      // One connection per request (TLS sessions are resumed): a kept-alive idle socket would hold
+      // room under the socket cap that a fetch waiting for a slot needs (docs/decisions.md#outbound-work).
+      reset: true,
+    });
+    run.meta.httpStatus = res.statusCode;
+    run.meta.contentType = headerValue(res.headers["content-type"]);
+    const location = headerValue(res.headers.location);
+    if (REDIRECTS.has(res.statusCode) && location) {
+      discard(res.body);
+      try {
+        return { redirect: new URL(location, current) };
+      } catch {
+        return { outcome: fail(run, "blocked", `redirect to an invalid URL`) };
+      }
+    }
+    if (res.statusCode !== 200) {
+      discard(res.body);
+      return { outcome: fail(run, "not_found", `${current.href} answered HTTP ${res.statusCode}`) };
+    }
+    const cap = maxBytes[run.mode];
+    const declared = Number(headerValue(res.headers["content-length"]) ?? NaN);
+    const encoding = (headerValue(res.headers["content-encoding"]) ?? "identity").trim().toLowerCase();
+    if (encoding === "identity" && declared > cap) {
+      discard(res.body);
+      return { outcome: fail(run, "too_large", `Content-Length ${declared} is over the ${cap}-byte limit`) };
+    }
+    const bytes = await readCapped(res.body, encoding, cap);
+    const body = new TextDecoder("utf-8").decode(bytes); // strips a UTF-8 BOM (docs/decisions.md#fetching)
+    const outcome: FetchFound = extend(run.meta, {
+      ok: true as const,
+      status: "found" as const,
+      httpStatus: 200,
+      body,
+      bytes: bytes.byteLength,
+      ms: Math.round(performance.now() - run.started),
+    });
+    return { outcome };
+  }
+
+  /** What an error ended a fetch as: a refusal (a wait given up, a fault of this machine) or the publisher's failure. */
+  function endedBy(run: FetchRun, err: unknown): FetchOutcome | FetchRefusal {
+    if (isRefusal(err)) return err as FetchRefusal;
+    if (run.controller.signal.aborted) return fail(run, "timeout", `no complete answer within ${timeoutMs} ms`);
+    if (err instanceof FetchStop) return fail(run, err.status, err.message);
+    const code = errorCode(err);
+    // docs/decisions.md#outbound-work: a fault of this machine is ours, never the publisher's.
+    if (code !== undefined && LOCAL_FAULTS.has(code)) {
+      return refusal("local_fault", `this resolver could not fetch ${run.meta.url} (${code}); try again shortly`, 5);
+    }
+    if (code === "IDENT_BLOCKED") return fail(run, "blocked", rawMessage(err));
+    if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+      return fail(run, "timeout", `no complete answer within ${timeoutMs} ms`);
+    }
+    return fail(run, "unreachable", networkWords(err, new URL(run.meta.finalUrl).hostname), rawMessage(err));
+  }
+
+  async function fetchDocument(url: string, mode: FetchMode, fetchOptions: FetchOptions = {}): Promise<FetchOutcome | FetchRefusal> {
     const ticket = outbound.enter();
+    if (isRefusal(ticket)) return ticket;
+    const run: FetchRun = {
+      mode,
+      priority: fetchOptions.priority ?? "person",
+      client: fetchOptions.client ?? "local",
+      ticket,
+      controller: new AbortController(),
+      timer: undefined,
+      started: performance.now(),
+      meta: { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 },
+    };
     try {
       let current: URL;
       try {
         current = new URL(url);
       } catch {
-        return fail("blocked", `${url} is not a URL`);
+        return fail(run, "blocked", `${url} is not a URL`);
       }
       for (let hops = 0; ; hops++) {
         const refused = checkTarget(current);
-        if (refused) return fail("blocked", `${current.href}: ${refused}`);
-        meta.finalUrl = current.href;
-        await spendHostBudget(current.hostname.toLowerCase());
-        const answer = await hop(current);
+        if (refused) return fail(run, "blocked", `${current.href}: ${refused}`);
+        run.meta.finalUrl = current.href;
+        const answer = await hop(run, current);
+        if ("refused" in answer) return answer.refused;
         if ("outcome" in answer) return answer.outcome;
-        if (hops >= maxRedirects) return fail("blocked", `more than ${maxRedirects} redirects`);
+        if (hops >= maxRedirects) return fail(run, "blocked", `more than ${maxRedirects} redirects`);
         current = answer.redirect;
       }
     } catch (err) {
-      if (err instanceof NotFetched) throw err;
-      if (controller.signal.aborted) return fail("timeout", `no complete answer within ${timeoutMs} ms`);
-      if (err instanceof FetchStop) return fail(err.status, err.message);
-      const code = errorCode(err);
-      // docs/decisions.md#outbound-work: a fault of this machine is ours, never the publisher's.
-      if (code !== undefined && LOCAL_FAULTS.has(code)) {
-        throw new NotFetched("local_fault", `this resolver could not fetch ${url} (${code}); try again shortly`, 5);
-      }
-      if (code === "IDENT_BLOCKED") return fail("blocked", rawMessage(err));
-      if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
-        return fail("timeout", `no complete answer within ${timeoutMs} ms`);
-      }
-      return fail("unreachable", networkWords(err, new URL(meta.finalUrl).hostname), rawMessage(err));
+      return endedBy(run, err);
     } finally {
-      clearTimeout(timer);
+      clearTimeout(run.timer);
       ticket.leave();
     }
   }
 
-  return Object.assign(fetchDocument, { close: () => agent.close(), sockets: (): SocketStats => ({ ...sockets }) });
+  return Object.assign(fetchDocument, { close: () => connections.close(), sockets: () => connections.sockets() });
 }
-
-type ConnectOptions = {
-  secureContext: SecureContext;
-  timeoutMs: number;
-  /** Called with every socket as its connection starts. */
-  track: (socket: TLSSocket) => void;
-  /** TLS sessions by server name, for resumption. */
-  sessions: LRUCache<string, Buffer>;
-  lookup?: (hostname: string, options: unknown, callback: unknown) => void;
-};
-
-/**
- * Opens the TLS connections of the agent: HTTP/1.1 over TLS, the server name verified, one deadline
- * for TCP and TLS together, each socket handed to `track` as it starts (so it is counted until it is
- * closed, whatever happens to the fetch that asked for it).
- */
-function tlsConnector(options: ConnectOptions): buildConnector.connector {
-  return (opts, callback) => {
-    if (opts.protocol !== "https:") return callback(new Error(`${opts.protocol} is not https:`), null);
-    const servername = opts.servername || (isIP(opts.hostname) ? undefined : opts.hostname);
-    const sessionKey = servername ?? opts.hostname;
-    const socket = connectTls({
-      host: opts.hostname,
-      port: Number(opts.port || 443),
-      ...(servername ? { servername } : {}),
-      secureContext: options.secureContext,
-      ...(options.lookup ? { lookup: options.lookup as LookupFunction } : {}),
-      session: options.sessions.get(sessionKey),
-      ALPNProtocols: ["http/1.1"],
-    });
-    options.track(socket);
-    socket.setNoDelay(true);
-    socket.on("session", (session) => options.sessions.set(sessionKey, session));
-    let pending: buildConnector.Callback | null = callback;
-    const settle = (err: Error | null) => {
-      clearTimeout(timer);
-      const cb = pending;
-      pending = null;
-      if (!cb) return;
-      if (err) cb(err, null);
-      else cb(null, socket);
-    };
-    const timer = setTimeout(() => {
-      const err = Object.assign(new Error(`no connection within ${options.timeoutMs} ms`), { code: "UND_ERR_CONNECT_TIMEOUT" });
-      socket.destroy(err);
-    }, options.timeoutMs);
-    socket.once("secureConnect", () => settle(null)).on("error", (err) => settle(err));
-  };
-}
-
-/** Outbound sockets this fetcher has open now, and at most so far. */
-export type SocketStats = { open: number; peak: number };
 
 /** Drops a body without reading it; a stream destroyed this way must not throw an unhandled error. */
 function discard(stream: Readable): void {

@@ -14,8 +14,8 @@
 import { randomUUID } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { cacheKey, TRANSIENT } from "../fetch/cache";
-import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
-import type { Priority } from "../fetch/outbound";
+import type { Fetcher, FetchOutcome } from "../fetch/fetcher";
+import { isRefusal } from "../traffic/refusal";
 import { KEY_PREFIX, type FleetLink } from "./redis";
 import { extend } from "../objects";
 
@@ -23,15 +23,13 @@ export type SharedEntry = { outcome: FetchOutcome; fetchedAt: number };
 /** A fetch's outcome as `last:` holds it: its id tells one fetch from the next without comparing clocks. */
 type LastEntry = SharedEntry & { id?: string };
 
-type Fetch = (url: string, mode: FetchMode, options?: { priority?: Priority }) => Promise<FetchOutcome>;
-
 export type SharedDocuments = {
   /** The outcome Redis holds for a cache key; undefined when it holds none or cannot say. */
   read(key: string): Promise<SharedEntry | undefined>;
   /** Whether an instance holds the fetch lock of a cache key now. */
   loading(key: string): Promise<boolean>;
   /** `fetch`, made one request per URL for the whole fleet: the lock's holder fetches, the others wait for its outcome. */
-  singleFlight(fetch: Fetch): Fetch;
+  singleFlight(fetch: Fetcher): Fetcher;
 };
 
 export type SharedDocumentsOptions = {
@@ -147,7 +145,8 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
         }
         try {
           const outcome = await fetch(url, mode, fetchOptions);
-          await keep(key, { outcome, fetchedAt: now() });
+          // A refusal is this instance's, never a document: the waiters fetch for themselves.
+          if (!isRefusal(outcome)) await keep(key, { outcome, fetchedAt: now() });
           return outcome;
         } finally {
           if (lockState === "held") await link.run((r) => r.eval(RELEASE, 1, lock(key), token));

@@ -15,7 +15,7 @@ import { connectionUrl } from "../rules/connection";
 import { verifyCredential } from "../rules/credential";
 import { verifyProperty } from "../rules/property";
 import type { FetchMode } from "../fetch/fetcher";
-import { NotFetched } from "../fetch/refusal";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal";
 import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents";
 import type { ParseMemo } from "./memo";
 import { turnFor } from "./turns";
@@ -56,14 +56,14 @@ const failedClaim = (id: string | null, claimed: unknown, reason: Reason, messag
   problems: [...problems, error(reason, message)],
 });
 
-/** A claim this resolver declined or could not check (docs/decisions.md#outbound-work): `limit`, its verdict unknown. */
-const notChecked = (id: string | null, claimed: unknown, err: NotFetched, problems: Problem[]): Claim => ({
+/** A claim this resolver declined or could not check (docs/architecture.md#traffic): `limit`, its verdict unknown. */
+const notChecked = (id: string | null, claimed: unknown, refused: FetchRefusal, problems: Problem[]): Claim => ({
   id,
   verified: false,
   reason: "limit",
   claimed,
-  problems: [...problems, error("limit", `Not checked: ${err.message}`)],
-  not_checked: err.kind,
+  problems: [...problems, error("limit", `Not checked: ${refused.message}`)],
+  not_checked: refused.refused,
 });
 
 /**
@@ -77,7 +77,7 @@ export function checkEntries<T>(
   entries: Entry<T>[],
   budget: number,
   noun: string,
-  check: (entry: Entry<T> & { ok: true }) => Promise<CheckedClaim>,
+  check: (entry: Entry<T> & { ok: true }) => Promise<CheckedClaim | FetchRefusal>,
   opts: ResolveOptions,
 ): ClaimSlot[] {
   const work = opts.work;
@@ -104,18 +104,17 @@ export function checkEntries<T>(
       return slot({ claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false });
     }
     const turn = owner ? turnFor(owner) : null;
-    return slot(
-      (turn ? turn.then(() => check(entry)) : check(entry)).catch((err: unknown): CheckedClaim => {
-        if (!(err instanceof NotFetched)) throw err;
-        work?.refused.push(err.kind);
-        return { claim: notChecked(entry.id, entry.raw, err, entry.problems), stale: false };
-      }),
-    );
+    const checked = (answer: CheckedClaim | FetchRefusal): CheckedClaim => {
+      if (!isRefusal(answer)) return answer;
+      work?.refused.push(answer.refused);
+      return { claim: notChecked(entry.id, entry.raw, answer, entry.problems), stale: false };
+    };
+    return slot((turn ? turn.then(() => check(entry)) : check(entry)).then(checked));
   });
 }
 
 /** The refusal a read of a URL would surely meet now, if any (the resolver's; see lib/resolver/index.ts). */
-export type RefusedNow = (url: string, mode: FetchMode, opts: ResolveOptions) => NotFetched | null;
+export type RefusedNow = (url: string, mode: FetchMode, opts: ResolveOptions) => FetchRefusal | null;
 
 /**
  * The three claim checks, over a document fetcher and the parse memo. A check whose first document
@@ -128,8 +127,9 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     parse: (value: unknown) => DocumentParse<T>,
     rule: (doc: T) => Verdict,
     opts: ResolveOptions,
-  ): Promise<Checked<T>> {
+  ): Promise<Checked<T> | FetchRefusal> {
     const fetched = await fetchDocument(loc, opts);
+    if (isRefusal(fetched)) return fetched;
     if (!fetched.ok) {
       return {
         verdict: {
@@ -171,12 +171,16 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
   }
 
   /** V3: the property document's `ownership[]` names the entity, and its id is the one claimed. */
-  function checkProperty(entity: ParsedEntity, entry: Entry<Property> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
+  function checkProperty(
+    entity: ParsedEntity,
+    entry: Entry<Property> & { ok: true },
+    opts: ResolveOptions,
+  ): Promise<CheckedClaim | FetchRefusal> {
     const domain = parsePropertyId(entry.value.id);
     if (domain === null) throw new Error("invariant broken: a valid entry has a property id");
     const loc = propertyLocation(domain);
     const refused = refusedNow(loc.json, "json", opts);
-    return refused ? Promise.reject(refused) : verifyPropertyClaim(entity, entry, opts, domain, loc);
+    return refused ? Promise.resolve(refused) : verifyPropertyClaim(entity, entry, opts, domain, loc);
   }
 
   async function verifyPropertyClaim(
@@ -185,9 +189,10 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     opts: ResolveOptions,
     domain: string,
     loc: DocumentLocation,
-  ): Promise<CheckedClaim> {
+  ): Promise<CheckedClaim | FetchRefusal> {
     const rule = (doc: Parameters<typeof verifyProperty>[2]) => verifyProperty(entity.network_id, entry.value.id, doc, domain);
     const checked = await checkDocument(loc, parsePropertyDocument, rule, opts);
+    if (isRefusal(checked)) return checked;
     return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
   }
 
@@ -196,12 +201,12 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     entity: ParsedEntity,
     entry: Entry<CredentialEntry> & { ok: true },
     opts: ResolveOptions,
-  ): Promise<CheckedClaim> {
+  ): Promise<CheckedClaim | FetchRefusal> {
     const id = parseCredentialId(entry.value.id);
     if (id === null) throw new Error("invariant broken: a valid entry has a credential id");
     const loc = credentialLocation(id);
     const refused = refusedNow(loc.json, "json", opts);
-    return refused ? Promise.reject(refused) : verifyCredentialClaim(entity, entry, opts, id.domain, loc);
+    return refused ? Promise.resolve(refused) : verifyCredentialClaim(entity, entry, opts, id.domain, loc);
   }
 
   async function verifyCredentialClaim(
@@ -210,9 +215,10 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     opts: ResolveOptions,
     issuer: string,
     loc: DocumentLocation,
-  ): Promise<CheckedClaim> {
+  ): Promise<CheckedClaim | FetchRefusal> {
     const rule = (doc: Parameters<typeof verifyCredential>[1]) => verifyCredential(entity.network_id, doc, issuer);
     const checked = await checkDocument(loc, parseCredentialDocument, rule, opts);
+    if (isRefusal(checked)) return checked;
     const publishedId = checked.parsed?.ident_credential.id;
     if (checked.verdict.verified && publishedId !== undefined && !sameId(publishedId, entry.value.id)) {
       checked.problems.push(
@@ -227,14 +233,18 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
   }
 
   /** rel=me: the page at the connection URL links back to the entity's home page. */
-  function checkConnection(domain: string, entry: Entry<Connection> & { ok: true }, opts: ResolveOptions): Promise<CheckedClaim> {
+  function checkConnection(
+    domain: string,
+    entry: Entry<Connection> & { ok: true },
+    opts: ResolveOptions,
+  ): Promise<CheckedClaim | FetchRefusal> {
     const url = connectionUrl(entry.value.id);
     if (!url) {
       const message = `${entry.value.id} is not an https: URL, so it is not checked`;
       return Promise.resolve({ claim: failedClaim(entry.id, entry.raw, "unsafe_url", message, entry.problems), stale: false });
     }
     const refused = refusedNow(url.href, "html", opts);
-    return refused ? Promise.reject(refused) : verifyConnection(domain, entry, opts, url);
+    return refused ? Promise.resolve(refused) : verifyConnection(domain, entry, opts, url);
   }
 
   async function verifyConnection(
@@ -242,8 +252,9 @@ export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo
     entry: Entry<Connection> & { ok: true },
     opts: ResolveOptions,
     url: URL,
-  ): Promise<CheckedClaim> {
+  ): Promise<CheckedClaim | FetchRefusal> {
     const page = await load(url.href, "html", opts);
+    if (isRefusal(page)) return page;
     const outcome = page.outcome;
     const checked: Checked = outcome.ok
       ? { verdict: memo.connection(domain, outcome), source: toSource(outcome, "page"), problems: [], stale: page.stale }

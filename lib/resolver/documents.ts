@@ -5,8 +5,8 @@
 import type { JsonParse } from "../documents/json";
 import { warning, type Problem } from "../documents/problem";
 import type { CachedOutcome } from "../fetch/cache";
-import type { RefusalKind } from "../fetch/refusal";
 import type { FailureStatus, FetchMode, FetchOutcome } from "../fetch/fetcher";
+import { isRefusal, type FetchRefusal, type RefusalKind } from "../traffic/refusal";
 import type { DocumentLocation } from "../protocol/locations";
 import type { Source } from "../result/record";
 import type { ParseMemo } from "./memo";
@@ -22,6 +22,11 @@ export type ResolveOptions = {
   cacheOnly?: boolean;
   /** What this query has spent; made by the resolver when not given, and readable afterwards. */
   work?: QueryWork;
+  /**
+   * Whose lookup this is, for the per-client share of an address's minute (docs/architecture.md#traffic).
+   * @default "background" for background work, else "local"
+   */
+  client?: string;
 };
 
 /** The fetches one query started, and the work it was refused (docs/decisions.md#outbound-work). */
@@ -45,8 +50,8 @@ export class NotCached extends Error {
   }
 }
 
-/** The outcome for a URL: from the cache, or fetched through the per-host limit. */
-export type Load = (url: string, mode: FetchMode, options: ResolveOptions) => Promise<CachedOutcome>;
+/** The outcome for a URL: from the cache, or fetched through the traffic limits; or their refusal. */
+export type Load = (url: string, mode: FetchMode, options: ResolveOptions) => Promise<CachedOutcome | FetchRefusal>;
 
 /** A document fetched with its fallback: its text parsed as JSON and where it came from, or why not. */
 export type DocFetch =
@@ -90,10 +95,11 @@ export function toSource(outcome: FetchOutcome & { ok: true }, via: Source["via"
   return { url: outcome.finalUrl, via, http_status: outcome.httpStatus, content_type: outcome.contentType, bytes, ms: outcome.ms };
 }
 
-/** Fetches a document; on `not_found`, and only then, its HTML embed (V7). */
+/** Fetches a document; on `not_found`, and only then, its HTML embed (V7). A refusal on the way is the answer. */
 export function createDocumentFetch(load: Load, memo: ParseMemo) {
-  return async function fetchDocument(loc: DocumentLocation, opts: ResolveOptions): Promise<DocFetch> {
+  return async function fetchDocument(loc: DocumentLocation, opts: ResolveOptions): Promise<DocFetch | FetchRefusal> {
     const json = await load(loc.json, "json", opts);
+    if (isRefusal(json)) return json;
     if (json.outcome.ok) {
       const problems: Problem[] = [];
       const type = json.outcome.contentType;
@@ -117,6 +123,7 @@ export function createDocumentFetch(load: Load, memo: ParseMemo) {
       };
     }
     const page = await load(loc.page, "html", opts);
+    if (isRefusal(page)) return page;
     const stale = json.stale || page.stale;
     const fetchedAt = Math.min(json.fetchedAt, page.fetchedAt);
     if (page.outcome.ok) {

@@ -15,6 +15,7 @@ import type { Claim, EntityResult } from "../result/record";
 import type { Entry } from "../documents/lenient";
 import { checkEntries, type CheckedClaim, type ClaimChecks, type ClaimSlot } from "./claims";
 import type { FetchDocument, ResolveOptions } from "./documents";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal";
 
 /** An entity whose document is in and whose claims are still being checked. */
 export type StagedEntity = {
@@ -30,9 +31,11 @@ export type StagedEntity = {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function createEntityResolution(fetchDocument: FetchDocument, checks: ClaimChecks, limits: Limits) {
-  return async function resolveEntityStaged(domainInput: string, opts: ResolveOptions = {}): Promise<StagedEntity> {
+  /** The entity of `domainInput`, staged; the refusal when its own document could not be fetched now. */
+  return async function resolveEntityStaged(domainInput: string, opts: ResolveOptions = {}): Promise<StagedEntity | FetchRefusal> {
     const domain = domainInput.toLowerCase();
     const fetched = await fetchDocument(entityLocation(domain), opts);
+    if (isRefusal(fetched)) return fetched;
     const cacheInfo = { fetched_at: iso(fetched.fetchedAt), stale: fetched.stale };
     const settled = (entity: EntityResult["entity"]): StagedEntity => {
       const result: EntityResult = { entity, properties: [], credentials: [], connections: [], jsonld: null, cache: cacheInfo };
@@ -65,8 +68,12 @@ export function createEntityResolution(fetchDocument: FetchDocument, checks: Cla
       problems: [...fetched.problems, ...parsed.problems],
     };
     // Each list within its budget; work refused on the way is noted in this query's `work`.
-    const check = <T>(entries: Entry<T>[], budget: number, noun: string, one: (e: Entry<T> & { ok: true }) => Promise<CheckedClaim>) =>
-      checkEntries(entries, budget, noun, one, opts);
+    const check = <T>(
+      entries: Entry<T>[],
+      budget: number,
+      noun: string,
+      one: (e: Entry<T> & { ok: true }) => Promise<CheckedClaim | FetchRefusal>,
+    ) => checkEntries(entries, budget, noun, one, opts);
     const properties = check(doc.properties, limits.maxClaims, "properties", (e) => checks.checkProperty(doc, e, opts));
     const credentials = check(doc.credentials, limits.maxClaims, "credentials", (e) => checks.checkCredential(doc, e, opts));
     const connections = check(doc.connections, limits.maxConnections, "connections", (e) => checks.checkConnection(domain, e, opts));

@@ -6,9 +6,9 @@
  */
 import { createDocumentCache, type DocumentCache } from "../fetch/cache";
 import type { Fetcher, FetchMode } from "../fetch/fetcher";
-import type { Priority } from "../fetch/outbound";
-import { NotFetched } from "../fetch/refusal";
 import { DEFAULT_LIMITS, type Limits } from "../limits";
+import type { Priority } from "../traffic/outbound";
+import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
 import { extend } from "../objects";
 import { parseQuery, type Query } from "../protocol/ids";
 import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse } from "../result/record";
@@ -49,13 +49,19 @@ type ClaimListKind = "properties" | "credentials" | "connections";
 /** What a lookup would cost now: answered from the cache, joining a fetch already running, or starting one. */
 export type Probe = { state: "cached"; response: SearchResponse; until: number } | { state: "joining" } | { state: "cold" };
 
-export type SearchOutcome = { ok: true; response: SearchResponse } | { ok: false; error: { code: "invalid_query"; message: string } };
+export type SearchOutcome =
+  | { ok: true; response: SearchResponse }
+  | { ok: false; error: { code: "invalid_query"; message: string } }
+  | { ok: false; refused: FetchRefusal };
 
 export type Resolver = {
-  /** Parses a query (docs/decisions.md#queries) and resolves it. A bad query is a value, not an exception. */
+  /** Parses a query (docs/decisions.md#queries) and resolves it. A bad query and a refusal are values, not exceptions. */
   search(input: string, options?: ResolveOptions): Promise<SearchOutcome>;
-  /** Resolves an already parsed query. */
-  resolve(query: Query, options?: ResolveOptions): Promise<SearchResponse>;
+  /**
+   * Resolves an already parsed query; the refusal when the query's own document could not be fetched
+   * now (docs/architecture.md#traffic). A claim that could not be is `not_checked` in the response.
+   */
+  resolve(query: Query, options?: ResolveOptions): Promise<SearchResponse | FetchRefusal>;
   /**
    * The answer to `query` from the cache alone, when every document it needs is there (fresh, or
    * stale within its day, which starts a background refresh as a lookup would); else null, and
@@ -72,10 +78,10 @@ export type Resolver = {
    * reads the same and the clock is before the probe's `until` (the page cache's version, web/page-cache.ts).
    */
   generation(): number;
-  /** Resolves the entity of one domain with all its claims. */
-  resolveEntity(domain: string, options?: ResolveOptions): Promise<EntityResult>;
+  /** Resolves the entity of one domain with all its claims; or the refusal of its document. */
+  resolveEntity(domain: string, options?: ResolveOptions): Promise<EntityResult | FetchRefusal>;
   /** The same, returned as soon as the entity document is in, with one promise per claim (for streaming). */
-  resolveEntityStaged(domain: string, options?: ResolveOptions): Promise<StagedEntity>;
+  resolveEntityStaged(domain: string, options?: ResolveOptions): Promise<StagedEntity | FetchRefusal>;
 };
 
 export function createResolver(deps: ResolverDeps): Resolver {
@@ -87,23 +93,25 @@ export function createResolver(deps: ResolverDeps): Resolver {
     const work = opts.work ?? newWork();
     // Runs only when the cache must start a fetch: joining one in flight or reading the cache is free.
     const start = (priority: Priority) => {
-      if (work.fetches >= limits.maxFetchesPerQuery) throw budgetSpent();
+      if (work.fetches >= limits.maxFetchesPerQuery) return Promise.resolve(budgetSpent());
       work.fetches++;
-      return deps.fetch(url, mode, { priority: opts.background ? "background" : priority });
+      const client = opts.client ?? (opts.background ? "background" : "local");
+      return deps.fetch(url, mode, { priority: opts.background ? "background" : priority, client });
     };
     const got = opts.cacheOnly ? await cache.peek(url, mode, start) : await cache.get(url, mode, start, opts);
     if (!got) throw new NotCached(url, await cache.loading(url, mode));
-    work.until = Math.min(work.until, got.until);
+    if (!isRefusal(got)) work.until = Math.min(work.until, got.until);
     return got;
   };
+  // docs/architecture.md#traffic: `fetchesPerQuery`.
   const budgetSpent = () =>
-    new NotFetched("query_budget", `this lookup has already started the ${limits.maxFetchesPerQuery} fetches one lookup may`, 0);
+    refusal("query_budget", `this lookup has already started the ${limits.maxFetchesPerQuery} fetches one lookup may`, 0);
   /**
    * The refusal a read of `url` would surely meet now: the query's fetches all started and nothing
    * cached to read instead. Found without a promise, so that the thousands of claims past a big
    * query's budget cost no chain of them each (docs/decisions.md#outbound-work).
    */
-  const refusedNow = (url: string, mode: FetchMode, opts: ResolveOptions): NotFetched | null =>
+  const refusedNow = (url: string, mode: FetchMode, opts: ResolveOptions): FetchRefusal | null =>
     !opts.cacheOnly && opts.work !== undefined && opts.work.fetches >= limits.maxFetchesPerQuery && !cache.mayHold(url, mode)
       ? budgetSpent()
       : null;
@@ -113,9 +121,9 @@ export function createResolver(deps: ResolverDeps): Resolver {
   const staged = createEntityResolution(fetchDocument, checks, limits);
   const annotate = deps.annotate;
   /** With `slots`, each claim's promise is annotated as it settles (for a page that streams); without, only the whole result. */
-  const annotated = async (domain: string, opts: ResolveOptions, slots: boolean): Promise<StagedEntity> => {
+  const annotated = async (domain: string, opts: ResolveOptions, slots: boolean): Promise<StagedEntity | FetchRefusal> => {
     const entity = await staged(domain, opts);
-    if (!annotate || opts.cacheOnly) return entity;
+    if (isRefusal(entity) || !annotate || opts.cacheOnly) return entity;
     const result = entity.result.then(annotate);
     if (!slots || !deps.preview || entity.entity.status !== "accepted") return extend(entity, { result });
     // Each claim as it settles, annotated as the whole result will be (docs/decisions.md#the-index).
@@ -140,20 +148,26 @@ export function createResolver(deps: ResolverDeps): Resolver {
   const withWork = (opts: ResolveOptions = {}): ResolveOptions => (opts.work ? opts : extend(opts, { work: newWork() }));
   const resolveEntityStaged: typeof staged = (domain, opts = {}) => annotated(domain, opts, true);
   // No preview: nobody reads the claims one by one, and it cost a read of the index and a verdict per claim.
-  const resolveEntity = async (domain: string, opts: ResolveOptions = {}) => (await annotated(domain, opts, false)).result;
+  const resolveEntity = async (domain: string, opts: ResolveOptions = {}): Promise<EntityResult | FetchRefusal> => {
+    const entity = await annotated(domain, opts, false);
+    return isRefusal(entity) ? entity : entity.result;
+  };
   const queries = createQueries(fetchDocument, resolveEntity, limits);
 
-  async function resolve(query: Query, options: ResolveOptions = {}): Promise<SearchResponse> {
+  async function resolve(query: Query, options: ResolveOptions = {}): Promise<SearchResponse | FetchRefusal> {
     const opts = withWork(options);
     if (query.kind === "property_id") return queries.resolvePropertyQuery(query, opts);
     if (query.kind === "credential_id") return queries.resolveCredentialQuery(query, opts);
-    return { schema: SCHEMA_ID, query: publicQuery(query), results: [await resolveEntity(query.domain, opts)], problems: [] };
+    const result = await resolveEntity(query.domain, opts);
+    return isRefusal(result) ? result : { schema: SCHEMA_ID, query: publicQuery(query), results: [result], problems: [] };
   }
 
   async function probe(query: Query): Promise<Probe> {
     const work = newWork();
     try {
       const response = await resolve(query, { cacheOnly: true, work });
+      // A cache-only resolution starts no fetch, so nothing refuses it; were one to, it would be cold.
+      if (isRefusal(response)) return { state: "cold" };
       return { state: "cached", response, until: work.until };
     } catch (err) {
       if (err instanceof NotCached) return { state: err.loading ? "joining" : "cold" };
@@ -165,7 +179,8 @@ export function createResolver(deps: ResolverDeps): Resolver {
     async search(input, opts) {
       const parsed = parseQuery(input);
       if (!parsed.ok) return { ok: false, error: { code: "invalid_query", message: parsed.message } };
-      return { ok: true, response: await resolve(parsed.query, opts) };
+      const response = await resolve(parsed.query, opts);
+      return isRefusal(response) ? { ok: false, refused: response } : { ok: true, response };
     },
     resolve,
     peek: async (query) => {

@@ -12,7 +12,7 @@ import { idKey, parseNetworkId, sameId, type Query } from "../protocol/ids";
 import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
 import type { Reason } from "../protocol/reasons";
 import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse, type Source } from "../result/record";
-import { NotFetched } from "../fetch/refusal";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal";
 import { LABEL, type FetchDocument, type ResolveOptions } from "./documents";
 
 export function publicQuery(query: Query): SearchResponse["query"] {
@@ -42,17 +42,18 @@ type Counterpart<T> = { doc: T; value: unknown; source: Source; problems: Proble
 
 export function createQueries(
   fetchDocument: FetchDocument,
-  resolveEntity: (domain: string, opts: ResolveOptions) => Promise<EntityResult>,
+  resolveEntity: (domain: string, opts: ResolveOptions) => Promise<EntityResult | FetchRefusal>,
   limits: Limits,
 ) {
-  /** The document a query starts from, valid; or null, with the reason added to the response's problems. */
+  /** The document a query starts from, valid; or null, with the reason added to the response's problems; or its refusal. */
   async function counterpart<T>(
     loc: DocumentLocation,
     parse: (value: unknown) => DocumentParse<T>,
     response: SearchResponse,
     opts: ResolveOptions,
-  ): Promise<Counterpart<T> | null> {
+  ): Promise<Counterpart<T> | FetchRefusal | null> {
     const fetched = await fetchDocument(loc, opts);
+    if (isRefusal(fetched)) return fetched;
     if (!fetched.ok) {
       response.problems.push(withDetail(error(fetched.status, fetched.message), fetched.detail));
       return null;
@@ -72,11 +73,14 @@ export function createQueries(
   const empty = (query: Query): SearchResponse => ({ schema: SCHEMA_ID, query: publicQuery(query), results: [], problems: [] });
 
   /** A property ID: every owner its document names, each verifying on its own (V3). */
-  async function resolvePropertyQuery(query: Query & { kind: "property_id" }, opts: ResolveOptions): Promise<SearchResponse> {
+  async function resolvePropertyQuery(
+    query: Query & { kind: "property_id" },
+    opts: ResolveOptions,
+  ): Promise<SearchResponse | FetchRefusal> {
     const id = query.id;
     const response = empty(query);
     const found = await counterpart(propertyLocation(query.domain), parsePropertyDocument, response, opts);
-    if (!found) return response;
+    if (!found || isRefusal(found)) return found ?? response;
     const property = found.doc.ident_property;
     if (!sameId(property.id, id)) {
       response.problems.push(error("id_mismatch", `${query.domain}'s property document is about ${property.id}, not ${id}`));
@@ -109,17 +113,14 @@ export function createQueries(
     if (owners.length > limits.maxClaims) {
       response.problems.push(warning("limit", `ownership lists ${owners.length} owners; only the first ${limits.maxClaims} are checked`));
     }
-    // docs/decisions.md#outbound-work: an owner this resolver declined to fetch is named, not dropped.
+    // docs/architecture.md#traffic: an owner this resolver declined to fetch is named, not dropped.
     const notChecked: { domain: string; why: string }[] = [];
     const results = await Promise.all(
       owners.slice(0, limits.maxClaims).map(async ({ owner, domain }) => {
-        let result: EntityResult;
-        try {
-          result = await resolveEntity(domain, opts);
-        } catch (err) {
-          if (!(err instanceof NotFetched)) throw err;
-          opts.work?.refused.push(err.kind);
-          notChecked.push({ domain, why: err.message });
+        const result = await resolveEntity(domain, opts);
+        if (isRefusal(result)) {
+          opts.work?.refused.push(result.refused);
+          notChecked.push({ domain, why: result.message });
           return null;
         }
         const fallback = { id, claimed: owner, document: found.value, source: found.source };
@@ -140,12 +141,15 @@ export function createQueries(
   }
 
   /** A credential ID: its holder, verifying only when the holder's document references it (V4). */
-  async function resolveCredentialQuery(query: Query & { kind: "credential_id" }, opts: ResolveOptions): Promise<SearchResponse> {
+  async function resolveCredentialQuery(
+    query: Query & { kind: "credential_id" },
+    opts: ResolveOptions,
+  ): Promise<SearchResponse | FetchRefusal> {
     const id = query.id;
     const response = empty(query);
     const loc = credentialLocation(query.credential);
     const found = await counterpart(loc, parseCredentialDocument, response, opts);
-    if (!found) return response;
+    if (!found || isRefusal(found)) return found ?? response;
     const holder = parseNetworkId(found.doc.ident_entity_id);
     if (holder === null) {
       response.problems.push(invalid(loc, found.source, "its ident_entity_id is not a network_id"));
@@ -153,6 +157,7 @@ export function createQueries(
     }
     response.problems.push(...found.problems);
     const result = await resolveEntity(holder, opts);
+    if (isRefusal(result)) return result;
     const fallback = { id, claimed: found.doc.ident_entity_id, document: found.value, source: found.source };
     result.focus = focusOn(result, "credentials", id, fallback, "a credential verifies only when the holder's document references it (V4)");
     response.results = [result];

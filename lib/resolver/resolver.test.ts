@@ -1,7 +1,8 @@
+import { answered } from "../../test/helpers/answered";
 import { describe, expect, it } from "vitest";
 import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
 import { createDocumentCache } from "../fetch/cache";
-import { NotFetched } from "../fetch/refusal";
+import { refusal, type FetchRefusal } from "../traffic/refusal";
 import { createResolver, newWork } from ".";
 
 type Site = Record<string, { status?: number; body?: string; type?: string; fail?: "timeout" | "unreachable" | "blocked" | "too_large" }>;
@@ -9,7 +10,7 @@ type Site = Record<string, { status?: number; body?: string; type?: string; fail
 /** A fake fetcher over a map of URL → response; records every call. */
 function fakeFetch(site: Site, delayMs = 0) {
   const calls: string[] = [];
-  const fetch = async (url: string, mode: FetchMode): Promise<FetchOutcome> => {
+  const fetch = async (url: string, mode: FetchMode): Promise<FetchOutcome | FetchRefusal> => {
     calls.push(`${mode} ${url}`);
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
     const r = site[url];
@@ -33,8 +34,8 @@ describe("resolver orchestration", () => {
         return fetch(url, mode);
       },
     });
-    await resolver.resolveEntity("alice.example", { background: true, revalidate: true });
-    await resolver.resolveEntity("alice.example", { refresh: true });
+    answered(await resolver.resolveEntity("alice.example", { background: true, revalidate: true }));
+    answered(await resolver.resolveEntity("alice.example", { refresh: true }));
     expect(priorities).toEqual(["background", "person"]);
   });
   it("V7: falls back to the HTML embed only when the JSON document is not found", async () => {
@@ -44,7 +45,7 @@ describe("resolver orchestration", () => {
         type: "text/html",
       },
     });
-    const r = await createResolver({ fetch }).resolveEntity("alice.example");
+    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example"));
     expect(r.entity).toMatchObject({ status: "accepted", source: { via: "embed", url: "https://alice.example/" } });
     expect(calls).toEqual(["json https://alice.example/ident.json", "html https://alice.example/"]);
   });
@@ -53,14 +54,14 @@ describe("resolver orchestration", () => {
       "https://alice.example/ident.json": { body: "<html>oops</html>", type: "text/html" },
       "https://alice.example/": { body: `<script type="application/json" id="ident-hub">{"network_id":"${ALICE}"}</script>` },
     });
-    const r = await createResolver({ fetch }).resolveEntity("alice.example");
+    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example"));
     expect(r.entity.status).toBe("rejected");
     expect(r.entity.problems.map((p) => p.code)).toEqual(["content_type", "invalid_json"]);
     expect(calls).toHaveLength(1);
   });
   it.each(["timeout", "unreachable", "blocked", "too_large"] as const)("a %s entity fetch does not fall back", async (fail) => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": { fail } });
-    const r = await createResolver({ fetch }).resolveEntity("alice.example");
+    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example"));
     expect(r.entity.status).toBe(fail);
     expect(r.jsonld).toBeNull();
     expect(calls).toHaveLength(1);
@@ -70,7 +71,7 @@ describe("resolver orchestration", () => {
     const { fetch, calls } = fakeFetch({
       "https://alice.example/ident.json": j({ network_id: ALICE, properties: [{ id: "bad" }, ...properties] }),
     });
-    const r = await createResolver({ fetch, limits: { maxClaims: 2 } }).resolveEntity("alice.example");
+    const r = answered(await createResolver({ fetch, limits: { maxClaims: 2 } }).resolveEntity("alice.example"));
     expect(r.properties.map((c) => c.reason)).toEqual(["invalid_entry", "not_found", "not_found", "limit", "limit"]);
     // The entity's own document lists too many: that is a verdict, recorded like every other.
     expect(r.properties.every((c) => c.not_checked === undefined)).toBe(true);
@@ -92,9 +93,9 @@ describe("resolver orchestration", () => {
     let t = 0;
     const { fetch } = fakeFetch({ "https://alice.example/ident.json": j({ network_id: ALICE }) });
     const resolver = createResolver({ fetch, now: () => t });
-    const first = await resolver.resolveEntity("alice.example");
+    const first = answered(await resolver.resolveEntity("alice.example"));
     t += 2 * 3600_000;
-    const second = await resolver.resolveEntity("alice.example");
+    const second = answered(await resolver.resolveEntity("alice.example"));
     expect(first.cache).toEqual({ fetched_at: new Date(0).toISOString(), stale: false });
     expect(second.cache).toEqual({ fetched_at: new Date(0).toISOString(), stale: true });
   });
@@ -111,8 +112,8 @@ describe("parsing once per cached document", () => {
   it("a warm resolution reuses the parsed documents of the cached outcomes", async () => {
     const { fetch, calls } = fakeFetch(site("Alice"));
     const resolver = createResolver({ fetch });
-    const first = await resolver.resolveEntity("alice.example");
-    const second = await resolver.resolveEntity("alice.example");
+    const first = answered(await resolver.resolveEntity("alice.example"));
+    const second = answered(await resolver.resolveEntity("alice.example"));
     expect(calls).toHaveLength(2);
     expect(second).toEqual(first);
     // The same parsed value, not an equal one parsed again.
@@ -124,11 +125,11 @@ describe("parsing once per cached document", () => {
     const s = site("Alice");
     const { fetch } = fakeFetch(s);
     const resolver = createResolver({ fetch });
-    const first = await resolver.resolveEntity("alice.example");
+    const first = answered(await resolver.resolveEntity("alice.example"));
     first.entity.problems.push({ code: "x", severity: "warning", message: "added by a caller" });
     first.properties[0]?.problems.push({ code: "x", severity: "warning", message: "added by a caller" });
     Object.assign(s, site("Alice Moreau"));
-    const refreshed = await resolver.resolveEntity("alice.example", { refresh: true });
+    const refreshed = answered(await resolver.resolveEntity("alice.example", { refresh: true }));
     expect(refreshed.entity).toMatchObject({ details: { name: "Alice Moreau" }, problems: [] });
     expect(refreshed.properties[0]?.problems).toEqual([]);
     expect(refreshed.properties[0]?.document).not.toBe(first.properties[0]?.document);
@@ -140,7 +141,7 @@ describe("amplification bounds", () => {
     const body = `{"network_id":"${ALICE}","properties":[${Array(350_000).fill("1").join(",")}]}`;
     expect(body.length).toBeLessThan(1024 * 1024);
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": { body } });
-    const r = await createResolver({ fetch }).resolveEntity("alice.example");
+    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example"));
     expect(r.properties).toHaveLength(1000);
     expect(r.entity.problems.filter((p) => p.code === "too_many_entries")).toHaveLength(1);
     expect(JSON.stringify(r).length).toBeLessThan(500_000);
@@ -154,7 +155,7 @@ describe("amplification bounds", () => {
       }),
     });
     const out = await createResolver({ fetch }).search("§:property:blog.example");
-    if (!out.ok) throw new Error(out.error.message);
+    if (!out.ok) throw new Error("error" in out ? out.error.message : out.refused.message);
     expect(out.response.results).toHaveLength(50);
     expect(out.response.problems.map((p) => p.code)).toEqual(["invalid_owner", "limit"]);
   });
@@ -177,7 +178,7 @@ describe("peek: the answer from the cache alone", () => {
   it("answers null when the entity is cached but one claim document is not", async () => {
     const { fetch, calls } = fakeFetch(site, 50);
     const resolver = createResolver({ fetch });
-    await resolver.resolveEntityStaged("alice.example"); // the entity document only, claims still on their way
+    answered(await resolver.resolveEntityStaged("alice.example")); // the entity document only, claims still on their way
     const before = calls.length;
     const peeked = resolver.peek(query);
     expect(await peeked).toBeNull();
@@ -186,7 +187,7 @@ describe("peek: the answer from the cache alone", () => {
   it("once everything is cached, answers what a lookup answers, without a fetch", async () => {
     const { fetch, calls } = fakeFetch(site);
     const resolver = createResolver({ fetch });
-    const looked = await resolver.resolve(query);
+    const looked = answered(await resolver.resolve(query));
     const before = calls.length;
     expect(await resolver.peek(query)).toEqual(looked);
     expect(calls.length).toBe(before);
@@ -195,7 +196,7 @@ describe("peek: the answer from the cache alone", () => {
     let t = 0;
     const { fetch, calls } = fakeFetch(site);
     const resolver = createResolver({ fetch, now: () => t });
-    await resolver.resolve(query);
+    answered(await resolver.resolve(query));
     t = 2 * 3600_000;
     const before = calls.length;
     const peeked = await resolver.peek(query);
@@ -213,13 +214,13 @@ describe("probe: how long a cached answer stands (the page cache's version, docs
     });
     const resolver = createResolver({ fetch, now: () => t });
     const query = { input: "alice.example", kind: "domain" as const, domain: "alice.example" };
-    await resolver.resolve(query);
+    answered(await resolver.resolve(query));
     // The entity is fresh for an hour; the blog's failed outcomes are kept 5 minutes: the answer stands 5 minutes.
     const probed = await resolver.probe(query);
     expect(probed).toMatchObject({ state: "cached", until: t + 5 * 60_000 });
     const g = resolver.generation();
     expect(resolver.generation()).toBe(g);
-    await resolver.resolve(query, { refresh: true });
+    answered(await resolver.resolve(query, { refresh: true }));
     expect(resolver.generation()).toBeGreaterThan(g);
   });
 });
@@ -232,7 +233,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
   it("IDENT_MAX_FETCHES_PER_QUERY: one query starts at most that many fetches; the claims past it are `limit`", async () => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(40) });
     const work = newWork();
-    const r = await createResolver({ fetch, limits: { maxFetchesPerQuery: 31 } }).resolveEntity("alice.example", { work });
+    const r = answered(await createResolver({ fetch, limits: { maxFetchesPerQuery: 31 } }).resolveEntity("alice.example", { work }));
     // 1 entity document, then 2 fetches per claim (the JSON URL and the fallback page): 15 claims fit.
     expect(calls).toHaveLength(31);
     expect(work.fetches).toBe(31);
@@ -260,12 +261,14 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     }
     const { fetch, calls } = fakeFetch(site);
     const cache = createDocumentCache();
-    const warm = await createResolver({ fetch, cache }).resolveEntity("alice.example");
+    const warm = answered(await createResolver({ fetch, cache }).resolveEntity("alice.example"));
     expect([...warm.properties, ...warm.connections].map((c) => c.verified)).toEqual([true, true, true, true, true, true]);
     const before = calls.length;
     // No fetch at all may start: everything must come from the cache.
     const work = newWork();
-    const again = await createResolver({ fetch, cache, limits: { maxFetchesPerQuery: 0 } }).resolveEntity("alice.example", { work });
+    const again = answered(
+      await createResolver({ fetch, cache, limits: { maxFetchesPerQuery: 0 } }).resolveEntity("alice.example", { work }),
+    );
     expect(calls.length).toBe(before);
     expect([...again.properties, ...again.connections].map((c) => c.verified)).toEqual([true, true, true, true, true, true]);
     expect(work.refused).toEqual([]);
@@ -273,10 +276,10 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
   it("a refused claim is not remembered: the next query fetches it", async () => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(5) });
     const resolver = createResolver({ fetch, limits: { maxFetchesPerQuery: 5 } });
-    const first = await resolver.resolveEntity("alice.example");
+    const first = answered(await resolver.resolveEntity("alice.example"));
     expect(first.properties.filter((c) => c.reason === "limit").length).toBeGreaterThan(0);
     const before = calls.length;
-    const second = await resolver.resolveEntity("alice.example");
+    const second = answered(await resolver.resolveEntity("alice.example"));
     expect(calls.length - before).toBeGreaterThan(0);
     expect(second.properties.filter((c) => c.reason === "not_found").length).toBeGreaterThan(
       first.properties.filter((c) => c.reason === "not_found").length,
@@ -286,11 +289,13 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(3) }, 20);
     const resolver = createResolver({ fetch });
     const [a, b] = [newWork(), newWork()];
-    await Promise.all([resolver.resolveEntity("alice.example", { work: a }), resolver.resolveEntity("alice.example", { work: b })]);
+    (await Promise.all([resolver.resolveEntity("alice.example", { work: a }), resolver.resolveEntity("alice.example", { work: b })])).map(
+      answered,
+    );
     expect(a.fetches + b.fetches).toBe(calls.length);
     expect(Math.min(a.fetches, b.fetches)).toBe(0);
     const c = newWork();
-    await resolver.resolveEntity("alice.example", { work: c });
+    answered(await resolver.resolveEntity("alice.example", { work: c }));
     expect(c.fetches).toBe(0);
   });
   it("a property with 50 owners of 100 claims each: at most 300 fetches, every owner answered", async () => {
@@ -305,9 +310,11 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     }
     const { fetch, calls } = fakeFetch(site);
     const work = newWork();
-    const out = await createResolver({ fetch }).resolve(
-      { input: "§:property:blog.example", kind: "property_id", domain: "blog.example", id: "§:property:blog.example" },
-      { work },
+    const out = answered(
+      await createResolver({ fetch }).resolve(
+        { input: "§:property:blog.example", kind: "property_id", domain: "blog.example", id: "§:property:blog.example" },
+        { work },
+      ),
     );
     expect(calls.length).toBeLessThanOrEqual(300);
     expect(work.fetches).toBe(calls.length);
@@ -324,32 +331,36 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     for (let i = 0; i < 20; i++) site[`https://o${i}.example/ident.json`] = j({ network_id: `§:entity:o${i}.example` });
     const { fetch } = fakeFetch(site);
     const out = await createResolver({ fetch, limits: { maxFetchesPerQuery: 11 } }).search("§:property:blog.example");
-    if (!out.ok) throw new Error(out.error.message);
+    if (!out.ok) throw new Error("error" in out ? out.error.message : out.refused.message);
     // 1 property document, then 1 entity document per owner: 10 owners fit.
     expect(out.response.results).toHaveLength(10);
     const problem = out.response.problems.find((p) => p.code === "limit");
     expect(problem?.message).toMatch(/^10 owner\(s\) were not checked \(o10\.example, .*\): this lookup has already started/);
   });
-  it("a local fault is thrown, never reported or cached as the publisher's failure", async () => {
+  it("a local fault is a refusal, never reported or cached as the publisher's failure", async () => {
     let faults = 1;
     const inner = fakeFetch({ "https://alice.example/ident.json": claimsMany(1) });
     const fetch: typeof inner.fetch = async (url, mode) => {
-      if (url.includes("alice") && faults-- > 0) throw new NotFetched("local_fault", "out of file descriptors (EMFILE)", 5);
+      if (url.includes("alice") && faults-- > 0) return refusal("local_fault", "out of file descriptors (EMFILE)", 5);
       return inner.fetch(url, mode);
     };
     const resolver = createResolver({ fetch });
-    await expect(resolver.resolveEntity("alice.example")).rejects.toMatchObject({ kind: "local_fault" });
-    const r = await resolver.resolveEntity("alice.example");
+    expect(await resolver.resolveEntity("alice.example")).toEqual({
+      refused: "local_fault",
+      message: "out of file descriptors (EMFILE)",
+      retryAfterS: 5,
+    });
+    const r = answered(await resolver.resolveEntity("alice.example"));
     expect(r.entity.status).toBe("accepted");
   });
   it("a claim refused by the fetcher is `limit` in the fetcher's words", async () => {
     const inner = fakeFetch({ "https://alice.example/ident.json": claimsMany(2) });
     const fetch: typeof inner.fetch = async (url, mode) => {
-      if (url.includes("p1.example")) throw new NotFetched("host_budget", "p1.example has had its 300 requests", 42);
+      if (url.includes("p1.example")) return refusal("host_budget", "p1.example has had its 300 requests", 42);
       return inner.fetch(url, mode);
     };
     const work = newWork();
-    const r = await createResolver({ fetch }).resolveEntity("alice.example", { work });
+    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example", { work }));
     expect(r.properties.map((c) => c.reason)).toEqual(["not_found", "limit"]);
     expect(r.properties[1]?.problems.at(-1)?.message).toBe("Not checked: p1.example has had its 300 requests");
     expect(r.properties.map((c) => c.not_checked)).toEqual([undefined, "host_budget"]);

@@ -1,3 +1,4 @@
+import { answered } from "../../test/helpers/answered";
 import { createServer, connect, type AddressInfo } from "node:net";
 import { setImmediate } from "node:timers";
 import { describe, expect, it } from "vitest";
@@ -78,7 +79,7 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
         return { ...meta, ok: false, status: "not_found", httpStatus: 404, message: "404" };
       },
     });
-    const result = await resolver.resolveEntity("alice.example");
+    const result = answered(await resolver.resolveEntity("alice.example"));
     clock.stop();
     expect(result.properties).toHaveLength(50);
     expect(result.properties.every((c) => c.reason === "not_found")).toBe(true);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Problem } from "../documents/problem";
-import { REFUSAL_KINDS } from "../fetch/refusal";
+import { FETCH_REFUSALS } from "../traffic/refusal";
 import { REASONS } from "../protocol/reasons";
 
 /** The result record of docs/decisions.md#the-result-record, printed by `ident resolve --json` and served by `/api/resolve`. */
@@ -46,10 +46,10 @@ export const Claim = z.object({
    */
   stale: z.object({ reason: Reason, message: z.string(), until: z.string() }).optional(),
   /**
-   * This resolver declined or could not do the claim's check (docs/decisions.md#outbound-work): its
+   * This resolver declined or could not do the claim's check (docs/architecture.md#traffic): its
    * reason is `limit`, and its verdict is unknown, not failed. The index keeps what it knew.
    */
-  not_checked: z.enum(REFUSAL_KINDS).optional(),
+  not_checked: z.enum(FETCH_REFUSALS).optional(),
 });
 export type Claim = z.infer<typeof Claim>;
 

@@ -4,6 +4,7 @@
  * verify (applied to the running network, then resolved again). Local files: each shape, the broken
  * ones, and the files that cannot be checked at all.
  */
+import { answered } from "../helpers/answered";
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, existsSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -55,7 +56,7 @@ const ENTITIES = readdirSync(ROOT).filter((d) => existsSync(path.join(ROOT, d, "
 
 describe("ident check <domain>", () => {
   it("mallory.example: each broken claim on the document to change, with its fix; each fix, published, makes the claim verify", async () => {
-    const report = await checkDomain(resolver(), "mallory.example", SETTINGS);
+    const report = answered(await checkDomain(resolver(), "mallory.example", SETTINGS));
     expect(report.schema).toBe(CHECK_SCHEMA);
     expect(report.ok).toBe(false);
     const result = report.result!;
@@ -95,7 +96,7 @@ describe("ident check <domain>", () => {
     );
     try {
       for (const f of fixes) apply(f);
-      const after = await resolver().resolveEntity("mallory.example");
+      const after = answered(await resolver().resolveEntity("mallory.example"));
       for (const f of fixes) expect(claimsOf(after).find((c) => c.id === f.claim)?.verified, f.claim).toBe(true);
     } finally {
       for (const f of fixes) ctx.net.change(new URL(f.url).hostname, null);
@@ -103,7 +104,7 @@ describe("ident check <domain>", () => {
   });
 
   it("every entity of the sample network: the errors are the lookup's, and every fix, published, makes its claim verify", async () => {
-    const reports = await Promise.all(ENTITIES.map((d) => checkDomain(resolver(), d, SETTINGS)));
+    const reports = (await Promise.all(ENTITIES.map((d) => checkDomain(resolver(), d, SETTINGS)))).map(answered);
     let applied = 0;
     for (const report of reports) {
       const r = report.result!;
@@ -120,7 +121,7 @@ describe("ident check <domain>", () => {
       if (fixes.length === 0) continue;
       try {
         for (const f of fixes) apply(f);
-        const after = await resolver().resolveEntity(r.entity.domain);
+        const after = answered(await resolver().resolveEntity(r.entity.domain));
         for (const f of fixes) expect(claimsOf(after).find((c) => c.id === f.claim)?.verified, `${r.entity.domain} ${f.claim}`).toBe(true);
         applied += fixes.length;
       } finally {
@@ -131,25 +132,23 @@ describe("ident check <domain>", () => {
   }, 120_000);
 
   it("a domain whose entity document is wrong gets the document to publish, and publishing it is accepted", async () => {
-    const report = await checkDomain(resolver(), "bad-network-id.test", SETTINGS);
+    const report = answered(await checkDomain(resolver(), "bad-network-id.test", SETTINGS));
     const first = report.documents[0]!.findings[0]!;
     expect(first).toMatchObject({ code: "invalid_network_id", path: "network_id" });
     try {
       ctx.net.change("bad-network-id.test", { files: { "/ident.json": JSON.stringify(first.snippet!.document) } });
-      expect((await resolver().resolveEntity("bad-network-id.test")).entity.status).toBe("accepted");
+      expect(answered(await resolver().resolveEntity("bad-network-id.test")).entity.status).toBe("accepted");
     } finally {
       ctx.net.change("bad-network-id.test", null);
     }
   });
 
   it("a claim this resolver did not check (its fetch budget spent) is a warning to check again, not an error to fix", async () => {
-    const full = await checkDomain(resolver(), "alice.example", SETTINGS);
+    const full = answered(await checkDomain(resolver(), "alice.example", SETTINGS));
     expect(full.ok).toBe(true);
     // The entity document and a few claims' fetches, then the budget is spent.
-    const report = await checkDomain(
-      ctx.resolver({ fetcher: { timeoutMs: 2000 }, limits: { maxFetchesPerQuery: 3 } }),
-      "alice.example",
-      SETTINGS,
+    const report = answered(
+      await checkDomain(ctx.resolver({ fetcher: { timeoutMs: 2000 }, limits: { maxFetchesPerQuery: 3 } }), "alice.example", SETTINGS),
     );
     const notChecked = findings(report).filter((f) => f.code === "limit");
     expect(notChecked.length).toBeGreaterThan(0);
@@ -203,7 +202,7 @@ describe("ident check <file>", () => {
     const blog = todo.find((f) => f.url === "https://blog.alice.example/ident-property.json")!;
     try {
       apply(blog);
-      const after = await resolver().resolveEntity("alice.example");
+      const after = answered(await resolver().resolveEntity("alice.example"));
       expect(after.properties.find((c) => c.id === blog.claim)?.verified).toBe(true);
     } finally {
       ctx.net.change("blog.alice.example", null);

@@ -1,17 +1,16 @@
 /**
  * The fetcher on its worker thread (lib/fetch/thread.ts, docs/decisions.md#memory), over real HTTPS
- * on loopback: it answers what the in-thread fetcher answers, asks the app thread's host budget,
+ * on loopback: it answers what the in-thread fetcher answers, spends the app thread's budgets,
  * refuses past the outbound queue before any round trip, and reports its counts for /metrics.
  */
 import { describe, expect, it } from "vitest";
 import { parseConnectTo } from "../../lib/fetch/connect-to";
 import type { FetchOutcome } from "../../lib/fetch/fetcher";
-import { NotFetched } from "../../lib/fetch/refusal";
+import { createWindows, fetchBudgets, trafficSettings, type FetchBudgets, type FetchRefusal, type FetchTarget } from "../../lib/traffic";
 import { readdirSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { Worker } from "node:worker_threads";
 import { createThreadedFetcher, FROM_SOURCE, THREAD_NICENESS, type ThreadSettings } from "../../lib/fetch/thread";
-import { createRateLimiter, type RateLimiter } from "../../lib/rate-limit";
 import { useSampleNetwork } from "../helpers/sample";
 
 const S = "\u00a7";
@@ -24,14 +23,22 @@ const ctx = useSampleNetwork({
   },
 });
 
-function threaded(extra: Partial<ThreadSettings> = {}, hostBudget?: RateLimiter, spawn?: (settings: ThreadSettings) => Worker) {
+function threaded(extra: Partial<ThreadSettings> = {}, budgets?: FetchBudgets, spawn?: (settings: ThreadSettings) => Worker) {
   const parsed = parseConnectTo(ctx.net.connectTo);
   if (!parsed.ok) throw new Error(parsed.message);
-  return createThreadedFetcher(
-    { timeoutMs: 5000, connectTo: parsed.entries, userAgent: "ident-resolver/test", maxOutbound: 64, ca: [ctx.net.caPem], ...extra },
-    hostBudget,
-    spawn,
-  );
+  const settings: ThreadSettings = {
+    timeoutMs: 5000,
+    connectTo: parsed.entries,
+    userAgent: "ident-resolver/test",
+    maxOutbound: 64,
+    maxQueued: 256,
+    hostAtOnce: 6,
+    addressAtOnce: 32,
+    ca: [ctx.net.caPem],
+    budgets: budgets !== undefined,
+    bundled: false,
+  };
+  return createThreadedFetcher(Object.assign(settings, extra), budgets, spawn);
 }
 
 /** The real thread, made to die (exit code 3) when it is asked for a URL ending in /crash, as a thread dies of a fault of its own. */
@@ -43,7 +50,7 @@ const CRASHING = `{
     on(event, event !== "message" ? listener : (m) => (m.op === "fetch" && m.url.endsWith("/crash") ? process.exit(3) : listener(m)));
 }
 ${FROM_SOURCE}`;
-const withoutTime = (o: FetchOutcome) => ({ ...o, ms: 0 });
+const withoutTime = (o: FetchOutcome | FetchRefusal) => ({ ...o, ms: 0 });
 
 describe("the fetch thread", () => {
   it("answers every outcome as the in-thread fetcher does: found, not found, too large (a gzip bomb), blocked, unsupported encoding", async () => {
@@ -61,26 +68,24 @@ describe("the fetch thread", () => {
       for (const url of urls) expect(withoutTime(await onThread(url, "json"))).toEqual(withoutTime(await here(url, "json")));
       const found = await onThread(urls[0]!, "json");
       expect(found).toMatchObject({ ok: true, status: "found", httpStatus: 200 });
-      expect(found.ok && JSON.parse(found.body)).toMatchObject({ network_id: `${S}:entity:alice.example` });
+      expect("ok" in found && found.ok && JSON.parse(found.body)).toMatchObject({ network_id: `${S}:entity:alice.example` });
       expect(await onThread(urls[2]!, "json")).toMatchObject({ status: "too_large" });
     } finally {
       await onThread.close();
     }
   });
 
-  it("asks the app thread's host budget for every request: past it, a NotFetched host_budget with when to retry", async () => {
-    const limiter = createRateLimiter({ limit: 2 });
-    const asked: string[] = [];
-    const budget: RateLimiter = { take: (h) => (asked.push(h), limiter.take(h)), check: (h) => limiter.check(h) };
-    const fetch = threaded({ hostBudgetPerMin: 2 }, budget);
+  it("spends the app thread's budgets for every request, with its client: past one, the refusal with when to retry", async () => {
+    const settings = trafficSettings({ hostPerMinute: 2 });
+    const spend = fetchBudgets(createWindows(settings), settings);
+    const asked: FetchTarget[] = [];
+    const fetch = threaded({}, (target) => (asked.push(target), spend(target)));
     try {
       ctx.net.resetCounts();
-      const settled = await Promise.allSettled([1, 2, 3].map(() => fetch("https://alice.example/ident.json", "json")));
-      expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(2);
-      const refused = settled.find((s) => s.status === "rejected");
-      expect(refused?.status === "rejected" && refused.reason).toBeInstanceOf(NotFetched);
-      expect(refused?.status === "rejected" && refused.reason).toMatchObject({ kind: "host_budget", retryAfterS: expect.any(Number) });
-      expect(asked).toEqual(["alice.example", "alice.example", "alice.example"]);
+      const outcomes = await Promise.all([1, 2, 3].map(() => fetch("https://alice.example/ident.json", "json", { client: "203.0.113.9" })));
+      expect(outcomes.filter((o) => "ok" in o && o.ok)).toHaveLength(2);
+      expect(outcomes.find((o) => "refused" in o)).toMatchObject({ refused: "host_budget", retryAfterS: expect.any(Number) });
+      expect(asked.map((t) => [t.host, t.client])).toEqual(Array(3).fill(["alice.example", "203.0.113.9"]));
       expect(ctx.net.requests.get("alice.example/ident.json")).toBe(2);
     } finally {
       await fetch.close();
@@ -88,17 +93,17 @@ describe("the fetch thread", () => {
   });
 
   it("past the outbound cap and its queue (1 + 4), a fetch is refused busy at once; admission sees the queue full; the counts come back", async () => {
-    const fetch = threaded({ maxOutbound: 1 });
+    const fetch = threaded({ maxOutbound: 1, maxQueued: 4 });
     try {
       ctx.net.resetCounts();
       const all = Array.from({ length: 7 }, () => fetch("https://slow.test/ident.json", "json"));
       expect(fetch.outbound.full()).toBe(true);
       expect(fetch.outbound.stats().pending).toBe(5);
-      const settled = await Promise.allSettled(all);
-      const refused = settled.flatMap((s) => (s.status === "rejected" ? [s.reason as unknown] : []));
+      const outcomes = await Promise.all(all);
+      const refused = outcomes.filter((o) => "refused" in o);
       expect(refused).toHaveLength(2);
-      for (const r of refused) expect(r).toMatchObject({ kind: "busy", retryAfterS: 5 });
-      expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(5);
+      for (const r of refused) expect(r).toMatchObject({ refused: "busy", retryAfterS: 5 });
+      expect(outcomes.filter((o) => "ok" in o)).toHaveLength(5);
       expect(ctx.net.peakTotal()).toBe(1);
       expect(fetch.outbound.full()).toBe(false);
       // The thread sends its counts when they change, at most every 200 ms.
@@ -123,14 +128,11 @@ describe("the fetch thread", () => {
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ status: "found" });
       const held = fetch("https://slow.test/ident.json", "json");
       const crash = fetch("https://alice.example/crash", "json");
-      for (const lost of await Promise.allSettled([held, crash])) {
-        expect(lost.status).toBe("rejected");
-        const reason = lost.status === "rejected" ? (lost.reason as unknown) : null;
-        expect(reason).toBeInstanceOf(NotFetched);
-        expect(reason).toMatchObject({ kind: "local_fault", message: expect.stringContaining("fetch thread stopped (exit code 3)") });
+      for (const lost of await Promise.all([held, crash])) {
+        expect(lost).toMatchObject({ refused: "local_fault", message: expect.stringContaining("fetch thread stopped (exit code 3)") });
       }
       // At once after, refused without starting a thread; a second later, a new one answers.
-      await expect(fetch("https://alice.example/ident.json", "json")).rejects.toMatchObject({ kind: "local_fault" });
+      expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "local_fault" });
       expect(started).toBe(1);
       await new Promise((r) => setTimeout(r, 1100));
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ status: "found" });
@@ -153,7 +155,7 @@ describe("the fetch thread", () => {
     const before = threads();
     const fetch = threaded();
     try {
-      expect((await fetch("https://alice.example/ident.json", "json")).ok).toBe(true);
+      expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ ok: true });
       const started = [...threads()].filter(([task]) => !before.has(task)).map(([, nice]) => nice);
       expect(started).toContain(own + THREAD_NICENESS);
       expect(getPriority()).toBe(own);
@@ -166,6 +168,6 @@ describe("the fetch thread", () => {
     const fetch = threaded();
     await fetch("https://alice.example/ident.json", "json");
     await fetch.close();
-    await expect(fetch("https://alice.example/ident.json", "json")).rejects.toMatchObject({ kind: "local_fault" });
+    expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "local_fault" });
   });
 });

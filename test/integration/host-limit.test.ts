@@ -1,4 +1,5 @@
 /** docs/decisions.md#budget: at most 6 fetches to one host at a time, seen by the publisher itself. */
+import { answered } from "../helpers/answered";
 import { describe, expect, it } from "vitest";
 import { useSampleNetwork } from "../helpers/sample";
 
@@ -24,7 +25,7 @@ const ctx = useSampleNetwork({
 describe("per-host limit, end to end", () => {
   it("15 credentials at one issuer: all verify, never more than 6 requests to it at once", async () => {
     ctx.net.resetCounts();
-    const r = await ctx.resolver().resolveEntity("many-creds.test");
+    const r = answered(await ctx.resolver().resolveEntity("many-creds.test"));
     expect(r.credentials.filter((c) => c.verified)).toHaveLength(15);
     expect(ctx.net.peakInFlight.get("busy-issuer.test")).toBe(6);
   });

@@ -1,22 +1,24 @@
 /**
- * Bounded outbound work over real HTTPS on loopback (docs/decisions.md#budget,
- * docs/decisions.md#outbound-work): 6 at a time to one address however many names point at it, the
- * per-host budget a minute (redirect hops included), the outbound cap, a deadline that starts when
- * the fetch does, and this machine's faults kept apart from the publisher's.
+ * Bounded outbound work over real HTTPS on loopback (docs/architecture.md#traffic): 6 at a time to one
+ * host name and 32 to one address however many names point at it, each address's minute and each
+ * client's share of it, the per-host budget a minute (redirect hops included), the outbound cap, a
+ * deadline that starts when the fetch does, and this machine's faults kept apart from the publisher's.
  */
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
 import { parseConnectTo } from "../../lib/fetch/connect-to";
-import { createOutboundGate } from "../../lib/fetch/outbound";
-import { NotFetched } from "../../lib/fetch/refusal";
-import { createRateLimiter } from "../../lib/rate-limit";
+import { createWindows, fetchBudgets, trafficSettings, type LimitName } from "../../lib/traffic";
+import { createOutboundGate } from "../../lib/traffic/outbound";
 import { useSampleNetwork } from "../helpers/sample";
 
 const S = "\u00a7";
 const NAMES = Array.from({ length: 30 }, (_, i) => `n${i}.victim.test`);
+/** More names than one address takes at once, each answering slowly enough that all are in flight together. */
+const WIDE = Array.from({ length: 40 }, (_, i) => `w${i}.victim.test`);
 const entity = (domain: string) => JSON.stringify({ network_id: `${S}:entity:${domain}` });
 const extraSites: Record<string, { files: Record<string, string>; routes?: Record<string, { delay_ms?: number; redirect?: string }> }> =
   Object.fromEntries(NAMES.map((name) => [name, { files: { "/ident.json": entity(name) }, routes: { "/ident.json": { delay_ms: 80 } } }]));
+for (const name of WIDE) extraSites[name] = { files: { "/ident.json": entity(name) }, routes: { "/ident.json": { delay_ms: 600 } } };
 extraSites["slow.test"] = { files: { "/ident.json": entity("slow.test") }, routes: { "/ident.json": { delay_ms: 500 } } };
 extraSites["hop.test"] = { files: {}, routes: { "/ident.json": { redirect: "https://alice.example/ident.json" } } };
 
@@ -26,41 +28,85 @@ const toLoopback = async (): Promise<LookupAddress[]> => [{ address: "127.0.0.1"
 const loopbackOnly = (address: string) => address === "127.0.0.1";
 /** Keeps each host name (so DNS and the guard run) and sends it to the sample network's port. */
 const portOnly = () => [{ host: "", port: null, connectHost: "", connectPort: ctx.net.port }];
+/** The per-minute budgets of a fetcher, with some limits set. */
+const budgets = (set: Partial<Record<LimitName, number>>) => {
+  const settings = trafficSettings(set);
+  return fetchBudgets(createWindows(settings), settings);
+};
 
-describe("per-address limit: at most 6 fetches to one IP address at a time", () => {
-  it("30 names that resolve to one address: never more than 6 requests at once reach it, and all are answered", async () => {
+describe("at once: 6 per host name, 32 per IP address", () => {
+  it("40 names that resolve to one address: never more than 32 requests at once reach it, and all are answered", async () => {
     const fetch = ctx.fetcher({ connectTo: portOnly(), resolve: toLoopback, isAllowed: loopbackOnly });
     ctx.net.resetCounts();
-    const outcomes = await Promise.all(NAMES.map((name) => fetch(`https://${name}/ident.json`, "json")));
-    expect(outcomes.every((o) => o.ok)).toBe(true);
-    expect(ctx.net.peakTotal()).toBe(6);
+    const outcomes = await Promise.all(WIDE.map((name) => fetch(`https://${name}/ident.json`, "json")));
+    expect(outcomes.every((o) => "ok" in o && o.ok)).toBe(true);
+    expect(ctx.net.peakTotal()).toBe(32);
   });
   it("names sent by IDENT_CONNECT_TO to one address count against that address", async () => {
     const one = parseConnectTo(ctx.net.connectToOne);
     const fetch = ctx.fetcher({ connectTo: one.ok ? one.entries : [] });
     ctx.net.resetCounts();
-    await Promise.all(NAMES.map((name) => fetch(`https://${name}/ident.json`, "json")));
-    expect(ctx.net.peakTotal()).toBe(6);
+    await Promise.all(WIDE.map((name) => fetch(`https://${name}/ident.json`, "json")));
+    expect(ctx.net.peakTotal()).toBe(32);
+  });
+  it("one host name: never more than 6 at once", async () => {
+    const fetch = ctx.fetcher({ connectTo: portOnly(), resolve: toLoopback, isAllowed: loopbackOnly });
+    ctx.net.resetCounts();
+    await Promise.all(Array.from({ length: 20 }, () => fetch(`https://${WIDE[0]}/ident.json`, "json")));
+    expect(ctx.net.peakInFlight.get(WIDE[0] ?? "")).toBe(6);
+  });
+});
+
+describe("an address's minute (IDENT_ADDRESS_BUDGET_PER_MIN), and each client's share of it", () => {
+  it("past the address's budget, fetches to any name on it are refused before any request, with when to retry", async () => {
+    const fetch = ctx.fetcher({
+      connectTo: portOnly(),
+      resolve: toLoopback,
+      isAllowed: loopbackOnly,
+      budgets: budgets({ addressPerMinute: 8, addressSharePerMinute: 100 }),
+    });
+    ctx.net.resetCounts();
+    const outcomes = await Promise.all(
+      NAMES.slice(0, 12).map((name, i) => fetch(`https://${name}/ident.json`, "json", { client: `c${i}` })),
+    );
+    expect(outcomes.filter((o) => "ok" in o && o.ok)).toHaveLength(8);
+    expect(outcomes.filter((o) => "refused" in o)).toEqual(
+      Array(4).fill({ refused: "address_budget", retryAfterS: expect.any(Number), message: expect.stringContaining("127.0.0.1") }),
+    );
+    expect([...ctx.net.requests.values()].reduce((a, b) => a + b, 0)).toBe(8);
+  });
+  it("one client takes at most its share of an address's minute; another client still gets through", async () => {
+    const fetch = ctx.fetcher({
+      connectTo: portOnly(),
+      resolve: toLoopback,
+      isAllowed: loopbackOnly,
+      budgets: budgets({ addressPerMinute: 20 }),
+    });
+    // The share is a quarter of the address's minute: 5 of 20.
+    const greedy = await Promise.all(NAMES.slice(0, 8).map((name) => fetch(`https://${name}/ident.json`, "json", { client: "greedy" })));
+    expect(greedy.filter((o) => "ok" in o && o.ok)).toHaveLength(5);
+    expect(greedy.filter((o) => "refused" in o).map((o) => "refused" in o && o.message)).toEqual(
+      Array(3).fill(expect.stringMatching(/^your lookups have had their share \(5 a minute\)/)),
+    );
+    expect(await fetch(`https://${NAMES[10]}/ident.json`, "json", { client: "other" })).toMatchObject({ ok: true });
   });
 });
 
 describe("per-host budget a minute (IDENT_HOST_BUDGET_PER_MIN)", () => {
   it("past the budget a fetch is refused before any request, with when to retry", async () => {
-    const limiter = createRateLimiter({ limit: 3 });
-    const fetch = ctx.fetcher({ hostBudget: { limiter, perMinute: 3 } });
+    const fetch = ctx.fetcher({ budgets: budgets({ hostPerMinute: 3 }) });
     ctx.net.resetCounts();
-    const settled = await Promise.allSettled(Array.from({ length: 5 }, () => fetch("https://alice.example/ident.json", "json")));
-    expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(3);
-    const refused = settled.find((s) => s.status === "rejected");
-    expect(refused?.status === "rejected" && refused.reason).toBeInstanceOf(NotFetched);
-    expect(refused?.status === "rejected" && refused.reason).toMatchObject({ kind: "host_budget" });
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => fetch("https://alice.example/ident.json", "json")));
+    expect(outcomes.filter((o) => "ok" in o && o.ok)).toHaveLength(3);
+    expect(outcomes.filter((o) => "refused" in o)).toEqual(
+      Array(2).fill(expect.objectContaining({ refused: "host_budget", retryAfterS: expect.any(Number) })),
+    );
     expect(ctx.net.requests.get("alice.example/ident.json")).toBe(3);
   });
   it("each redirect hop spends the budget of the host it goes to", async () => {
-    const limiter = createRateLimiter({ limit: 1 });
-    const fetch = ctx.fetcher({ hostBudget: { limiter, perMinute: 1 } });
+    const fetch = ctx.fetcher({ budgets: budgets({ hostPerMinute: 1 }) });
     expect(await fetch("https://hop.test/ident.json", "json")).toMatchObject({ ok: true, finalUrl: "https://alice.example/ident.json" });
-    await expect(fetch("https://alice.example/ident.json", "json")).rejects.toMatchObject({ kind: "host_budget" });
+    expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "host_budget" });
   });
 });
 
@@ -70,7 +116,7 @@ describe("outbound cap (IDENT_MAX_OUTBOUND)", () => {
     const fetch = ctx.fetcher({ outbound });
     ctx.net.resetCounts();
     const outcomes = await Promise.all(NAMES.map((name) => fetch(`https://${name}/ident.json`, "json")));
-    expect(outcomes.every((o) => o.ok)).toBe(true);
+    expect(outcomes.every((o) => "ok" in o && o.ok)).toBe(true);
     expect(ctx.net.peakTotal()).toBe(3);
     expect(outbound.stats()).toMatchObject({ active: 0, queued: 0, peakActive: 3 });
     expect(fetch.sockets().peak).toBeLessThanOrEqual(3);
@@ -84,7 +130,7 @@ describe("outbound cap (IDENT_MAX_OUTBOUND)", () => {
     const first = burst();
     await new Promise((r) => setTimeout(r, 120));
     const outcomes = await Promise.all([...first, ...burst()]);
-    expect(outcomes.filter((o) => !o.ok).map((o) => o.status)).toEqual(Array<string>(20).fill("timeout"));
+    expect(outcomes.filter((o) => "ok" in o && !o.ok).map((o) => "status" in o && o.status)).toEqual(Array<string>(20).fill("timeout"));
     expect(fetch.sockets().peak).toBeLessThanOrEqual(4);
   });
   it("the deadline starts when the fetch gets its slot, not while it waits for one", async () => {
@@ -98,24 +144,21 @@ describe("outbound cap (IDENT_MAX_OUTBOUND)", () => {
   it("past the queue's bound, refused as busy rather than queued without end", async () => {
     const outbound = createOutboundGate({ max: 1, maxQueued: 2, maxWaitMs: 10_000 });
     const fetch = ctx.fetcher({ outbound });
-    const settled = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => fetch(`https://${NAMES[i]}/ident.json`, "json")));
-    expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(3);
-    expect(settled.filter((s) => s.status === "rejected").map((s) => s.status === "rejected" && s.reason.kind)).toEqual([
-      "busy",
-      "busy",
-      "busy",
-    ]);
+    const outcomes = await Promise.all(Array.from({ length: 6 }, (_, i) => fetch(`https://${NAMES[i]}/ident.json`, "json")));
+    expect(outcomes.filter((o) => "ok" in o && o.ok)).toHaveLength(3);
+    expect(outcomes.filter((o) => "refused" in o).map((o) => "refused" in o && o.refused)).toEqual(["busy", "busy", "busy"]);
   });
 });
 
 describe("a fault of this machine is never the publisher's", () => {
-  it.each(["EMFILE", "ENFILE", "ENOMEM", "ENOBUFS"])("%s while connecting is thrown as a local fault, not an outcome", async (code) => {
-    const resolve = async (): Promise<LookupAddress[]> => {
-      throw Object.assign(new Error(`getaddrinfo ${code}`), { code });
-    };
-    const fetch = ctx.fetcher({ connectTo: portOnly(), resolve, isAllowed: loopbackOnly });
-    const err = await fetch("https://alice.example/ident.json", "json").catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(NotFetched);
-    expect(err).toMatchObject({ kind: "local_fault" });
-  });
+  it.each(["EMFILE", "ENFILE", "ENOMEM", "ENOBUFS"])(
+    "%s while connecting is a local fault refused, not the publisher's outcome",
+    async (code) => {
+      const resolve = async (): Promise<LookupAddress[]> => {
+        throw Object.assign(new Error(`getaddrinfo ${code}`), { code });
+      };
+      const fetch = ctx.fetcher({ connectTo: portOnly(), resolve, isAllowed: loopbackOnly });
+      expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "local_fault", retryAfterS: 5 });
+    },
+  );
 });

@@ -12,13 +12,13 @@ const ctx = useSampleNetwork();
 
 async function entity(domain: string, opts: Parameters<typeof ctx.resolver>[0] = {}): Promise<EntityResult> {
   const out = await ctx.resolver(opts).search(domain);
-  if (!out.ok) throw new Error(out.error.message);
+  if (!out.ok) throw new Error("error" in out ? out.error.message : out.refused.message);
   expect(SearchResponse.parse(out.response)).toEqual(out.response);
   return out.response.results[0]!;
 }
 async function search(query: string, opts: Parameters<typeof ctx.resolver>[0] = {}) {
   const out = await ctx.resolver(opts).search(query);
-  if (!out.ok) throw new Error(out.error.message);
+  if (!out.ok) throw new Error("error" in out ? out.error.message : out.refused.message);
   expect(SearchResponse.parse(out.response)).toEqual(out.response);
   return out.response;
 }

@@ -1,6 +1,6 @@
 import type { NextRequest } from "next/server";
 import { answerResolve } from "@/web/api";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 /**
  * `GET /api/resolve?q=` (docs/decisions.md#interfaces), as web/api.ts answers it. Under `npm start` the

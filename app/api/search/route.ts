@@ -1,6 +1,6 @@
 import type { ErrorBody } from "@/lib/result/record";
 import { parseSearchText } from "@/lib/store/search";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

@@ -8,7 +8,7 @@ import { clip, withoutBidiControls } from "@/lib/present/display";
 import { entityView } from "@/lib/present/view";
 import type { EntityResult } from "@/lib/result/record";
 import { pageRequest, requestUrl, type Delivery } from "@/web/page-request";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 /** The entity this page is about, as far as it is known before its claims settle; null when the lookup was declined. */
 async function entityOf(): Promise<Pick<EntityResult, "entity" | "cache"> | null> {

@@ -5,7 +5,7 @@ import { REASON_TEXT } from "@/lib/present/explain";
 import { exactly, when } from "@/lib/present/when";
 import { REASONS, type Reason } from "@/lib/protocol/reasons";
 import { pageRequest } from "@/web/page-request";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 async function issuerOf(): Promise<string> {
   const { page } = await pageRequest();

@@ -1,5 +1,5 @@
 import { documentSchema, isSchemaKind } from "@/lib/documents/schemas";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 /** `/schemas/{entity,property,credential}.json`: the documents' JSON Schemas (docs/publishing.md#schemas). */
 export async function GET(_request: Request, { params }: { params: Promise<{ file: string }> }) {

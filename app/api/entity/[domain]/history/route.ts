@@ -1,6 +1,6 @@
 import { parseQuery } from "@/lib/protocol/ids";
 import type { ErrorBody } from "@/lib/result/record";
-import { app } from "@/web/server";
+import { app } from "@/web/app";
 
 const NO_STORE = { "Cache-Control": "no-store" };
 

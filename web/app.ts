@@ -1,38 +1,33 @@
 /**
- * The one thin adapter between the framework and the resolver (docs/architecture.md): reads the
- * configuration once, builds one resolver, one refresh limiter and one page cache per server process,
- * and hands them to the pages, the API and the production server. The CLI builds the same resolver
- * from the same configuration (lib/setup.ts), so they never disagree.
+ * The web app's one instance of everything (docs/architecture.md): reads the configuration once,
+ * builds one resolver and one page cache per server process, and hands them to the pages, the API and
+ * the production server (web/serve.js). The CLI builds the same resolver from the same configuration
+ * (lib/setup.ts), so they never disagree.
  */
 import "server-only";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { configErrorMessage, parseConfig, type Config } from "@/lib/config";
-import type { RateLimiter } from "@/lib/rate-limit";
 import type { Crawler } from "@/lib/discovery/crawler";
+import { createLogger, type Logger } from "@/lib/log";
 import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
+import { clientKey } from "@/lib/traffic/client";
+import { serveApi } from "./api";
 import { streamsTo } from "./clients";
 import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
 import { isAnswer, pageOf } from "./pages";
-import { OVER_LIMIT_DELAY_MS } from "./admission";
-import { clientKey } from "./rate-limit";
-import { createLogger, type Logger } from "@/lib/log";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { serveApi } from "./api";
+import { createShedder, type Shed } from "./shed";
 
 export type App = {
   config: Config;
   resolver: ConfiguredResolver;
-  /** `?refresh=1` per client (docs/decisions.md#caching). */
-  refreshLimit: RateLimiter;
-  /** Lookups that start a fetch, per client (docs/decisions.md#outbound-work). */
-  coldLimit: RateLimiter;
   /** Warm pages, kept whole; web/serve.js puts it in front of Next. */
   pages: PageCache;
   /** Answers the API's lookups without Next (web/api.ts); false for a request it leaves to Next. web/serve.js asks it first. */
   api(req: IncomingMessage, res: ServerResponse): boolean;
-  /** The client of a request, from its X-Forwarded-For (the rate limits' key; web/serve.js uses it too). */
+  /** The refusal of a request past the limits on requests in progress (web/shed.ts), or null; web/serve.js asks it. */
+  shed(req: IncomingMessage, res: ServerResponse): Shed | null;
+  /** The client of a request, from its X-Forwarded-For (lib/traffic/client.ts). */
   clientOf(forwardedFor: string | null): string;
-  /** How long a client past its own limit waits for its 429 (web/admission.ts, web/serve.js). */
-  overLimitDelayMs: number;
   /** Structured logs (docs/deploying.md#logs); web/serve.js writes its request lines with it. */
   log: Logger;
   /** Discovery and re-verification; null when off (`IDENT_CRAWL=0`) or without an index. */
@@ -48,8 +43,8 @@ export function loadConfig(): Config {
 
 /**
  * The process's app, on `globalThis` because Next may load this module more than once (one copy per
- * bundle), and because the production server (web/serve.js), outside the bundle, takes the page cache
- * from it.
+ * bundle), and because the production server (web/serve.js), outside the bundle, takes the page cache,
+ * the API and the shedder from it. Nothing inside the app looks it up but the routes through `app()`.
  */
 const holder = globalThis as typeof globalThis & { __identApp?: App };
 
@@ -59,23 +54,33 @@ export function app(): App {
   const log = createLogger(config.logLevel);
   const warn = (line: string) => log.warn(line);
   const index = openConfiguredIndex(config, warn);
-  const resolver = createConfiguredResolver(config, { store: index.store, log: warn, fetchThread: true });
+  // Bundled by Next (which sets NEXT_RUNTIME), the fetch thread's code is JavaScript (lib/fetch/thread.ts).
+  const resolver = createConfiguredResolver(config, {
+    store: index.store,
+    log: warn,
+    fetchThread: { bundled: Boolean(process.env.NEXT_RUNTIME) },
+  });
+  // Clients are keyed by the rightmost trusted hop of X-Forwarded-For.
+  const clientOf = (forwardedFor: string | null) => clientKey(forwardedFor, config.trustedHops);
+  const shedder = createShedder({
+    settings: config.traffic,
+    retryAfterS: () => resolver.traffic.outbound.retryAfterS,
+    clientOf,
+    refused: (r) => resolver.metrics.refusals.inc({ limit: r.refused }),
+  });
   const built: App = {
     config,
     resolver,
-    // Clients are keyed by the rightmost trusted hop of X-Forwarded-For (web/admission.ts).
-    refreshLimit: resolver.clientLimits.refresh,
-    coldLimit: resolver.clientLimits.cold,
-    clientOf: (forwardedFor) => clientKey(forwardedFor, config.trustedHops),
+    clientOf,
     log,
-    overLimitDelayMs: OVER_LIMIT_DELAY_MS,
+    shed: shedder.shed,
     pages: createPageCache({
       version: (url) => pageVersion(resolver, url),
       generation: () => resolver.generation(),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
-    api: (req, res) => serveApi(built, req, res),
+    api: (req, res) => serveApi({ resolver, clientOf, log }, req, res),
   };
   holder.__identApp = built;
   // docs/decisions.md#discovery: background resolutions start with the server.

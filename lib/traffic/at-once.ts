@@ -1,8 +1,8 @@
 /**
- * At most `max` tasks per key at a time; the rest wait in order. Keyed by host name, and by the
- * address a fetch dials (docs/decisions.md#budget: 6 fetches to one host name, and to one IP address).
+ * At most `max` tasks per key at a time; the rest wait in order (docs/architecture.md#traffic): the
+ * fetches to one host name (`hostAtOnce`) and to one IP address (`addressAtOnce`).
  */
-export function createHostLimiter(max: number) {
+export function createAtOnceLimiter(max: number) {
   const active = new Map<string, number>();
   const waiting = new Map<string, (() => void)[]>();
 
@@ -17,8 +17,8 @@ export function createHostLimiter(max: number) {
   }
 
   /** Runs `task` in its turn; a `signal` that aborts while it waits takes it out of the queue, with the signal's reason. */
-  async function run<T>(host: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const key = host.toLowerCase();
+  async function run<T>(name: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const key = name.toLowerCase();
     const n = active.get(key) ?? 0;
     if (n < max) active.set(key, n + 1);
     else {
@@ -46,9 +46,9 @@ export function createHostLimiter(max: number) {
     }
   }
 
-  /** Tasks running or waiting for `host`. */
-  const load = (host: string) => {
-    const key = host.toLowerCase();
+  /** Tasks running or waiting for `name`. */
+  const load = (name: string) => {
+    const key = name.toLowerCase();
     return (active.get(key) ?? 0) + (waiting.get(key)?.length ?? 0);
   };
 

@@ -1,4 +1,4 @@
-import { NotFetched } from "./refusal";
+import { refusal, type Refusal } from "./refusal";
 
 /** Whose work a fetch is: a person waiting for a page or an answer, or a refresh nobody waits for. */
 export type Priority = "person" | "background";
@@ -27,7 +27,7 @@ type Waiter = { grant: () => void };
 
 /** One fetch from its start to its end: the signal that ends its wait, once `maxWaitMs` have passed without a slot. */
 export type Ticket = {
-  /** Aborts, with a `busy` refusal, when the fetch has waited `maxWaitMs` for its turn and its slot. */
+  /** Aborts, with a `busy` {@link Refusal} as its reason, when the fetch has waited `maxWaitMs` for its turn and its slot. */
   signal: AbortSignal;
   /** The fetch has its slot: its wait is over. */
   started(): void;
@@ -36,9 +36,10 @@ export type Ticket = {
 };
 
 /**
- * The outbound cap of one instance (docs/decisions.md#outbound-work): at most `max` fetches in flight;
- * the rest wait, a person's before background work, at most `maxQueued` of them (counting those still
- * waiting for their turn at a host name or address), each at most `maxWaitMs` for a slot. Refused is {@link NotFetched} `busy`: a 503 with Retry-After, never a publisher's failure.
+ * The outbound cap of one instance (docs/architecture.md#traffic: `outbound`, `outboundQueue`): at most
+ * `max` fetches in flight; the rest wait, a person's before background work, at most `maxQueued` of
+ * them (counting those still waiting for their turn at a host name or address), each at most
+ * `maxWaitMs` for a slot. Past either, the refusal `busy`: never a publisher's failure.
  */
 export function createOutboundGate(options: OutboundOptions) {
   const max = options.max;
@@ -47,9 +48,9 @@ export function createOutboundGate(options: OutboundOptions) {
   const stats: OutboundStats = { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 };
   const retryAfterS = Math.max(1, Math.ceil(options.maxWaitMs / 1000));
 
-  const busy = (why: string) => {
+  const busy = (why: string): Refusal<"busy"> => {
     stats.refused++;
-    return new NotFetched("busy", `this resolver is busy (${why}); try again in ${retryAfterS} s`, retryAfterS);
+    return refusal("busy", `this resolver is busy (${why}); try again in ${retryAfterS} s`, retryAfterS);
   };
 
   /** Gives a slot back: to the first waiter, a person's before background work, or to the pool. */
@@ -75,11 +76,11 @@ export function createOutboundGate(options: OutboundOptions) {
     /** When a refused fetch may be tried again, in seconds: its longest wait. */
     retryAfterS,
     /**
-     * Counts a fetch from its start to its end, as the function that ends it; throws `busy` when
-     * `max` are in flight and `maxQueued` more are waiting, wherever they wait.
+     * Counts a fetch from its start to its end, as its ticket; `busy` when `max` are in flight and
+     * `maxQueued` more are waiting, wherever they wait.
      */
-    enter(): Ticket {
-      if (stats.pending >= max + maxQueued) throw busy(`${max} fetches in flight and ${maxQueued} waiting`);
+    enter(): Ticket | Refusal<"busy"> {
+      if (stats.pending >= max + maxQueued) return busy(`${max} fetches in flight and ${maxQueued} waiting`);
       stats.pending++;
       const waiting = new AbortController();
       const timer = setTimeout(() => waiting.abort(busy(`no fetch slot within ${options.maxWaitMs} ms`)), options.maxWaitMs);
@@ -95,7 +96,7 @@ export function createOutboundGate(options: OutboundOptions) {
         },
       };
     },
-    /** A slot, as the function that gives it back; waits in the queue when none is free, until `signal` aborts. */
+    /** A slot, as the function that gives it back; waits in the queue when none is free, until `signal` aborts (rejecting with its reason). */
     acquire(priority: Priority, signal?: AbortSignal): Promise<() => void> {
       if (stats.active < max) {
         stats.active++;

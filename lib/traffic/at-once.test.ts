@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createHostLimiter } from "./host-limit";
+import { createAtOnceLimiter } from "./at-once";
 
-describe("per-host limit (docs/decisions.md#budget: at most 6 fetches to one host at a time)", () => {
+describe("at once per key (docs/architecture.md#traffic: hostAtOnce, addressAtOnce)", () => {
   it("runs at most 6 per host, others in parallel, and finishes all", async () => {
-    const run = createHostLimiter(6);
+    const run = createAtOnceLimiter(6);
     const active = new Map<string, number>();
     const peak = new Map<string, number>();
     const task = (host: string) =>
@@ -23,7 +23,7 @@ describe("per-host limit (docs/decisions.md#budget: at most 6 fetches to one hos
     expect(peak.get("B.example")).toBe(4);
   });
   it("releases its slot when a task throws", async () => {
-    const run = createHostLimiter(1);
+    const run = createAtOnceLimiter(1);
     await expect(
       run("a", async () => {
         throw new Error("x");
@@ -32,7 +32,7 @@ describe("per-host limit (docs/decisions.md#budget: at most 6 fetches to one hos
     await expect(run("a", async () => 1)).resolves.toBe(1);
   });
   it("a waiter whose signal aborts leaves the queue with the signal's reason; the others still get their turn", async () => {
-    const run = createHostLimiter(1);
+    const run = createAtOnceLimiter(1);
     let release!: () => void;
     const first = run("a", () => new Promise<void>((r) => (release = r)));
     const controller = new AbortController();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientKey } from "./rate-limit";
+import { clientKey } from "./client";
 
 describe("clientKey: the rightmost trusted hop", () => {
   it.each([

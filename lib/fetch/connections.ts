@@ -1,0 +1,211 @@
+/**
+ * The fetcher's connections (docs/decisions.md#fetching): the undici agent with a TLS connector that
+ * dials exactly the address the guard checked, the address each host name is pinned to while a hop
+ * to it runs, and the count of open sockets under the outbound cap.
+ */
+import type { LookupAddress } from "node:dns";
+import { isIP, type LookupFunction } from "node:net";
+import { connect as connectTls, createSecureContext, rootCertificates, type SecureContext, type TLSSocket } from "node:tls";
+import { LRUCache } from "lru-cache";
+import { Agent, type buildConnector } from "undici";
+import { extend } from "../objects";
+import { matchConnectTo, type ConnectToEntry } from "./connect-to";
+import { checkedResolve, guardedLookup, type Resolve } from "./guard";
+
+/** Outbound sockets this fetcher has open now, and at most so far. */
+export type SocketStats = { open: number; peak: number };
+
+export type ConnectionOptions = {
+  timeoutMs: number;
+  connectTo: readonly ConnectToEntry[];
+  resolve: Resolve;
+  isAllowed: (address: string) => boolean;
+  ca?: readonly string[];
+  /** Connections per origin (the per-host-name limit). */
+  perOrigin: number;
+  /** Sockets open or being opened at most: the outbound cap. */
+  maxSockets: number;
+};
+
+/** A room claimed under the socket cap, until its connection starts or its hop ends. */
+export type SocketClaim = { used: boolean };
+
+export type Connections = {
+  agent: Agent;
+  /** The address a hop to `url` dials, pinned while the hop runs: its key for the per-address limits, and `unpin`. */
+  dial(url: URL): Promise<{ key: string; unpin(): void }>;
+  /** Waits until fewer sockets than the cap are open or claimed, then claims one; or `signal` aborts. */
+  socketRoom(signal: AbortSignal): Promise<SocketClaim>;
+  /** Gives back a claim its hop did not use. */
+  unclaim(claim: SocketClaim): void;
+  sockets(): SocketStats;
+  close(): Promise<void>;
+};
+
+export function createConnections(options: ConnectionOptions): Connections {
+  const { connectTo, isAllowed } = options;
+  const resolveChecked = checkedResolve(options.resolve, isAllowed);
+  // One secure context for every connection: a `ca` option on each would re-parse every root.
+  const secureContext = createSecureContext(options.ca && options.ca.length > 0 ? { ca: [...rootCertificates, ...options.ca] } : {});
+
+  // The address each host name is dialled at while a hop to it runs: the connection goes to the
+  // address the per-address limits counted, and that the guard checked.
+  const pinned = new Map<string, { address: LookupAddress; refs: number }>();
+  const fallbackLookup = guardedLookup(options.resolve, isAllowed);
+  const pinnedLookup = (hostname: string, opts: unknown, callback: unknown): void => {
+    const pin = pinned.get(hostname.toLowerCase());
+    if (!pin || !isAllowed(pin.address.address)) return fallbackLookup(hostname, opts, callback);
+    const cb = (typeof opts === "function" ? opts : callback) as (err: null, address: string | LookupAddress[], family?: number) => void;
+    const wantsAll = typeof opts === "object" && opts !== null && (opts as { all?: boolean }).all === true;
+    if (wantsAll) cb(null, [pin.address]);
+    else cb(null, pin.address.address, pin.address.family);
+  };
+
+  // Open sockets, counted from the connection attempt until the socket closes: a socket of a fetch
+  // that was given up (a handshake still running at its deadline) may outlive the fetch, so a slot
+  // alone does not bound them. A hop with its slot claims room under the cap until its connection
+  // starts (the claim becomes the socket) or it ends, so hops that find room at once cannot overshoot.
+  const stats: SocketStats = { open: 0, peak: 0 };
+  const room: (() => void)[] = [];
+  const claims: SocketClaim[] = [];
+  const track = (socket: TLSSocket) => {
+    const claim = claims.shift();
+    if (claim) claim.used = true;
+    stats.open++;
+    stats.peak = Math.max(stats.peak, stats.open);
+    socket.once("close", () => {
+      stats.open--;
+      room.shift()?.();
+    });
+  };
+
+  // A connection (TCP and TLS) gives up a little before its fetch's deadline, so the socket of a
+  // handshake that never ends is closed before the fetch gives its slot to the next one.
+  const connectOptions = {
+    secureContext,
+    timeoutMs: Math.max(50, options.timeoutMs - 100),
+    track,
+    sessions: new LRUCache<string, Buffer>({ max: 100 }),
+  };
+  const guarded = tlsConnector(extend(connectOptions, { lookup: pinnedLookup }));
+  const direct = tlsConnector(connectOptions);
+  const agent = new Agent({
+    connections: options.perOrigin,
+    headersTimeout: options.timeoutMs,
+    // Connections are not reused (each request resets its own); one made for a request given up
+    // before it was sent would otherwise sit idle, holding room under the socket cap, for 4 s.
+    keepAliveTimeout: 10,
+    keepAliveMaxTimeout: 10,
+    bodyTimeout: options.timeoutMs,
+    connect(opts, callback) {
+      const target = matchConnectTo(connectTo, opts.hostname, Number(opts.port || 443));
+      if (!target) return guarded(opts, callback);
+      // An entry that keeps the host still resolves it, so the guard still applies.
+      if (target.host === null) return guarded(extend(opts, { port: String(target.port) }), callback);
+      // docs/decisions.md#connect-to: dial the named override without DNS or guard; TLS still verifies the original host name.
+      return direct(extend(opts, { hostname: target.host, port: String(target.port), servername: opts.hostname }), callback);
+    },
+  });
+
+  return {
+    agent,
+    async dial(url) {
+      const host = url.hostname.toLowerCase();
+      const target = matchConnectTo(connectTo, host, Number(url.port || 443));
+      if (target?.host) return { key: `${target.host}:${target.port}`, unpin: () => undefined };
+      let pin = pinned.get(host);
+      if (!pin) {
+        const [address] = await resolveChecked(host);
+        if (!address) throw Object.assign(new Error(`${host} has no address`), { code: "ENOTFOUND" });
+        pin = pinned.get(host) ?? { address, refs: 0 };
+        pinned.set(host, pin);
+      }
+      const held = pin;
+      held.refs++;
+      return {
+        key: held.address.address,
+        unpin: () => {
+          if (--held.refs === 0 && pinned.get(host) === held) pinned.delete(host);
+        },
+      };
+    },
+    async socketRoom(signal) {
+      while (stats.open + claims.length >= options.maxSockets) {
+        signal.throwIfAborted();
+        await new Promise<void>((resolve, reject) => {
+          const onAbort = () => {
+            const at = room.indexOf(next);
+            if (at >= 0) room.splice(at, 1);
+            reject(signal.reason);
+          };
+          const next = () => {
+            signal.removeEventListener("abort", onAbort);
+            resolve();
+          };
+          signal.addEventListener("abort", onAbort, { once: true });
+          room.push(next);
+        });
+      }
+      const claim = { used: false };
+      claims.push(claim);
+      return claim;
+    },
+    unclaim(claim) {
+      const at = claims.indexOf(claim);
+      if (at < 0) return;
+      claims.splice(at, 1);
+      room.shift()?.();
+    },
+    sockets: () => ({ open: stats.open, peak: stats.peak }),
+    close: () => agent.close(),
+  };
+}
+
+type ConnectOptions = {
+  secureContext: SecureContext;
+  timeoutMs: number;
+  /** Called with every socket as its connection starts. */
+  track: (socket: TLSSocket) => void;
+  /** TLS sessions by server name, for resumption. */
+  sessions: LRUCache<string, Buffer>;
+  lookup?: (hostname: string, options: unknown, callback: unknown) => void;
+};
+
+/**
+ * Opens the TLS connections of the agent: HTTP/1.1 over TLS, the server name verified, one deadline
+ * for TCP and TLS together, each socket handed to `track` as it starts (so it is counted until it is
+ * closed, whatever happens to the fetch that asked for it).
+ */
+function tlsConnector(options: ConnectOptions): buildConnector.connector {
+  return (opts, callback) => {
+    if (opts.protocol !== "https:") return callback(new Error(`${opts.protocol} is not https:`), null);
+    const servername = opts.servername || (isIP(opts.hostname) ? undefined : opts.hostname);
+    const sessionKey = servername ?? opts.hostname;
+    const socket = connectTls({
+      host: opts.hostname,
+      port: Number(opts.port || 443),
+      ...(servername ? { servername } : {}),
+      secureContext: options.secureContext,
+      ...(options.lookup ? { lookup: options.lookup as LookupFunction } : {}),
+      session: options.sessions.get(sessionKey),
+      ALPNProtocols: ["http/1.1"],
+    });
+    options.track(socket);
+    socket.setNoDelay(true);
+    socket.on("session", (session) => options.sessions.set(sessionKey, session));
+    let pending: buildConnector.Callback | null = callback;
+    const settle = (err: Error | null) => {
+      clearTimeout(timer);
+      const cb = pending;
+      pending = null;
+      if (!cb) return;
+      if (err) cb(err, null);
+      else cb(null, socket);
+    };
+    const timer = setTimeout(() => {
+      const err = Object.assign(new Error(`no connection within ${options.timeoutMs} ms`), { code: "UND_ERR_CONNECT_TIMEOUT" });
+      socket.destroy(err);
+    }, options.timeoutMs);
+    socket.once("secureConnect", () => settle(null)).on("error", (err) => settle(err));
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * Every traffic limit, declared once as data (docs/architecture.md#traffic): what it counts, how
+ * many, over what, the variable that sets it and its default, and the refusal a client meets at it.
+ * The configuration reads its variables from here, the limiters are built from here, and the docs'
+ * table of limits is checked against here by a test.
+ */
+import type { RefusalKind } from "./refusal";
+
+/** What a limit counts against. */
+export type Counted = "client" | "host name" | "address" | "client at one address" | "query" | "instance";
+
+export type LimitDeclaration = {
+  counts: Counted;
+  /** `at once`: running together; `minute`: in any 60 s; `query`: started by one lookup; `waiting`: queued together. */
+  per: "at once" | "minute" | "query" | "waiting";
+  /** The default; for a derived limit, the value at the other limits' defaults. */
+  default: number;
+  /** The environment variable that sets it, with its range; none for a fixed or derived limit. */
+  variable: { name: `IDENT_${string}`; min: number; max: number } | null;
+  /** A limit that follows another (named in {@link LIMITS}): `fraction` of it, at least `atLeast`. */
+  derived?: { from: string; fraction: number; atLeast: number };
+  /** Counted in Redis for the whole fleet when `IDENT_REDIS_URL` is set; else per instance. */
+  fleet: boolean;
+  /** The refusal at the limit. */
+  refused: RefusalKind;
+  /** What happens at the limit, in words (docs/architecture.md's table). */
+  reached: string;
+};
+
+export const LIMITS = {
+  outbound: {
+    counts: "instance",
+    per: "at once",
+    default: 64,
+    variable: { name: "IDENT_MAX_OUTBOUND", min: 1, max: 10_000 },
+    fleet: false,
+    refused: "busy",
+    reached: "the fetch waits for a slot, a person's before background work",
+  },
+  outboundQueue: {
+    counts: "instance",
+    per: "waiting",
+    default: 256,
+    variable: null,
+    derived: { from: "outbound", fraction: 4, atLeast: 1 },
+    fleet: false,
+    refused: "busy",
+    reached: "503 with Retry-After; a claim is `not_checked`",
+  },
+  hostAtOnce: {
+    counts: "host name",
+    per: "at once",
+    default: 6,
+    variable: null,
+    fleet: false,
+    refused: "busy",
+    reached: "the fetch waits its turn (503 only past the outbound wait)",
+  },
+  addressAtOnce: {
+    counts: "address",
+    per: "at once",
+    default: 32,
+    variable: null,
+    fleet: false,
+    refused: "busy",
+    reached: "the fetch waits its turn (503 only past the outbound wait)",
+  },
+  addressPerMinute: {
+    counts: "address",
+    per: "minute",
+    default: 1_200,
+    variable: { name: "IDENT_ADDRESS_BUDGET_PER_MIN", min: 1, max: 1_000_000 },
+    fleet: true,
+    refused: "address_budget",
+    reached: "a document known within a day is served stale; else 429 with Retry-After, a claim `not_checked`",
+  },
+  addressSharePerMinute: {
+    counts: "client at one address",
+    per: "minute",
+    default: 300,
+    variable: null,
+    derived: { from: "addressPerMinute", fraction: 1 / 4, atLeast: 1 },
+    fleet: true,
+    refused: "address_budget",
+    reached: "as for the address's minute: no one client spends more than a quarter of it",
+  },
+  hostPerMinute: {
+    counts: "host name",
+    per: "minute",
+    default: 300,
+    variable: { name: "IDENT_HOST_BUDGET_PER_MIN", min: 1, max: 1_000_000 },
+    fleet: true,
+    refused: "host_budget",
+    reached: "a document known within a day is served stale; else 429 with Retry-After, a claim `not_checked`",
+  },
+  fetchesPerQuery: {
+    counts: "query",
+    per: "query",
+    default: 300,
+    variable: { name: "IDENT_MAX_FETCHES_PER_QUERY", min: 10, max: 100_000 },
+    fleet: false,
+    refused: "query_budget",
+    reached: "the claims past it are `not_checked` (a query's own documents always fit)",
+  },
+  coldLookups: {
+    counts: "client",
+    per: "minute",
+    default: 30,
+    variable: { name: "IDENT_COLD_LOOKUPS_PER_MIN", min: 1, max: 1_000_000 },
+    fleet: true,
+    refused: "cold_lookups",
+    reached: "429 with Retry-After, a second late; cached answers still served",
+  },
+  refreshes: {
+    counts: "client",
+    per: "minute",
+    default: 5,
+    variable: null,
+    fleet: true,
+    refused: "refreshes",
+    reached: "429 with Retry-After (`?refresh=1`, Re-check now, the live check)",
+  },
+  lookupsInProgress: {
+    counts: "client",
+    per: "at once",
+    default: 8,
+    variable: null,
+    derived: { from: "coldLookups", fraction: 1 / 4, atLeast: 8 },
+    fleet: false,
+    refused: "lookups_in_progress",
+    reached: "429 with Retry-After, a second late, before the request reaches Next",
+  },
+  lookupsInInstance: {
+    counts: "instance",
+    per: "at once",
+    default: 320,
+    variable: null,
+    derived: { from: "outbound", fraction: 5, atLeast: 1 },
+    fleet: false,
+    refused: "busy",
+    reached: "503 with Retry-After, before the request reaches Next",
+  },
+  requestsInInstance: {
+    counts: "instance",
+    per: "at once",
+    default: 512,
+    variable: null,
+    derived: { from: "outbound", fraction: 8, atLeast: 1 },
+    fleet: false,
+    refused: "busy",
+    reached: "503 with Retry-After, before the request reaches Next; health and metrics always answered",
+  },
+} as const satisfies Record<string, LimitDeclaration>;
+
+export type LimitName = keyof typeof LIMITS;
+
+/** The value of every limit, as configured. */
+export type TrafficSettings = Record<LimitName, number>;
+
+export const LIMIT_NAMES = Object.keys(LIMITS) as LimitName[];
+
+export const isLimitName = (name: string): name is LimitName => Object.hasOwn(LIMITS, name);
+
+/**
+ * Every limit's value from the configured variables (those missing take their default); a derived
+ * limit follows the one it is derived from.
+ */
+export function trafficSettings(set: Partial<Record<LimitName, number>> = {}): TrafficSettings {
+  const values = {} as TrafficSettings;
+  const value = (name: LimitName): number => {
+    const d: LimitDeclaration = LIMITS[name];
+    if (set[name] !== undefined) return set[name];
+    if (!d.derived) return d.default;
+    const from = d.derived.from;
+    if (!isLimitName(from)) throw new Error(`${name} is derived from ${from}, which is not a limit`);
+    return Math.max(d.derived.atLeast, Math.ceil(value(from) * d.derived.fraction));
+  };
+  for (const name of LIMIT_NAMES) values[name] = value(name);
+  return values;
+}
+
+/** One minute, the window of every per-minute limit. */
+export const MINUTE_MS = 60_000;

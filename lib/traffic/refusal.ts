@@ -1,0 +1,51 @@
+/**
+ * Work this resolver declines or cannot do now (docs/architecture.md#traffic): a value, carried in
+ * results beside fetch outcomes, never an exception. It is never a publisher's failure: the cache never
+ * keeps it, and a claim it stops is reported `not_checked`, not failed.
+ */
+
+/** Refusals a fetch can meet: a claim stopped by one carries it as `not_checked`. */
+export const FETCH_REFUSALS = [
+  /** The query has started all the fetches it may (`IDENT_MAX_FETCHES_PER_QUERY`). */
+  "query_budget",
+  /** The target host name has had its requests for this minute (`IDENT_HOST_BUDGET_PER_MIN`). */
+  "host_budget",
+  /** The target IP address has had its requests for this minute, or this client its share of them (`IDENT_ADDRESS_BUDGET_PER_MIN`). */
+  "address_budget",
+  /** Every outbound slot is taken and the queue is full, or the wait for a slot was too long (`IDENT_MAX_OUTBOUND`). */
+  "busy",
+  /** A fault of this machine: out of file descriptors, memory or buffers. */
+  "local_fault",
+] as const;
+
+/** Every refusal: a fetch's, and a client's limits, met before any work starts. */
+export const REFUSAL_KINDS = [
+  ...FETCH_REFUSALS,
+  /** The client has started its lookups that fetch for this minute (`IDENT_COLD_LOOKUPS_PER_MIN`). */
+  "cold_lookups",
+  /** The client has had its `?refresh=1` and re-checks for this minute. */
+  "refreshes",
+  /** The client has as many lookups in progress as one client may. */
+  "lookups_in_progress",
+] as const;
+
+export type FetchRefusalKind = (typeof FETCH_REFUSALS)[number];
+export type RefusalKind = (typeof REFUSAL_KINDS)[number];
+
+/** A refusal: which limit, when asking again may succeed, and why in plain words (lower case, no full stop). */
+export type Refusal<K extends RefusalKind = RefusalKind> = { refused: K; retryAfterS: number; message: string };
+export type FetchRefusal = Refusal<FetchRefusalKind>;
+
+export const refusal = <K extends RefusalKind>(refused: K, message: string, retryAfterS: number): Refusal<K> => ({
+  refused,
+  retryAfterS: Math.max(0, Math.ceil(retryAfterS)),
+  message,
+});
+
+/** Whether a value is a refusal (results are told from refusals by this field alone). */
+export function isRefusal(value: unknown): value is Refusal {
+  return typeof value === "object" && value !== null && typeof (value as { refused?: unknown }).refused === "string";
+}
+
+/** Error codes of this machine's own faults, never the publisher's. */
+export const LOCAL_FAULTS: ReadonlySet<string> = new Set(["EMFILE", "ENFILE", "ENOMEM", "ENOBUFS"]);

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { createWindowLimiter } from "./window";
+
+describe("sliding-window limit (docs/architecture.md#traffic)", () => {
+  it("allows `limit` in any window per key, then says when to retry", async () => {
+    let t = 0;
+    const { take } = createWindowLimiter({ limit: 2, windowMs: 10_000, now: () => t });
+    expect((await Promise.all([take("a"), take("a"), take("b")])).every((d) => d.ok)).toBe(true);
+    expect(await take("a")).toEqual({ ok: false, retryAfterS: 10 });
+    t = 10_000;
+    expect((await take("a")).ok).toBe(true);
+  });
+  it("check answers as take would, and counts nothing", async () => {
+    let t = 0;
+    const limiter = createWindowLimiter({ limit: 1, windowMs: 60_000, now: () => t });
+    expect(await limiter.check("a")).toEqual({ ok: true });
+    expect(await limiter.check("a")).toEqual({ ok: true });
+    expect(await limiter.take("a")).toEqual({ ok: true });
+    t = 15_000;
+    expect(await limiter.check("a")).toEqual({ ok: false, retryAfterS: 45 });
+  });
+  it("no burst at a window's edge: 2 at 59 s and 2 more at 61 s are not all allowed", async () => {
+    let t = 59_000;
+    const { take } = createWindowLimiter({ limit: 3, windowMs: 60_000, now: () => t });
+    expect((await take("a")).ok && (await take("a")).ok).toBe(true);
+    t = 61_000;
+    expect((await take("a")).ok).toBe(true);
+    expect(await take("a")).toEqual({ ok: false, retryAfterS: 58 });
+    t = 119_000;
+    expect((await take("a")).ok).toBe(true);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * Every per-minute limit the declarations count for the fleet (docs/architecture.md#traffic), on a
+ * real Redis (Debian's redis-server in a temporary folder): reached by two instances together at its
+ * declared value, sliding with the clock, and, with Redis down, counted by each instance alone
+ * without failing or waiting.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectRedis, type FleetLink } from "../../lib/fleet/redis";
+import { createWindows, trafficSettings, WINDOW_NAMES } from "../../lib/traffic";
+import { LIMITS, MINUTE_MS } from "../../lib/traffic/limits";
+import { startRedis, type RedisServer } from "../helpers/redis";
+
+let redis: RedisServer;
+const links: FleetLink[] = [];
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await Promise.all(links.map((l) => l.close()));
+  await redis?.stop();
+});
+
+const defaults = trafficSettings();
+let run = 0;
+
+/** Two instances' windows on one Redis, with a clock of the test's own and keys of their own. */
+async function twoInstances(now: () => number) {
+  const prefix = `test${run++}:`;
+  const [a, b] = [connectRedis(redis.url, { log: () => undefined }), connectRedis(redis.url, { log: () => undefined })];
+  links.push(a, b);
+  expect((await a.ping()) && (await b.ping())).toBe(true);
+  return [
+    createWindows(defaults, { link: a, keyPrefix: prefix }, now),
+    createWindows(defaults, { link: b, keyPrefix: prefix }, now),
+  ] as const;
+}
+
+describe.each(WINDOW_NAMES.filter((name) => LIMITS[name].fleet))("for the fleet: %s", (name) => {
+  const limit = defaults[name];
+  it(`${LIMITS[name].default} a minute for both instances together; room comes back as the minute slides`, async () => {
+    let t = 1_000_000;
+    const [a, b] = await twoInstances(() => t);
+    for (let i = 0; i < limit; i++) expect(await (i % 2 ? a : b)[name].take("k")).toEqual({ ok: true });
+    expect(await a[name].take("k")).toMatchObject({ ok: false });
+    expect(await b[name].check("k")).toEqual({ ok: false, retryAfterS: 60 });
+    expect(await b[name].take("another")).toEqual({ ok: true });
+    t += MINUTE_MS;
+    expect(await a[name].take("k")).toEqual({ ok: true });
+  });
+  it("Redis down: each instance counts alone, and never fails", async () => {
+    const t = 2_000_000;
+    const [a, b] = await twoInstances(() => t);
+    await redis.pause();
+    try {
+      for (let i = 0; i < limit; i++) expect(await a[name].take("k")).toEqual({ ok: true });
+      expect(await a[name].take("k")).toMatchObject({ ok: false });
+      expect(await b[name].take("k")).toEqual({ ok: true });
+    } finally {
+      await redis.resume();
+    }
+  });
+});

@@ -1,0 +1,57 @@
+/** The limits on requests in progress, tested from their declarations (docs/architecture.md#traffic). */
+import { EventEmitter } from "node:events";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { describe, expect, it } from "vitest";
+import { answerRefusal } from "../lib/traffic/answer";
+import { LIMITS, trafficSettings } from "../lib/traffic/limits";
+import { createShedder } from "./shed";
+
+const defaults = trafficSettings();
+
+/** A request and its response, as far as the shedder reads and writes them. */
+function exchange(url: string, client: string) {
+  const res = Object.assign(new EventEmitter(), {
+    destroyed: false,
+    status: 0,
+    headers: {} as Record<string, string>,
+    body: "",
+    writeHead(status: number, headers: Record<string, string>) {
+      this.status = status;
+      this.headers = headers;
+    },
+    end(body: string) {
+      this.body = body;
+    },
+  });
+  const req = { url, headers: { "x-forwarded-for": client } };
+  return { req: req as unknown as IncomingMessage, res: res as unknown as ServerResponse & typeof res };
+}
+
+describe.each(["lookupsInProgress", "lookupsInInstance", "requestsInInstance"] as const)("in progress: %s", (name) => {
+  it(`refuses past ${LIMITS[name].default} in progress, with ${LIMITS[name].refused}, and counts again when one ends`, () => {
+    const refusals: string[] = [];
+    const shedder = createShedder({
+      settings: defaults,
+      retryAfterS: () => 10,
+      clientOf: (xff) => xff ?? "?",
+      refused: (r) => refusals.push(r.refused),
+    });
+    const limit = defaults[name];
+    const path = name === "requestsInInstance" ? "/" : "/entity/alice.example";
+    const client = (i: number) => (name === "lookupsInProgress" ? "one" : `c${i}`);
+    const open = Array.from({ length: limit }, (_, i) => exchange(path, client(i)));
+    for (const { req, res } of open) expect(shedder.shed(req, res)).toBeNull();
+    const over = exchange(path, client(limit));
+    const shed = shedder.shed(over.req, over.res);
+    expect(shed).not.toBeNull();
+    shed?.write();
+    expect(over.res.status).toBe(answerRefusal({ refused: LIMITS[name].refused, retryAfterS: 1, message: "x" }).status);
+    expect(over.res.headers["Retry-After"]).toMatch(/^\d+$/);
+    expect(refusals).toEqual([LIMITS[name].refused]);
+    open[0]?.res.emit("close");
+    expect(shedder.shed(over.req, over.res)).toBeNull();
+    for (const { res } of open) res.emit("close");
+    over.res.emit("close");
+    expect(shedder.inProgress.size).toBe(0);
+  });
+});

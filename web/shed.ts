@@ -1,0 +1,73 @@
+/**
+ * What the production server refuses before Next (docs/architecture.md#traffic): requests past what
+ * the instance may hold in progress (`requestsInInstance`), lookups past `lookupsInInstance`, and a
+ * client's lookups past `lookupsInProgress`, where each would cost memory (Next holds about 200 KB per
+ * request in progress) and CPU only to be refused later. Health and metrics are never counted here.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { answerRefusal, refusal, type Refusal, type TrafficSettings } from "../lib/traffic";
+import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
+import { createInProgress } from "../lib/traffic/in-progress";
+
+const LOOKUP = /^\/(?:api\/resolve|search|entity\/)/;
+
+const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
+
+export type ShedDeps = {
+  settings: TrafficSettings;
+  retryAfterS: () => number;
+  clientOf(forwardedFor: string | null): string;
+  refused(refusal: Refusal): void;
+};
+
+/** A refusal to write, and how long to wait before writing it (a client past its own limit waits). */
+export type Shed = { write(): void; delayMs: number };
+
+export function createShedder(deps: ShedDeps) {
+  const inProgress = createInProgress();
+  return {
+    inProgress,
+    /** Counts `req` until its response closes; or the refusal to answer it with, counting nothing. */
+    shed(req: IncomingMessage, res: ServerResponse): Shed | null {
+      const { settings } = deps;
+      const lookup = LOOKUP.test(req.url ?? "");
+      const forwarded = req.headers["x-forwarded-for"];
+      const client = lookup ? `client ${deps.clientOf(Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null))}` : "";
+      let refused: Refusal | null = null;
+      if (inProgress.count("all") >= settings.requestsInInstance || (lookup && inProgress.count("lookups") >= settings.lookupsInInstance)) {
+        const retry = deps.retryAfterS();
+        refused = refusal("busy", `this resolver is answering as many requests as it can hold; try again in ${retry} s`, retry);
+      } else if (lookup && inProgress.count(client) >= settings.lookupsInProgress) {
+        const why = `you have ${settings.lookupsInProgress} lookups in progress, as many as one client may at once; try again when one has finished`;
+        refused = refusal("lookups_in_progress", why, Math.ceil(OVER_LIMIT_DELAY_MS / 1000));
+      }
+      if (!refused) {
+        res.once("close", inProgress.enter(lookup ? ["all", "lookups", client] : ["all"]));
+        return null;
+      }
+      deps.refused(refused);
+      const answer = answerRefusal(refused);
+      const api = (req.url ?? "").startsWith("/api/");
+      return {
+        delayMs: refused.refused === "busy" ? 0 : OVER_LIMIT_DELAY_MS,
+        write() {
+          if (res.destroyed) return;
+          res.writeHead(
+            answer.status,
+            Object.assign({}, answer.headers, {
+              "Content-Type": api ? "application/json" : "text/html; charset=utf-8",
+              "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+              "X-Content-Type-Options": "nosniff",
+            }),
+          );
+          res.end(
+            api
+              ? JSON.stringify(answer.body)
+              : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${escapeHtml(answer.heading)}</h1><p>${escapeHtml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
+          );
+        },
+      };
+    },
+  };
+}
