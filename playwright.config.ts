@@ -50,8 +50,8 @@ export default defineConfig({
     stdout: "ignore",
     stderr: "pipe",
     // Documents go stale after 3 s here, so the stale state can be seen without waiting an hour. Every
-    // test is a client on one address, so the per-client and per-host limits are set out of reach
-    // (e2e/limits.spec.ts tests them on a server of its own).
+    // test is a client on one address, so the per-client, per-host and per-address limits are set out
+    // of reach (e2e/limits.spec.ts and e2e/refusals.spec.ts test them on servers of their own).
     env: {
       PORT: String(PORT),
       IDENT_FETCH_TIMEOUT_MS: "6000",
@@ -61,6 +61,7 @@ export default defineConfig({
       IDENT_PUBLIC_URL: "https://ident.example",
       IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
       IDENT_HOST_BUDGET_PER_MIN: "1000000",
+      IDENT_ADDRESS_BUDGET_PER_MIN: "1000000",
       // A fresh embedded index for each run, in a folder of its own.
       IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-e2e-")), "data"),
       // Tests here want cold caches where they say so: no background resolutions. The demo's

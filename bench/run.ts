@@ -13,6 +13,7 @@
  * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, rps),
  * `BENCH_ONLY=fleet` the fleet's.
  */
+import { answered } from "../test/helpers/answered";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -205,7 +206,7 @@ async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork
   const time = async (domain: string) => {
     const { fetcher, resolver } = fresh();
     const t0 = performance.now();
-    const r = await resolver.resolveEntity(domain);
+    const r = answered(await resolver.resolveEntity(domain));
     const ms = performance.now() - t0;
     await fetcher.close();
     if (r.entity.status !== "accepted") throw new Error(`${domain}: ${r.entity.status}`);
@@ -218,7 +219,7 @@ async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork
   const warmFetcher = createFetcher({ connectTo: parsed.entries, ca: [net.caPem] });
   const warm = async (domain: string) => {
     const t0 = performance.now();
-    const r = await createResolver({ fetch: warmFetcher }).resolveEntity(domain);
+    const r = answered(await createResolver({ fetch: warmFetcher }).resolveEntity(domain));
     if (r.entity.status !== "accepted") throw new Error(domain);
     return performance.now() - t0;
   };
@@ -273,7 +274,7 @@ async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork
     gc?.();
     const before = process.memoryUsage().rss;
     const { fetcher, resolver } = fresh();
-    const r = await resolver.resolveEntity("many.bench");
+    const r = answered(await resolver.resolveEntity("many.bench"));
     // 1,000 entries are reported claim by claim, the rest counted in one warning (MAX_REPORTED_ENTRIES).
     if (r.credentials.length !== 1000 || !r.entity.problems.some((p) => p.code === "too_many_entries"))
       throw new Error("memory: unexpected claims");

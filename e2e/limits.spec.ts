@@ -43,8 +43,12 @@ test.describe("cold lookups per client and the budget of one host (the sample ne
     expect(Number(refused.headers()["retry-after"])).toBeGreaterThan(0);
     expect(refused.headers()["cache-control"]).toBe("no-store");
     const body = await refused.json();
-    expect(body.error.code).toBe("rate_limited");
-    expect(body.error.message).toMatch(/started 3 lookups that had to fetch/);
+    expect(body.error).toMatchObject({
+      code: "rate_limited",
+      refused: "cold_lookups",
+      retry_after_s: Number(refused.headers()["retry-after"]),
+    });
+    expect(body.error.message).toMatch(/^You have started the 3 lookups a minute that fetch from publishers one client may/);
     // A lookup the cache answers starts no fetch, so it is not counted.
     expect((await api("minimal.test", "198.51.100.1")).status()).toBe(200);
     expect((await api("dana.test", "198.51.100.2")).status()).toBe(200);
@@ -75,7 +79,13 @@ test.describe("cold lookups per client and the budget of one host (the sample ne
       // Each client refreshes once: every lookup fetches acme.example's entity document again.
       const r = await request.get(`http://localhost:${LIMITED}/api/resolve?q=gamma.example&refresh=1`, { headers: as(`203.0.113.${i}`) });
       statuses.push(r.status());
-      if (r.status() === 429) expect((await r.json()).error.message).toMatch(/gamma\.example has had the 6 requests a minute/);
+      if (r.status() === 429) {
+        expect(r.headers()["retry-after"]).toMatch(/^\d+$/);
+        expect((await r.json()).error).toMatchObject({
+          refused: "host_budget",
+          message: expect.stringMatching(/gamma\.example has had the 6 requests a minute/),
+        });
+      }
     }
     expect(statuses.slice(0, 6)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(statuses.slice(6)).toEqual([429, 429, 429]);
@@ -128,7 +138,7 @@ test.describe("the outbound cap against a tarpit", () => {
     expect(statuses.filter((s) => s === 503).length).toBeGreaterThanOrEqual(6);
     for (const a of answers.filter((x) => x.status() === 503)) {
       expect(a.headers()["retry-after"]).toBe("2");
-      expect((await a.json()).error.code).toBe("busy");
+      expect((await a.json()).error).toMatchObject({ code: "busy", refused: "busy" });
     }
     // Those that got a slot reached the tarpit and timed out: the publisher's outcome, reported as such.
     const done = await answers.find((a) => a.status() === 200)?.json();
@@ -150,7 +160,13 @@ test.describe("the outbound cap against a tarpit", () => {
     );
     const refused = answers.filter((a) => a.status() === 429);
     expect(refused).toHaveLength(2);
-    for (const a of refused) expect((await a.json()).error.message).toMatch(/8 lookups in progress/);
+    for (const a of refused) {
+      expect(a.headers()["retry-after"]).toBe("1");
+      expect((await a.json()).error).toMatchObject({
+        refused: "lookups_in_progress",
+        message: expect.stringMatching(/8 lookups in progress/),
+      });
+    }
     expect(answers.filter((a) => a.status() === 200 || a.status() === 503)).toHaveLength(8);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
   });

@@ -119,8 +119,10 @@ test.describe("re-check now, without JavaScript", () => {
       await expect(page.getByTestId("recheck-notice")).toHaveAttribute("data-outcome", "rechecked");
     }
     await page.getByTestId("recheck").click();
-    await expect(page).toHaveURL(/\?recheck=rate_limited$/);
-    await expect(page.getByTestId("recheck-notice")).toContainText("Not re-checked");
+    await expect(page).toHaveURL(/\?recheck=refreshes&retry=\d+$/);
+    await expect(page.getByTestId("recheck-notice")).toContainText(
+      /^Not re-checked\. You have asked for as many fresh checks as one client may in a minute\. This is the last check\. Try again in \d+ s\.$/,
+    );
   });
 });
 

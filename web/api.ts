@@ -53,9 +53,8 @@ export async function answerResolve(deps: ApiDeps, params: URLSearchParams, forw
 
 /**
  * Answers `GET` or `HEAD /api/resolve?…` on Node's request and response, with the headers proxy.ts
- * gives what Next answers; false for every other request, which is Next's. Next's own handling of a
- * request cost the page thread about 8 ms, more than the lookup's own work, and a burst of
- * lookups kept `/` waiting behind it (docs/decisions.md#outbound-work).
+ * gives what Next answers; false for every other request, which is Next's: Next's own handling cost
+ * more than the lookup (docs/decisions.md#outbound-work, "The API's lookups without Next").
  */
 export function serveApi(deps: ApiDeps, req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method !== "GET" && req.method !== "HEAD") return false;

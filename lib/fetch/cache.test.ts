@@ -1,7 +1,7 @@
-import { answered } from "../../test/helpers/answered";
-import type { CachedOutcome } from "./cache";
 import { describe, expect, it, vi } from "vitest";
-import { createDocumentCache } from "./cache";
+import { answered } from "../../test/helpers/answered";
+import { refusal } from "../traffic/refusal";
+import { createDocumentCache, type CachedOutcome } from "./cache";
 import type { FetchOutcome } from "./fetcher";
 
 const found = (body: string): FetchOutcome => ({
@@ -102,6 +102,27 @@ describe("document cache (docs/decisions.md#caching)", () => {
     await new Promise((r) => setTimeout(r, 0));
     const got = answered(await cache.get(URL_, "json", async () => failed("timeout")));
     expect(got.outcome.ok && got.outcome.body).toBe("v1");
+  });
+  it("a refused load is never kept; a document found within the day is answered instead, stale past its hour (docs/architecture.md#traffic)", async () => {
+    const { cache, clock } = setup();
+    const spent = vi.fn(async () => refusal("address_budget", "the address has had its requests", 42));
+    // Nothing known: the refusal itself, and nothing kept.
+    expect(await cache.get(URL_, "json", spent)).toEqual({
+      refused: "address_budget",
+      retryAfterS: 42,
+      message: "the address has had its requests",
+    });
+    expect(cache.size).toBe(0);
+    answered(await cache.get(URL_, "json", async () => found("v1")));
+    // A refresh refused while the document is fresh: the document, fresh.
+    expect(await cache.get(URL_, "json", spent, { refresh: true })).toMatchObject({ stale: false, outcome: { body: "v1" } });
+    // Re-verification refused past the hour: the document, stale.
+    clock.advance(2 * H);
+    expect(await cache.get(URL_, "json", spent, { revalidate: true })).toMatchObject({ stale: true, outcome: { body: "v1" } });
+    // Past the day, nothing is known any more: the refusal.
+    clock.advance(24 * H);
+    expect(await cache.get(URL_, "json", spent, { refresh: true })).toMatchObject({ refused: "address_budget" });
+    expect(spent).toHaveBeenCalledTimes(4);
   });
   it("shares one load between concurrent cold requests", async () => {
     const { cache } = setup();

@@ -83,7 +83,10 @@ export function answerRefusal(refusal: Refusal): RefusalAnswer {
   };
 }
 
+/** A refusal's words as a sentence: a capital first (unless they start with a host name, said as it is) and a full stop. */
 function sentence(text: string): string {
   const trimmed = text.trim();
-  return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}${trimmed.endsWith(".") ? "" : "."}`;
+  const first = HOST_FIRST.test(trimmed) ? trimmed.charAt(0) : trimmed.charAt(0).toUpperCase();
+  return `${first}${trimmed.slice(1)}${trimmed.endsWith(".") ? "" : "."}`;
 }
+const HOST_FIRST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)+(?:\s|$)/;

@@ -23,6 +23,11 @@ describe("refusals are values (docs/architecture.md#traffic)", () => {
     });
     expect(answer.heading.length).toBeGreaterThan(0);
   });
+  it("a refusal that starts with a host name keeps it as it is", () => {
+    expect(answerRefusal(refusal("host_budget", "gamma.example has had its requests", 5)).message).toBe(
+      "gamma.example has had its requests.",
+    );
+  });
   it("Retry-After is at least a second, even for a refusal that may be asked again at once", () => {
     expect(answerRefusal(refusal("query_budget", "x", 0)).headers["Retry-After"]).toBe("1");
   });

@@ -1,0 +1,125 @@
+/**
+ * The refusals of the traffic room as a client meets them (docs/architecture.md#traffic), one shape
+ * each, on servers of this file's own: the API's JSON (status, Retry-After, `error.refused`), the page's
+ * words and status. Every sample publisher sits on ONE loopback address here, as sites on one CDN or
+ * Pages host do, so an address's minute and each client's share of it can be spent. The other
+ * refusals are met in e2e/limits.spec.ts (cold lookups, a host's minute, the outbound cap, lookups in
+ * progress) and e2e/publisher.spec.ts (re-checks).
+ */
+import type { ChildProcess } from "node:child_process";
+import path from "node:path";
+import { expect, test } from "@playwright/test";
+import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
+import { ready, startServer } from "./helpers/server";
+
+test.describe.configure({ mode: "serial", timeout: 120_000 });
+
+const ONE_ADDRESS = 3109;
+const SMALL_QUERIES = 3110;
+const as = (client: string) => ({ "x-forwarded-for": client });
+
+let net: SpawnedNetwork;
+const servers: ChildProcess[] = [];
+test.beforeAll(async ({ request }) => {
+  test.setTimeout(120_000);
+  net = await spawnSampleNetwork();
+  // Every name to the sample network's one address: 12 requests a minute to it, 3 (a quarter) per client.
+  const oneAddress = startServer([path.resolve("web/serve.js")], {
+    PORT: String(ONE_ADDRESS),
+    IDENT_TRUSTED_HOPS: "1",
+    ...net.env,
+    IDENT_CONNECT_TO: net.connectToOne,
+    IDENT_ADDRESS_BUDGET_PER_MIN: "12",
+  });
+  // Each publisher on its own address, and 10 fetches a query.
+  const smallQueries = startServer([path.resolve("web/serve.js")], {
+    PORT: String(SMALL_QUERIES),
+    IDENT_TRUSTED_HOPS: "1",
+    ...net.env,
+    IDENT_MAX_FETCHES_PER_QUERY: "10",
+  });
+  servers.push(oneAddress, smallQueries);
+  await Promise.all([ready(request, ONE_ADDRESS, oneAddress), ready(request, SMALL_QUERIES, smallQueries)]);
+});
+test.afterAll(async () => {
+  for (const s of servers) s.kill("SIGTERM");
+  await net?.stop();
+});
+
+test("address_budget, one client's share: past a quarter of the address's minute, 429 with Retry-After and the limit named; another client goes on", async ({
+  request,
+}) => {
+  const api = (q: string, client: string) => request.get(`http://localhost:${ONE_ADDRESS}/api/resolve?q=${q}`, { headers: as(client) });
+  // Each lookup of a name the network does not serve spends at least one request to the address.
+  const statuses: number[] = [];
+  let refused = null;
+  for (let i = 0; i < 4 && !refused; i++) {
+    const r = await api(`nowhere${i}.test`, "198.51.100.1");
+    statuses.push(r.status());
+    if (r.status() === 429) refused = r;
+  }
+  expect(statuses.slice(0, 2)).toEqual([200, 200]);
+  if (!refused) throw new Error(`no refusal in ${statuses.join(", ")}`);
+  expect(Number(refused.headers()["retry-after"])).toBeGreaterThan(0);
+  expect(refused.headers()["cache-control"]).toBe("no-store");
+  const body = await refused.json();
+  expect(body.error).toMatchObject({ code: "rate_limited", refused: "address_budget", retry_after_s: expect.any(Number) });
+  expect(body.error.message).toMatch(
+    /^Your lookups have had their share \(3 a minute\) of the requests this resolver sends the server of nowhere\d\.test/,
+  );
+  expect((await api("minimal.test", "198.51.100.2")).status()).toBe(200);
+});
+
+test("address_budget, the address's minute: 429 from the API, the page says why in words and is kept out of indexes; a document already known is served, not refused", async ({
+  page,
+  request,
+}) => {
+  const api = (q: string, client: string, refresh = false) =>
+    request.get(`http://localhost:${ONE_ADDRESS}/api/resolve?q=${q}${refresh ? "&refresh=1" : ""}`, { headers: as(client) });
+  // Spend the rest of the address's minute, one client a lookup.
+  let spent = false;
+  for (let i = 0; i < 14 && !spent; i++) {
+    const r = await api(`spend${i}.test`, `203.0.113.${i}`);
+    if (r.status() === 429) {
+      expect((await r.json()).error).toMatchObject({
+        refused: "address_budget",
+        message: expect.stringMatching(/has had the 12 requests a minute/),
+      });
+      spent = true;
+    }
+  }
+  expect(spent).toBe(true);
+  const refused = await api("never-seen.test", "203.0.113.199");
+  expect(refused.status()).toBe(429);
+  expect(refused.headers()["retry-after"]).toMatch(/^\d+$/);
+  expect((await refused.json()).error.refused).toBe("address_budget");
+  // The address is known only once the fetch dials it, after the page's status was sent: the refusal
+  // is said where the results would be, and the page asks not to be indexed.
+  await page.setExtraHTTPHeaders(as("203.0.113.200"));
+  await page.goto(`http://localhost:${ONE_ADDRESS}/entity/never-seen-either.test`);
+  const notice = page.getByTestId("refusal");
+  await expect(notice.getByRole("heading", { name: "This site's host has had enough requests for now" })).toBeVisible();
+  await expect(notice).toContainText("has had the 12 requests a minute this resolver sends one address");
+  await expect(notice).toContainText("Nothing was checked, so nothing here says anything about the publisher.");
+  await expect(page.locator('meta[name="robots"]')).toHaveAttribute("content", /noindex/);
+  await page.screenshot({ path: "test-results/screens/refused-address.png", fullPage: true });
+  // minimal.test was fetched in the first test: asked afresh now, it is answered as known, not refused.
+  const known = await api("minimal.test", "203.0.113.201", true);
+  expect(known.status()).toBe(200);
+  expect((await known.json()).results[0].entity.status).toBe("accepted");
+});
+
+test("query_budget: the claims past a query's fetches are not checked, said on the card and named in the JSON", async ({
+  page,
+  request,
+}) => {
+  const r = await request.get(`http://localhost:${SMALL_QUERIES}/api/resolve?q=crowded.test`, { headers: as("192.0.2.50") });
+  expect(r.status()).toBe(200);
+  const claims: { not_checked?: string; reason?: string }[] = (await r.json()).results[0].credentials;
+  const refused = claims.filter((c) => c.not_checked === "query_budget");
+  expect(refused.length).toBeGreaterThan(0);
+  for (const c of refused) expect(c.reason).toBe("limit");
+  await page.setExtraHTTPHeaders(as("192.0.2.51"));
+  expect((await page.goto(`http://localhost:${SMALL_QUERIES}/entity/crowded.test`))?.status()).toBe(200);
+  await expect(page.getByText(/Not checked: this lookup has already started the 10 fetches one lookup may/).first()).toBeVisible();
+});
