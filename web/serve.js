@@ -43,11 +43,9 @@ function shed(req, res) {
   return true;
 }
 
-// Requests enter Next one per turn of the event loop: a burst of them arriving together would
-// otherwise be set up by Next in one go, and a page the cache could answer at once (the home page)
-// would wait behind all of them (docs/decisions.md#outbound-work).
-// Refusals are answered the same way: a flood of thousands of connections refused in one go held
-// the thread for half a second.
+// Requests enter Next one per turn of the event loop, and refusals are written the same way, so a
+// burst is never set up (or refused) in one go while a page the cache could answer at once waits
+// behind it (docs/decisions.md#outbound-work, "In front of Next").
 const turns = [];
 function inTurn(work) {
   turns.push(work);

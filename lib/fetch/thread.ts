@@ -1,9 +1,8 @@
 /**
- * The fetcher on a worker thread (lib/fetch/fetch-worker.ts), for the server (docs/decisions.md#memory).
- * Under a hundred gzip bombs or a 300-fetch query, the TLS handshakes, the decompression and the
- * garbage of their buffers held the thread that answers pages for tens of milliseconds at a time;
- * on a thread of their own, that thread sees one message per document. The answers are the
- * in-thread fetcher's: outcomes and refusals as they are.
+ * The fetcher on a worker thread (lib/fetch/fetch-worker.ts), for the server (docs/decisions.md#memory):
+ * TLS handshakes, decompression and the garbage of their buffers stay off the thread that answers
+ * pages, which sees one message per document. The answers are the in-thread fetcher's: outcomes and
+ * refusals as they are.
  */
 import { Worker } from "node:worker_threads";
 import { extend } from "../objects";
