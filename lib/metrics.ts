@@ -15,7 +15,7 @@ export type Metrics = {
   fetchSeconds: Histogram;
   /** Document cache lookups by tier (local, shared) and result (hit, miss). */
   cache: Counter<"tier" | "result">;
-  /** Requests refused by a limit (cold, refresh, host_budget, busy). */
+  /** Refusals by kind (docs/architecture.md#traffic: `cold_lookups`, `host_budget`, `address_budget`, `busy`, …). */
   refusals: Counter<"limit">;
 };
 
