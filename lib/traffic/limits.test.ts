@@ -36,7 +36,7 @@ describe("declarations", () => {
     const doc = readFileSync(new URL("../../docs/architecture.md", import.meta.url), "utf8");
     for (const name of LIMIT_NAMES) {
       const d = declared(name);
-      const row = doc.split("\n").find((line) => line.startsWith(`| \`${name}\``));
+      const row = doc.split("\n").find((line) => line.startsWith(`| [\`${name}\`](../lib/traffic/limits.ts)`));
       expect(row, name).toBeDefined();
       expect(row).toContain(d.default.toLocaleString("en-US"));
       if (d.variable) expect(row).toContain(d.variable.name);
