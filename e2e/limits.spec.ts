@@ -73,7 +73,10 @@ test.describe("cold lookups per client and the budget of one host (the sample ne
     expect((await page.goto(`http://localhost:${LIMITED}/entity/minimal.test`))?.status()).toBe(200);
   });
 
-  test("IDENT_HOST_BUDGET_PER_MIN: one host gets at most its budget a minute, whichever clients ask", async ({ request }) => {
+  test("IDENT_HOST_BUDGET_PER_MIN: one host gets at most its budget a minute, whichever clients ask; the page says so in words", async ({
+    request,
+    page,
+  }) => {
     const statuses: number[] = [];
     for (let i = 0; i < 9; i++) {
       // Each client refreshes once: every lookup fetches acme.example's entity document again.
@@ -89,6 +92,13 @@ test.describe("cold lookups per client and the budget of one host (the sample ne
     }
     expect(statuses.slice(0, 6)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(statuses.slice(6)).toEqual([429, 429, 429]);
+    await page.setExtraHTTPHeaders(as("203.0.113.99"));
+    const response = await page.goto(`http://localhost:${LIMITED}/entity/gamma.example?refresh=1`);
+    expect(response?.status()).toBe(429);
+    expect(response?.headers()["retry-after"]).toMatch(/^\d+$/);
+    const notice = page.getByTestId("refusal");
+    await expect(notice.getByRole("heading", { name: "This site has had enough requests for now" })).toBeVisible();
+    await expect(notice).toContainText("gamma.example has had the 6 requests a minute this resolver sends one site");
   });
 });
 

@@ -51,13 +51,21 @@ test("the API answers as docs/decisions.md#interfaces says, with sensible cachin
   expect(bad.status()).toBe(400);
   expect((await bad.json()).error.code).toBe("invalid_query");
   const statuses: number[] = [];
+  let last = null;
   for (let i = 0; i < 7; i++) {
     // A spoofed X-Forwarded-For does not buy a fresh allowance: the rightmost hop counts.
-    const r = await request.get("/api/resolve?q=minimal.test&refresh=1", { headers: { "x-forwarded-for": `10.0.0.${i}` } });
-    statuses.push(r.status());
+    last = await request.get("/api/resolve?q=minimal.test&refresh=1", { headers: { "x-forwarded-for": `10.0.0.${i}` } });
+    statuses.push(last.status());
   }
   expect(statuses.slice(0, 5).every((s) => s === 200)).toBe(true);
   expect(statuses.at(-1)).toBe(429);
+  // docs/architecture.md#traffic: the refusal names its limit, and when to ask again.
+  expect(last?.headers()["retry-after"]).toMatch(/^\d+$/);
+  expect((await last?.json()).error).toMatchObject({
+    code: "rate_limited",
+    refused: "refreshes",
+    message: expect.stringMatching(/^You have asked for the 5 fresh checks a minute one client may/),
+  });
 });
 
 test("a warm page served from the page cache carries a fresh nonce each time, and still works", async ({ page, request }) => {
