@@ -11,7 +11,7 @@ import { answerRefusal } from "../lib/traffic/answer";
 import { isRefusal } from "../lib/traffic/refusal";
 import { parseQuery } from "../lib/protocol/ids";
 import { createConfiguredResolver } from "../lib/setup";
-import type { Io } from "./main";
+import type { Io } from "./io";
 import { printable } from "./print";
 
 const ROLE: Record<DocumentReport["role"], string> = {

@@ -10,10 +10,10 @@ import { parseQuery, QUERY_FORMS } from "../lib/protocol/ids";
 import type { Claim, EntityResult, EntityStatus, SearchResponse, Source } from "../lib/result/record";
 import { VERSION } from "../lib/version";
 import { check } from "./check";
+import type { Io } from "./io";
 import { printable } from "./print";
 
-/** Where the CLI writes; `color` when standard output is a terminal that wants colour. */
-export type Io = { out: (text: string) => void; err: (text: string) => void; color?: boolean };
+export type { Io } from "./io";
 
 const USAGE = `usage: ident resolve <query> [--json]
        ident search <text> [--json] [--cursor <cursor>]
