@@ -4,7 +4,7 @@
  */
 import type { z } from "zod";
 import { idKey } from "../protocol/ids";
-import { safeUrl } from "../present/display";
+import { safeUrl } from "./display-limits";
 import { isRecord } from "./json";
 import { error, warning, type Problem } from "./problem";
 

@@ -1,5 +1,5 @@
 import type { EducationalOccupationalCredential, Organization, Person, Thing, WithContext } from "schema-dts";
-import { clipDescription, clipName, safeUrl } from "../present/display";
+import { clipDescription, clipName, safeUrl } from "../documents/display-limits";
 import type { Details } from "../documents/entity";
 import { extend } from "../objects";
 
