@@ -6,6 +6,7 @@
 import { isRecord } from "../documents/json";
 import { parseCredentialId, parsePropertyId } from "../protocol/ids";
 import { credentialLocation, propertyLocation } from "../protocol/locations";
+import { isAbout, namesOwner } from "../rules/property";
 import { pretty, type Snippet } from "./report";
 import { extend } from "../objects";
 
@@ -29,8 +30,12 @@ function ownersOf(doc: unknown): unknown[] {
   return Array.isArray(owners) ? owners.filter((o) => isRecord(o)) : [];
 }
 
-const names = (owner: unknown, networkId: string) =>
-  isRecord(owner) && typeof owner.network_id === "string" && owner.network_id.toLowerCase() === networkId.toLowerCase();
+/** Whether the published owners name `networkId`, by the rule itself (V3). */
+const listed = (owners: unknown[], networkId: string) =>
+  namesOwner(
+    owners.flatMap((o) => (isRecord(o) && typeof o.network_id === "string" ? [o.network_id] : [])),
+    networkId,
+  );
 
 /**
  * The property document at `https://{domain}/ident-property.json` that names `networkId` as an
@@ -43,13 +48,13 @@ export function propertyFix(propertyId: string, networkId: string, claimed: unkn
   const document = extend(isRecord(published) ? published : {}, {
     ident_property: Object.assign({}, propertyFields(claimed), current, {
       id: propertyId,
-      ownership: owners.some((o) => names(o, networkId)) ? owners : [...owners, entry],
+      ownership: listed(owners, networkId) ? owners : [...owners, entry],
     }),
   });
-  if (current && owners.length > 0 && !owners.some((o) => names(o, networkId))) {
+  if (current && owners.length > 0 && !listed(owners, networkId)) {
     return { where: "Add this entry to ident_property.ownership", language: "json", text: pretty(entry), document };
   }
-  if (current && typeof current.id === "string" && current.id.toLowerCase() !== propertyId.toLowerCase()) {
+  if (current && typeof current.id === "string" && !isAbout(current.id, propertyId)) {
     return { where: "Set ident_property.id to", language: "json", text: pretty(propertyId), document };
   }
   return { where: "Publish this document", language: "json", text: pretty(document), document };

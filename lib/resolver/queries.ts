@@ -12,6 +12,7 @@ import { idKey, parseNetworkId, sameId, type Query } from "../protocol/ids";
 import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
 import type { Reason } from "../protocol/reasons";
 import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse, type Source } from "../result/record";
+import { isAbout } from "../rules/property";
 import { isRefusal, type FetchRefusal } from "../traffic/refusal";
 import { LABEL, type FetchDocument, type ResolveOptions } from "./documents";
 
@@ -82,7 +83,7 @@ export function createQueries(
     const found = await counterpart(propertyLocation(query.domain), parsePropertyDocument, response, opts);
     if (!found || isRefusal(found)) return found ?? response;
     const property = found.doc.ident_property;
-    if (!sameId(property.id, id)) {
+    if (!isAbout(property.id, id)) {
       response.problems.push(error("id_mismatch", `${query.domain}'s property document is about ${property.id}, not ${id}`));
       return response;
     }
