@@ -15,7 +15,7 @@ import { createFetcher } from "../lib/fetch/fetcher";
 import { createResolver } from "../lib/resolver";
 import { openStore, type Store, type StoreLocation } from "../lib/store";
 import { queueStats } from "../lib/store/queue";
-import { searchColumns } from "../lib/store/records";
+import { searchColumns } from "../lib/store/verdicts";
 import { startPostgres } from "../test/helpers/postgres";
 import { median } from "./stats";
 

@@ -5,7 +5,7 @@ import { REASON_TEXT, STATUS_TEXT } from "@/lib/present/explain";
 import { exactly } from "@/lib/present/when";
 import { REASONS, type Reason } from "@/lib/protocol/reasons";
 import { EntityStatus } from "@/lib/result/record";
-import type { Change } from "@/lib/store/records";
+import type { Change } from "@/lib/store/verdicts";
 import { app } from "@/web/app";
 
 /** Changes shown on the page; the API has the rest. */

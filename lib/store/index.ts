@@ -8,7 +8,7 @@ import path from "node:path";
 import type { Claim, EntityResult, SearchResponse } from "../result/record";
 import { openDb, StoreError, type Db, type StoreLocation } from "./db";
 import { migrate } from "./migrations";
-import { history, preview, record, type Change, type ClaimKind } from "./records";
+import { history, preview, record, type Change, type ClaimKind } from "./verdicts";
 import { discoveredDomains, enqueue, type DiscoveryOptions } from "./queue";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 import { extend } from "../objects";

@@ -17,8 +17,7 @@ import { scheduleRecheck } from "./queue";
  *
  * JSON.stringify writes a `\uDxxx` escape for a lone surrogate only (a pair is written as it is), and a
  * backslash of the text as `\\`: an escape is a `\u` after an even run of backslashes. One pass over
- * the text, rather than a replacer that copies every object (it held the page thread for 75 ms on a
- * 50-owner property).
+ * the text rather than a replacer that copies every object (docs/decisions.md#the-index).
  */
 export function jsonb(value: unknown): string {
   const text = JSON.stringify(value);
@@ -117,39 +116,72 @@ export const issuerNameOf = (claim: Claim, kind: ClaimKind) => (kind === "creden
 export async function record(tx: Queryable, result: EntityResult): Promise<{ result: EntityResult; written: boolean }> {
   const domain = result.entity.domain;
   const at = new Date(result.cache.fetched_at);
+  const { before, rows } = await readRecorded(tx, domain);
+  if (before && before.last_checked_at.getTime() >= at.getTime())
+    return { result: annotate(result, before.last_checked_at, rows), written: false };
+  const plan = planClaims(result, rows, at);
+  await writeEntity(tx, result, at, before, plan);
+  // An entity that is not accepted says nothing about its claims: their records stay as they were.
+  if (result.entity.status !== "accepted") return { result: annotate(result, at, rows), written: true };
+  for (const { kind, key, next } of plan.checked) rows.set(`${kind} ${key}`, next);
+  await writeClaims(tx, domain, at, plan.checked);
+  await writeChanges(tx, domain, at, plan.checked);
+  await markWithdrawn(tx, domain, plan.listed, rows);
+  await tx.query(
+    `DELETE FROM changes WHERE domain = $1 AND seq < (SELECT min(seq) FROM (SELECT seq FROM changes WHERE domain = $1 ORDER BY seq DESC LIMIT $2) kept)`,
+    [domain, CHANGES_KEPT],
+  );
+  return { result: annotate(result, at, rows), written: true };
+}
+
+type Recorded = { before: { last_checked_at: Date; status: string } | undefined; rows: Map<string, ClaimRow> };
+
+/** The entity's row (locked for this transaction) and its claims' rows, keyed `kind key`. */
+async function readRecorded(tx: Queryable, domain: string): Promise<Recorded> {
   const known = await tx.query<{ last_checked_at: Date; status: string }>(
     "SELECT last_checked_at, status FROM entities WHERE domain = $1 FOR UPDATE",
     [domain],
   );
-  const before = known[0];
   const rows = new Map(
     (await tx.query<ClaimRow>("SELECT * FROM claims WHERE domain = $1", [domain])).map((r) => [`${r.kind} ${r.claim_key}`, r]),
   );
-  if (before && before.last_checked_at.getTime() >= at.getTime())
-    return { result: annotate(result, before.last_checked_at, rows), written: false };
+  return { before: known[0], rows };
+}
 
-  const accepted = result.entity.status === "accepted";
+type Listed = { kind: ClaimKind; claim: Claim; key: string; prev: ClaimRow | undefined };
+type Checked = Listed & { next: ClaimRow };
+/** What this check says of each claim: every one listed, those checked with their next rows, and the count verified. */
+type ClaimPlan = { listed: Listed[]; checked: Checked[]; unchecked: Listed[]; verified: number };
+
+/** Each claim the entity lists, once, with its record before and (checked ones) after this check. */
+function planClaims(result: EntityResult, rows: Map<string, ClaimRow>, at: Date): ClaimPlan {
   // A claim listed twice (the second is a `duplicate`) is one claim: the first listing is recorded.
   const seen = new Set<string>();
-  const listed = accepted
-    ? CLAIM_KINDS.flatMap((kind) =>
-        result[kind].flatMap((claim, i) => {
-          const key = claimKey(claim, i);
-          if (seen.has(`${kind} ${key}`)) return [];
-          seen.add(`${kind} ${key}`);
-          return [{ kind, claim, key, prev: rows.get(`${kind} ${key}`) }];
-        }),
-      )
-    : [];
+  const listed =
+    result.entity.status === "accepted"
+      ? CLAIM_KINDS.flatMap((kind) =>
+          result[kind].flatMap((claim, i): Listed[] => {
+            const key = claimKey(claim, i);
+            if (seen.has(`${kind} ${key}`)) return [];
+            seen.add(`${kind} ${key}`);
+            return [{ kind, claim, key, prev: rows.get(`${kind} ${key}`) }];
+          }),
+        )
+      : [];
   // docs/decisions.md#the-index: a claim this resolver did not check (`not_checked`) keeps its record as it was.
-  const claims = listed
+  const checked = listed
     .filter((c) => c.claim.not_checked === undefined)
     .map((c) => extend(c, { next: nextRow(c.prev, c.claim, c.kind, c.key, at) }));
   const unchecked = listed.filter((c) => c.claim.not_checked !== undefined);
-  const verified = claims.filter((c) => c.next.verified).length + unchecked.filter((c) => c.prev?.verified).length;
+  const verified = checked.filter((c) => c.next.verified).length + unchecked.filter((c) => c.prev?.verified).length;
+  return { listed, checked, unchecked, verified };
+}
+
+/** The entity's row, its search text, a change of its status, and its next re-check. */
+async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before: Recorded["before"], plan: ClaimPlan): Promise<void> {
+  const domain = result.entity.domain;
+  const accepted = result.entity.status === "accepted";
   const details = result.entity.details ?? {};
-  // docs/decisions.md#search: names and domain weigh most, then what the claims are called, then the description.
-  const claimWords = listed.flatMap(({ claim, kind }) => [labelOf(claim, kind), issuerNameOf(claim, kind)]).filter((w) => w !== null);
   await tx.query(
     `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
@@ -164,27 +196,13 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
       result.entity.entity_type ?? null,
       jsonb(details),
       jsonb(result.entity.problems),
-      verified,
-      listed.length - verified,
+      plan.verified,
+      plan.listed.length - plan.verified,
       at.toISOString(),
     ],
   );
   // What an entity that is not accepted is called stays what it was last called.
-  if (accepted || !before) {
-    await tx.query(`UPDATE entities SET name = $2, description = $3, ${searchColumns("$2", "$3", "$4")} WHERE domain = $1`, [
-      domain,
-      details.name ?? null,
-      details.description ?? null,
-      claimWords.join(" ").slice(0, 20_000),
-    ]);
-    // The words of the name, for typos (docs/decisions.md#search).
-    await tx.query(
-      `INSERT INTO search_words (word)
-       SELECT DISTINCT w FROM entities, regexp_split_to_table(names_plain, '[^[:alnum:]]+') AS w
-       WHERE domain = $1 AND length(w) >= 3 ON CONFLICT DO NOTHING`,
-      [domain],
-    );
-  }
+  if (accepted || !before) await writeSearchText(tx, domain, details, plan.listed);
   if (before?.status !== result.entity.status) {
     await tx.query("INSERT INTO changes (domain, kind, claim_key, at, status) VALUES ($1, 'entity', '', $2, $3)", [
       domain,
@@ -193,16 +211,32 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
     ]);
   }
   // docs/decisions.md#discovery: every indexed entity is re-verified in the background.
-  await scheduleRecheck(tx, domain, at, accepted && unchecked.length === 0 && verified === listed.length);
-  // An entity that is not accepted says nothing about its claims: their records stay as they were.
-  if (!accepted) return { result: annotate(result, at, rows), written: true };
+  const allVerified = accepted && plan.unchecked.length === 0 && plan.verified === plan.listed.length;
+  await scheduleRecheck(tx, domain, at, allVerified);
+}
 
-  // One statement for all claims and one for their changes: a property query's owners can list
-  // thousands of claims between them, and a statement per claim cost seconds.
-  for (const { kind, key, next } of claims) rows.set(`${kind} ${key}`, next);
-  if (claims.length > 0) {
-    await tx.query(
-      `INSERT INTO claims (domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
+/** docs/decisions.md#search: names and domain weigh most, then what the claims are called, then the description; the name's words kept for typos. */
+async function writeSearchText(tx: Queryable, domain: string, details: Record<string, string>, listed: Listed[]): Promise<void> {
+  const claimWords = listed.flatMap(({ claim, kind }) => [labelOf(claim, kind), issuerNameOf(claim, kind)]).filter((w) => w !== null);
+  await tx.query(`UPDATE entities SET name = $2, description = $3, ${searchColumns("$2", "$3", "$4")} WHERE domain = $1`, [
+    domain,
+    details.name ?? null,
+    details.description ?? null,
+    claimWords.join(" ").slice(0, 20_000),
+  ]);
+  await tx.query(
+    `INSERT INTO search_words (word)
+     SELECT DISTINCT w FROM entities, regexp_split_to_table(names_plain, '[^[:alnum:]]+') AS w
+     WHERE domain = $1 AND length(w) >= 3 ON CONFLICT DO NOTHING`,
+    [domain],
+  );
+}
+
+/** Every checked claim's row, in one statement (docs/decisions.md#the-index). */
+async function writeClaims(tx: Queryable, domain: string, at: Date, checked: Checked[]): Promise<void> {
+  if (checked.length === 0) return;
+  await tx.query(
+    `INSERT INTO claims (domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
        first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
      SELECT $1, kind, claim_key, id, label, issuer, issuer_name, true, verified, reason, stale_reason, stale_message,
        first_seen_at, $2, last_verified_at, verified_since, failing_since
@@ -214,67 +248,64 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
        reason = excluded.reason, stale_reason = excluded.stale_reason, stale_message = excluded.stale_message,
        last_checked_at = excluded.last_checked_at, last_verified_at = excluded.last_verified_at,
        verified_since = excluded.verified_since, failing_since = excluded.failing_since`,
-      [
-        domain,
-        at.toISOString(),
-        jsonb(
-          claims.map(({ kind, key, claim, next }) => ({
-            kind,
-            claim_key: key,
-            id: claim.id,
-            label: labelOf(claim, kind),
-            issuer: issuerOf(claim, kind),
-            issuer_name: issuerNameOf(claim, kind),
-            verified: next.verified,
-            reason: next.reason,
-            stale_reason: next.stale_reason,
-            stale_message: next.stale_message,
-            first_seen_at: isoOf(next.first_seen_at),
-            last_verified_at: iso(next.last_verified_at),
-            verified_since: iso(next.verified_since),
-            failing_since: iso(next.failing_since),
-          })),
-        ),
-      ],
-    );
-  }
-  const changed = claims.filter(
+    [
+      domain,
+      at.toISOString(),
+      jsonb(
+        checked.map(({ kind, key, claim, next }) => ({
+          kind,
+          claim_key: key,
+          id: claim.id,
+          label: labelOf(claim, kind),
+          issuer: issuerOf(claim, kind),
+          issuer_name: issuerNameOf(claim, kind),
+          verified: next.verified,
+          reason: next.reason,
+          stale_reason: next.stale_reason,
+          stale_message: next.stale_message,
+          first_seen_at: isoOf(next.first_seen_at),
+          last_verified_at: iso(next.last_verified_at),
+          verified_since: iso(next.verified_since),
+          failing_since: iso(next.failing_since),
+        })),
+      ),
+    ],
+  );
+}
+
+/** A change row for each claim whose verdict (or reason for failing) this check changed, in one statement. */
+async function writeChanges(tx: Queryable, domain: string, at: Date, checked: Checked[]): Promise<void> {
+  const changed = checked.filter(
     ({ prev, next }) => !prev || prev.verified !== next.verified || (!next.verified && prev.reason !== next.reason),
   );
-  if (changed.length > 0) {
-    await tx.query(
-      `INSERT INTO changes (domain, kind, claim_key, id, at, verified, reason)
-       SELECT $1, kind, claim_key, id, $2, verified, reason
-       FROM jsonb_to_recordset($3::jsonb) AS x(n integer, kind text, claim_key text, id text, verified boolean, reason text) ORDER BY n`,
-      [
-        domain,
-        at.toISOString(),
-        jsonb(
-          changed.map(({ kind, key, claim, next }, n) => ({
-            n,
-            kind,
-            claim_key: key,
-            id: claim.id,
-            verified: next.verified,
-            reason: next.reason,
-          })),
-        ),
-      ],
-    );
-  }
+  if (changed.length === 0) return;
+  await tx.query(
+    `INSERT INTO changes (domain, kind, claim_key, id, at, verified, reason)
+     SELECT $1, kind, claim_key, id, $2, verified, reason
+     FROM jsonb_to_recordset($3::jsonb) AS x(n integer, kind text, claim_key text, id text, verified boolean, reason text) ORDER BY n`,
+    [
+      domain,
+      at.toISOString(),
+      jsonb(
+        changed.map(({ kind, key, claim, next }, n) => ({
+          n,
+          kind,
+          claim_key: key,
+          id: claim.id,
+          verified: next.verified,
+          reason: next.reason,
+        })),
+      ),
+    ],
+  );
+}
+
+/** Claims recorded before that the entity no longer lists: kept, as no longer present. */
+async function markWithdrawn(tx: Queryable, domain: string, listed: Listed[], rows: Map<string, ClaimRow>): Promise<void> {
   const present = new Set(listed.map((c) => `${c.kind} ${c.key}`));
   const withdrawn = [...rows.keys()].filter((k) => !present.has(k));
-  if (withdrawn.length > 0) {
-    await tx.query("UPDATE claims SET present = false WHERE domain = $1 AND kind || ' ' || claim_key = ANY($2::text[])", [
-      domain,
-      withdrawn,
-    ]);
-  }
-  await tx.query(
-    `DELETE FROM changes WHERE domain = $1 AND seq < (SELECT min(seq) FROM (SELECT seq FROM changes WHERE domain = $1 ORDER BY seq DESC LIMIT $2) kept)`,
-    [domain, CHANGES_KEPT],
-  );
-  return { result: annotate(result, at, rows), written: true };
+  if (withdrawn.length === 0) return;
+  await tx.query("UPDATE claims SET present = false WHERE domain = $1 AND kind || ' ' || claim_key = ANY($2::text[])", [domain, withdrawn]);
 }
 
 /** Whether a verified claim keeps its verdict through this failed re-check (stale on error). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonb } from "./records";
+import { jsonb } from "./verdicts";
 
 describe("jsonb (docs/decisions.md#rendering: a lone surrogate is kept as U+FFFD)", () => {
   it.each([
