@@ -53,8 +53,7 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
     // Rows hold Dates: the structured clone carries them as they are.
     serialization: "advanced",
     // Not the app's flags (a loader, a profiler): the engine is plain JavaScript. PostgreSQL's
-    // WebAssembly compiled a function at a time as it is first called: creating a store peaked at
-    // 697 MB compiled whole, 338 MB so (docs/decisions.md#memory).
+    // WebAssembly compiled a function at a time, as it is first called (docs/decisions.md#memory).
     execArgv: ["--wasm-lazy-compilation"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

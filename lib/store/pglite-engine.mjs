@@ -1,8 +1,8 @@
 // @ts-check
 /**
  * The embedded store's engine in a process of its own (docs/decisions.md#the-index). PGlite runs
- * PostgreSQL compiled to WebAssembly synchronously, so a large statement on the app's thread kept
- * every page waiting (a property lookup's record held it for 100–330 ms at a time); and its memory
+ * PostgreSQL compiled to WebAssembly synchronously, so a large statement on the app's thread would keep
+ * every page waiting; and its memory
  * is a fixed cost that has nothing to do with what strangers ask the resolver to fetch, so it is kept
  * out of the app's, where the caps on outbound work bound it (docs/decisions.md#memory). lib/store/db.ts talks to this process over its
  * IPC channel; plain JavaScript, because it runs as it is, outside any bundle.
@@ -46,8 +46,7 @@ for (const task of tasks) {
 /** @type {PGlite} */
 let db;
 try {
-  // 16 MB of shared buffers instead of PostgreSQL's 128 MB: the default costs about 110 MB more RSS
-  // (measured: 296 → 186 MB on reopening), for an index of this size.
+  // 16 MB of shared buffers instead of PostgreSQL's 128 MB (docs/decisions.md#memory).
   db = await PGlite.create({
     extensions: { pg_trgm, unaccent },
     postgresqlconf: ["shared_buffers=16MB"],

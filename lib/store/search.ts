@@ -191,7 +191,7 @@ export async function issuedBy(db: Queryable, issuer: string, limit = 500): Prom
  */
 async function typoTsquery(tx: Queryable, words: string[]): Promise<string> {
   // Through the trigram index, always: for a long word the planner would rather compute the
-  // similarity of every word of the index, which held the embedded engine for 200-300 ms a word.
+  // similarity of every word of the index (docs/decisions.md#search).
   await tx.query("SELECT set_config('pg_trgm.similarity_threshold', $1, true), set_config('enable_seqscan', 'off', true)", [
     String(TYPO_THRESHOLD),
   ]);
