@@ -9,6 +9,8 @@
  *   amplify    one client asks for distinct credentials of one victim host for 20 s, 50 at a time
  *   bombs      100 concurrent lookups of gzip bombs (8 MiB each, a few KiB on the wire), then one
  *              entity with 110 bomb claims
+ *   wildcard   60 clients looking up distinct names that all point at one address, for 90 s, while
+ *              another client reads a warm page (docs/architecture.md#traffic: `addressPerMinute`)
  *
  * `npm run load -- storm` runs only the runs it names; with LOAD_PROF=1 each app writes a CPU profile
  * to /tmp/prof (open it in Chrome's DevTools).
@@ -26,7 +28,7 @@ import { Agent, request } from "node:http";
 import { createServer, type Socket } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULTS } from "../lib/limits";
+import { trafficSettings } from "../lib/traffic/limits";
 import { startSampleNetwork, type Site } from "../test/network/server";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -367,13 +369,14 @@ const stormConnectTo = Array.from({ length: STORM }, (_, i) => `storm${i}.test:4
 const base = { NODE_EXTRA_CA_CERTS: net.caFile, NEXT_TELEMETRY_DISABLED: "1" };
 const toNet = { ...base, IDENT_CONNECT_TO: net.connectTo };
 const upstream = () => [...net.requests.values()].reduce((a, b) => a + b, 0);
-const outboundCap = DEFAULTS.maxOutbound;
+const limits = trafficSettings();
+const outboundCap = limits.outbound;
 /** `npm run load -- storm bombs` runs only those. */
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
 
 console.log(
-  `load: limits at their defaults (IDENT_MAX_OUTBOUND ${outboundCap}, ${DEFAULTS.maxFetchesPerQuery} fetches a query, ${DEFAULTS.perHost} per address, ${DEFAULTS.coldLookupsPerMin} cold lookups a client a minute)\n`,
+  `load: limits at their defaults (IDENT_MAX_OUTBOUND ${outboundCap}, ${limits.fetchesPerQuery} fetches a query, ${limits.hostAtOnce} per host name and ${limits.addressAtOnce} per address at once, ${limits.addressPerMinute} a minute per address, ${limits.coldLookups} cold lookups a client a minute)\n`,
 );
 
 if (wanted("property")) {
@@ -386,7 +389,7 @@ if (wanted("property")) {
   const m = await stop();
   console.log(
     `property  1 lookup of 50 owners × 110 claims: HTTP ${answer.status} in ${(answer.ms / 1000).toFixed(1)} s; ` +
-      `${upstream()} upstream requests (goal ≤ ${DEFAULTS.maxFetchesPerQuery}); at most ${net.peakTotal()} at once to the one address (goal ≤ ${DEFAULTS.perHost}); ` +
+      `${upstream()} upstream requests (goal ≤ ${limits.fetchesPerQuery}); at most ${net.peakTotal()} at once to the one address (goal ≤ ${limits.addressAtOnce}); ` +
       `peak ${m.sockets} outbound sockets, ${m.fds} fds; RSS ${m.restRss.toFixed(0)} → ${m.rss.toFixed(0)} MB ${engine(m)}; ${m.cpu.toFixed(1)} CPU-s; ` +
       home(m, rest, "; goal ≤ 3×"),
   );
@@ -437,7 +440,7 @@ if (wanted("amplify")) {
   const victim = [...net.requests].filter(([k]) => k.startsWith("victim.test/")).reduce((a, [, v]) => a + v, 0);
   console.log(
     `amplify   one client, 20 s, 50 at a time: ${statuses.length} lookups (${counts(statuses)}); ${victim} requests reached the victim ` +
-      `(goal ≤ ${DEFAULTS.coldLookupsPerMin * 2} a minute); ` +
+      `(goal ≤ ${limits.coldLookups * 2} a minute); ` +
       home(m, rest),
   );
   await stopApp(app);
@@ -461,6 +464,51 @@ if (wanted("bombs")) {
   console.log(
     `bombs     1 entity with 110 bomb claims: HTTP ${one.status} in ${(one.ms / 1000).toFixed(1)} s; peak RSS ${m.rss.toFixed(0)} MB (goal ≤ 300) ${engine(m)}; ` +
       `${m.cpu.toFixed(1)} CPU-s`,
+  );
+  await stopApp(app);
+}
+
+if (wanted("wildcard")) {
+  // Every name under load.test is served by the one address (wildcard DNS, as a Pages host has).
+  const app = await startApp(3405, { ...toNet, IDENT_TRUSTED_HOPS: "1" });
+  const rest = await homeAtRest(app.port);
+  const warmPage = "/entity/alice.example";
+  const reader = { "x-forwarded-for": "10.61.0.1" };
+  await get(app.port, warmPage, reader, 30_000);
+  net.resetCounts();
+  const stop = await watch(app, net.port);
+  const RUN_MS = 90_000;
+  const until = performance.now() + RUN_MS;
+  // What reached the address, sampled every 250 ms: the busiest sliding minute is read from these.
+  const samples: { t: number; n: number }[] = [{ t: performance.now(), n: upstream() }];
+  const sampler = setInterval(() => samples.push({ t: performance.now(), n: upstream() }), 250);
+  const statuses: number[] = [];
+  const clients = Array.from({ length: 60 }, async (_, c) => {
+    const headers = { "x-forwarded-for": `10.60.0.${c + 1}` };
+    for (let n = 0; performance.now() < until; n++)
+      statuses.push((await get(app.port, `/api/resolve?q=w${c}-${n}.load.test`, headers, 30_000)).status);
+  });
+  const readerTimes: number[] = [];
+  const readerLoop = (async () => {
+    while (performance.now() < until) {
+      readerTimes.push((await get(app.port, warmPage, reader, 30_000)).ms);
+      await sleep(25);
+    }
+  })();
+  await Promise.all([...clients, readerLoop]);
+  clearInterval(sampler);
+  samples.push({ t: performance.now(), n: upstream() });
+  const m = await stop();
+  let busiest = 0;
+  for (const end of samples) {
+    const start = [...samples].reverse().find((x) => x.t <= end.t - 60_000) ?? samples[0];
+    if (start) busiest = Math.max(busiest, end.n - start.n);
+  }
+  console.log(
+    `wildcard  60 clients × distinct names on one address for ${RUN_MS / 1000} s: ${statuses.length} lookups (${counts(statuses)}); ` +
+      `${upstream()} requests reached the address, at most ${busiest} in any minute (goal ≤ ${limits.addressPerMinute}) and ${net.peakTotal()} at once (goal ≤ ${limits.addressAtOnce}); ` +
+      `another client's warm page p95 ${p95(readerTimes).toFixed(0)} ms over ${readerTimes.length} requests (goal < 500 ms); ` +
+      home(m, rest),
   );
   await stopApp(app);
 }

@@ -1,8 +1,9 @@
 /**
- * Every default limit of the resolver, written once (docs/decisions.md#fetching,
- * docs/decisions.md#budget, docs/decisions.md#caching). The configuration, the fetcher, the cache and
- * the resolver all read them from here.
+ * The document limits of the resolver, written once (docs/decisions.md#fetching,
+ * docs/decisions.md#budget, docs/decisions.md#caching): deadlines, sizes, claims per entity, cache
+ * ages. The traffic limits (what may run at once or in a minute) are declared in lib/traffic/limits.ts.
  */
+import { LIMITS } from "./traffic/limits";
 
 export const MiB = 1024 * 1024;
 
@@ -17,16 +18,6 @@ export const DEFAULTS = {
   maxClaims: 50,
   /** Connections checked per entity (`IDENT_MAX_CONNECTIONS`). */
   maxConnections: 10,
-  /** Fetches to one host name, and to one IP address, at a time. */
-  perHost: 6,
-  /** Fetches one query may start (`IDENT_MAX_FETCHES_PER_QUERY`). */
-  maxFetchesPerQuery: 300,
-  /** Fetches in flight per instance; more wait in a queue of 4 × as many (`IDENT_MAX_OUTBOUND`). */
-  maxOutbound: 64,
-  /** Lookups that start a fetch, per client per minute (`IDENT_COLD_LOOKUPS_PER_MIN`). */
-  coldLookupsPerMin: 30,
-  /** Requests to one host per minute, for all clients together (`IDENT_HOST_BUDGET_PER_MIN`). */
-  hostBudgetPerMin: 300,
   /** How long a found document is served before a background refresh (`IDENT_CACHE_FRESH_S`). */
   cacheFreshS: 3_600,
   /** The longest a cached document is used, stale or not: the protocol's day (`IDENT_CACHE_TTL_S`). */
@@ -43,12 +34,12 @@ export type Limits = {
   maxClaims: number;
   /** Connections checked per entity. @default 10 */
   maxConnections: number;
-  /** Fetches one query may start; the claims past it are reported `limit`. @default 300 */
+  /** Fetches one query may start (docs/architecture.md#traffic `fetchesPerQuery`); the claims past it are `not_checked`. @default 300 */
   maxFetchesPerQuery: number;
 };
 
 export const DEFAULT_LIMITS: Limits = {
   maxClaims: DEFAULTS.maxClaims,
   maxConnections: DEFAULTS.maxConnections,
-  maxFetchesPerQuery: DEFAULTS.maxFetchesPerQuery,
+  maxFetchesPerQuery: LIMITS.fetchesPerQuery.default,
 };
