@@ -40,6 +40,17 @@ function declared<const N extends string, S extends z.ZodType>(name: N, schema: 
 
 const url = (value: string | undefined) => (value === undefined ? null : URL.parse(value));
 
+/** The URL of a server, of one of `protocols` and with a host; null when unset. */
+function serverUrl(protocols: readonly string[], message: string) {
+  return variable.transform((value, ctx) => {
+    const parsed = url(value);
+    if (value === undefined) return null;
+    if (parsed && protocols.includes(parsed.protocol) && parsed.hostname) return value;
+    ctx.addIssue({ code: "custom", message });
+    return z.NEVER;
+  });
+}
+
 /**
  * The variables, each declared once, keyed by the configuration field it sets; the configuration's
  * types are inferred from these (`fileExists` is injected so tests need no files). Traffic limits
@@ -84,25 +95,10 @@ function variables(fileExists: (path: string) => boolean) {
     ),
     databaseUrl: declared(
       "IDENT_DATABASE_URL",
-      variable.transform((value, ctx) => {
-        const parsed = url(value);
-        if (value === undefined) return null;
-        if (parsed && (parsed.protocol === "postgres:" || parsed.protocol === "postgresql:") && parsed.hostname) return value;
-        ctx.addIssue({ code: "custom", message: "must be a postgres:// URL with a host (postgres://user:password@host:5432/database)" });
-        return z.NEVER;
-      }),
+      serverUrl(["postgres:", "postgresql:"], "must be a postgres:// URL with a host (postgres://user:password@host:5432/database)"),
     ),
     // docs/deploying.md#redis
-    redisUrl: declared(
-      "IDENT_REDIS_URL",
-      variable.transform((value, ctx) => {
-        const parsed = url(value);
-        if (value === undefined) return null;
-        if (parsed && (parsed.protocol === "redis:" || parsed.protocol === "rediss:") && parsed.hostname) return value;
-        ctx.addIssue({ code: "custom", message: "must be a redis:// URL with a host (redis://host:6379)" });
-        return z.NEVER;
-      }),
-    ),
+    redisUrl: declared("IDENT_REDIS_URL", serverUrl(["redis:", "rediss:"], "must be a redis:// URL with a host (redis://host:6379)")),
     // docs/deploying.md#logs
     logLevel: declared(
       "IDENT_LOG_LEVEL",
