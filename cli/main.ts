@@ -13,8 +13,6 @@ import { check } from "./check";
 import type { Io } from "./io";
 import { printable } from "./print";
 
-export type { Io } from "./io";
-
 const USAGE = `usage: ident resolve <query> [--json]
        ident search <text> [--json] [--cursor <cursor>]
        ident check <domain | file> [--json]
