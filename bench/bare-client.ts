@@ -4,21 +4,38 @@
  * 20 claim documents at once, each on a new TLS connection, and nothing else (no guard, no cache, no
  * parsing). The resolver's cold fan-out divided by this one's says what the resolver adds.
  *
- * Run by bench/run.ts: `node --import tsx bench/bare-client.ts PORT CA_FILE RUNS DELAY_MS`; prints JSON.
+ * It dials where an `IDENT_CONNECT_TO` value sends each name (docs/decisions.md#connect-to), for two
+ * values in turn: each site on its own address, and every site on one address.
+ *
+ * Run by bench/run.ts: `node --import tsx bench/bare-client.ts` with a {@link BareInput} as JSON on
+ * stdin; prints a {@link BareOutput} as JSON.
  */
 import { readFileSync } from "node:fs";
 import { request } from "node:https";
+import { matchConnectTo, parseConnectTo, type ConnectToEntry } from "../lib/fetch/connect-to";
 import { median } from "./stats";
 
-const [port = "0", caFile = "", runs = "7", delay = "50"] = process.argv.slice(2);
-const ca = readFileSync(caFile);
+export type BareInput = { connectTo: { own: string; one: string }; caFile: string; runs: number; delayMs: number };
+/** Per case: the median of (fan-out − no claims) ÷ the delay, in round trips, and the median fan-out in ms. */
+export type BareOutput = Record<keyof BareInput["connectTo"], { ratio: number; fanMs: number }>;
 
-/** One GET on a new connection to the sample network, read to the end. */
-function get(url: string): Promise<void> {
+const input = JSON.parse(readFileSync(0, "utf8")) as BareInput;
+const ca = readFileSync(input.caFile);
+
+function entriesOf(value: string): ConnectToEntry[] {
+  const parsed = parseConnectTo(value);
+  if (!parsed.ok) throw new Error(parsed.message);
+  return parsed.entries;
+}
+
+/** One GET on a new connection to where `entries` send the URL's host, read to the end. */
+function get(entries: readonly ConnectToEntry[], url: string): Promise<void> {
   const u = new URL(url);
+  const to = matchConnectTo(entries, u.hostname, 443);
+  if (!to?.host) return Promise.reject(new Error(`${u.hostname}: no connect-to address`));
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: "127.0.0.1", port: Number(port), path: u.pathname, servername: u.hostname, headers: { host: u.hostname }, ca, agent: false },
+      { host: to.host, port: to.port, path: u.pathname, servername: u.hostname, headers: { host: u.hostname }, ca, agent: false },
       (res) => {
         res.resume();
         res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`${url}: HTTP ${res.statusCode}`))));
@@ -29,10 +46,10 @@ function get(url: string): Promise<void> {
   });
 }
 
-async function entityThenClaims(entity: string, claims: string[]): Promise<number> {
+async function entityThenClaims(entries: readonly ConnectToEntry[], entity: string, claims: string[]): Promise<number> {
   const t0 = performance.now();
-  await get(entity);
-  await Promise.all(claims.map(get));
+  await get(entries, entity);
+  await Promise.all(claims.map((c) => get(entries, c)));
   return performance.now() - t0;
 }
 
@@ -40,11 +57,20 @@ const claims = Array.from({ length: 10 }, (_, i) => [
   `https://p${i}.bench/ident-property.json`,
   `https://i${i}.bench/fan/ident-credential.json`,
 ]).flat();
-await entityThenClaims("https://fan.bench/ident.json", claims); // warm-up
-const ratios: number[] = [];
-for (let i = 0; i < Number(runs); i++) {
-  const empty = await entityThenClaims("https://empty.bench/ident.json", []);
-  const fan = await entityThenClaims("https://fan.bench/ident.json", claims);
-  ratios.push((fan - empty) / Number(delay));
+const cases = { own: entriesOf(input.connectTo.own), one: entriesOf(input.connectTo.one) };
+const runs = { own: { ratios: [] as number[], fans: [] as number[] }, one: { ratios: [] as number[], fans: [] as number[] } };
+for (const entries of Object.values(cases)) await entityThenClaims(entries, "https://fan.bench/ident.json", claims); // warm-up
+for (let i = 0; i < input.runs; i++) {
+  // Alternated, as the resolver's runs are (bench/run.ts).
+  for (const [name, entries] of Object.entries(cases) as [keyof typeof cases, ConnectToEntry[]][]) {
+    const empty = await entityThenClaims(entries, "https://empty.bench/ident.json", []);
+    const fan = await entityThenClaims(entries, "https://fan.bench/ident.json", claims);
+    runs[name].ratios.push((fan - empty) / input.delayMs);
+    runs[name].fans.push(fan);
+  }
 }
-process.stdout.write(JSON.stringify({ ratio: median(ratios) }));
+const out: BareOutput = {
+  own: { ratio: median(runs.own.ratios), fanMs: median(runs.own.fans) },
+  one: { ratio: median(runs.one.ratios), fanMs: median(runs.one.fans) },
+};
+process.stdout.write(JSON.stringify(out));
