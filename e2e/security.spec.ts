@@ -60,8 +60,9 @@ test("the API answers as docs/decisions.md#interfaces says, with sensible cachin
   expect(statuses.slice(0, 5).every((s) => s === 200)).toBe(true);
   expect(statuses.at(-1)).toBe(429);
   // docs/architecture.md#traffic: the refusal names its limit, and when to ask again.
-  expect(last?.headers()["retry-after"]).toMatch(/^\d+$/);
-  expect((await last?.json()).error).toMatchObject({
+  if (!last) throw new Error("no request was made");
+  expect(last.headers()["retry-after"]).toMatch(/^\d+$/);
+  expect((await last.json()).error).toMatchObject({
     code: "rate_limited",
     refused: "refreshes",
     message: expect.stringMatching(/^You have asked for the 5 fresh checks a minute one client may/),
