@@ -1,6 +1,6 @@
 /**
  * `npm run load`: hostile load against the built app (docs/decisions.md#outbound-work), on loopback
- * only (scripts/loopback-only.sh), bounded in count and time; it stops by itself. Four runs, each
+ * only (scripts/loopback-only.sh), bounded in count and time; it stops by itself. Five runs, each
  * against a fresh `npm start` so that memory figures start from rest:
  *
  *   property   one lookup of a property with 50 owners, each claiming 110 documents on distinct hosts
@@ -9,8 +9,9 @@
  *   amplify    one client asks for distinct credentials of one victim host for 20 s, 50 at a time
  *   bombs      100 concurrent lookups of gzip bombs (8 MiB each, a few KiB on the wire), then one
  *              entity with 110 bomb claims
- *   wildcard   60 clients looking up distinct names that all point at one address, for 90 s, while
- *              another client reads a warm page (docs/architecture.md#traffic: `addressPerMinute`)
+ *   wildcard   60 clients looking up distinct names that exist nowhere, all sent to one address (a
+ *              publisher of its own that answers 404 after 50 ms: bench/wild-publisher.ts), for 90 s,
+ *              while another client reads a warm page (docs/architecture.md#traffic: `addressPerMinute`)
  *
  * `npm run load -- storm` runs only the runs it names; with LOAD_PROF=1 each app writes a CPU profile
  * to /tmp/prof (open it in Chrome's DevTools).
@@ -22,7 +23,7 @@
  * asserted, since timings on a shared machine are noisy.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { Agent, request } from "node:http";
 import { createServer, type Socket } from "node:net";
@@ -30,6 +31,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { trafficSettings } from "../lib/traffic/limits";
 import { startSampleNetwork, type Site } from "../test/network/server";
+import { startWildPublisher, WILD_SUFFIX } from "./wild-publisher";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const S = "\u00a7";
@@ -128,6 +130,33 @@ function get(
   });
 }
 
+/** A GET of the API whose refusal, when it is one, is named: its body's `error.refused` (docs/architecture.md#traffic). */
+function lookup(port: number, target: string, headers: Record<string, string>, agent: Agent): Promise<{ status: number; refused: string }> {
+  return new Promise((resolve) => {
+    const req = request({ host: "127.0.0.1", port, path: target, headers, timeout: 30_000, agent }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        if (text.length < 4096) text += chunk;
+      });
+      res.on("end", () => {
+        let refused = "";
+        if ((res.statusCode ?? 0) >= 400) {
+          try {
+            refused = String((JSON.parse(text) as { error?: { refused?: unknown } }).error?.refused ?? "");
+          } catch {
+            // not JSON
+          }
+        }
+        resolve({ status: res.statusCode ?? 0, refused });
+      });
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", () => resolve({ status: 0, refused: "" }));
+    req.end();
+  });
+}
+
 /**
  * The app's own event-loop delay since the last reading, from its `/metrics` (prom-client resets the
  * histogram on each reading): how long work on the page thread kept a request waiting, apart from
@@ -206,10 +235,10 @@ function socketsTo(pid: number, port: number): number {
 }
 
 /**
- * Times `GET /` every 25 ms (enough samples for a p95 over a run of a second) from a process of its own, so that the load this one generates does not
+ * Times `GET target` (`/` unless told) every 25 ms (enough samples for a p95 over a run of a second) from a process of its own, so that the load this one generates does not
  * delay the measurement; its latencies come back when it is stopped.
  */
-function probe(port: number): () => Promise<number[]> {
+function probe(port: number, target = "/", headers: Record<string, string> = {}): () => Promise<number[]> {
   const script = `
     const http = require("node:http");
     const times = [];
@@ -219,7 +248,7 @@ function probe(port: number): () => Promise<number[]> {
       while (running) {
         const t0 = performance.now();
         await new Promise((resolve) => {
-          const req = http.get({ host: "127.0.0.1", port: ${port}, path: "/", agent: false, timeout: 30000 }, (res) => {
+          const req = http.get({ host: "127.0.0.1", port: ${port}, path: ${JSON.stringify(target)}, headers: ${JSON.stringify(headers)}, agent: false, timeout: 30000 }, (res) => {
             res.resume();
             res.on("end", resolve);
           });
@@ -363,6 +392,8 @@ await new Promise<void>((r) => tarpits[0]?.listen(0, ADDRESSES[0], r));
 const tarpitPort = (tarpits[0]?.address() as { port: number }).port;
 await Promise.all(tarpits.slice(1).map((t, i) => new Promise<void>((r) => t.listen(tarpitPort, ADDRESSES[i + 1], r))));
 const STORM = 3000;
+/** The wildcard run's one address, apart from the tarpits' and the sample network's. */
+const WILD_ADDRESS = "127.0.3.1";
 const stormConnectTo = Array.from({ length: STORM }, (_, i) => `storm${i}.test:443:${ADDRESSES[i % ADDRESSES.length]}:${tarpitPort}`).join(
   ",",
 );
@@ -469,45 +500,70 @@ if (wanted("bombs")) {
 }
 
 if (wanted("wildcard")) {
-  // Every name under load.test is served by the one address (wildcard DNS, as a Pages host has).
-  const app = await startApp(3405, { ...toNet, IDENT_TRUSTED_HOPS: "1" });
+  // Names that exist nowhere, every one sent to one address, as wildcard DNS sends them; the sample
+  // network's own names (the warm page's) still go to it.
+  const wild = await startWildPublisher(WILD_ADDRESS, 50);
+  const caFile = path.join(mkdtempSync(path.join(tmpdir(), "ident-wild-")), "ca.pem");
+  writeFileSync(caFile, `${net.caPem.trim()}\n${wild.caPem.trim()}\n`);
+  const connectTo = [...net.domains.map((d) => `${d}:443:127.0.0.1:${net.port}`), `::${WILD_ADDRESS}:${wild.port}`].join(",");
+  const app = await startApp(3405, { ...base, NODE_EXTRA_CA_CERTS: caFile, IDENT_CONNECT_TO: connectTo, IDENT_TRUSTED_HOPS: "1" });
   const rest = await homeAtRest(app.port);
   const warmPage = "/entity/alice.example";
   const reader = { "x-forwarded-for": "10.61.0.1" };
-  await get(app.port, warmPage, reader, 30_000);
-  net.resetCounts();
-  const stop = await watch(app, net.port);
+  const warmed = await get(app.port, warmPage, reader, 30_000);
+  await wild.reset();
+  const stop = await watch(app, wild.port);
+  const stopReader = probe(app.port, warmPage, reader);
   const RUN_MS = 90_000;
+  const CLIENTS = 60;
   const until = performance.now() + RUN_MS;
-  // What reached the address, sampled every 250 ms: the busiest sliding minute is read from these.
-  const samples: { t: number; n: number }[] = [{ t: performance.now(), n: upstream() }];
-  const sampler = setInterval(() => samples.push({ t: performance.now(), n: upstream() }), 250);
-  const statuses: number[] = [];
-  const clients = Array.from({ length: 60 }, async (_, c) => {
-    const headers = { "x-forwarded-for": `10.60.0.${c + 1}` };
-    for (let n = 0; performance.now() < until; n++)
-      statuses.push((await get(app.port, `/api/resolve?q=w${c}-${n}.load.test`, headers, 30_000)).status);
-  });
-  const readerTimes: number[] = [];
-  const readerLoop = (async () => {
-    while (performance.now() < until) {
-      readerTimes.push((await get(app.port, warmPage, reader, 30_000)).ms);
-      await sleep(25);
-    }
-  })();
-  await Promise.all([...clients, readerLoop]);
-  clearInterval(sampler);
-  samples.push({ t: performance.now(), n: upstream() });
+  // Each client on a connection of its own, kept open, asking again as soon as it is answered.
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const answers: { status: number; refused: string }[] = [];
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      const headers = { "x-forwarded-for": `10.60.0.${c + 1}` };
+      for (let n = 0; n < 100_000 && performance.now() < until; n++)
+        answers.push(await lookup(app.port, `/api/resolve?q=w${c}-${n}.${WILD_SUFFIX}`, headers, agent));
+    }),
+  );
+  const readerTimes = await stopReader();
   const m = await stop();
+  agent.destroy();
+  const { arrivals, peak } = await wild.report();
+  wild.stop();
+  // The busiest sliding 60 s: the most arrivals in [t, t + 60 s) over every arrival t.
   let busiest = 0;
-  for (const end of samples) {
-    const start = [...samples].reverse().find((x) => x.t <= end.t - 60_000) ?? samples[0];
-    if (start) busiest = Math.max(busiest, end.n - start.n);
+  for (let i = 0, j = 0; i < arrivals.length; i++) {
+    while (j < arrivals.length && (arrivals[j] ?? Infinity) < (arrivals[i] ?? 0) + 60_000) j++;
+    busiest = Math.max(busiest, j - i);
   }
+  // The shortest time in which one more than the minute's budget arrived: under 60 s, some 60 s held more than the budget.
+  const over = limits.addressPerMinute;
+  let shortest = Infinity;
+  for (let i = 0; i + over < arrivals.length; i++) shortest = Math.min(shortest, (arrivals[i + over] ?? Infinity) - (arrivals[i] ?? 0));
+  // Arrivals per 10 s from the first: how the address's minute is spent.
+  const tens = arrivals.length
+    ? Array.from({ length: Math.ceil(((arrivals.at(-1) ?? 0) - (arrivals[0] ?? 0) + 1) / 10_000) }, () => 0)
+    : [];
+  for (const t of arrivals) {
+    const k = Math.floor((t - (arrivals[0] ?? 0)) / 10_000);
+    tens[k] = (tens[k] ?? 0) + 1;
+  }
+  const of = (status: number) => {
+    const these = answers.filter((a) => a.status === status);
+    const by = new Map<string, number>();
+    for (const a of these) if (a.refused) by.set(a.refused, (by.get(a.refused) ?? 0) + 1);
+    return `${these.length}× ${status}${by.size ? ` (${[...by].map(([k, n]) => `${n} ${k}`).join(", ")})` : ""}`;
+  };
+  const others = answers.map((a) => a.status).filter((s) => s !== 200 && s !== 429 && s !== 503);
   console.log(
-    `wildcard  60 clients × distinct names on one address for ${RUN_MS / 1000} s: ${statuses.length} lookups (${counts(statuses)}); ` +
-      `${upstream()} requests reached the address, at most ${busiest} in any minute (goal ≤ ${limits.addressPerMinute}) and ${net.peakTotal()} at once (goal ≤ ${limits.addressAtOnce}); ` +
-      `another client's warm page p95 ${p95(readerTimes).toFixed(0)} ms over ${readerTimes.length} requests (goal < 500 ms); ` +
+    `wildcard  ${CLIENTS} clients × distinct names that exist nowhere, all on one address, for ${RUN_MS / 1000} s: ${answers.length} lookups, ` +
+      `${of(200)}, ${of(429)}, ${of(503)}${others.length ? `, others ${counts(others)}` : ""}; ` +
+      `${arrivals.length} requests reached the address, at most ${busiest} in any 60 s (goal ≤ ${limits.addressPerMinute} in any minute, IDENT_ADDRESS_BUDGET_PER_MIN) ` +
+      `and ${peak} at once (goal never more than ${limits.addressAtOnce}); ` +
+      `${Number.isFinite(shortest) ? `${over + 1} of them arrived within ${(shortest / 1000).toFixed(2)} s; ` : ""}per 10 s from the first: ${tens.join(", ")}; ` +
+      `another client's warm ${warmPage} (HTTP ${warmed.status} when warmed) p95 ${p95(readerTimes).toFixed(0)} ms over ${readerTimes.length} requests (goal < 500 ms); ` +
       home(m, rest),
   );
   await stopApp(app);
