@@ -10,6 +10,7 @@ import type { Query } from "@/lib/protocol/ids";
 import type { SearchResponse } from "@/lib/result/record";
 import type { ConfiguredResolver } from "@/lib/setup";
 import { OVER_LIMIT_DELAY_MS } from "@/lib/traffic/answer";
+import { hostSpent } from "@/lib/traffic";
 import { refusal, REFUSAL_KINDS, type Refusal } from "@/lib/traffic/refusal";
 
 /** What admission needs: the resolver's cache probe, its limits and metrics, and the client of a request. */
@@ -78,8 +79,7 @@ export async function admit(
   }
   const host = await windows.hostPerMinute.check(query.domain);
   if (!host.ok) {
-    const why = `${query.domain} has had the ${settings.hostPerMinute} requests a minute this resolver sends one site; try again in ${host.retryAfterS} s`;
-    return refuse(refusal("host_budget", why, host.retryAfterS));
+    return refuse(hostSpent(query.domain, settings, host.retryAfterS));
   }
   const cold = await windows.coldLookups.take(client);
   if (!cold.ok) {

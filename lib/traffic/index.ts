@@ -37,6 +37,14 @@ export function createWindows(settings: TrafficSettings, fleet: FleetCounting | 
   return windows;
 }
 
+/** The refusal of a host name whose minute is spent (`hostPerMinute`): for a fetch, and for a lookup's admission. */
+export const hostSpent = (host: string, settings: TrafficSettings, retryAfterS: number): FetchRefusal =>
+  refusal(
+    "host_budget",
+    `${host} has had the ${settings.hostPerMinute} requests a minute this resolver sends one site; try again in ${retryAfterS} s`,
+    retryAfterS,
+  );
+
 /** Whose request a fetch is, and where it goes: the keys of the per-minute limits a fetch spends. */
 export type FetchTarget = { host: string; address: string; client: string };
 
@@ -74,10 +82,7 @@ function firstRefused(
   byAddress: RateDecision,
   share: RateDecision,
 ): FetchRefusal | null {
-  if (!byHost.ok) {
-    const message = `${host} has had the ${settings.hostPerMinute} requests a minute this resolver sends one site; try again in ${byHost.retryAfterS} s`;
-    return refusal("host_budget", message, byHost.retryAfterS);
-  }
+  if (!byHost.ok) return hostSpent(host, settings, byHost.retryAfterS);
   if (!byAddress.ok) {
     const message = `the server of ${host} (${address}) has had the ${settings.addressPerMinute} requests a minute this resolver sends one address; try again in ${byAddress.retryAfterS} s`;
     return refusal("address_budget", message, byAddress.retryAfterS);

@@ -1,3 +1,4 @@
+import { trafficSettings } from "./limits";
 import { refusal, type Refusal } from "./refusal";
 
 /** Whose work a fetch is: a person waiting for a page or an answer, or a refresh nobody waits for. */
@@ -6,7 +7,7 @@ export type Priority = "person" | "background";
 export type OutboundOptions = {
   /** Fetches in flight at most (`IDENT_MAX_OUTBOUND`). @default 64 */
   max: number;
-  /** Fetches waiting at most, for a slot or for their turn at a host or address; past it a fetch is refused as `busy`. @default 4 × max */
+  /** Fetches waiting at most, for a slot or for their turn at a host or address; past it a fetch is refused as `busy`. @default the declared `outboundQueue` for `max` */
   maxQueued?: number;
   /** Longest wait for a fetch's turn and slot, from its start, before it is refused as `busy`, in ms. */
   maxWaitMs: number;
@@ -43,7 +44,7 @@ export type Ticket = {
  */
 export function createOutboundGate(options: OutboundOptions) {
   const max = options.max;
-  const maxQueued = options.maxQueued ?? 4 * max;
+  const maxQueued = options.maxQueued ?? trafficSettings({ outbound: max }).outboundQueue;
   const queues: Record<Priority, Waiter[]> = { person: [], background: [] };
   const stats: OutboundStats = { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 };
   const retryAfterS = Math.max(1, Math.ceil(options.maxWaitMs / 1000));
