@@ -126,8 +126,14 @@ export function createThreadedFetcher(
     const ticket = entry.enter();
     if (isRefusal(ticket)) return ticket;
     ticket.started(); // its wait for a slot is the thread's to time
-    thread ??= start();
-    const worker = thread;
+    let worker: Worker;
+    try {
+      worker = thread ??= start();
+    } catch (err) {
+      // A thread that cannot start (no memory, no threads left) gives back its slot and says so.
+      ticket.leave();
+      return fault(`this resolver could not start its fetch thread: ${err instanceof Error ? err.message : String(err)}`);
+    }
     try {
       return await new Promise<FetchOutcome | FetchRefusal>((resolve) => {
         const id = next++;

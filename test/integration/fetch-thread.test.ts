@@ -76,7 +76,7 @@ describe("the fetch thread", () => {
   });
 
   it("spends the app thread's budgets for every request, with its client: past one, the refusal with when to retry", async () => {
-    const settings = trafficSettings({ hostPerMinute: 2 });
+    const settings = trafficSettings({ hostPerMinute: 2, hostSharePerMinute: 2 });
     const spend = fetchBudgets(createWindows(settings), settings);
     const asked: FetchTarget[] = [];
     const fetch = threaded({}, (target) => (asked.push(target), spend(target)));
@@ -169,5 +169,25 @@ describe("the fetch thread", () => {
     await fetch("https://alice.example/ident.json", "json");
     await fetch.close();
     expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "local_fault" });
+  });
+
+  it("a thread that cannot start: the fetch is refused as this resolver's fault, and its slot is given back", async () => {
+    let spawned = 0;
+    const fetch = threaded({ maxOutbound: 1, maxQueued: 0 }, undefined, () => {
+      spawned++;
+      throw new Error("ERR_WORKER_INIT_FAILED: no memory for a thread");
+    });
+    try {
+      expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({
+        refused: "local_fault",
+        message: expect.stringContaining("could not start its fetch thread: ERR_WORKER_INIT_FAILED"),
+      });
+      // With one slot and no queue, a slot kept by the failed start would refuse this one as busy.
+      expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "local_fault" });
+      expect(spawned).toBe(2);
+      expect(fetch.outbound.stats()).toMatchObject({ active: 0, pending: 0 });
+    } finally {
+      await fetch.close();
+    }
   });
 });
