@@ -22,6 +22,11 @@ export const REFUSAL_WORDS: Record<RefusalKind, { status: 429 | 503; heading: st
     heading: "This site's host has had enough requests for now",
     meaning: "This resolver has sent the server behind this site as many requests as it sends one address in a minute.",
   },
+  client_share: {
+    status: 429,
+    heading: "You have had your share of this site for now",
+    meaning: "Your lookups have had the share of this resolver's requests to one site or server that one client may have in a minute.",
+  },
   busy: {
     status: 503,
     heading: "This resolver is busy",

@@ -5,8 +5,8 @@
  */
 import { LIMITS, type LimitName, type TrafficSettings } from "./limits";
 import { refusal, type FetchRefusal } from "./refusal";
-import { createSharedWindowLimiter, type RedisLink } from "./shared-window";
-import { createWindowLimiter, type RateDecision, type RateLimiter } from "./window";
+import { createSharedCounter, type RedisLink } from "./shared-window";
+import { createLocalCounter, limiterOn, takeTogether, type RateLimiter } from "./window";
 
 export type { RateDecision, RateLimiter } from "./window";
 export { answerRefusal, type RefusalAnswer } from "./answer";
@@ -24,16 +24,12 @@ export type Windows = Record<WindowName, RateLimiter>;
 export type FleetCounting = { link: RedisLink; keyPrefix: string };
 
 export function createWindows(settings: TrafficSettings, fleet: FleetCounting | null = null, now?: () => number): Windows {
+  const local = createLocalCounter(now ? { now } : {});
+  const shared = fleet
+    ? createSharedCounter(fleet.link, local, now ? { keyPrefix: fleet.keyPrefix, now } : { keyPrefix: fleet.keyPrefix })
+    : null;
   const windows = {} as Windows;
-  for (const name of WINDOW_NAMES) {
-    const limit = settings[name];
-    const local = createWindowLimiter(now ? { limit, now } : { limit });
-    if (!fleet || !LIMITS[name].fleet) windows[name] = local;
-    else {
-      const options = { name, limit, keyPrefix: fleet.keyPrefix };
-      windows[name] = createSharedWindowLimiter(fleet.link, local, now ? Object.assign(options, { now }) : options);
-    }
-  }
+  for (const name of WINDOW_NAMES) windows[name] = limiterOn(shared && LIMITS[name].fleet ? shared : local, name, settings[name]);
   return windows;
 }
 
@@ -50,46 +46,37 @@ export type FetchTarget = { host: string; address: string; client: string };
 
 /**
  * Spends a fetch's per-minute budgets (docs/architecture.md#traffic): its host name's minute, its
- * address's minute, and its client's share of that address's minute. Answers the refusal when one is
- * spent; nothing is counted then unless the race of another instance took it meanwhile.
+ * client's share of it, its address's minute and its client's share of that. All four are taken
+ * together or none is: a refused fetch spends nothing, and no other fetch counts in between (in a
+ * fleet, one Redis script decides them). Answers the refusal of the first one spent.
  */
 export type FetchBudgets = (target: FetchTarget) => Promise<FetchRefusal | null>;
 
 export function fetchBudgets(windows: Windows, settings: TrafficSettings): FetchBudgets {
   return async ({ host, address, client }) => {
-    const [byHost, byAddress, share] = await Promise.all([
-      windows.hostPerMinute.check(host),
-      windows.addressPerMinute.check(address),
-      windows.addressSharePerMinute.check(`${client} ${address}`),
+    const decided = await takeTogether([
+      windows.hostPerMinute.part(host),
+      windows.hostSharePerMinute.part(`${client} ${host}`),
+      windows.addressPerMinute.part(address),
+      windows.addressSharePerMinute.part(`${client} ${address}`),
     ]);
-    const refused = firstRefused(host, address, settings, byHost, byAddress, share);
-    if (refused) return refused;
-    // Taken only when all three allow; a race lost to another instance meanwhile still refuses.
-    const [share2, byHost2, byAddress2] = await Promise.all([
-      windows.addressSharePerMinute.take(`${client} ${address}`),
-      windows.hostPerMinute.take(host),
-      windows.addressPerMinute.take(address),
-    ]);
-    return firstRefused(host, address, settings, byHost2, byAddress2, share2);
+    if (decided.ok) return null;
+    const retry = decided.retryAfterS;
+    switch (decided.index) {
+      case 0:
+        return hostSpent(host, settings, retry);
+      case 1: {
+        const message = `your lookups have had their share (${settings.hostSharePerMinute} a minute) of the requests this resolver sends ${host}; try again in ${retry} s`;
+        return refusal("client_share", message, retry);
+      }
+      case 2: {
+        const message = `the server of ${host} (${address}) has had the ${settings.addressPerMinute} requests a minute this resolver sends one address; try again in ${retry} s`;
+        return refusal("address_budget", message, retry);
+      }
+      default: {
+        const message = `your lookups have had their share (${settings.addressSharePerMinute} a minute) of the requests this resolver sends the server of ${host} (${address}); try again in ${retry} s`;
+        return refusal("client_share", message, retry);
+      }
+    }
   };
-}
-
-function firstRefused(
-  host: string,
-  address: string,
-  settings: TrafficSettings,
-  byHost: RateDecision,
-  byAddress: RateDecision,
-  share: RateDecision,
-): FetchRefusal | null {
-  if (!byHost.ok) return hostSpent(host, settings, byHost.retryAfterS);
-  if (!byAddress.ok) {
-    const message = `the server of ${host} (${address}) has had the ${settings.addressPerMinute} requests a minute this resolver sends one address; try again in ${byAddress.retryAfterS} s`;
-    return refusal("address_budget", message, byAddress.retryAfterS);
-  }
-  if (!share.ok) {
-    const message = `your lookups have had their share (${settings.addressSharePerMinute} a minute) of the requests this resolver sends the server of ${host} (${address}); try again in ${share.retryAfterS} s`;
-    return refusal("address_budget", message, share.retryAfterS);
-  }
-  return null;
 }

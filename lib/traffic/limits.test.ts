@@ -82,7 +82,7 @@ describe.each(WINDOW_NAMES)("per minute: %s", (name) => {
   });
 });
 
-describe("fetch budgets: the host name's minute, the address's, and the client's share", () => {
+describe("fetch budgets: the host name's minute, the address's, and the client's share of each", () => {
   const target = (i: number, client = "c"): FetchTarget => ({ host: `h${i}.example`, address: "192.0.2.1", client });
   it(`an address's minute is ${defaults.addressPerMinute} for all clients together, past it address_budget`, async () => {
     const spend = fetchBudgets(
@@ -100,10 +100,38 @@ describe("fetch budgets: the host name's minute, the address's, and the client's
     );
     for (let i = 0; i < defaults.addressSharePerMinute; i++) expect(await spend(target(i))).toBeNull();
     expect(await spend(target(0))).toMatchObject({
-      refused: "address_budget",
-      message: expect.stringMatching(/^your lookups have had their share/),
+      refused: "client_share",
+      message: expect.stringMatching(
+        /^your lookups have had their share \(300 a minute\) of the requests this resolver sends the server of h0\.example \(192\.0\.2\.1\)/,
+      ),
     });
     expect(await spend(target(0, "other"))).toBeNull();
+  });
+  it(`one client has at most ${defaults.hostSharePerMinute} of a host name's minute (a quarter); others still get through`, async () => {
+    const spend = fetchBudgets(
+      createWindows(defaults, null, () => 0),
+      defaults,
+    );
+    const on = (i: number, client = "c") => ({ host: "big.example", address: `192.0.2.${i % 200}`, client });
+    for (let i = 0; i < defaults.hostSharePerMinute; i++) expect(await spend(on(i))).toBeNull();
+    expect(await spend(on(0))).toMatchObject({
+      refused: "client_share",
+      message: expect.stringMatching(
+        /^your lookups have had their share \(75 a minute\) of the requests this resolver sends big\.example;/,
+      ),
+    });
+    expect(await spend(on(0, "other"))).toBeNull();
+  });
+  it("at a budget's edge, fetches spending at once pass exactly as many as it allows, and those refused spend nothing", async () => {
+    const settings = trafficSettings({ hostPerMinute: 2, hostSharePerMinute: 2, addressPerMinute: 3, addressSharePerMinute: 3 });
+    const windows = createWindows(settings, null, () => 0);
+    const spend = fetchBudgets(windows, settings);
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => spend({ host: "edge.example", address: "192.0.2.7", client: "c" })));
+    expect(outcomes.filter((o) => o === null)).toHaveLength(2);
+    expect(outcomes.filter((o) => o?.refused === "host_budget")).toHaveLength(4);
+    // The four refused spent none of the address's minute: one more fetch to it fits, then none.
+    expect(await spend({ host: "other.example", address: "192.0.2.7", client: "d" })).toBeNull();
+    expect(await spend({ host: "third.example", address: "192.0.2.7", client: "e" })).toMatchObject({ refused: "address_budget" });
   });
   it(`one host name has ${defaults.hostPerMinute} a minute, past it host_budget; a refusal spends nothing`, async () => {
     let t = 0;

@@ -7,7 +7,7 @@
 import type { RefusalKind } from "./refusal";
 
 /** What a limit counts against. */
-export type Counted = "client" | "host name" | "address" | "client at one address" | "query" | "instance";
+export type Counted = "client" | "host name" | "address" | "client at one host name" | "client at one address" | "query" | "instance";
 
 export type LimitDeclaration = {
   counts: Counted;
@@ -81,8 +81,8 @@ export const LIMITS = {
     variable: null,
     derived: { from: "addressPerMinute", fraction: 1 / 4, atLeast: 1 },
     fleet: true,
-    refused: "address_budget",
-    reached: "as for the address's minute: no one client spends more than a quarter of it",
+    refused: "client_share",
+    reached: "as for the address's minute, for this client alone: no one client spends more than a quarter of it",
   },
   hostPerMinute: {
     counts: "host name",
@@ -92,6 +92,16 @@ export const LIMITS = {
     fleet: true,
     refused: "host_budget",
     reached: "a document known within a day is served stale; else 429 with Retry-After, a claim `not_checked`",
+  },
+  hostSharePerMinute: {
+    counts: "client at one host name",
+    per: "minute",
+    default: 75,
+    variable: null,
+    derived: { from: "hostPerMinute", fraction: 1 / 4, atLeast: 1 },
+    fleet: true,
+    refused: "client_share",
+    reached: "as for the host name's minute, for this client alone: no one client spends more than a quarter of it",
   },
   fetchesPerQuery: {
     counts: "query",

@@ -10,8 +10,10 @@ export const FETCH_REFUSALS = [
   "query_budget",
   /** The target host name has had its requests for this minute (`IDENT_HOST_BUDGET_PER_MIN`). */
   "host_budget",
-  /** The target IP address has had its requests for this minute, or this client its share of them (`IDENT_ADDRESS_BUDGET_PER_MIN`). */
+  /** The target IP address has had its requests for this minute (`IDENT_ADDRESS_BUDGET_PER_MIN`). */
   "address_budget",
+  /** This client has had its share (a quarter) of the target host name's or address's minute. */
+  "client_share",
   /** Every outbound slot is taken and the queue is full, or the wait for a slot was too long (`IDENT_MAX_OUTBOUND`). */
   "busy",
   /** A fault of this machine: out of file descriptors, memory or buffers. */

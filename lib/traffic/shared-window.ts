@@ -1,78 +1,74 @@
 /**
- * A per-minute limit counted in Redis, so that it holds for the whole fleet
- * (docs/deploying.md#what-redis-holds): the same sliding window as ./window.ts, kept as a sorted set
- * of take times per key (`limit:<name>:<key>`, gone a window after its last take). When Redis cannot
- * answer, the instance's own limiter answers: the limit fails open to one instance's count
+ * Per-minute limits counted in Redis, so that they hold for the whole fleet
+ * (docs/deploying.md#what-redis-holds): the same sliding windows as ./window.ts, kept as a sorted set
+ * of take times per key (`limit:<window>:<key>`, gone a window after its last take). Takes decided
+ * together are decided by one script, so no other instance counts between them. When Redis cannot
+ * answer, the instance's own counter answers: the limits fail open to one instance's count
  * (docs/deploying.md#when-a-part-fails).
  */
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import { MINUTE_MS } from "./limits";
-import type { RateDecision, RateLimiter } from "./window";
+import type { Counter, JointDecision, LocalCounter, Take } from "./window";
 
-// ARGV: now, window, limit, take (1 or 0), a member unique to this take. Answers the count in the
-// window before it and, when the window is full, the time of the take that leaves it first.
+// KEYS: one per take. ARGV: now, window, take (1 or 0), a member unique to this take, then each
+// key's limit. Answers 0 when all fit (and, with take, counts them all), else the 1-based index of
+// the first full window and the time of the take that leaves it first.
 const SLIDE = `
 local t = tonumber(ARGV[1])
 local w = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t - w)
-local n = redis.call('ZCARD', KEYS[1])
-if n >= limit then
-  local first = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
-  return {n, first[2]}
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', t - w)
+  local limit = tonumber(ARGV[4 + i])
+  local n = redis.call('ZCARD', key)
+  if n >= limit then
+    local first = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
+    return {i, first[2]}
+  end
 end
-if ARGV[4] == '1' then
-  redis.call('ZADD', KEYS[1], t, ARGV[5])
-  redis.call('PEXPIRE', KEYS[1], w)
+if ARGV[3] == '1' then
+  for _, key in ipairs(KEYS) do
+    redis.call('ZADD', key, t, ARGV[4])
+    redis.call('PEXPIRE', key, w)
+  end
 end
-return {n, '0'}`;
+return {0, '0'}`;
 
 /** What the limiter needs of the fleet's link to Redis (lib/fleet/redis.ts): a command that may fail (null). */
 export type RedisLink = { run<T>(command: (redis: Pick<Redis, "eval">) => Promise<T>): Promise<T | null> };
 
-export type SharedWindowOptions = {
-  /** Names the limit in its keys, after `keyPrefix`. */
-  name: string;
+export type SharedCounterOptions = {
   keyPrefix: string;
-  limit: number;
   /** @default 60 s */
   windowMs?: number;
   now?: () => number;
 };
 
-export function createSharedWindowLimiter(link: RedisLink, local: RateLimiter, options: SharedWindowOptions): RateLimiter {
+export function createSharedCounter(link: RedisLink, local: LocalCounter, options: SharedCounterOptions): Counter {
   const windowMs = options.windowMs ?? MINUTE_MS;
   const now = options.now ?? Date.now;
   const instance = randomBytes(6).toString("hex");
   let seq = 0;
 
-  async function decide(key: string, take: boolean): Promise<RateDecision> {
+  async function decide(takes: readonly Take[], take: boolean): Promise<JointDecision> {
     const t = now();
     const member = `${t}:${instance}:${seq++}`;
+    const keys = takes.map((one) => `${options.keyPrefix}limit:${one.window}:${one.key}`);
+    const limits = takes.map((one) => one.limit);
     const answer = await link.run(
-      (r) =>
-        r.eval(
-          SLIDE,
-          1,
-          `${options.keyPrefix}limit:${options.name}:${key}`,
-          t,
-          windowMs,
-          options.limit,
-          take ? "1" : "0",
-          member,
-        ) as Promise<unknown>,
+      (r) => r.eval(SLIDE, keys.length, ...keys, t, windowMs, take ? "1" : "0", member, ...limits) as Promise<unknown>,
     );
     // Redis cannot say: this instance's own count decides (and keeps counting meanwhile).
-    if (!Array.isArray(answer)) return take ? local.take(key) : local.check(key);
-    const count = Number(answer[0]);
-    const first = Number(answer[1]);
-    if (!Number.isFinite(count) || count < options.limit) {
-      if (take) void local.take(key); // kept in step, for when Redis goes away
+    if (!Array.isArray(answer)) return local.decideNow(takes, take);
+    const full = Number(answer[0]);
+    if (!Number.isInteger(full) || full <= 0) {
+      if (take) local.decideNow(takes, true); // kept in step, for when Redis goes away
       return { ok: true };
     }
-    return { ok: false, retryAfterS: Math.max(1, Math.ceil(((Number.isFinite(first) ? first : t) + windowMs - t) / 1000)) };
+    const first = Number(answer[1]);
+    const retryAfterS = Math.max(1, Math.ceil(((Number.isFinite(first) ? first : t) + windowMs - t) / 1000));
+    return { ok: false, index: full - 1, retryAfterS };
   }
 
-  return { take: (key) => decide(key, true), check: (key) => decide(key, false) };
+  return { decide };
 }

@@ -1,16 +1,6 @@
 import { LRUCache } from "lru-cache";
 import { MINUTE_MS } from "./limits";
 
-export type WindowOptions = {
-  /** Takes allowed in any window. */
-  limit: number;
-  /** @default 60 s */
-  windowMs?: number;
-  /** Keys remembered at most; the least recent are forgotten. @default 10000 */
-  maxKeys?: number;
-  now?: () => number;
-};
-
 export type RateDecision = { ok: true } | { ok: false; retryAfterS: number };
 
 /**
@@ -22,35 +12,103 @@ export type RateLimiter = {
   take(key: string): Promise<RateDecision>;
   /** What `take` would answer, without counting anything. */
   check(key: string): Promise<RateDecision>;
+  /** This limit's take of `key`, to be decided together with others' ({@link takeTogether}). */
+  part(key: string): Part;
 };
 
+/** One take: of which window (its name), for which key, within which limit. */
+export type Take = { window: string; key: string; limit: number };
+
+/** Several takes decided as one: all counted, or none. `index` names the first take refused. */
+export type JointDecision = { ok: true } | { ok: false; index: number; retryAfterS: number };
+
+/** Where takes are counted: this instance (below), or Redis (./shared-window.ts). */
+export type Counter = {
+  /** Whether every take fits its window; with `take`, counts them all when they do, nothing otherwise. */
+  decide(takes: readonly Take[], take: boolean): Promise<JointDecision>;
+};
+
+/** A take and the counter it is counted on. */
+export type Part = { counter: Counter; take: Take };
+
+export type CounterOptions = {
+  /** @default 60 s */
+  windowMs?: number;
+  /** Keys remembered at most (over every window); the least recent are forgotten. @default 50000 */
+  maxKeys?: number;
+  now?: () => number;
+};
+
+/** This instance's counter, which also answers at once (`decideNow`) for a fleet's counter to fall back on. */
+export type LocalCounter = Counter & { decideNow(takes: readonly Take[], take: boolean): JointDecision };
+
 /**
- * A sliding window per key: at most `limit` takes in any `windowMs`, so no burst at a window's edge
+ * Sliding windows per key: at most `limit` takes in any `windowMs`, so no burst at a window's edge
  * doubles it. Each key keeps the times of its takes still in the window (at most `limit` of them).
+ * Takes decided together are decided without a pause between them: nothing else counts meanwhile.
  */
-export function createWindowLimiter(options: WindowOptions): RateLimiter {
-  const { limit } = options;
+export function createLocalCounter(options: CounterOptions = {}): LocalCounter {
   const windowMs = options.windowMs ?? MINUTE_MS;
   const now = options.now ?? Date.now;
-  const logs = new LRUCache<string, number[]>({ max: options.maxKeys ?? 10_000 });
+  const logs = new LRUCache<string, number[]>({ max: options.maxKeys ?? 50_000 });
 
-  function decide(key: string, take: boolean): RateDecision {
-    const t = now();
-    const times = logs.get(key) ?? [];
+  /** The take times of `take`'s key still in the window, and when the take would be allowed again. */
+  function inWindow({ window, key, limit }: Take, t: number): { times: number[]; retryAfterS: number | null } {
+    const times = logs.get(`${window} ${key}`) ?? [];
     let expired = 0;
     while (expired < times.length && (times[expired] ?? 0) <= t - windowMs) expired++;
     if (expired > 0) times.splice(0, expired);
-    if (times.length >= limit) {
-      // The take that leaves the window first makes room.
-      const first = times[times.length - limit] ?? t;
-      return { ok: false, retryAfterS: Math.max(1, Math.ceil((first + windowMs - t) / 1000)) };
-    }
+    if (times.length < limit) return { times, retryAfterS: null };
+    // The take that leaves the window first makes room.
+    const first = times[times.length - limit] ?? t;
+    return { times, retryAfterS: Math.max(1, Math.ceil((first + windowMs - t) / 1000)) };
+  }
+
+  function decideNow(takes: readonly Take[], take: boolean): JointDecision {
+    const t = now();
+    const seen = takes.map((one) => inWindow(one, t));
+    const index = seen.findIndex((s) => s.retryAfterS !== null);
+    if (index >= 0) return { ok: false, index, retryAfterS: seen[index]?.retryAfterS ?? 1 };
     if (take) {
-      times.push(t);
-      logs.set(key, times);
+      takes.forEach((one, i) => {
+        const times = seen[i]?.times ?? [];
+        times.push(t);
+        logs.set(`${one.window} ${one.key}`, times);
+      });
     }
     return { ok: true };
   }
 
-  return { take: async (key) => decide(key, true), check: async (key) => decide(key, false) };
+  return { decideNow, decide: async (takes, take) => decideNow(takes, take) };
+}
+
+const single = (decision: JointDecision): RateDecision => (decision.ok ? decision : { ok: false, retryAfterS: decision.retryAfterS });
+
+/** The limit `window` of `limit` takes a minute per key, counted on `counter`. */
+export function limiterOn(counter: Counter, window: string, limit: number): RateLimiter {
+  const part = (key: string): Part => ({ counter, take: { window, key, limit } });
+  return {
+    take: async (key) => single(await counter.decide([part(key).take], true)),
+    check: async (key) => single(await counter.decide([part(key).take], false)),
+    part,
+  };
+}
+
+/** A limiter alone, on a counter of its own. */
+export const createWindowLimiter = (options: CounterOptions & { limit: number }): RateLimiter =>
+  limiterOn(createLocalCounter(options), "limit", options.limit);
+
+/**
+ * Takes one of each part, all or none, so that nothing else counts between the check of one and the
+ * take of another. The parts must share one counter (the limits of one fetch are all the fleet's, or
+ * all this instance's).
+ */
+export function takeTogether(parts: readonly Part[], take = true): Promise<JointDecision> {
+  const counter = parts[0]?.counter;
+  if (!counter) return Promise.resolve({ ok: true });
+  if (parts.some((p) => p.counter !== counter)) throw new Error("takeTogether: the parts are counted in different places");
+  return counter.decide(
+    parts.map((p) => p.take),
+    take,
+  );
 }

@@ -178,12 +178,13 @@ describe("limits held for the fleet", () => {
   it("a host's outbound budget is spent by both instances together", async () => {
     const { a, b } = await fleet({ IDENT_HOST_BUDGET_PER_MIN: "2" });
     ctx.net.resetCounts();
-    // Distinct documents on one host, one per instance in turn: the third is refused wherever it is asked.
-    answered(await a.resolveEntity("carol.example", { refresh: true }));
-    const second = answered(await b.resolveEntity("carol.example", { refresh: true }));
+    // Distinct documents on one host, one per instance in turn (each client's share is 1 of the 2):
+    // the third is refused wherever it is asked.
+    answered(await a.resolveEntity("carol.example", { refresh: true, client: "203.0.113.1" }));
+    const second = answered(await b.resolveEntity("carol.example", { refresh: true, client: "203.0.113.2" }));
     expect(second.entity.status).toBe("accepted");
     // Past the budget, the document known within the day is served rather than refused (docs/architecture.md#traffic).
-    const third = answered(await a.resolveEntity("carol.example", { refresh: true }));
+    const third = answered(await a.resolveEntity("carol.example", { refresh: true, client: "203.0.113.3" }));
     expect(third.entity.status).toBe("accepted");
     expect(ctx.net.requests.get("carol.example/ident.json")).toBe(2);
   });

@@ -85,8 +85,13 @@ describe("an address's minute (IDENT_ADDRESS_BUDGET_PER_MIN), and each client's 
     // The share is a quarter of the address's minute: 5 of 20.
     const greedy = await Promise.all(NAMES.slice(0, 8).map((name) => fetch(`https://${name}/ident.json`, "json", { client: "greedy" })));
     expect(greedy.filter((o) => "ok" in o && o.ok)).toHaveLength(5);
-    expect(greedy.filter((o) => "refused" in o).map((o) => "refused" in o && o.message)).toEqual(
-      Array(3).fill(expect.stringMatching(/^your lookups have had their share \(5 a minute\)/)),
+    expect(greedy.filter((o) => "refused" in o)).toEqual(
+      Array(3).fill(
+        expect.objectContaining({
+          refused: "client_share",
+          message: expect.stringMatching(/^your lookups have had their share \(5 a minute\)/),
+        }),
+      ),
     );
     expect(await fetch(`https://${NAMES[10]}/ident.json`, "json", { client: "other" })).toMatchObject({ ok: true });
   });
@@ -94,7 +99,7 @@ describe("an address's minute (IDENT_ADDRESS_BUDGET_PER_MIN), and each client's 
 
 describe("per-host budget a minute (IDENT_HOST_BUDGET_PER_MIN)", () => {
   it("past the budget a fetch is refused before any request, with when to retry", async () => {
-    const fetch = ctx.fetcher({ budgets: budgets({ hostPerMinute: 3 }) });
+    const fetch = ctx.fetcher({ budgets: budgets({ hostPerMinute: 3, hostSharePerMinute: 3 }) });
     ctx.net.resetCounts();
     const outcomes = await Promise.all(Array.from({ length: 5 }, () => fetch("https://alice.example/ident.json", "json")));
     expect(outcomes.filter((o) => "ok" in o && o.ok)).toHaveLength(3);
@@ -102,6 +107,21 @@ describe("per-host budget a minute (IDENT_HOST_BUDGET_PER_MIN)", () => {
       Array(2).fill(expect.objectContaining({ refused: "host_budget", retryAfterS: expect.any(Number) })),
     );
     expect(ctx.net.requests.get("alice.example/ident.json")).toBe(3);
+  });
+  it("one client takes at most its share of a host name's minute (a quarter); another client still gets through", async () => {
+    const fetch = ctx.fetcher({ budgets: budgets({ hostPerMinute: 8 }) });
+    ctx.net.resetCounts();
+    const greedy = await Promise.all(
+      Array.from({ length: 4 }, () => fetch("https://alice.example/ident.json", "json", { client: "greedy" })),
+    );
+    expect(greedy.filter((o) => "ok" in o && o.ok)).toHaveLength(2);
+    expect(greedy.filter((o) => "refused" in o)).toEqual(
+      Array(2).fill(
+        expect.objectContaining({ refused: "client_share", message: expect.stringMatching(/sends alice\.example; try again in \d+ s$/) }),
+      ),
+    );
+    expect(ctx.net.requests.get("alice.example/ident.json")).toBe(2);
+    expect(await fetch("https://alice.example/ident.json", "json", { client: "other" })).toMatchObject({ ok: true });
   });
   it("each redirect hop spends the budget of the host it goes to", async () => {
     const fetch = ctx.fetcher({ budgets: budgets({ hostPerMinute: 1 }) });

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectRedis, type FleetLink } from "../../lib/fleet/redis";
-import { createWindows, trafficSettings, WINDOW_NAMES } from "../../lib/traffic";
+import { createWindows, fetchBudgets, trafficSettings, WINDOW_NAMES } from "../../lib/traffic";
 import { LIMITS, MINUTE_MS } from "../../lib/traffic/limits";
 import { startRedis, type RedisServer } from "../helpers/redis";
 
@@ -58,5 +58,32 @@ describe.each(WINDOW_NAMES.filter((name) => LIMITS[name].fleet))("for the fleet:
     } finally {
       await redis.resume();
     }
+  });
+});
+
+describe("a fetch's budgets in Redis, taken together", () => {
+  it("two instances spending at once at a budget's edge pass exactly as many as it allows; the refused spend nothing", async () => {
+    const settings = trafficSettings({ hostPerMinute: 3, hostSharePerMinute: 3, addressPerMinute: 4, addressSharePerMinute: 4 });
+    const prefix = `together${run++}:`;
+    const [la, lb] = [connectRedis(redis.url, { log: () => undefined }), connectRedis(redis.url, { log: () => undefined })];
+    links.push(la, lb);
+    expect((await la.ping()) && (await lb.ping())).toBe(true);
+    const t = 3_000_000;
+    const [a, b] = [
+      fetchBudgets(
+        createWindows(settings, { link: la, keyPrefix: prefix }, () => t),
+        settings,
+      ),
+      fetchBudgets(
+        createWindows(settings, { link: lb, keyPrefix: prefix }, () => t),
+        settings,
+      ),
+    ];
+    const target = { host: "edge.example", address: "192.0.2.9", client: "c" };
+    const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b)(target)));
+    expect(outcomes.filter((o) => o === null)).toHaveLength(3);
+    expect(outcomes.filter((o) => o?.refused === "host_budget")).toHaveLength(7);
+    expect(await a({ host: "other.example", address: "192.0.2.9", client: "d" })).toBeNull();
+    expect(await b({ host: "third.example", address: "192.0.2.9", client: "e" })).toMatchObject({ refused: "address_budget" });
   });
 });
