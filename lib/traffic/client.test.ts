@@ -16,3 +16,24 @@ describe("clientKey: the rightmost trusted hop", () => {
     expect(clientKey("victim, 203.0.113.9", 0)).toBe("203.0.113.9");
   });
 });
+
+describe("an IPv6 client is its /64 (docs/architecture.md#traffic)", () => {
+  it.each([
+    ["2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"],
+    ["2001:db8:1:2::1", "2001:db8:1:2::/64"],
+    ["2001:DB8:0001:0002:0:0:0:ffff", "2001:db8:1:2::/64"],
+    ["2001:db8::", "2001:db8:0:0::/64"],
+    ["::1", "0:0:0:0::/64"],
+    ["::ffff:203.0.113.9", "203.0.113.9"],
+    ["[2001:db8:1:2::5]:443", "2001:db8:1:2::/64"],
+    ["fe80::1%eth0", "fe80:0:0:0::/64"],
+    ["203.0.113.9", "203.0.113.9"],
+  ] as const)("%s → %s", (address, group) => {
+    expect(clientKey(address, 0)).toBe(group);
+  });
+  it("every address of one /64 is one client; the next /64 another", () => {
+    const keys = new Set(Array.from({ length: 50 }, (_, i) => clientKey(`2001:db8:5:6:${i.toString(16)}::${i + 1}`, 0)));
+    expect([...keys]).toEqual(["2001:db8:5:6::/64"]);
+    expect(clientKey("2001:db8:5:7::1", 0)).not.toBe("2001:db8:5:6::/64");
+  });
+});
