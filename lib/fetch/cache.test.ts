@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { answered } from "../../test/helpers/answered";
-import { refusal } from "../traffic/refusal";
+import { refusal, type FetchRefusal } from "../traffic/refusal";
 import { createDocumentCache, type CachedOutcome } from "./cache";
 import type { FetchOutcome } from "./fetcher";
 
@@ -114,15 +114,40 @@ describe("document cache (docs/decisions.md#caching)", () => {
     });
     expect(cache.size).toBe(0);
     answered(await cache.get(URL_, "json", async () => found("v1")));
-    // A refresh refused while the document is fresh: the document, fresh.
-    expect(await cache.get(URL_, "json", spent, { refresh: true })).toMatchObject({ stale: false, outcome: { body: "v1" } });
+    // A refresh refused while the document is fresh: the document, fresh, carrying the refusal it stands in for.
+    expect(await cache.get(URL_, "json", spent, { refresh: true })).toMatchObject({
+      stale: false,
+      outcome: { body: "v1" },
+      refused: { refused: "address_budget", retryAfterS: 42 },
+    });
+    // The live check is answered the refusal, never the document known from before.
+    expect(await cache.get(URL_, "json", spent, { refresh: true, live: true })).toMatchObject({ refused: "address_budget" });
     // Re-verification refused past the hour: the document, stale.
     clock.advance(2 * H);
-    expect(await cache.get(URL_, "json", spent, { revalidate: true })).toMatchObject({ stale: true, outcome: { body: "v1" } });
+    expect(await cache.get(URL_, "json", spent, { revalidate: true })).toMatchObject({
+      stale: true,
+      outcome: { body: "v1" },
+      refused: { refused: "address_budget" },
+    });
     // Past the day, nothing is known any more: the refusal.
     clock.advance(24 * H);
     expect(await cache.get(URL_, "json", spent, { refresh: true })).toMatchObject({ refused: "address_budget" });
-    expect(spent).toHaveBeenCalledTimes(4);
+    expect(spent).toHaveBeenCalledTimes(5);
+  });
+  it("a load refused for the caller that started it (its own budget or share) is tried again by each caller that joined it", async () => {
+    const { cache } = setup();
+    let release: (value: FetchOutcome | FetchRefusal) => void = () => undefined;
+    const greedy = vi.fn(() => new Promise<FetchOutcome | FetchRefusal>((resolve) => (release = resolve)));
+    const own = vi.fn(async () => found("v1"));
+    const first = cache.get(URL_, "json", greedy);
+    const second = cache.get(URL_, "json", own);
+    await vi.waitFor(() => expect(greedy).toHaveBeenCalledTimes(1));
+    expect(await cache.loading(URL_, "json")).toBe(true);
+    release(refusal("client_share", "your lookups have had their share", 30));
+    expect(await first).toMatchObject({ refused: "client_share" });
+    expect(await second).toMatchObject({ outcome: { ok: true, body: "v1" } });
+    expect(own).toHaveBeenCalledTimes(1);
+    expect(answered(await cache.get(URL_, "json", greedy)).outcome).toMatchObject({ body: "v1" });
   });
   it("shares one load between concurrent cold requests", async () => {
     const { cache } = setup();

@@ -12,6 +12,8 @@ export type CachedOutcome = {
   stale: boolean;
   /** Until when this answer stands unless the cache changes (fresh turns stale, a failure is gone), in ms; a stale one, now. */
   until: number;
+  /** The load was refused and this document, known from before, answered instead (docs/architecture.md#traffic). */
+  refused?: FetchRefusal;
 };
 
 export type CacheOptions = {
@@ -46,6 +48,8 @@ export type LoadOptions = {
   refresh?: boolean;
   /** A stale document is fetched again before it is answered (re-verification, docs/decisions.md#discovery). */
   revalidate?: boolean;
+  /** A refused load answers its refusal, never a document known from before (the live check). */
+  live?: boolean;
 };
 
 /**
@@ -58,7 +62,8 @@ export type StartLoad = (priority: Priority) => Promise<FetchOutcome | FetchRefu
 export type DocumentCache = {
   /**
    * The outcome for `url`, from the cache when it may be, else from `load`; concurrent calls share one
-   * load. When the load is refused, a document found within the day is answered rather than the refusal.
+   * load, and a caller that joined a load refused for its starter's sake tries its own. When the load
+   * is refused, a document found within the day is answered rather than the refusal, carrying it.
    */
   get(url: string, mode: FetchMode, load: StartLoad, options?: LoadOptions): Promise<CachedOutcome | FetchRefusal>;
   /**
@@ -192,8 +197,15 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
       const key = cacheKey(url, mode);
       const hit = opts.refresh ? undefined : await peek(key, load, opts.revalidate);
       if (hit) return hit;
-      const fresh = await loadShared(key, load, "person");
-      if (isRefusal(fresh)) return (await knownWithinDay(key)) ?? fresh;
+      const joined = inFlight.has(key);
+      let fresh = await loadShared(key, load, "person");
+      // The load joined may have been refused for its own starter (its query's fetches, its client's
+      // share): this caller asks with its own.
+      if (isRefusal(fresh) && joined) fresh = await loadShared(key, load, "person");
+      if (isRefusal(fresh)) {
+        const known = opts.live ? undefined : await knownWithinDay(key);
+        return known ? extend(known, { refused: fresh }) : fresh;
+      }
       const until = Math.min(fresh.fetchedAt + (fresh.outcome.ok ? freshMs : failureMs), fresh.checkedAt + localMs);
       return { outcome: fresh.outcome, fetchedAt: fresh.fetchedAt, stale: false, until };
     },
