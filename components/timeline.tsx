@@ -68,9 +68,12 @@ export async function RecheckNotice({ domain, url }: { domain: string; url: URL 
     const kind = REFUSAL_KINDS.find((k) => k === refused) ?? "busy";
     const retry = Number(url?.searchParams.get("retry") ?? "60");
     const after = Number.isInteger(retry) && retry > 0 && retry <= 3600 ? retry : 60;
+    const partly = url?.searchParams.get("partly") === "1";
     return (
-      <p className="notice" role="status" data-testid="recheck-notice" data-outcome="refused" data-refused={kind}>
-        Not re-checked. {REFUSAL_WORDS[kind].meaning} This is the last check. Try again in {after} s.
+      <p className="notice" role="status" data-testid="recheck-notice" data-outcome={partly ? "partly" : "refused"} data-refused={kind}>
+        {partly ? "Not all re-checked. " : "Not re-checked. "}
+        {REFUSAL_WORDS[kind].meaning} {partly ? "What could not be fetched again is shown as last fetched." : "This is the last check."} Try
+        again in {after} s.
       </p>
     );
   }

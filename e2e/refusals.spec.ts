@@ -46,7 +46,7 @@ test.afterAll(async () => {
   await net?.stop();
 });
 
-test("address_budget, one client's share: past a quarter of the address's minute, 429 with Retry-After and the limit named; another client goes on", async ({
+test("client_share, one client's share: past a quarter of the address's minute, 429 with Retry-After and the limit named; another client goes on", async ({
   request,
 }) => {
   const api = (q: string, client: string) => request.get(`http://localhost:${ONE_ADDRESS}/api/resolve?q=${q}`, { headers: as(client) });
@@ -63,7 +63,7 @@ test("address_budget, one client's share: past a quarter of the address's minute
   expect(Number(refused.headers()["retry-after"])).toBeGreaterThan(0);
   expect(refused.headers()["cache-control"]).toBe("no-store");
   const body = await refused.json();
-  expect(body.error).toMatchObject({ code: "rate_limited", refused: "address_budget", retry_after_s: expect.any(Number) });
+  expect(body.error).toMatchObject({ code: "rate_limited", refused: "client_share", retry_after_s: expect.any(Number) });
   expect(body.error.message).toMatch(
     /^Your lookups have had their share \(3 a minute\) of the requests this resolver sends the server of nowhere\d\.test/,
   );
@@ -106,7 +106,29 @@ test("address_budget, the address's minute: 429 from the API, the page says why 
   // minimal.test was fetched in the first test: asked afresh now, it is answered as known, not refused.
   const known = await api("minimal.test", "203.0.113.201", true);
   expect(known.status()).toBe(200);
-  expect((await known.json()).results[0].entity.status).toBe("accepted");
+  const body = await known.json();
+  expect(body.results[0].entity.status).toBe("accepted");
+  // Answered as last fetched, and said so: the response's own warning.
+  expect(body.problems).toEqual([
+    expect.objectContaining({
+      code: "not_fetched_again",
+      message: expect.stringMatching(/^Answered as last fetched, not fetched again now: /),
+    }),
+  ]);
+  // A re-check now is not reported done: its page says what was not fetched again.
+  await page.setExtraHTTPHeaders(as("203.0.113.202"));
+  await page.goto(`http://localhost:${ONE_ADDRESS}/entity/minimal.test`);
+  await page.getByRole("button", { name: /re-check now/i }).click();
+  await expect(page).toHaveURL(/[?&]recheck=address_budget&retry=\d+&partly=1/);
+  const rechecked = page.getByTestId("recheck-notice");
+  await expect(rechecked).toHaveAttribute("data-outcome", "partly");
+  await expect(rechecked).toContainText("Not all re-checked.");
+  await expect(rechecked).toContainText("What could not be fetched again is shown as last fetched.");
+  await rechecked.screenshot({ path: "test-results/screens/recheck-partly.png" });
+  // The live check never passes a document known from before off as live: it says the refusal.
+  await page.setExtraHTTPHeaders(as("203.0.113.203"));
+  await page.goto(`http://localhost:${ONE_ADDRESS}/check?q=minimal.test`);
+  await expect(page.getByTestId("refusal")).toContainText("has had the 12 requests a minute this resolver sends one address");
 });
 
 test("query_budget: the claims past a query's fetches are not checked, said on the card and named in the JSON", async ({

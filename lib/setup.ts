@@ -9,7 +9,7 @@ import { createResolver, type Resolver } from "./resolver";
 import { createWindows, fetchBudgets, isRefusal, type TrafficSettings, type Windows } from "./traffic";
 import { createOutboundGate } from "./traffic/outbound";
 import type { SearchResponse } from "./result/record";
-import { startCrawler, type Crawler } from "./discovery/crawler";
+import { reverify, startCrawler, type Crawler } from "./discovery/crawler";
 import { openStore, type Store } from "./store";
 import { DEFAULTS } from "./limits";
 import { USER_AGENT } from "./version";
@@ -171,7 +171,7 @@ export function openConfiguredIndex(
       if (!index || !config.crawl) return null;
       const crawler = startCrawler({
         store: index,
-        resolveEntity: (domain) => resolver.resolveEntity(domain, { background: true, revalidate: true }),
+        resolveEntity: (domain) => reverify(resolver, domain),
         concurrency: config.crawl.concurrency,
         seeds: config.crawl.seeds,
         queue: { max: config.crawl.max, freshS: config.cacheFreshS },

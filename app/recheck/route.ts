@@ -1,4 +1,5 @@
 import { isDomain } from "@/lib/protocol/ids";
+import { newWork } from "@/lib/resolver/documents";
 import { isRefusal } from "@/lib/traffic";
 import { admit } from "@/web/admission";
 import { app } from "@/web/app";
@@ -28,7 +29,8 @@ function sameSite(request: Request): boolean {
 /**
  * `POST /recheck` (docs/publishing.md#re-check-now), `domain=` in a form: the entity and its claims
  * fetched again now, rate-limited like `?refresh=1`, then back to its page (303), which shows the new
- * verdicts and what changed, or which limit declined it (`recheck=<refusal>`, docs/architecture.md#traffic).
+ * verdicts and what changed, or which limit declined it (`recheck=<refusal>`, with `partly=1` when only
+ * some documents were declined and the others fetched again; docs/architecture.md#traffic).
  * Works without JavaScript.
  */
 export async function POST(request: Request) {
@@ -48,7 +50,11 @@ export async function POST(request: Request) {
   const admission = await admit(deps, { input: domain, kind: "domain", domain }, request.headers.get("x-forwarded-for"), true, true);
   if (!admission.ok) return back({ recheck: admission.refused.refused, retry: String(admission.refused.retryAfterS) });
   const started = new Date();
-  const result = await deps.resolver.resolveEntity(domain, { refresh: true, client: admission.client });
+  const work = newWork();
+  const result = await deps.resolver.resolveEntity(domain, { refresh: true, client: admission.client, work });
   if (isRefusal(result)) return back({ recheck: result.refused, retry: String(result.retryAfterS) });
+  // Documents whose fetch was refused were answered as last fetched: not re-checked, and said so.
+  const known = work.knownServed[0];
+  if (known) return back({ recheck: known.refused, retry: String(known.retryAfterS), partly: "1" });
   return back({ rechecked: started.toISOString() });
 }

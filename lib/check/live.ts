@@ -30,7 +30,8 @@ export async function checkDomain(
   settings: Settings,
   client?: string,
 ): Promise<CheckReport | FetchRefusal> {
-  const result = await resolver.resolveEntity(domain, client ? { refresh: true, client } : { refresh: true });
+  // Live: a fetch refused now is said (a claim `not_checked`), never answered from a document known before.
+  const result = await resolver.resolveEntity(domain, client ? { refresh: true, live: true, client } : { refresh: true, live: true });
   return isRefusal(result) ? result : reportOf(result, settings);
 }
 

@@ -4,9 +4,23 @@
  * fetches wait behind every person's. Recording the result (lib/store) moves the job to its next
  * check and queues what the result points to.
  */
-import { isRefusal } from "../traffic/refusal";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal";
+import type { Resolver } from "../resolver";
+import { newWork } from "../resolver/documents";
+import type { EntityResult } from "../result/record";
 import type { Store } from "../store";
 import { enqueue, finishJob, takeJobs, type DiscoveryOptions } from "../store/queue";
+
+/**
+ * Re-verifies one entity as background work (docs/decisions.md#discovery). A document answered as
+ * last fetched because its fetch was refused was not re-verified: that refusal is the answer, so the
+ * job is tried again in a minute rather than an hour.
+ */
+export async function reverify(resolver: Pick<Resolver, "resolveEntity">, domain: string): Promise<EntityResult | FetchRefusal> {
+  const work = newWork();
+  const result = await resolver.resolveEntity(domain, { background: true, revalidate: true, work });
+  return isRefusal(result) ? result : (work.knownServed[0] ?? result);
+}
 
 export type CrawlerOptions = {
   store: Store;

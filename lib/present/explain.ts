@@ -220,6 +220,12 @@ export const WARNINGS: Record<string, Explanation> = {
     means: "Only the first 1,000 entries of a list are read and reported; the rest are ignored.",
     fix: "Split or shorten the list.",
   },
+  not_fetched_again: {
+    short: "some documents are as last fetched",
+    means:
+      "A fetch this lookup needed was declined for now (a site's or server's requests for this minute are spent), so the document fetched within the last day was used instead.",
+    fix: "Nothing to change: ask again in a minute for documents fetched now.",
+  },
   limit: {
     short: "not everything was checked",
     means: "The lookup reached a limit (its fetch budget, or a site's) and left some counterparts unchecked.",

@@ -20,6 +20,11 @@ export type ResolveOptions = {
   background?: boolean;
   /** Answer from the cache alone; a document not cached ends the resolution with {@link NotCached}. */
   cacheOnly?: boolean;
+  /**
+   * The live check: a fetch refused now answers its refusal (a claim `not_checked`), never the
+   * document known from before that a lookup is answered with (docs/architecture.md#traffic).
+   */
+  live?: boolean;
   /** What this query has spent; made by the resolver when not given, and readable afterwards. */
   work?: QueryWork;
   /**
@@ -32,12 +37,15 @@ export type ResolveOptions = {
 /** The fetches one query started, and the work it was refused (docs/decisions.md#outbound-work). */
 export type QueryWork = {
   fetches: number;
+  /** Every refusal met, whether it stopped a claim or a known document stood in for its fetch. */
   refused: RefusalKind[];
+  /** Fetches refused whose document, known from before, was answered instead: not fetched again now. */
+  knownServed: FetchRefusal[];
   /** The earliest time an answer the query read from the cache changes by itself, in ms. */
   until: number;
 };
 
-export const newWork = (): QueryWork => ({ fetches: 0, refused: [], until: Infinity });
+export const newWork = (): QueryWork => ({ fetches: 0, refused: [], knownServed: [], until: Infinity });
 
 /** Thrown by a cache-only load that would have to fetch; the resolver's `peek` answers null. */
 export class NotCached extends Error {

@@ -9,6 +9,7 @@ import type { Fetcher, FetchMode } from "../fetch/fetcher";
 import { DEFAULT_LIMITS, type Limits } from "../limits";
 import type { Priority } from "../traffic/outbound";
 import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
+import { warning } from "../documents/problem";
 import { extend } from "../objects";
 import { parseQuery, type Query } from "../protocol/ids";
 import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse } from "../result/record";
@@ -95,12 +96,18 @@ export function createResolver(deps: ResolverDeps): Resolver {
     const start = (priority: Priority) => {
       if (work.fetches >= limits.maxFetchesPerQuery) return Promise.resolve(budgetSpent());
       work.fetches++;
-      const client = opts.client ?? (opts.background ? "background" : "local");
+      // A stale document's refresh started by a read that names no client (a probe) is background work's.
+      const client = opts.client ?? (opts.background || priority === "background" ? "background" : "local");
       return deps.fetch(url, mode, { priority: opts.background ? "background" : priority, client });
     };
     const got = opts.cacheOnly ? await cache.peek(url, mode, start) : await cache.get(url, mode, start, opts);
     if (!got) throw new NotCached(url, await cache.loading(url, mode));
-    if (!isRefusal(got)) work.until = Math.min(work.until, got.until);
+    if (isRefusal(got)) return got;
+    work.until = Math.min(work.until, got.until);
+    if (got.refused) {
+      work.refused.push(got.refused.refused);
+      work.knownServed.push(got.refused);
+    }
     return got;
   };
   // docs/architecture.md#traffic: `fetchesPerQuery`.
@@ -154,12 +161,21 @@ export function createResolver(deps: ResolverDeps): Resolver {
   };
   const queries = createQueries(fetchDocument, resolveEntity, limits);
 
-  async function resolve(query: Query, options: ResolveOptions = {}): Promise<SearchResponse | FetchRefusal> {
-    const opts = withWork(options);
+  async function resolveQuery(query: Query, opts: ResolveOptions): Promise<SearchResponse | FetchRefusal> {
     if (query.kind === "property_id") return queries.resolvePropertyQuery(query, opts);
     if (query.kind === "credential_id") return queries.resolveCredentialQuery(query, opts);
     const result = await resolveEntity(query.domain, opts);
     return isRefusal(result) ? result : { schema: SCHEMA_ID, query: publicQuery(query), results: [result], problems: [] };
+  }
+
+  async function resolve(query: Query, options: ResolveOptions = {}): Promise<SearchResponse | FetchRefusal> {
+    const opts = withWork(options);
+    const response = await resolveQuery(query, opts);
+    const known = opts.work?.knownServed[0];
+    if (isRefusal(response) || !known) return response;
+    // docs/architecture.md#traffic: a document answered as last fetched, because its fetch was refused, is said so.
+    const said = warning("not_fetched_again", `Answered as last fetched, not fetched again now: ${known.message}`);
+    return extend(response, { problems: [...response.problems, said] });
   }
 
   async function probe(query: Query): Promise<Probe> {

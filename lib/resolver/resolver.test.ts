@@ -366,4 +366,27 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     expect(r.properties.map((c) => c.not_checked)).toEqual([undefined, "host_budget"]);
     expect(work.refused).toEqual(["host_budget"]);
   });
+  it("a refresh refused for a document known from before: answered as last fetched, noted in the query's work and said in the response; the live check is refused", async () => {
+    let spent = false;
+    const inner = fakeFetch({ "https://alice.example/ident.json": claimsMany(1) });
+    const fetch: typeof inner.fetch = async (url, mode) =>
+      spent ? refusal("address_budget", "the server of alice.example has had its requests", 30) : inner.fetch(url, mode);
+    const resolver = createResolver({ fetch });
+    answered(await resolver.resolveEntity("alice.example"));
+    spent = true;
+    const work = newWork();
+    const again = await resolver.resolve({ kind: "domain", input: "alice.example", domain: "alice.example" }, { refresh: true, work });
+    if ("refused" in again) throw new Error(again.message);
+    expect(again.results[0]?.entity.status).toBe("accepted");
+    expect(work.knownServed).toEqual([expect.objectContaining({ refused: "address_budget", retryAfterS: 30 })]);
+    expect(work.refused).toContain("address_budget");
+    expect(again.problems).toEqual([
+      expect.objectContaining({
+        code: "not_fetched_again",
+        severity: "warning",
+        message: "Answered as last fetched, not fetched again now: the server of alice.example has had its requests",
+      }),
+    ]);
+    expect(await resolver.resolveEntity("alice.example", { refresh: true, live: true })).toMatchObject({ refused: "address_budget" });
+  });
 });
