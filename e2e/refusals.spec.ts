@@ -2,11 +2,13 @@
  * The refusals of the traffic room as a client meets them (docs/architecture.md#traffic), one shape
  * each, on servers of this file's own: the API's JSON (status, Retry-After, `error.refused`), the page's
  * words and status. Every sample publisher sits on ONE loopback address here, as sites on one CDN or
- * Pages host do, so an address's minute and each client's share of it can be spent. The other
- * refusals are met in e2e/limits.spec.ts (cold lookups, a host's minute, the outbound cap, lookups in
+ * Pages host do, so an address's minute and each client's share of it can be spent; a server of its
+ * own is left without file descriptors (prlimit) for this machine's own fault. The other refusals are met in e2e/limits.spec.ts (cold lookups, a host's minute, the outbound cap, lookups in
  * progress) and e2e/publisher.spec.ts (re-checks).
  */
-import type { ChildProcess } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { Agent, get as httpGet, type IncomingHttpHeaders } from "node:http";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
@@ -46,7 +48,8 @@ test.afterAll(async () => {
   await net?.stop();
 });
 
-test("client_share, one client's share: past a quarter of the address's minute, 429 with Retry-After and the limit named; another client goes on", async ({
+test("client_share, one client's share: past a quarter of the address's minute, 429 with Retry-After and the limit named; another client goes on; the page says why", async ({
+  page,
   request,
 }) => {
   const api = (q: string, client: string) => request.get(`http://localhost:${ONE_ADDRESS}/api/resolve?q=${q}`, { headers: as(client) });
@@ -68,6 +71,13 @@ test("client_share, one client's share: past a quarter of the address's minute, 
     /^Your lookups have had their share \(3 a minute\) of the requests this resolver sends the server of nowhere\d\.test/,
   );
   expect((await api("minimal.test", "198.51.100.2")).status()).toBe(200);
+  // The same client's page: the refusal in words, where the results would be.
+  await page.setExtraHTTPHeaders(as("198.51.100.1"));
+  await page.goto(`http://localhost:${ONE_ADDRESS}/entity/nowhere-page.test`);
+  const notice = page.getByTestId("refusal");
+  await expect(notice.getByRole("heading", { name: "You have had your share of this site for now" })).toBeVisible();
+  await expect(notice).toContainText("Your lookups have had their share (3 a minute)");
+  await expect(page.locator('meta[name="robots"]')).toHaveAttribute("content", /noindex/);
 });
 
 test("address_budget, the address's minute: 429 from the API, the page says why in words and is kept out of indexes; a document already known is served, not refused", async ({
@@ -144,4 +154,63 @@ test("query_budget: the claims past a query's fetches are not checked, said on t
   await page.setExtraHTTPHeaders(as("192.0.2.51"));
   expect((await page.goto(`http://localhost:${SMALL_QUERIES}/entity/crowded.test`))?.status()).toBe(200);
   await expect(page.getByText(/Not checked: this lookup has already started the 10 fetches one lookup may/).first()).toBeVisible();
+});
+
+test.describe("local_fault: this resolver out of file descriptors", () => {
+  const PORT = 3111;
+  let server: ChildProcess;
+  test.afterAll(() => {
+    server?.kill("SIGTERM");
+  });
+
+  /** One request on `agent`'s one kept-alive connection: opened before the limit falls, it needs no new descriptor. */
+  const get = (agent: Agent, path: string) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const req = httpGet({ host: "127.0.0.1", port: PORT, path, agent, headers: as("192.0.2.77") }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      req.on("error", reject);
+    });
+
+  test("503 with Retry-After and local_fault from the API, the page says it in words; never the publisher's failure, never kept", async ({
+    request,
+  }) => {
+    server = startServer([path.resolve("web/serve.js")], { PORT: String(PORT), IDENT_TRUSTED_HOPS: "1", ...net.env });
+    await ready(request, PORT, server);
+    const pid = server.pid;
+    if (pid === undefined) throw new Error("no server pid");
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      // Warm every part a lookup uses (the route, the fetch thread), on the one connection.
+      expect((await get(agent, "/api/resolve?q=minimal.test")).status).toBe(200);
+      expect((await get(agent, "/entity/minimal.test")).status).toBe(200);
+      // No descriptor left for a new socket: the process's limit at what it holds now.
+      const soft = execFileSync("prlimit", [`--pid=${pid}`, "--nofile", "--output=SOFT", "--noheadings"], { encoding: "utf8" }).trim();
+      // A new descriptor takes the lowest free number: the limit at that number leaves none.
+      const held = new Set(readdirSync(`/proc/${pid}/fd`).map(Number));
+      let lowestFree = 0;
+      while (held.has(lowestFree)) lowestFree++;
+      execFileSync("prlimit", [`--pid=${pid}`, `--nofile=${lowestFree}:`]);
+      try {
+        const api = await get(agent, "/api/resolve?q=alice.example");
+        expect(api.status, api.body.slice(0, 600)).toBe(503);
+        expect(api.headers["retry-after"]).toMatch(/^\d+$/);
+        expect(JSON.parse(api.body).error).toMatchObject({ code: "busy", refused: "local_fault", retry_after_s: expect.any(Number) });
+        const page = await get(agent, "/entity/bob.example");
+        expect(page.body).toContain("This resolver could not fetch just now");
+        expect(page.body).toMatch(/<meta name="robots" content="[^"]*noindex/);
+      } finally {
+        execFileSync("prlimit", [`--pid=${pid}`, `--nofile=${soft}:`]);
+      }
+      // Never kept: with descriptors back, the same lookup is answered.
+      const again = await get(agent, "/api/resolve?q=alice.example");
+      expect(again.status).toBe(200);
+      expect(JSON.parse(again.body).results[0].entity.status).toBe("accepted");
+    } finally {
+      agent.destroy();
+    }
+  });
 });
