@@ -58,7 +58,7 @@ export function createConfiguredResolver(
   const fleet = config.redisUrl ? connectRedis(config.redisUrl, { log }) : null;
   const limits = config.traffic;
   // docs/architecture.md#traffic: every per-minute limit, in Redis when there is one (and here whenever Redis cannot answer).
-  const windows = createWindows(limits, fleet ? { link: fleet, keyPrefix: KEY_PREFIX } : null);
+  const windows = createWindows(limits, fleet ? { link: fleet, keyPrefix: KEY_PREFIX } : null, undefined, config.fetchTimeoutMs);
   const budgets = fetchBudgets(windows, limits);
   const common = {
     timeoutMs: config.fetchTimeoutMs,

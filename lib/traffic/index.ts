@@ -3,7 +3,8 @@
  * into limiters, and the refusals they give as values (./refusal.ts), answered in one place
  * (./answer.ts). Framework-free: the fetcher, the resolver, the web app and the CLI all use it.
  */
-import { LIMITS, type LimitName, type TrafficSettings } from "./limits";
+import { DEFAULTS } from "../limits";
+import { LIMITS, MINUTE_MS, type LimitDeclaration, type LimitName, type TrafficSettings } from "./limits";
 import { refusal, type FetchRefusal } from "./refusal";
 import { createSharedCounter, type RedisLink } from "./shared-window";
 import { createLocalCounter, limiterOn, takeTogether, type RateLimiter } from "./window";
@@ -23,13 +24,25 @@ export type Windows = Record<WindowName, RateLimiter>;
 /** The fleet's Redis, when there is one: its link and the prefix of every key. */
 export type FleetCounting = { link: RedisLink; keyPrefix: string };
 
-export function createWindows(settings: TrafficSettings, fleet: FleetCounting | null = null, now?: () => number): Windows {
+/**
+ * `sendMarginMs`: how long after its spend a request may still reach the publisher, the fetch
+ * deadline; the limits that count sends count each that much longer than a minute.
+ */
+export function createWindows(
+  settings: TrafficSettings,
+  fleet: FleetCounting | null = null,
+  now?: () => number,
+  sendMarginMs: number = DEFAULTS.fetchTimeoutMs,
+): Windows {
   const local = createLocalCounter(now ? { now } : {});
   const shared = fleet
     ? createSharedCounter(fleet.link, local, now ? { keyPrefix: fleet.keyPrefix, now } : { keyPrefix: fleet.keyPrefix })
     : null;
   const windows = {} as Windows;
-  for (const name of WINDOW_NAMES) windows[name] = limiterOn(shared && LIMITS[name].fleet ? shared : local, name, settings[name]);
+  for (const name of WINDOW_NAMES) {
+    const d: LimitDeclaration = LIMITS[name];
+    windows[name] = limiterOn(shared && d.fleet ? shared : local, name, settings[name], MINUTE_MS + (d.countsSends ? sendMarginMs : 0));
+  }
   return windows;
 }
 

@@ -19,6 +19,12 @@ export type LimitDeclaration = {
   variable: { name: `IDENT_${string}`; min: number; max: number } | null;
   /** A limit that follows another (named in {@link LIMITS}): `fraction` of it, at least `atLeast`. */
   derived?: { from: string; fraction: number; atLeast: number };
+  /**
+   * A per-minute limit on requests this resolver sends: each is counted a minute and the fetch
+   * deadline (`IDENT_FETCH_TIMEOUT_MS`) from when it is spent. A request reaches the publisher within
+   * its deadline of its spend, if ever, so the publisher never sees more than the limit in any minute.
+   */
+  countsSends?: true;
   /** Counted in Redis for the whole fleet when `IDENT_REDIS_URL` is set; else per instance. */
   fleet: boolean;
   /** The refusal at the limit. */
@@ -70,6 +76,7 @@ export const LIMITS = {
     per: "minute",
     default: 1_200,
     variable: { name: "IDENT_ADDRESS_BUDGET_PER_MIN", min: 1, max: 1_000_000 },
+    countsSends: true,
     fleet: true,
     refused: "address_budget",
     reached: "a document known within a day is served stale; else 429 with Retry-After, a claim `not_checked`",
@@ -80,6 +87,7 @@ export const LIMITS = {
     default: 300,
     variable: null,
     derived: { from: "addressPerMinute", fraction: 1 / 4, atLeast: 1 },
+    countsSends: true,
     fleet: true,
     refused: "client_share",
     reached: "as for the address's minute, for this client alone: no one client spends more than a quarter of it",
@@ -89,6 +97,7 @@ export const LIMITS = {
     per: "minute",
     default: 300,
     variable: { name: "IDENT_HOST_BUDGET_PER_MIN", min: 1, max: 1_000_000 },
+    countsSends: true,
     fleet: true,
     refused: "host_budget",
     reached: "a document known within a day is served stale; else 429 with Retry-After, a claim `not_checked`",
@@ -99,6 +108,7 @@ export const LIMITS = {
     default: 75,
     variable: null,
     derived: { from: "hostPerMinute", fraction: 1 / 4, atLeast: 1 },
+    countsSends: true,
     fleet: true,
     refused: "client_share",
     reached: "as for the host name's minute, for this client alone: no one client spends more than a quarter of it",

@@ -8,28 +8,27 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import { MINUTE_MS } from "./limits";
 import type { Counter, JointDecision, LocalCounter, Take } from "./window";
 
-// KEYS: one per take. ARGV: now, window, take (1 or 0), a member unique to this take, then each
-// key's limit. Answers 0 when all fit (and, with take, counts them all), else the 1-based index of
+// KEYS: one per take. ARGV: now, take (1 or 0), a member unique to this take, then each key's limit
+// and window. Answers 0 when all fit (and, with take, counts them all), else the 1-based index of
 // the first full window and the time of the take that leaves it first.
 const SLIDE = `
 local t = tonumber(ARGV[1])
-local w = tonumber(ARGV[2])
 for i, key in ipairs(KEYS) do
+  local limit = tonumber(ARGV[2 + 2 * i])
+  local w = tonumber(ARGV[3 + 2 * i])
   redis.call('ZREMRANGEBYSCORE', key, '-inf', t - w)
-  local limit = tonumber(ARGV[4 + i])
   local n = redis.call('ZCARD', key)
   if n >= limit then
     local first = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
     return {i, first[2]}
   end
 end
-if ARGV[3] == '1' then
-  for _, key in ipairs(KEYS) do
-    redis.call('ZADD', key, t, ARGV[4])
-    redis.call('PEXPIRE', key, w)
+if ARGV[2] == '1' then
+  for i, key in ipairs(KEYS) do
+    redis.call('ZADD', key, t, ARGV[3])
+    redis.call('PEXPIRE', key, tonumber(ARGV[3 + 2 * i]))
   end
 end
 return {0, '0'}`;
@@ -39,13 +38,10 @@ export type RedisLink = { run<T>(command: (redis: Pick<Redis, "eval">) => Promis
 
 export type SharedCounterOptions = {
   keyPrefix: string;
-  /** @default 60 s */
-  windowMs?: number;
   now?: () => number;
 };
 
 export function createSharedCounter(link: RedisLink, local: LocalCounter, options: SharedCounterOptions): Counter {
-  const windowMs = options.windowMs ?? MINUTE_MS;
   const now = options.now ?? Date.now;
   const instance = randomBytes(6).toString("hex");
   let seq = 0;
@@ -54,10 +50,8 @@ export function createSharedCounter(link: RedisLink, local: LocalCounter, option
     const t = now();
     const member = `${t}:${instance}:${seq++}`;
     const keys = takes.map((one) => `${options.keyPrefix}limit:${one.window}:${one.key}`);
-    const limits = takes.map((one) => one.limit);
-    const answer = await link.run(
-      (r) => r.eval(SLIDE, keys.length, ...keys, t, windowMs, take ? "1" : "0", member, ...limits) as Promise<unknown>,
-    );
+    const limits = takes.flatMap((one) => [one.limit, one.windowMs]);
+    const answer = await link.run((r) => r.eval(SLIDE, keys.length, ...keys, t, take ? "1" : "0", member, ...limits) as Promise<unknown>);
     // Redis cannot say: this instance's own count decides (and keeps counting meanwhile).
     if (!Array.isArray(answer)) return local.decideNow(takes, take);
     const full = Number(answer[0]);
@@ -66,6 +60,7 @@ export function createSharedCounter(link: RedisLink, local: LocalCounter, option
       return { ok: true };
     }
     const first = Number(answer[1]);
+    const windowMs = takes[full - 1]?.windowMs ?? 0;
     const retryAfterS = Math.max(1, Math.ceil(((Number.isFinite(first) ? first : t) + windowMs - t) / 1000));
     return { ok: false, index: full - 1, retryAfterS };
   }

@@ -16,8 +16,8 @@ export type RateLimiter = {
   part(key: string): Part;
 };
 
-/** One take: of which window (its name), for which key, within which limit. */
-export type Take = { window: string; key: string; limit: number };
+/** One take: of which window (its name), for which key, within which limit over how long (ms). */
+export type Take = { window: string; key: string; limit: number; windowMs: number };
 
 /** Several takes decided as one: all counted, or none. `index` names the first take refused. */
 export type JointDecision = { ok: true } | { ok: false; index: number; retryAfterS: number };
@@ -32,8 +32,6 @@ export type Counter = {
 export type Part = { counter: Counter; take: Take };
 
 export type CounterOptions = {
-  /** @default 60 s */
-  windowMs?: number;
   /** Keys remembered at most (over every window); the least recent are forgotten. @default 50000 */
   maxKeys?: number;
   now?: () => number;
@@ -43,17 +41,16 @@ export type CounterOptions = {
 export type LocalCounter = Counter & { decideNow(takes: readonly Take[], take: boolean): JointDecision };
 
 /**
- * Sliding windows per key: at most `limit` takes in any `windowMs`, so no burst at a window's edge
- * doubles it. Each key keeps the times of its takes still in the window (at most `limit` of them).
+ * Sliding windows per key: at most `limit` takes in any `windowMs` (each take's own), so no burst at a
+ * window's edge doubles it. Each key keeps the times of its takes still in the window (at most `limit` of them).
  * Takes decided together are decided without a pause between them: nothing else counts meanwhile.
  */
 export function createLocalCounter(options: CounterOptions = {}): LocalCounter {
-  const windowMs = options.windowMs ?? MINUTE_MS;
   const now = options.now ?? Date.now;
   const logs = new LRUCache<string, number[]>({ max: options.maxKeys ?? 50_000 });
 
   /** The take times of `take`'s key still in the window, and when the take would be allowed again. */
-  function inWindow({ window, key, limit }: Take, t: number): { times: number[]; retryAfterS: number | null } {
+  function inWindow({ window, key, limit, windowMs }: Take, t: number): { times: number[]; retryAfterS: number | null } {
     const times = logs.get(`${window} ${key}`) ?? [];
     let expired = 0;
     while (expired < times.length && (times[expired] ?? 0) <= t - windowMs) expired++;
@@ -84,9 +81,9 @@ export function createLocalCounter(options: CounterOptions = {}): LocalCounter {
 
 const single = (decision: JointDecision): RateDecision => (decision.ok ? decision : { ok: false, retryAfterS: decision.retryAfterS });
 
-/** The limit `window` of `limit` takes a minute per key, counted on `counter`. */
-export function limiterOn(counter: Counter, window: string, limit: number): RateLimiter {
-  const part = (key: string): Part => ({ counter, take: { window, key, limit } });
+/** The limit `window` of `limit` takes per key in any `windowMs`, counted on `counter`. */
+export function limiterOn(counter: Counter, window: string, limit: number, windowMs = MINUTE_MS): RateLimiter {
+  const part = (key: string): Part => ({ counter, take: { window, key, limit, windowMs } });
   return {
     take: async (key) => single(await counter.decide([part(key).take], true)),
     check: async (key) => single(await counter.decide([part(key).take], false)),
@@ -95,8 +92,8 @@ export function limiterOn(counter: Counter, window: string, limit: number): Rate
 }
 
 /** A limiter alone, on a counter of its own. */
-export const createWindowLimiter = (options: CounterOptions & { limit: number }): RateLimiter =>
-  limiterOn(createLocalCounter(options), "limit", options.limit);
+export const createWindowLimiter = (options: CounterOptions & { limit: number; windowMs?: number }): RateLimiter =>
+  limiterOn(createLocalCounter(options), "limit", options.limit, options.windowMs);
 
 /**
  * Takes one of each part, all or none, so that nothing else counts between the check of one and the
