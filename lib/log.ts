@@ -4,6 +4,7 @@
  * request, that request's id. Lines below `IDENT_LOG_LEVEL` are not written.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { extend } from "./objects";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type Logger = Record<LogLevel, (message: string, fields?: Record<string, unknown>) => void>;
@@ -43,7 +44,7 @@ export function logLine(entry: { time: string; level: LogLevel; msg: string } & 
   const { time, level, component, request_id: requestId } = whole;
   const kept = { time, level, ...(component ? { component } : {}), ...(requestId ? { request_id: requestId } : {}), cut: true };
   for (let chars = 512; chars > 0; chars = Math.floor(chars / 2)) {
-    line = JSON.stringify({ ...kept, msg: cut(entry.msg, chars) });
+    line = JSON.stringify(extend(kept, { msg: cut(entry.msg, chars) }));
     if (Buffer.byteLength(line) <= MAX_LINE_BYTES) return line;
   }
   return JSON.stringify(kept);
@@ -56,16 +57,15 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
       if (ORDER[at] < ORDER[level]) return;
       const component = /^([a-z][a-z ]{1,20}): /.exec(message)?.[1];
       const request = requestContext.getStore();
-      write(
-        logLine({
-          ...fields,
-          time: new Date().toISOString(),
-          level: at,
-          ...(component ? { component } : {}),
-          msg: message,
-          ...(request ? { request_id: request.id } : {}),
-        }),
-      );
+      const own = {
+        time: new Date().toISOString(),
+        level: at,
+        ...(component ? { component } : {}),
+        msg: message,
+        ...(request ? { request_id: request.id } : {}),
+      };
+      // The line's own fields first and last: a field of the caller's cannot overwrite them.
+      write(logLine(Object.assign({}, own, fields, own)));
     };
   return { debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error") };
 }
