@@ -1,5 +1,5 @@
 /**
- * No path to a 500, and no request left hanging: every route with hostile paths, methods, headers and
+ * No path to a 500, no request left hanging, and no answer without the security headers: every route with hostile paths, methods, headers and
  * parameters, against the app bound to every address (0.0.0.0, as the browser tests run it, and
  * 127.0.0.1, as behind a reverse proxy, where a proxy rewrite once made Next proxy requests to
  * itself). Raw HTTP, so each path reaches the server exactly as written. The corpus is below.
@@ -57,6 +57,12 @@ const PATHS = [
   "/_next/image?url=%FF",
   "/favicon.ico/%",
   "/_not-found",
+  "/schemas/%FF.json",
+  "/schemas/%",
+  "/schemas/entity.json/%",
+  "/search/",
+  "/_next/static/nope.js",
+  "/favicon.ico",
 ];
 const METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"];
 const HEADERS: Record<string, string>[] = [
@@ -70,7 +76,9 @@ const HEADERS: Record<string, string>[] = [
   { "accept-encoding": "*" },
 ];
 
-type Answer = { what: string; status: number | string };
+/** An answer, and the security headers it lacks (docs/decisions.md#security-headers): every answer carries them. */
+type Answer = { what: string; status: number | string; lacks?: string[] };
+const SECURITY = ["content-security-policy", "x-content-type-options", "x-frame-options", "referrer-policy"];
 
 function send(port: number, method: string, target: string, headers: Record<string, string>): Promise<Answer> {
   const what = `${method} ${target} ${JSON.stringify(headers)}`;
@@ -88,7 +96,10 @@ function send(port: number, method: string, target: string, headers: Record<stri
       },
       (res) => {
         res.resume();
-        res.on("end", () => resolve({ what, status: res.statusCode ?? "none" }));
+        const lacks = SECURITY.filter((name) => res.headers[name] === undefined);
+        res.on("end", () =>
+          resolve(lacks.length > 0 ? { what, status: res.statusCode ?? "none", lacks } : { what, status: res.statusCode ?? "none" }),
+        );
       },
     );
     req.on("timeout", () => {
@@ -100,7 +111,7 @@ function send(port: number, method: string, target: string, headers: Record<stri
   });
 }
 
-/** Every method, path and header set of the corpus, 8 at a time, plus `OPTIONS *`; the answers that are not below 500. */
+/** Every method, path and header set of the corpus, 8 at a time, plus `OPTIONS *`; the answers that are not below 500, or lack a security header. */
 async function fuzz(port: number): Promise<Answer[]> {
   const jobs = PATHS.flatMap((p) => METHODS.flatMap((m) => HEADERS.map((h) => [m, p, h] as const)));
   jobs.push(["OPTIONS", "*", {}], ["GET", "http://evil.example/", {}]);
@@ -112,7 +123,7 @@ async function fuzz(port: number): Promise<Answer[]> {
     }),
   );
   expect(answers).toHaveLength(jobs.length);
-  return answers.filter((a) => typeof a.status !== "number" || a.status >= 500);
+  return answers.filter((a) => typeof a.status !== "number" || a.status >= 500 || a.lacks !== undefined);
 }
 
 test.describe.configure({ timeout: 240_000 });

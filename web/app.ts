@@ -11,6 +11,7 @@ import type { Crawler } from "@/lib/discovery/crawler";
 import { createLogger, type Logger } from "@/lib/log";
 import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
 import { clientKey } from "@/lib/traffic/client";
+import { clientErrorAnswer, FRONT_HEADERS, frontDoor, quietConsole } from "./front";
 import { serveApi } from "./api";
 import { streamsTo } from "./clients";
 import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
@@ -30,6 +31,14 @@ export type App = {
   clientOf(forwardedFor: string | null): string;
   /** Structured logs (docs/deploying.md#logs); web/serve.js writes its request lines with it. */
   log: Logger;
+  /** The front door (web/front.ts): web/serve.js asks it first about every request; true when it answered. */
+  front(req: IncomingMessage, res: ServerResponse): boolean;
+  /** The headers every answer carries (web/front.ts), for what web/serve.js answers itself. */
+  frontHeaders: Readonly<Record<string, string>>;
+  /** The raw answer to a request Node's parser refused (web/front.ts), for web/serve.js's `clientError`. */
+  clientErrorAnswer(code: string | undefined): string;
+  /** Sends what Next writes to the console through `log`, one line each (web/front.ts); web/serve.js calls it once. */
+  quietConsole(): void;
   /** Discovery and re-verification; null when off (`IDENT_CRAWL=0`) or without an index. */
   crawler?: Promise<Crawler | null>;
 };
@@ -81,6 +90,10 @@ export function app(): App {
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
     api: (req, res) => serveApi({ resolver, clientOf, log }, req, res),
+    front: frontDoor,
+    frontHeaders: FRONT_HEADERS,
+    clientErrorAnswer,
+    quietConsole: () => quietConsole(log),
   };
   holder.__identApp = built;
   // docs/decisions.md#discovery: background resolutions start with the server.

@@ -30,6 +30,8 @@ if (check.status !== 0) process.exit(check.status ?? 1);
 const app = next({ dev: false, dir, hostname: "localhost", port });
 const handle = app.getRequestHandler();
 await app.prepare();
+// docs/deploying.md#logs: what Next writes to the console is one log line each, no stack trace.
+globalThis.__identApp?.quietConsole();
 
 // docs/architecture.md#traffic: requests past what this instance may hold in progress, and a client's
 // lookups past its own, are refused here, before Next (web/shed.ts). Warm pages are served from the
@@ -87,17 +89,29 @@ createServer((req, res) => {
   const started = performance.now();
   res.once("finish", () => logRequest(req, res, id, started));
   requests.run({ id }, () => serve(req, res));
-}).listen(port, hostname, () => {
-  console.log(`ident resolver on http://localhost:${port}`);
-});
+})
+  // A request Node's parser refuses is answered with the same headers as every other (web/front.ts).
+  .on("clientError", (err, socket) => {
+    const answer = globalThis.__identApp?.clientErrorAnswer(err.code);
+    // As Node's own handler: answered unless a response on this connection has already begun.
+    if (answer && socket.writable && !socket._httpMessage?.headersSent) socket.end(answer);
+    else socket.destroy();
+  })
+  .listen(port, hostname, () => {
+    console.log(`ident resolver on http://localhost:${port}`);
+  });
 
 function serve(req, res) {
   // Only origin-form targets ("/path") go to Next; `OPTIONS *` and absolute-form targets are answered here.
   if (!req.url?.startsWith("/")) {
+    for (const [name, value] of Object.entries(globalThis.__identApp?.frontHeaders ?? {})) res.setHeader(name, value);
     const asterisk = req.method === "OPTIONS" && req.url === "*";
     res.writeHead(asterisk ? 204 : 400, asterisk ? { allow: "GET, HEAD" } : { "content-type": "text/plain; charset=utf-8" });
     return void res.end(asterisk ? undefined : "Bad request target\n");
   }
+  // The security headers on every answer; a malformed path, a Server Action or a body no route takes
+  // is answered there (web/front.ts).
+  if (globalThis.__identApp?.front(req, res)) return;
   const prior = req.headers["x-forwarded-for"];
   const hops = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean);
   req.headers["x-forwarded-for"] = hops.join(", ");

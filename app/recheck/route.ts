@@ -3,9 +3,10 @@ import { newWork } from "@/lib/resolver/documents";
 import { isRefusal } from "@/lib/traffic";
 import { admit } from "@/web/admission";
 import { app } from "@/web/app";
+import { BODY_CAPS } from "@/web/front";
 
-/** The largest form body read: a domain and its field name. */
-const MAX_BODY = 2048;
+/** The largest form body read: a domain and its field name (web/front.ts refuses a larger one before Next reads it). */
+const MAX_BODY = BODY_CAPS["/recheck"] ?? 2048;
 
 const plain = (status: number, text: string, extra: Record<string, string> = {}) =>
   new Response(`${text}\n`, { status, headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store", ...extra } });

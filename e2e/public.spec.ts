@@ -1,0 +1,73 @@
+/**
+ * Staying up in public (docs/deploying.md#staying-up-in-public), against a server of this file's
+ * own whose every log line is read: what a stranger sends (a 16 KB path, a Server Action, a malformed
+ * path, a 12 MB body) never writes a stack trace or a line over 1 KiB, never answers 500, and every
+ * answer carries the security headers.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { request as httpRequest } from "node:http";
+import path from "node:path";
+import { expect, test } from "@playwright/test";
+import { ready } from "./helpers/server";
+
+const PORT = 3112;
+let server: ChildProcess;
+let logged = "";
+
+test.beforeAll(async ({ request }) => {
+  test.setTimeout(120_000);
+  server = spawn(process.execPath, [path.resolve("web/serve.js")], {
+    env: { ...process.env, PORT: String(PORT), IDENT_DATA_DIR: ":memory:", IDENT_CRAWL: "0", IDENT_CONNECT_TO: "::127.0.0.1:9" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  for (const stream of [server.stdout, server.stderr]) {
+    stream?.setEncoding("utf8");
+    stream?.on("data", (chunk: string) => (logged += chunk));
+  }
+  await ready(request, PORT, server);
+});
+test.afterAll(() => {
+  server?.kill("SIGTERM");
+});
+
+/** One raw request on a connection of its own; `declared` bytes said in Content-Length, `sent` of them sent. */
+function send(method: string, target: string, headers: Record<string, string> = {}, sent?: Buffer) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined> }>((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port: PORT, method, path: target, headers, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+    });
+    req.on("error", reject);
+    if (sent) req.write(sent);
+    else req.end();
+  });
+}
+
+test("a stranger's requests: no stack trace, no log line over 1 KiB, no 500, the security headers on every answer", async () => {
+  const from = logged.length;
+  const answers = [
+    await send("GET", `/${"a".repeat(16_000)}`),
+    await send("GET", `/entity/${"b".repeat(16_000)}.test`),
+    await send("POST", "/", { "next-action": "abc", "content-length": "0" }),
+    await send("POST", "/", { "next-action": "7f".repeat(21), "content-type": "text/plain;charset=UTF-8", "content-length": "0" }),
+    await send("GET", "/schemas/%ff.json"),
+    await send("GET", "/schemas/%"),
+    await send("POST", "/recheck", { "content-length": String(12 * 1024 * 1024) }, Buffer.alloc(64 * 1024)),
+    await send("GET", "/_next/static/nope.js"),
+    await send("GET", "/search/"),
+  ];
+  for (const a of answers) {
+    expect(a.status).toBeLessThan(500);
+    expect(a.headers["x-content-type-options"]).toBe("nosniff");
+    expect(a.headers["content-security-policy"]).toBeTruthy();
+  }
+  expect(answers.map((a) => a.status)).toEqual([404, 404, 400, 400, 400, 400, 413, 404, 308]);
+  await new Promise((r) => setTimeout(r, 500)); // the last request lines
+  const lines = logged.slice(from).split("\n").filter(Boolean);
+  expect(lines.length).toBeGreaterThanOrEqual(answers.length);
+  for (const line of lines) {
+    expect(Buffer.byteLength(line), line.slice(0, 200)).toBeLessThanOrEqual(1024);
+    expect(line).not.toMatch(/^\s+at |\\n\s+at /);
+    expect(() => JSON.parse(line), line.slice(0, 200)).not.toThrow();
+  }
+});

@@ -1,0 +1,139 @@
+import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../lib/log";
+import { clientErrorAnswer, FRONT_HEADERS, frontDoor, quietConsole } from "./front";
+
+let server: Server;
+let port = 0;
+/** Requests that got past the front door, answered 200 as Next would. */
+let passed = 0;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    if (frontDoor(req, res)) return;
+    passed++;
+    req.resume();
+    req.on("end", () => res.end("next"));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+type Sent = { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer; hold?: boolean };
+
+/** One raw request; with `hold`, the body is started and never finished, as a slow client's is. */
+function send({ method = "GET", path, headers = {}, body, hold }: Sent) {
+  return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on("error", reject);
+    if (body !== undefined) req.write(body);
+    if (!hold) req.end();
+  });
+}
+
+describe("the front door (docs/deploying.md#staying-up-in-public)", () => {
+  it("every answer, its own and those it lets through, carries the security headers", async () => {
+    for (const sent of [{ path: "/" }, { path: "/schemas/%ff.json" }, { path: "/_next/static/x.js" }]) {
+      const r = await send(sent);
+      for (const [name, value] of Object.entries(FRONT_HEADERS)) expect(r.headers[name.toLowerCase()], `${sent.path} ${name}`).toBe(value);
+    }
+  });
+  it.each(["/schemas/%ff.json", "/schemas/%", "/%E0%A4%A", "/entity/%C0"])("%s: 400 in words, never reaching Next", async (path) => {
+    const before = passed;
+    const r = await send({ path });
+    expect(r.status).toBe(400);
+    expect(r.text).toBe("The path is not valid percent-encoded UTF-8.\n");
+    expect(passed).toBe(before);
+  });
+  it("a malformed API path is 400 in JSON", async () => {
+    const r = await send({ path: "/api/entity/%FF/history" });
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.text)).toEqual({ error: { code: "invalid_query", message: "The path is not valid percent-encoded UTF-8." } });
+  });
+  it("a Server Action (this app has none) is 400, never reaching Next, which would log a stack trace", async () => {
+    const r = await send({ method: "POST", path: "/", headers: { "next-action": "abc", "content-length": "0" } });
+    expect(r.status).toBe(400);
+    expect(r.text).toContain("no server actions");
+  });
+  it("a re-check form within its cap goes through", async () => {
+    const r = await send({ method: "POST", path: "/recheck", headers: { "content-length": "18" }, body: "domain=alice.test&" });
+    expect(r).toMatchObject({ status: 200, text: "next" });
+  });
+  it("a 12 MB body to the re-check is 413 at once, before a byte of it is read (the client has not finished sending it)", async () => {
+    const r = await send({
+      method: "POST",
+      path: "/recheck",
+      headers: { "content-length": String(12 * 1024 * 1024) },
+      body: Buffer.alloc(64 * 1024),
+      hold: true,
+    });
+    expect(r.status).toBe(413);
+    expect(r.headers.connection).toBe("close");
+    expect(r.text).toContain("at most 2048 bytes");
+  });
+  it("a body without a declared length is 411; a body where no route takes one is 413", async () => {
+    const chunked = await send({
+      method: "POST",
+      path: "/recheck",
+      headers: { "transfer-encoding": "chunked" },
+      body: "domain=a",
+      hold: true,
+    });
+    expect(chunked.status).toBe(411);
+    const elsewhere = await send({ method: "POST", path: "/search", headers: { "content-length": "3" }, body: "x=1" });
+    expect(elsewhere.status).toBe(413);
+    const getWithBody = await send({ method: "GET", path: "/recheck", headers: { "content-length": "3" }, body: "x=1" });
+    expect(getWithBody.status).toBe(413);
+  });
+});
+
+describe("quietConsole: what Next writes is one log line, no stack trace (docs/deploying.md#logs)", () => {
+  it("an error with its stack becomes its first line; the stack only at debug level", () => {
+    for (const level of ["info", "debug"] as const) {
+      const lines: string[] = [];
+      const target = { error: (..._: unknown[]) => undefined, warn: (..._: unknown[]) => undefined };
+      quietConsole(
+        createLogger(level, (l) => lines.push(l)),
+        target,
+      );
+      const err = new Error('The Server Reference ID did not match the expected format. Received "abc".');
+      target.error(err);
+      target.warn("⨯ %s", "a warning");
+      const first = JSON.parse(lines[0] ?? "{}");
+      expect(first).toMatchObject({
+        level: "error",
+        component: "next",
+        msg: 'next: Error: The Server Reference ID did not match the expected format. Received "abc".',
+      });
+      if (level === "info") {
+        expect(lines).toHaveLength(2);
+        expect(lines.join("\n")).not.toMatch(/\n\s+at /);
+        expect(lines.some((l) => l.includes("    at "))).toBe(false);
+      } else expect(lines.some((l) => l.includes("    at "))).toBe(true);
+      expect(JSON.parse(lines.at(-1) ?? "{}")).toMatchObject({ level: "warn", msg: "next: a warning" });
+    }
+  });
+});
+
+describe("clientErrorAnswer: what Node's parser refuses still carries the headers", () => {
+  it.each([
+    ["HPE_INVALID_METHOD", 400],
+    ["HPE_HEADER_OVERFLOW", 431],
+    ["ERR_HTTP_REQUEST_TIMEOUT", 408],
+    [undefined, 400],
+  ] as const)("%s → %d, with every security header, then closed", (code, status) => {
+    const raw = clientErrorAnswer(code);
+    const [head = "", body] = raw.split("\r\n\r\n");
+    expect(head.split("\r\n")[0]).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+    for (const [name, value] of Object.entries(FRONT_HEADERS)) expect(head).toContain(`${name}: ${value}\r`);
+    expect(head).toContain("Connection: close");
+    expect(head).toContain(`Content-Length: ${Buffer.byteLength(body ?? "")}`);
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * The front door of the production server (web/serve.js), before the page cache and Next
+ * (docs/deploying.md#staying-up-in-public): every answer gets the security headers, whoever writes it
+ * (Next's redirects, static files and 404s included); a path that is not valid percent-encoding, a
+ * Server Action (this app has none) and a body no route takes are answered here, so they never reach
+ * Next, never answer 500 and never write a stack trace.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { format } from "node:util";
+import type { Logger } from "../lib/log";
+import { SECURITY_HEADERS } from "./security-headers";
+
+/**
+ * The routes that take a request body, with the most bytes each reads (POST only). Any other body is
+ * refused before a byte of it is read; so is one without a declared length.
+ */
+export const BODY_CAPS: Readonly<Record<string, number>> = {
+  /** The "Re-check now" form: a domain and its field name (app/recheck/route.ts). */
+  "/recheck": 2048,
+};
+
+/** What every answer carries; a page's own Content-Security-Policy (proxy.ts) replaces this strict one. */
+export const FRONT_HEADERS: Readonly<Record<string, string>> = Object.assign(
+  { "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'" },
+  SECURITY_HEADERS,
+);
+
+/** Whether every segment of `path` decodes as percent-encoded UTF-8. */
+function decodes(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function answer(req: IncomingMessage, res: ServerResponse, status: number, message: string, extra: Record<string, string> = {}): true {
+  const api = (req.url ?? "").startsWith("/api/");
+  const code = status === 400 ? "invalid_query" : "invalid_request";
+  const body = api ? JSON.stringify({ error: { code, message } }) : `${message}\n`;
+  res.writeHead(
+    status,
+    Object.assign({}, FRONT_HEADERS, extra, {
+      "Content-Type": api ? "application/json" : "text/plain; charset=utf-8",
+      "Content-Length": String(Buffer.byteLength(body)),
+      "Cache-Control": "no-store",
+      // A body not read is not waited for: the connection closes after this answer.
+      ...(hasBody(req) ? { Connection: "close" } : {}),
+    }),
+  );
+  res.end(req.method === "HEAD" ? undefined : body);
+  return true;
+}
+
+const hasBody = (req: IncomingMessage) =>
+  req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? "0") > 0;
+
+/**
+ * Sets the headers every answer carries, and answers what must not reach Next. True when it answered.
+ */
+export function frontDoor(req: IncomingMessage, res: ServerResponse): boolean {
+  for (const [name, value] of Object.entries(FRONT_HEADERS)) res.setHeader(name, value);
+  const target = req.url ?? "/";
+  const at = target.indexOf("?");
+  const path = at < 0 ? target : target.slice(0, at);
+  if (!decodes(path)) return answer(req, res, 400, "The path is not valid percent-encoded UTF-8.");
+  if (req.headers["next-action"] !== undefined) return answer(req, res, 400, "This app has no server actions.");
+  if (hasBody(req)) {
+    const cap = req.method === "POST" ? BODY_CAPS[path] : undefined;
+    if (cap === undefined) return answer(req, res, 413, "This address takes no request body.");
+    const length = req.headers["content-length"];
+    if (length === undefined) return answer(req, res, 411, "A body must say its length (Content-Length).");
+    if (Number(length) > cap) return answer(req, res, 413, `The body is too large: this address reads at most ${cap} bytes.`);
+  }
+  return false;
+}
+
+/**
+ * What Next writes to the console goes through the app's log (docs/deploying.md#logs): one line,
+ * its first line only, within the log's 1 KiB; the whole text, stack included, only at debug level.
+ */
+export function quietConsole(log: Logger, target: Pick<Console, "error" | "warn"> = console): void {
+  const to =
+    (level: "error" | "warn") =>
+    (...args: unknown[]) => {
+      const text = format(...args);
+      const first = text.split("\n", 1)[0] ?? "";
+      log[level](`next: ${first.replace(/^⨯\s*/, "")}`);
+      if (text.length > first.length) log.debug(`next: ${text}`);
+    };
+  target.error = to("error");
+  target.warn = to("warn");
+}
+
+/**
+ * The raw answer to a request Node's parser refused before any handler saw it (a malformed request
+ * line or header, headers too large, too slow), with the same headers as every other answer; the
+ * connection is closed after it.
+ */
+export function clientErrorAnswer(code: string | undefined): string {
+  const [status, reason] =
+    code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large"]
+      : code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout"]
+        : [400, "Bad Request"];
+  const body = `${reason}\n`;
+  const headers = Object.entries(FRONT_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`);
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\n${headers.join("")}Content-Type: text/plain; charset=utf-8\r\n` +
+    `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
