@@ -5,5 +5,9 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { app } = await import("./web/app");
-  app();
+  const built = app();
+  // docs/deploying.md#logs: what Next writes to the console is one log line each, no stack trace.
+  built.quietConsole();
+  // docs/deploying.md#metrics: /metrics on the operators' listener (IDENT_METRICS_ADDR), never on the public port.
+  await built.startOperations();
 }

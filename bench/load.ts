@@ -89,6 +89,8 @@ async function startApp(port: number, env: Record<string, string>): Promise<App>
         IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-load-")), "data"),
         // The storms measure the lookups they send; discovery would add its own background work.
         IDENT_CRAWL: "0",
+        // docs/deploying.md#metrics: the operators' listener, beside the app's own port.
+        IDENT_METRICS_ADDR: `127.0.0.1:${metricsPort(port)}`,
         ...env,
       },
     },
@@ -170,10 +172,13 @@ function loopDelay(port: number): Promise<{ p99: number; max: number }> {
   });
 }
 
-/** The app's /metrics text, or "" when it does not answer. */
+/** Where an app on `port` answers /metrics (IDENT_METRICS_ADDR). */
+const metricsPort = (port: number) => port + 6000;
+
+/** The /metrics text of the app on `port`, or "" when it does not answer. */
 function scrape(port: number): Promise<string> {
   return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port, path: "/metrics", agent: false, timeout: 30_000 }, (res) => {
+    const req = request({ host: "127.0.0.1", port: metricsPort(port), path: "/metrics", agent: false, timeout: 30_000 }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => (text += chunk));

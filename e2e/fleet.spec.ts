@@ -26,6 +26,8 @@ test.beforeAll(async ({ request }) => {
   servers = PORTS.map((port) =>
     startServer([path.resolve("web/serve.js")], {
       PORT: String(port),
+      // docs/deploying.md#metrics: the operators' listener, never the public port.
+      IDENT_METRICS_ADDR: `127.0.0.1:${port + 6000}`,
       IDENT_DATABASE_URL: database,
       IDENT_REDIS_URL: redis.url,
       IDENT_LOG_LEVEL: "warn",
@@ -72,7 +74,7 @@ function parsePrometheus(text: string): { name: string; labels: Record<string, s
 }
 
 async function metric(request: APIRequestContext, base: string, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const response = await request.get(`${base}/metrics`);
+  const response = await request.get(`http://127.0.0.1:${Number(new URL(base).port) + 6000}/metrics`);
   expect(response.headers()["content-type"]).toContain("text/plain");
   const found = parsePrometheus(await response.text()).filter(
     (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),

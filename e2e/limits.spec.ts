@@ -119,6 +119,7 @@ test.describe("the outbound cap against a tarpit", () => {
     const port = typeof address === "object" && address ? address.port : 0;
     server = start([path.resolve("web/serve.js")], {
       PORT: String(TARPITTED),
+      IDENT_METRICS_ADDR: `127.0.0.1:${TARPITTED + 6000}`,
       IDENT_CONNECT_TO: `::127.0.0.1:${port}`,
       IDENT_FETCH_TIMEOUT_MS: "2000",
       IDENT_MAX_OUTBOUND: "2",
@@ -155,7 +156,7 @@ test.describe("the outbound cap against a tarpit", () => {
     expect(done?.results[0].entity.status).toBe("timeout");
     // The app's own count, reported by its fetch thread every 200 ms: the cap held from the first connection attempt on.
     const peak = async () => {
-      const text = await (await request.get(`http://localhost:${TARPITTED}/metrics`)).text();
+      const text = await (await request.get(`http://127.0.0.1:${TARPITTED + 6000}/metrics`)).text();
       return Number(/^ident_outbound_sockets_peak (\S+)$/m.exec(text)?.[1]);
     };
     await expect.poll(peak).toBe(2);

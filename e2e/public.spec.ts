@@ -17,7 +17,14 @@ let logged = "";
 test.beforeAll(async ({ request }) => {
   test.setTimeout(120_000);
   server = spawn(process.execPath, [path.resolve("web/serve.js")], {
-    env: { ...process.env, PORT: String(PORT), IDENT_DATA_DIR: ":memory:", IDENT_CRAWL: "0", IDENT_CONNECT_TO: "::127.0.0.1:9" },
+    env: {
+      ...process.env,
+      PORT: String(PORT),
+      IDENT_DATA_DIR: ":memory:",
+      IDENT_CRAWL: "0",
+      IDENT_CONNECT_TO: "::127.0.0.1:9",
+      IDENT_METRICS_ADDR: `127.0.0.1:${PORT + 6000}`,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   for (const stream of [server.stdout, server.stderr]) {
@@ -70,4 +77,14 @@ test("a stranger's requests: no stack trace, no log line over 1 KiB, no 500, the
     expect(line).not.toMatch(/^\s+at |\\n\s+at /);
     expect(() => JSON.parse(line), line.slice(0, 200)).not.toThrow();
   }
+});
+
+test("/metrics is on the operators' listener only: 404 on the public port, Prometheus text on IDENT_METRICS_ADDR", async ({ request }) => {
+  const onPublic = await request.get(`http://127.0.0.1:${PORT}/metrics`);
+  expect(onPublic.status()).toBe(404);
+  expect(await onPublic.text()).not.toContain("ident_fetches_total");
+  const operators = await request.get(`http://127.0.0.1:${PORT + 6000}/metrics`);
+  expect(operators.status()).toBe(200);
+  expect(operators.headers()["content-type"]).toContain("text/plain");
+  expect(await operators.text()).toMatch(/^# TYPE ident_fetches_total counter$/m);
 });

@@ -21,6 +21,7 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         store: { kind: "embedded", dataDir: path.resolve(".data") },
         redisUrl: null,
         logLevel: "info",
+        metricsAddr: { host: "127.0.0.1", port: 9464 },
         crawl: { seeds: [], concurrency: 4, max: 100_000 },
         traffic: trafficSettings(),
       },
@@ -80,6 +81,21 @@ describe("configuration (docs/decisions.md#configuration)", () => {
     expect(read({ IDENT_LOG_LEVEL: "verbose" })).toEqual([
       expect.stringMatching(/^IDENT_LOG_LEVEL="verbose": must be debug, info, warn or error/),
     ]);
+  });
+  it("IDENT_METRICS_ADDR: host:port (IPv6 in brackets) or off; anything else named", () => {
+    const read = (value: string) => {
+      const parsed = parseConfig({ IDENT_METRICS_ADDR: value });
+      return parsed.ok ? parsed.config.metricsAddr : parsed.errors;
+    };
+    expect(read("0.0.0.0:9100")).toEqual({ host: "0.0.0.0", port: 9100 });
+    expect(read("[::1]:9464")).toEqual({ host: "::1", port: 9464 });
+    expect(read("metrics.internal:9464")).toEqual({ host: "metrics.internal", port: 9464 });
+    expect(read("off")).toBeNull();
+    for (const bad of ["9464", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:99999", "http://x:1", "a:1/metrics", "u@h:1"]) {
+      expect(read(bad), bad).toEqual([
+        expect.stringMatching(/^IDENT_METRICS_ADDR=.*must be host:port \(127\.0\.0\.1:9464, \[::1\]:9464\) or off/),
+      ]);
+    }
   });
   it("reads every variable", () => {
     const parsed = parseConfig(

@@ -99,6 +99,20 @@ function variables(fileExists: (path: string) => boolean) {
     ),
     // docs/deploying.md#redis
     redisUrl: declared("IDENT_REDIS_URL", serverUrl(["redis:", "rediss:"], "must be a redis:// URL with a host (redis://host:6379)")),
+    // docs/deploying.md#metrics: the operators' listener, never the public port; `off` for none.
+    metricsAddr: declared(
+      "IDENT_METRICS_ADDR",
+      variable.transform((value, ctx) => {
+        if (value === "off") return null;
+        const parsed = URL.parse(`http://${value ?? "127.0.0.1:9464"}`);
+        const port = Number(parsed?.port);
+        if (parsed && parsed.pathname === "/" && !parsed.username && parsed.hostname && port > 0) {
+          return { host: parsed.hostname.replace(/^\[(.*)\]$/, "$1"), port };
+        }
+        ctx.addIssue({ code: "custom", message: "must be host:port (127.0.0.1:9464, [::1]:9464) or off" });
+        return z.NEVER;
+      }),
+    ),
     // docs/deploying.md#logs
     logLevel: declared(
       "IDENT_LOG_LEVEL",

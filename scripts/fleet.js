@@ -51,6 +51,7 @@ try {
         ...process.env,
         ...net.env,
         PORT: port,
+        IDENT_METRICS_ADDR: `127.0.0.1:${9464 + i}`,
         IDENT_DATABASE_URL: databaseUrl,
         IDENT_REDIS_URL: redis.url,
       },
@@ -84,7 +85,7 @@ ident resolver fleet: two instances, one PostgreSQL, one Redis, the sample netwo
   ${instances[0].base}/search?q=alice.example   resolve on a…
   ${instances[1].base}/search?q=alice.example   …and b answers from the shared cache
   ${instances[1].base}/readyz                   the store and Redis answer?
-  ${instances[0].base}/metrics                  Prometheus text
+  http://127.0.0.1:9464/metrics                  Prometheus text of a (b's on 9465)
 
 Ctrl-C stops everything.
 `);

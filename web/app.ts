@@ -5,7 +5,7 @@
  * (lib/setup.ts), so they never disagree.
  */
 import "server-only";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { configErrorMessage, parseConfig, type Config } from "@/lib/config";
 import type { Crawler } from "@/lib/discovery/crawler";
 import { createLogger, type Logger } from "@/lib/log";
@@ -14,6 +14,7 @@ import { clientKey } from "@/lib/traffic/client";
 import { clientErrorAnswer, FRONT_HEADERS, frontDoor, quietConsole } from "./front";
 import { serveApi } from "./api";
 import { streamsTo } from "./clients";
+import { startOperations } from "./operations";
 import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
 import { isAnswer, pageOf } from "./pages";
 import { createShedder, type Shed } from "./shed";
@@ -35,9 +36,11 @@ export type App = {
   front(req: IncomingMessage, res: ServerResponse): boolean;
   /** The headers every answer carries (web/front.ts), for what web/serve.js answers itself. */
   frontHeaders: Readonly<Record<string, string>>;
+  /** Starts the operators' listener of `/metrics` (web/operations.ts); instrumentation.ts calls it once. */
+  startOperations(): Promise<Server | null>;
   /** The raw answer to a request Node's parser refused (web/front.ts), for web/serve.js's `clientError`. */
   clientErrorAnswer(code: string | undefined): string;
-  /** Sends what Next writes to the console through `log`, one line each (web/front.ts); web/serve.js calls it once. */
+  /** Sends what Next writes to the console through `log`, one line each (web/front.ts); instrumentation.ts calls it once. */
   quietConsole(): void;
   /** Discovery and re-verification; null when off (`IDENT_CRAWL=0`) or without an index. */
   crawler?: Promise<Crawler | null>;
@@ -93,6 +96,12 @@ export function app(): App {
     front: frontDoor,
     frontHeaders: FRONT_HEADERS,
     clientErrorAnswer,
+    startOperations: () =>
+      startOperations({
+        addr: config.metricsAddr,
+        log,
+        metrics: async () => ({ text: await resolver.metrics.registry.metrics(), contentType: resolver.metrics.registry.contentType }),
+      }),
     quietConsole: () => quietConsole(log),
   };
   holder.__identApp = built;

@@ -30,8 +30,6 @@ if (check.status !== 0) process.exit(check.status ?? 1);
 const app = next({ dev: false, dir, hostname: "localhost", port });
 const handle = app.getRequestHandler();
 await app.prepare();
-// docs/deploying.md#logs: what Next writes to the console is one log line each, no stack trace.
-globalThis.__identApp?.quietConsole();
 
 // docs/architecture.md#traffic: requests past what this instance may hold in progress, and a client's
 // lookups past its own, are refused here, before Next (web/shed.ts). Warm pages are served from the
@@ -71,8 +69,8 @@ function enter(req, res) {
 // The context is the one lib/log.ts reads, shared through globalThis.
 const requests = (globalThis.__identRequest ??= new AsyncLocalStorage());
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
-/** Health and metrics are answered however busy the instance is (docs/deploying.md#health). */
-const OPERATIONS = /^\/(?:healthz|readyz|metrics)(?:\?|$)/;
+/** Health and readiness are answered however busy the instance is (docs/deploying.md#health). */
+const OPERATIONS = /^\/(?:healthz|readyz)(?:\?|$)/;
 
 function logRequest(req, res, id, started) {
   const log = globalThis.__identApp?.log;

@@ -2,7 +2,7 @@
  * What the production server refuses before Next (docs/architecture.md#traffic): requests past what
  * the instance may hold in progress (`requestsInInstance`), lookups past `lookupsInInstance`, and a
  * client's lookups past `lookupsInProgress`, where each would cost memory (Next holds about 200 KB per
- * request in progress) and CPU only to be refused later. Health and metrics are never counted here.
+ * request in progress) and CPU only to be refused later. Health and readiness are never counted here.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerRefusal, refusal, type Refusal, type TrafficSettings } from "../lib/traffic";

@@ -168,7 +168,7 @@ export const LIMITS = {
     derived: { from: "outbound", fraction: 8, atLeast: 1 },
     fleet: false,
     refused: "busy",
-    reached: "503 with Retry-After, before the request reaches Next; health and metrics always answered",
+    reached: "503 with Retry-After, before the request reaches Next; health and readiness always answered",
   },
 } as const satisfies Record<string, LimitDeclaration>;
 
