@@ -61,6 +61,7 @@ export default defineConfig({
       IDENT_PUBLIC_URL: "https://ident.example",
       IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
       IDENT_HOST_BUDGET_PER_MIN: "1000000",
+      IDENT_SEARCHES_PER_MIN: "1000000",
       IDENT_ADDRESS_BUDGET_PER_MIN: "1000000",
       // A fresh embedded index for each run, in a folder of its own.
       IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-e2e-")), "data"),

@@ -1,5 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
-import { ADMISSION_HEADER, admit, relay } from "./web/admission";
+import { ADMISSION_HEADER, admit, admitSearch, relay } from "./web/admission";
 import { isAnswer, pageOf, statusOf, toHeader, URL_HEADER } from "./web/pages";
 import { app } from "./web/app";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./web/security-headers";
@@ -33,7 +33,16 @@ export async function proxy(request: NextRequest) {
   // docs/architecture.md#traffic: a lookup is taken on, or refused with 429 or 503, before its first byte.
   requestHeaders.delete(ADMISSION_HEADER);
   let refusedHeaders: Record<string, string> | null = null;
-  if (isAnswer(page) || page?.kind === "check") {
+  if (page?.kind === "index-search") {
+    // docs/architecture.md#traffic: `searches`; the page reads the refusal from the relayed admission.
+    const admitted = await admitSearch(app(), request.headers.get("x-forwarded-for"));
+    if (!admitted.ok) {
+      requestHeaders.set(ADMISSION_HEADER, relay(admitted));
+      const answer = answerRefusal(admitted.refused);
+      status = answer.status;
+      refusedHeaders = answer.headers;
+    }
+  } else if (isAnswer(page) || page?.kind === "check") {
     // The check is always a fresh check (docs/publishing.md#check): it asks for a refresh, and its limit.
     const refresh = page.kind === "check" || searchParams.get("refresh") === "1";
     const admission = await admit(app(), page.query, request.headers.get("x-forwarded-for"), refresh);

@@ -6,9 +6,12 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { request as httpRequest } from "node:http";
+import { connect, type Socket } from "node:net";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { ready } from "./helpers/server";
+import { ready, startServer } from "./helpers/server";
+
+test.describe.configure({ mode: "serial", timeout: 120_000 });
 
 const PORT = 3112;
 let server: ChildProcess;
@@ -24,6 +27,8 @@ test.beforeAll(async ({ request }) => {
       IDENT_CRAWL: "0",
       IDENT_CONNECT_TO: "::127.0.0.1:9",
       IDENT_METRICS_ADDR: `127.0.0.1:${PORT + 6000}`,
+      IDENT_TRUSTED_HOPS: "1",
+      IDENT_SEARCHES_PER_MIN: "3",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -87,4 +92,81 @@ test("/metrics is on the operators' listener only: 404 on the public port, Prome
   expect(operators.status()).toBe(200);
   expect(operators.headers()["content-type"]).toContain("text/plain");
   expect(await operators.text()).toMatch(/^# TYPE ident_fetches_total counter$/m);
+});
+
+test("searches: past IDENT_SEARCHES_PER_MIN a client's searches are 429 with Retry-After, the API's and the page's together; the page says why; another client searches on", async ({
+  page,
+  request,
+}) => {
+  const as = (client: string) => ({ "x-forwarded-for": client });
+  const search = (client: string) => request.get(`http://127.0.0.1:${PORT}/api/search?q=furniture+maker`, { headers: as(client) });
+  expect((await search("198.51.100.31")).status()).toBe(200);
+  expect((await search("198.51.100.31")).status()).toBe(200);
+  await page.setExtraHTTPHeaders(as("198.51.100.31"));
+  expect((await page.goto(`http://127.0.0.1:${PORT}/search?q=furniture+maker`))?.status()).toBe(200);
+  const refused = await search("198.51.100.31");
+  expect(refused.status()).toBe(429);
+  expect(refused.headers()["retry-after"]).toMatch(/^\d+$/);
+  expect((await refused.json()).error).toMatchObject({ code: "rate_limited", refused: "searches", retry_after_s: expect.any(Number) });
+  const response = await page.goto(`http://127.0.0.1:${PORT}/search?q=joinery+notes`);
+  expect(response?.status()).toBe(429);
+  await expect(page.getByRole("heading", { name: "Too many searches for now" })).toBeVisible();
+  await expect(page.getByTestId("refusal")).toContainText(
+    "you have made the 3 searches of the index a minute one client may".replace(/^y/, "Y"),
+  );
+  await expect(page.getByRole("searchbox")).toHaveValue("joinery notes");
+  expect((await search("198.51.100.32")).status()).toBe(200);
+});
+
+test.describe("connections per client", () => {
+  const GUARDED = 3113;
+  let guarded: ChildProcess;
+  test.beforeAll(async ({ request }) => {
+    test.setTimeout(120_000);
+    guarded = startServer([path.resolve("web/serve.js")], {
+      PORT: String(GUARDED),
+      IDENT_CONNECT_TO: "::127.0.0.1:9",
+      IDENT_METRICS_ADDR: "off",
+      IDENT_MAX_CONNECTIONS_PER_CLIENT: "50",
+    });
+    await ready(request, GUARDED, guarded);
+  });
+  test.afterAll(() => {
+    guarded?.kill("SIGTERM");
+  });
+
+  test("one address opening 400 silent connections keeps at most 50; the rest are closed at once, and another address is served meanwhile", async () => {
+    const sockets: Socket[] = [];
+    let closed = 0;
+    try {
+      await Promise.all(
+        Array.from(
+          { length: 400 },
+          () =>
+            new Promise<void>((resolve) => {
+              const socket = connect({ host: "127.0.0.1", port: GUARDED, localAddress: "127.0.0.1" });
+              sockets.push(socket);
+              socket.on("error", () => undefined);
+              socket.on("close", () => closed++);
+              socket.once("connect", () => resolve());
+              socket.once("close", () => resolve());
+            }),
+        ),
+      );
+      await expect.poll(() => closed, { timeout: 10_000 }).toBe(350);
+      const other = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port: GUARDED, path: "/healthz", localAddress: "127.0.0.2", agent: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      expect(other).toBe(200);
+      // The silent ones still open are the first client's 50; it gets none more.
+      expect(sockets.filter((s) => !s.destroyed && s.readyState === "open")).toHaveLength(50);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+  });
 });

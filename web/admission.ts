@@ -89,6 +89,28 @@ export async function admit(
   return { ok: true, refresh, known: null, client };
 }
 
+/**
+ * Whether a search of the index is taken on for the client of `forwardedFor` (`searches`, pages and
+ * `/api/search` together); a refused client waits a second for its refusal, as for lookups.
+ */
+export async function admitSearch(
+  deps: AdmissionDeps,
+  forwardedFor: string | null,
+): Promise<{ ok: true } | { ok: false; refused: Refusal }> {
+  const { resolver } = deps;
+  const { windows, settings } = resolver.traffic;
+  const taken = await windows.searches.take(deps.clientOf(forwardedFor));
+  if (taken.ok) return { ok: true };
+  const refused = refusal(
+    "searches",
+    `you have made the ${settings.searches} searches of the index a minute one client may; lookups of a domain or an identifier still work; try again in ${taken.retryAfterS} s`,
+    taken.retryAfterS,
+  );
+  resolver.metrics.refusals.inc({ limit: refused.refused });
+  await pause(OVER_LIMIT_DELAY_MS);
+  return { ok: false, refused };
+}
+
 /** The request header that relays the proxy's admission to the page; the proxy always overwrites it. */
 export const ADMISSION_HEADER = "x-ident-admission";
 

@@ -11,7 +11,7 @@ import type { Crawler } from "@/lib/discovery/crawler";
 import { createLogger, type Logger } from "@/lib/log";
 import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
 import { clientKey } from "@/lib/traffic/client";
-import { clientErrorAnswer, FRONT_HEADERS, frontDoor, quietConsole } from "./front";
+import { clientErrorAnswer, FRONT_HEADERS, frontDoor, guardServer, quietConsole } from "./front";
 import { serveApi } from "./api";
 import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
@@ -38,6 +38,8 @@ export type App = {
   frontHeaders: Readonly<Record<string, string>>;
   /** Starts the operators' listener of `/metrics` (web/operations.ts); instrumentation.ts calls it once. */
   startOperations(): Promise<Server | null>;
+  /** Guards the public server: timeouts, and connections per client (web/front.ts); web/serve.js calls it once. */
+  guard(server: Server): void;
   /** The raw answer to a request Node's parser refused (web/front.ts), for web/serve.js's `clientError`. */
   clientErrorAnswer(code: string | undefined): string;
   /** Sends what Next writes to the console through `log`, one line each (web/front.ts); instrumentation.ts calls it once. */
@@ -96,6 +98,12 @@ export function app(): App {
     front: frontDoor,
     frontHeaders: FRONT_HEADERS,
     clientErrorAnswer,
+    guard: (server) =>
+      void guardServer(server, {
+        maxPerClient: config.traffic.connectionsPerClient,
+        trustedHops: config.trustedHops,
+        refused: () => resolver.metrics.refusals.inc({ limit: "connections" }),
+      }),
     startOperations: () =>
       startOperations({
         addr: config.metricsAddr,

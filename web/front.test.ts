@@ -1,8 +1,8 @@
 import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type AddressInfo, type Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../lib/log";
-import { clientErrorAnswer, FRONT_HEADERS, frontDoor, quietConsole } from "./front";
+import { clientErrorAnswer, FRONT_HEADERS, frontDoor, guardServer, quietConsole, SERVER_TIMEOUTS } from "./front";
 
 let server: Server;
 let port = 0;
@@ -135,5 +135,74 @@ describe("clientErrorAnswer: what Node's parser refuses still carries the header
     for (const [name, value] of Object.entries(FRONT_HEADERS)) expect(head).toContain(`${name}: ${value}\r`);
     expect(head).toContain("Connection: close");
     expect(head).toContain(`Content-Length: ${Buffer.byteLength(body ?? "")}`);
+  });
+});
+
+describe("guardServer: connections per client, and timeouts (docs/deploying.md#staying-up-in-public)", () => {
+  it("past its connections, a client's next one is closed at once; another client is served meanwhile", async () => {
+    let refused = 0;
+    const guarded = createServer((_, res) => res.end("ok"));
+    const gate = guardServer(guarded, { maxPerClient: 3, trustedHops: 0, refused: () => refused++ });
+    expect(guarded.headersTimeout).toBe(SERVER_TIMEOUTS.headersMs);
+    expect(guarded.requestTimeout).toBe(SERVER_TIMEOUTS.requestMs);
+    expect(guarded.timeout).toBe(SERVER_TIMEOUTS.idleMs);
+    await new Promise<void>((resolve) => guarded.listen(0, "127.0.0.1", resolve));
+    const at = (guarded.address() as AddressInfo).port;
+    const sockets: Socket[] = [];
+    try {
+      const closed: boolean[] = [];
+      for (let i = 0; i < 5; i++) {
+        const socket = connect({ host: "127.0.0.1", port: at, localAddress: "127.0.0.1" });
+        sockets.push(socket);
+        socket.on("error", () => undefined);
+        const index = i;
+        socket.on("close", () => (closed[index] = true));
+        await new Promise((resolve) => socket.once("connect", resolve));
+      }
+      await vi.waitFor(() => expect(refused).toBe(2));
+      await vi.waitFor(() => expect(closed.filter(Boolean)).toHaveLength(2));
+      expect(gate.open("127.0.0.1")).toBe(3);
+      // Another address (loopback has many) is its own client.
+      const other = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port: at, localAddress: "127.0.0.2", agent: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      expect(other).toBe(200);
+      // A connection closed gives its room back.
+      sockets[0]?.destroy();
+      await vi.waitFor(() => expect(gate.open("127.0.0.1")).toBe(2));
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => guarded.close(() => resolve()));
+    }
+  });
+  it("behind trusted proxies, connections are the proxy's: not counted per client here", async () => {
+    const guarded = createServer((_, res) => res.end("ok"));
+    const gate = guardServer(guarded, { maxPerClient: 1, trustedHops: 1 });
+    await new Promise<void>((resolve) => guarded.listen(0, "127.0.0.1", resolve));
+    const at = (guarded.address() as AddressInfo).port;
+    try {
+      const statuses = await Promise.all(
+        [1, 2, 3].map(
+          () =>
+            new Promise<number>((resolve, reject) => {
+              const req = request({ host: "127.0.0.1", port: at, agent: false }, (res) => {
+                res.resume();
+                resolve(res.statusCode ?? 0);
+              });
+              req.on("error", reject);
+              req.end();
+            }),
+        ),
+      );
+      expect(statuses).toEqual([200, 200, 200]);
+      expect(gate.open("127.0.0.1")).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => guarded.close(() => resolve()));
+    }
   });
 });

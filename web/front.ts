@@ -5,9 +5,11 @@
  * Server Action (this app has none) and a body no route takes are answered here, so they never reach
  * Next, never answer 500 and never write a stack trace.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { format } from "node:util";
 import type { Logger } from "../lib/log";
+import { addressGroup } from "../lib/traffic/client";
 import { SECURITY_HEADERS } from "./security-headers";
 
 /**
@@ -111,4 +113,48 @@ export function clientErrorAnswer(code: string | undefined): string {
     `HTTP/1.1 ${status} ${reason}\r\n${headers.join("")}Content-Type: text/plain; charset=utf-8\r\n` +
     `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`
   );
+}
+
+/** How long a connection may take to send its headers, its whole request, or stay silent. */
+export const SERVER_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, idleMs: 60_000, keepAliveMs: 5_000 } as const;
+
+export type GuardOptions = {
+  /** `connectionsPerClient` (docs/architecture.md#traffic). */
+  maxPerClient: number;
+  /** With proxies in front, every connection is a proxy's: not counted per client here. */
+  trustedHops: number;
+  /** Told of each connection closed at once. */
+  refused?: () => void;
+};
+
+/**
+ * Guards the public server (docs/deploying.md#staying-up-in-public): timeouts so a silent or slow
+ * connection is not held (headers within 10 s, the whole request within 30 s, 60 s of silence), and
+ * at most `maxPerClient` connections open per client address, the ones beyond closed at once. Answers
+ * the count of connections open per client, for the tests.
+ */
+export function guardServer(server: Server, options: GuardOptions): { open(client: string): number } {
+  server.headersTimeout = SERVER_TIMEOUTS.headersMs;
+  server.requestTimeout = SERVER_TIMEOUTS.requestMs;
+  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveMs;
+  server.setTimeout(SERVER_TIMEOUTS.idleMs, (socket) => socket.destroy());
+  const open = new Map<string, number>();
+  if (options.trustedHops === 0) {
+    server.on("connection", (socket: Socket) => {
+      const client = addressGroup(socket.remoteAddress ?? "unknown");
+      const count = open.get(client) ?? 0;
+      if (count >= options.maxPerClient) {
+        options.refused?.();
+        socket.destroy();
+        return;
+      }
+      open.set(client, count + 1);
+      socket.once("close", () => {
+        const left = (open.get(client) ?? 1) - 1;
+        if (left > 0) open.set(client, left);
+        else open.delete(client);
+      });
+    });
+  }
+  return { open: (client) => open.get(client) ?? 0 };
 }

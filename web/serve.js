@@ -30,6 +30,9 @@ if (check.status !== 0) process.exit(check.status ?? 1);
 const app = next({ dev: false, dir, hostname: "localhost", port });
 const handle = app.getRequestHandler();
 await app.prepare();
+// The app (web/app.ts) is built by instrumentation.ts as Next starts; the server guards itself with
+// it (web/front.ts), so it waits for it (at most a minute) before it listens.
+for (let waited = 0; !globalThis.__identApp && waited < 60_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
 
 // docs/architecture.md#traffic: requests past what this instance may hold in progress, and a client's
 // lookups past its own, are refused here, before Next (web/shed.ts). Warm pages are served from the
@@ -79,7 +82,7 @@ function logRequest(req, res, id, started) {
   log.info("request", { request_id: id, method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started) });
 }
 
-createServer((req, res) => {
+const server = createServer((req, res) => {
   const offered = req.headers["x-request-id"];
   const id = typeof offered === "string" && REQUEST_ID.test(offered) ? offered : randomUUID();
   req.headers["x-request-id"] = id;
@@ -94,10 +97,12 @@ createServer((req, res) => {
     // As Node's own handler: answered unless a response on this connection has already begun.
     if (answer && socket.writable && !socket._httpMessage?.headersSent) socket.end(answer);
     else socket.destroy();
-  })
-  .listen(port, hostname, () => {
-    console.log(`ident resolver on http://localhost:${port}`);
   });
+// docs/deploying.md#staying-up-in-public: timeouts, and connections per client.
+globalThis.__identApp?.guard(server);
+server.listen(port, hostname, () => {
+  console.log(`ident resolver on http://localhost:${port}`);
+});
 
 function serve(req, res) {
   // Only origin-form targets ("/path") go to Next; `OPTIONS *` and absolute-form targets are answered here.

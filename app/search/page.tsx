@@ -2,6 +2,10 @@ import type { Metadata } from "next";
 import { IndexResults } from "@/components/index-results";
 import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
+import { headers } from "next/headers";
+import { RefusalNotice } from "@/components/refusal-notice";
+import type { Refusal } from "@/lib/traffic";
+import { ADMISSION_HEADER, relayed } from "@/web/admission";
 import { pageRequest } from "@/web/page-request";
 import { app } from "@/web/app";
 
@@ -24,7 +28,8 @@ export async function generateMetadata(): Promise<Metadata> {
  */
 export default async function SearchPage() {
   const { page, refresh, delivery } = await pageRequest();
-  if (page?.kind === "index-search") return <IndexSearchPage text={page.text} cursor={page.cursor} />;
+  if (page?.kind === "index-search")
+    return <IndexSearchPage text={page.text} cursor={page.cursor} refused={searchRefused(await headers())} />;
   if (page?.kind !== "lookup" || !delivery) {
     // proxy.ts answers this page with HTTP 400.
     return (
@@ -49,7 +54,21 @@ export default async function SearchPage() {
   );
 }
 
-async function IndexSearchPage({ text, cursor }: { text: string; cursor: string | null }) {
+/** The refusal of this search (`searches`), as the proxy relayed it; null when it was taken on. */
+function searchRefused(h: Headers): Refusal | null {
+  const admission = relayed(h.get(ADMISSION_HEADER));
+  return admission && "refused" in admission ? admission.refused : null;
+}
+
+async function IndexSearchPage({ text, cursor, refused }: { text: string; cursor: string | null; refused: Refusal | null }) {
+  if (refused) {
+    return (
+      <div className="search-page">
+        <SearchForm value={text} compact />
+        <RefusalNotice refusal={refused} headingLevel={1} />
+      </div>
+    );
+  }
   const store = await app().resolver.store;
   const found = store
     ? await store.search(text, cursor).catch((err: unknown) => {

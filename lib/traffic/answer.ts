@@ -47,6 +47,16 @@ export const REFUSAL_WORDS: Record<RefusalKind, { status: 429 | 503; heading: st
     heading: "Too many fresh checks for now",
     meaning: "You have asked for as many fresh checks as one client may in a minute.",
   },
+  connections: {
+    status: 429,
+    heading: "Too many connections",
+    meaning: "You have as many connections open to this resolver as one client may.",
+  },
+  searches: {
+    status: 429,
+    heading: "Too many searches for now",
+    meaning: "You have searched the index as many times as one client may in a minute.",
+  },
   lookups_in_progress: {
     status: 429,
     heading: "Too many lookups at once",

@@ -140,6 +140,25 @@ export const LIMITS = {
     refused: "refreshes",
     reached: "429 with Retry-After (`?refresh=1`, Re-check now, the live check)",
   },
+  searches: {
+    counts: "client",
+    per: "minute",
+    default: 120,
+    variable: { name: "IDENT_SEARCHES_PER_MIN", min: 1, max: 1_000_000 },
+    fleet: true,
+    refused: "searches",
+    reached: "429 with Retry-After, a second late (`/search` of the index and `/api/search` together)",
+  },
+  connectionsPerClient: {
+    counts: "client",
+    per: "at once",
+    default: 256,
+    variable: { name: "IDENT_MAX_CONNECTIONS_PER_CLIENT", min: 1, max: 100_000 },
+    fleet: false,
+    refused: "connections",
+    reached:
+      "the connections beyond are closed at once (by socket address; behind proxies, `IDENT_TRUSTED_HOPS`, the proxy's own limits hold)",
+  },
   lookupsInProgress: {
     counts: "client",
     per: "at once",

@@ -29,6 +29,10 @@ export const REFUSAL_KINDS = [
   "refreshes",
   /** The client has as many lookups in progress as one client may. */
   "lookups_in_progress",
+  /** The client has as many connections open as one client may (`IDENT_MAX_CONNECTIONS_PER_CLIENT`): closed, never answered. */
+  "connections",
+  /** The client has searched the index as often as one client may this minute (`IDENT_SEARCHES_PER_MIN`). */
+  "searches",
 ] as const;
 
 export type FetchRefusalKind = (typeof FETCH_REFUSALS)[number];
