@@ -246,6 +246,14 @@ describe("page cache", () => {
     for (const d of ["a", "b", "c", "d"]) await s.get(`/entity/${d}.example`);
     expect(s.cache.size).toBeLessThanOrEqual(2);
   });
+  it("counts the memory its pages really hold: no view of zlib's 16 KiB chunks or the shared pool kept, whatever the number of pages", async () => {
+    let n = 0;
+    const s = await start({ version: () => "v1", maxBytes: 256 * 1024, text: () => `page ${n++} ${"y".repeat(300)}` });
+    for (let i = 0; i < 400; i++) await s.get(`/entity/p${i}.example`);
+    // Every stored buffer is a view of one allocation per page and kind, of exactly its bytes.
+    expect(s.cache.heldBytes).toBeLessThanOrEqual(256 * 1024);
+    expect(s.cache.size).toBeGreaterThan(50);
+  });
 });
 
 describe("page cache helpers", () => {

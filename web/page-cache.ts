@@ -52,7 +52,27 @@ export type PageCache = {
   /** Answers `req` from a stored page when its version is current; else renders it with `render`, storing it when it may. */
   serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void>;
   readonly size: number;
+  /** The bytes the stored pages' buffers hold in memory, whole allocations counted (what `maxBytes` bounds). */
+  readonly heldBytes: number;
 };
+
+/**
+ * `buffers` copied into one allocation of exactly their bytes, as views of it: a view of a larger
+ * buffer (zlib's 16 KiB output chunks, Node's shared 8 KiB pool) would keep all of it alive
+ * (docs/deploying.md#staying-up-in-public: a cache counts what it really holds).
+ */
+export function owned(buffers: readonly Buffer[]): { views: Buffer[]; held: number } {
+  const total = buffers.reduce((n, b) => n + b.length, 0);
+  const one = Buffer.alloc(total);
+  let at = 0;
+  const views = buffers.map((b) => {
+    b.copy(one, at);
+    const view = one.subarray(at, at + b.length);
+    at += b.length;
+    return view;
+  });
+  return { views, held: one.buffer.byteLength };
+}
 
 const NONCE_RE = /'nonce-([A-Za-z0-9+/]+={0,2})'/;
 /** Headers that belong to one response, not to the page. */
@@ -245,10 +265,10 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     const type = String(page.headers["content-type"] ?? "");
     // Stored only when nothing changed while it rendered, and when it is an HTML page.
     if (page.status === 200 && nonce && type.startsWith("text/html") && (await versionOf(url)) === version) {
-      const parts = splitAt(page.body, nonce);
-      const deflated = deflateParts(parts);
-      const bytes = page.body.length + deflated.reduce((n, d) => n + d.length, 0);
-      lru.set(key, { version, status: page.status, headers: page.headers, nonce, parts, deflated, bytes });
+      const parts = owned(splitAt(page.body, nonce));
+      const deflated = owned(deflateParts(parts.views));
+      const bytes = parts.held + deflated.held;
+      lru.set(key, { version, status: page.status, headers: page.headers, nonce, parts: parts.views, deflated: deflated.views, bytes });
     }
     send(res, page, gzip, "miss");
   }
@@ -257,6 +277,14 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     serve,
     get size() {
       return lru.size;
+    },
+    get heldBytes() {
+      // Each allocation once, whole: what the stored buffers keep alive, whatever they view of it.
+      const held = new Set<ArrayBufferLike>();
+      for (const page of lru.values()) for (const b of [...page.parts, ...page.deflated]) held.add(b.buffer);
+      let bytes = 0;
+      for (const a of held) bytes += a.byteLength;
+      return bytes;
     },
   };
 }
