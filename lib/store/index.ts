@@ -9,7 +9,7 @@ import type { Claim, EntityResult, SearchResponse } from "../result/record";
 import { openDb, StoreError, type Db, type StoreLocation } from "./db";
 import { migrate } from "./migrations";
 import { history, preview, record, type Change, type ClaimKind } from "./verdicts";
-import { discoveredDomains, enqueue, type DiscoveryOptions } from "./queue";
+import { discoveredDomains, enqueue, pruneNeverAccepted, type DiscoveryOptions } from "./queue";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 import { extend } from "../objects";
 
@@ -38,6 +38,12 @@ export type Store = {
   readonly backlog: number;
   /** The index's size and its queue, for /metrics. */
   stats(): Promise<StoreStats>;
+  /**
+   * Removes what was never accepted and was last checked over 7 days before `now`
+   * (docs/decisions.md#the-index); how many domains left, 0 when the database cannot say. Never throws.
+   * The store does it by itself every hour.
+   */
+  prune(now?: Date): Promise<number>;
   /** The database, for the index's other parts (the queue). */
   readonly db: Db;
   close(): Promise<void>;
@@ -50,6 +56,9 @@ export type StoreStats = {
   /** How long the oldest of them has been due, in seconds: how far re-verification is behind. */
   lagS: number;
 };
+
+/** How often the store removes what was never accepted (docs/decisions.md#the-index). */
+const PRUNE_EVERY_MS = 3600_000;
 
 /** Results kept while the database is away; past it the oldest is dropped, and counted. */
 export const BACKLOG_MAX = 1000;
@@ -86,6 +95,11 @@ export async function openStore(
     unlock();
     throw new StoreError(`the store's schema cannot be brought up to date: ${(err as Error).message}`);
   }
+
+  // docs/decisions.md#the-index: what was never accepted leaves 7 days after its last check.
+  const prune = () => void pruneNeverAccepted(db).catch(() => undefined);
+  const pruning = setInterval(prune, PRUNE_EVERY_MS);
+  pruning.unref();
 
   const ping = async (timeoutMs = 2000) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -196,8 +210,10 @@ export async function openStore(
       );
       return { entities: Number(row?.entities ?? 0), queueDepth: Number(row?.depth ?? 0), lagS: Math.max(0, row?.lag ?? 0) };
     },
+    prune: (now) => pruneNeverAccepted(db, now).catch(() => 0),
     async close() {
       clearTimeout(retry);
+      clearInterval(pruning);
       await db.close();
       unlock();
     },

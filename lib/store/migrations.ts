@@ -121,6 +121,19 @@ export const MIGRATIONS: Migration[] = [
         WHERE length(w) >= 3 ON CONFLICT DO NOTHING;
     `,
   },
+  {
+    version: 5,
+    name: "what was never accepted leaves",
+    // docs/decisions.md#the-index: a domain never accepted is re-checked at most 3 times, and leaves
+    // the index 7 days after its last check.
+    sql: `
+      ALTER TABLE entities ADD COLUMN ever_accepted boolean NOT NULL DEFAULT false;
+      ALTER TABLE entities ADD COLUMN failed_checks integer NOT NULL DEFAULT 0;
+      UPDATE entities SET ever_accepted = true WHERE status = 'accepted';
+      UPDATE entities SET failed_checks = 1 WHERE status <> 'accepted';
+      CREATE INDEX entities_never_accepted ON entities (last_checked_at) WHERE NOT ever_accepted;
+    `,
+  },
 ];
 
 /** Brings the schema to the latest version; returns the versions it applied. */

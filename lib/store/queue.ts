@@ -112,6 +112,28 @@ export async function scheduleRecheck(tx: Queryable, domain: string, checkedAt: 
   );
 }
 
+/** Re-checks of a domain whose entity document was never accepted, after its first check (docs/decisions.md#the-index). */
+export const NEVER_ACCEPTED_RECHECKS = 3;
+/** How long after its last check a domain never accepted stays in the index. */
+export const NEVER_ACCEPTED_KEPT_S = 7 * 24 * 3600;
+
+/**
+ * Removes from the index, and from the queue, every domain whose entity document was never accepted
+ * and was last checked more than {@link NEVER_ACCEPTED_KEPT_S} before `now` (docs/decisions.md#the-index):
+ * a stranger's lookups of names that do not exist leave nothing behind for good. Answers how many left.
+ */
+export async function pruneNeverAccepted(db: Db, now: Date = new Date()): Promise<number> {
+  const gone = await db.transaction(async (tx) => {
+    const rows = await tx.query<{ domain: string }>(
+      `DELETE FROM entities WHERE NOT ever_accepted AND last_checked_at < $1::timestamptz - make_interval(secs => $2) RETURNING domain`,
+      [now.toISOString(), NEVER_ACCEPTED_KEPT_S],
+    );
+    if (rows.length > 0) await tx.query("DELETE FROM crawl_queue WHERE domain = ANY($1::text[])", [rows.map((r) => r.domain)]);
+    return rows.length;
+  });
+  return gone;
+}
+
 /** Takes up to `n` due jobs for this instance, seeds first, then the longest overdue. */
 export async function takeJobs(db: Db, n: number, leaseS = LEASE_S): Promise<string[]> {
   if (n <= 0) return [];

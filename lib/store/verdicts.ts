@@ -8,7 +8,7 @@ import type { Claim, ClaimSince, EntityResult } from "../result/record";
 import { extend } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
-import { scheduleRecheck } from "./queue";
+import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue";
 
 /**
  * JSON for a jsonb column. Publishers' text may hold a lone surrogate, which JSON.stringify escapes
@@ -182,13 +182,17 @@ async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before
   const domain = result.entity.domain;
   const accepted = result.entity.status === "accepted";
   const details = result.entity.details ?? {};
-  await tx.query(
-    `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+  const [kept] = await tx.query<{ ever_accepted: boolean; failed_checks: number }>(
+    `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
+       ever_accepted, failed_checks)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $2 = 'accepted', CASE WHEN $2 = 'accepted' THEN 0 ELSE 1 END)
      ON CONFLICT (domain) DO UPDATE SET status = $2, network_id = $3, entity_type = $4, details = $5, problems = $6,
        verified = CASE WHEN $2 = 'accepted' THEN $7 ELSE entities.verified END,
        unverified = CASE WHEN $2 = 'accepted' THEN $8 ELSE entities.unverified END,
-       last_checked_at = $9`,
+       last_checked_at = $9,
+       ever_accepted = entities.ever_accepted OR $2 = 'accepted',
+       failed_checks = CASE WHEN $2 = 'accepted' THEN 0 ELSE entities.failed_checks + 1 END
+     RETURNING ever_accepted, failed_checks`,
     [
       domain,
       result.entity.status,
@@ -209,6 +213,12 @@ async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before
       at.toISOString(),
       result.entity.status,
     ]);
+  }
+  // docs/decisions.md#the-index: a domain never accepted is checked once and re-checked at most
+  // NEVER_ACCEPTED_RECHECKS times; then it waits, out of the queue, to leave the index.
+  if (kept && !kept.ever_accepted && kept.failed_checks > NEVER_ACCEPTED_RECHECKS) {
+    await tx.query("DELETE FROM crawl_queue WHERE domain = $1", [domain]);
+    return;
   }
   // docs/decisions.md#discovery: every indexed entity is re-verified in the background.
   const allVerified = accepted && plan.unchecked.length === 0 && plan.verified === plan.listed.length;

@@ -252,6 +252,31 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
     expect((await store.history(d))!.changes.map((c) => c.status ?? c.verified)).toEqual(["accepted", "unreachable", true, "accepted"]);
   });
 
+  it("what was never accepted: re-checked at most 3 times after its first check, then out of the queue; gone from the index 7 days after its last check, with its queue job; what was accepted once stays", async () => {
+    const queued = async (d: string) => (await store.db.query("SELECT 1 FROM crawl_queue WHERE domain = $1", [d])).length;
+    const known = async (d: string) => (await store.db.query("SELECT 1 FROM entities WHERE domain = $1", [d])).length;
+    const junk = Array.from({ length: 50 }, (_, i) => `nowhere${i}.test`);
+    for (const d of junk) await recorded(result(d, at(0), [], "not_found"));
+    expect(await queued("nowhere0.test")).toBe(1);
+    // The first check and 3 re-checks: still queued after the second re-check, out after the third.
+    for (let i = 1; i <= 2; i++) await recorded(result("nowhere0.test", at(i), [], "not_found"));
+    expect(await queued("nowhere0.test")).toBe(1);
+    await recorded(result("nowhere0.test", at(3), [], "not_found"));
+    expect(await queued("nowhere0.test")).toBe(0);
+    // Accepted once, then down for good: kept, and re-checked.
+    await recorded(result("once.example", at(0), [{ id: P1, verified: true }]));
+    for (let i = 1; i <= 6; i++) await recorded(result("once.example", at(i), [], "unreachable"));
+    expect(await queued("once.example")).toBe(1);
+    // Nothing leaves before its 7 days; then every never-accepted domain, and its job, is gone.
+    expect(await store.prune(new Date(T0 + 7 * 24 * HOUR - 1))).toBe(0);
+    expect(await store.prune(new Date(T0 + 3 * HOUR + 7 * 24 * HOUR + 1))).toBe(junk.length);
+    expect(await known("nowhere0.test")).toBe(0);
+    expect(await known("nowhere49.test")).toBe(0);
+    expect((await store.db.query("SELECT 1 FROM crawl_queue WHERE domain LIKE 'nowhere%'")).length).toBe(0);
+    expect(await known("once.example")).toBe(1);
+    expect(await store.history("nowhere1.test")).toBeNull();
+  });
+
   it("records and their times survive a restart", async () => {
     await store.close();
     store = await openStore(where);
