@@ -70,6 +70,16 @@ export function createMetrics(sources: MetricSources): Metrics {
     "Results waiting to be recorded until the database answers again",
     async () => (await sources.store)?.backlog ?? 0,
   );
+  new Counter({
+    name: "ident_records_dropped_total",
+    help: "Results dropped unrecorded because more were waiting than the store keeps (the oldest first)",
+    registers,
+    async collect() {
+      const dropped = (await sources.store)?.dropped ?? 0;
+      this.reset();
+      this.inc(dropped);
+    },
+  });
   const { fleet } = sources;
   if (fleet) {
     gauge("ident_redis_up", "1 while this instance shares its cache and limits through Redis, 0 while it works alone", () =>

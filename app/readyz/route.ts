@@ -10,12 +10,14 @@ export async function GET() {
   const store = await resolver.store;
   const checks: Record<string, { ok: boolean; detail?: string }> = {
     store: store
-      ? (await store.ping())
-        ? { ok: true, ...(store.backlog ? { detail: `${store.backlog} results waiting to be recorded` } : {}) }
-        : {
-            ok: false,
-            detail: `the ${store.engine === "postgres" ? "PostgreSQL server" : "embedded store"} does not answer; results wait to be recorded`,
-          }
+      ? store.state() === "restarting"
+        ? { ok: false, detail: "restarting" }
+        : (await store.ping())
+          ? { ok: true, ...(store.backlog ? { detail: `${store.backlog} results waiting to be recorded` } : {}) }
+          : {
+              ok: false,
+              detail: `the ${store.engine === "postgres" ? "PostgreSQL server" : "embedded store"} does not answer; results wait to be recorded`,
+            }
       : { ok: false, detail: "the index could not be opened; lookups are answered without it" },
   };
   if (resolver.fleet) {

@@ -15,8 +15,13 @@ export interface Queryable {
   query<T extends Row = Row>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
+/** What a store's engine is doing, for /readyz (docs/deploying.md#health). */
+export type EngineState = "running" | "restarting";
+
 export interface Db extends Queryable {
   readonly engine: "pglite" | "postgres";
+  /** The embedded engine's state under its supervisor; a server's is always running. */
+  state?(): EngineState;
   /** Runs `body` in one transaction: committed when it returns, rolled back when it throws. */
   transaction<T>(body: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -31,7 +36,7 @@ export class StoreError extends Error {
 }
 
 type Reply = { id: number; rows?: Row[]; error?: { message: string; code?: string } };
-type Started = { kind: "ready" } | { kind: "failed"; message: string };
+type Started = { kind: "ready" } | { kind: "failed"; message: string; held?: boolean };
 
 /** An error from the engine's thread, with PostgreSQL's SQLSTATE `code` when it has one. */
 class EngineError extends Error {
@@ -48,7 +53,7 @@ class EngineError extends Error {
  * own (lib/store/pglite-engine.mjs): its statements never hold up the thread that answers pages, and
  * its memory is not the app's (docs/decisions.md#memory). The process ends with the app.
  */
-export async function openEmbedded(dataDir: string | null): Promise<Db> {
+export async function openEmbedded(dataDir: string | null, gone?: (why: string) => void): Promise<Db> {
   const engine = fork(fileURLToPath(new URL("./pglite-engine.mjs", import.meta.url)), dataDir ? [dataDir] : [], {
     // Rows hold Dates: the structured clone carries them as they are.
     serialization: "advanced",
@@ -59,10 +64,11 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
   });
   const pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   let next = 1;
-  let gone: Error | null = null;
+  let gone_: Error | null = null;
+  let running = false;
   const stop = (err: Error) => {
-    gone ??= err;
-    for (const p of pending.values()) p.reject(gone);
+    gone_ ??= err;
+    for (const p of pending.values()) p.reject(gone_);
     pending.clear();
   };
   const exited = new Promise<void>((resolve) => engine.once("exit", () => resolve()));
@@ -75,6 +81,8 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
     engine.on("exit", (code, signal) => {
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
       reject(new Error(`its process stopped (${how})`));
+      // Died once running, not closed by this side: the supervisor is told.
+      if (!gone_ && running) gone?.(how);
       stop(new StoreError(`the embedded store stopped (${how})`));
     });
     engine.on("message", (m: Started | Reply) => {
@@ -94,15 +102,19 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
   };
   try {
     const first = await started;
+    // The folder held by another process: said as the engine says it, in one line.
+    if (first.kind === "failed" && first.held) throw new StoreError(first.message);
     if (first.kind === "failed") throw new Error(first.message);
+    running = true;
   } catch (err) {
     await end();
+    if (err instanceof StoreError) throw err;
     throw new StoreError(`the embedded store in ${dataDir ?? "memory"} cannot be opened: ${(err as Error).message}`);
   }
 
   const send = (message: Record<string, unknown>): Promise<Reply> =>
     new Promise<Reply>((resolve, reject) => {
-      if (gone) return reject(gone);
+      if (gone_) return reject(gone_);
       const id = next++;
       pending.set(id, { resolve, reject });
       engine.send(extend(message, { id }), (err) => {
@@ -132,8 +144,8 @@ export async function openEmbedded(dataDir: string | null): Promise<Db> {
       }
     },
     async close() {
-      if (!gone) await send({ op: "close" }).catch(() => undefined);
-      gone ??= new StoreError("the embedded store is closed");
+      if (!gone_) await send({ op: "close" }).catch(() => undefined);
+      gone_ ??= new StoreError("the embedded store is closed");
       await end();
     },
   };
@@ -186,8 +198,93 @@ export async function openServer(url: string, log: (line: string) => void = cons
   };
 }
 
-export function openDb(where: StoreLocation, log?: (line: string) => void): Promise<Db> {
-  return where.kind === "server" ? openServer(where.url, log) : openEmbedded(where.dataDir);
+/** How soon a dead engine is started again: the first wait, and the longest (doubling between). */
+export const RESTART_MS = { first: 500, most: 4000 } as const;
+
+/**
+ * The embedded engine under a supervisor (docs/deploying.md#when-a-part-fails): when its process
+ * dies it is started again, after 0.5 s, then 1, 2 and at most 4 s between tries (so within 5 s of a
+ * death, while it can start), and `prepare` (the migrations) runs on each new engine before it takes
+ * a statement. Meanwhile every statement fails at once, in words; the store keeps the results that
+ * wait (lib/store/index.ts). A wait is back to 0.5 s once an engine has run a minute.
+ */
+export async function openSupervised(
+  dataDir: string | null,
+  prepare: (db: Db) => Promise<void>,
+  log: (line: string) => void = console.error,
+): Promise<Db> {
+  let current: Db | null = null;
+  let closed = false;
+  let wait: number = RESTART_MS.first;
+  let startedAt = Date.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const died = (how: string) => {
+    current = null;
+    if (closed) return;
+    if (Date.now() - startedAt > 60_000) wait = RESTART_MS.first;
+    log(`store: the embedded engine stopped (${how}); starting it again in ${wait} ms`);
+    later();
+  };
+  const later = () => {
+    timer = setTimeout(() => void restart(), wait);
+    timer.unref();
+    wait = Math.min(wait * 2, RESTART_MS.most);
+  };
+  async function restart() {
+    if (closed) return;
+    try {
+      const db = await openEmbedded(dataDir, died);
+      await prepare(db);
+      if (closed) return void (await db.close());
+      current = db;
+      startedAt = Date.now();
+      log("store: the embedded engine runs again; waiting results are being recorded");
+    } catch (err) {
+      log(`store: the embedded engine could not be started again: ${(err as Error).message}; trying again in ${wait} ms`);
+      later();
+    }
+  }
+  const first = await openEmbedded(dataDir, died);
+  try {
+    await prepare(first);
+  } catch (err) {
+    closed = true;
+    await first.close().catch(() => undefined);
+    throw err;
+  }
+  current = first;
+  const use = (): Db => {
+    if (current) return current;
+    throw new StoreError(closed ? "the embedded store is closed" : "the embedded store is restarting");
+  };
+  return {
+    engine: "pglite",
+    state: () => (current || closed ? "running" : "restarting"),
+    query: async (sql, params) => use().query(sql, params),
+    transaction: async (body) => use().transaction(body),
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      const last = current;
+      current = null;
+      await last?.close();
+    },
+  };
+}
+
+/** The store's database: a server's pool, or the supervised embedded engine, `prepare`d before use. */
+export async function openDb(where: StoreLocation, log?: (line: string) => void, prepare?: (db: Db) => Promise<void>): Promise<Db> {
+  if (where.kind === "embedded") return openSupervised(where.dataDir, prepare ?? (async () => undefined), log);
+  const db = await openServer(where.url, log);
+  if (prepare) {
+    try {
+      await prepare(db);
+    } catch (err) {
+      await db.close().catch(() => undefined);
+      throw err;
+    }
+  }
+  return db;
 }
 
 /** A database URL with its password hidden, for messages. */

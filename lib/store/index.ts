@@ -1,12 +1,10 @@
 /**
- * The index (docs/decisions.md#the-index): opened once at start (the lock, the engine, the
+ * The index (docs/decisions.md#the-index): opened once at start (the engine, which holds the lock; the
  * migrations), then used by whatever resolves. A store that fails later never fails a lookup: the
  * result is answered as it is and the failure is logged.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
-import path from "node:path";
 import type { Claim, EntityResult, SearchResponse } from "../result/record";
-import { openDb, StoreError, type Db, type StoreLocation } from "./db";
+import { openDb, StoreError, type Db, type EngineState, type StoreLocation } from "./db";
 import { migrate } from "./migrations";
 import { history, preview, record, type Change, type ClaimKind } from "./verdicts";
 import { discoveredDomains, enqueue, pruneNeverAccepted, type DiscoveryOptions } from "./queue";
@@ -18,6 +16,8 @@ export type { StoreLocation } from "./db";
 
 export type Store = {
   readonly engine: Db["engine"];
+  /** The engine's state: `restarting` while the supervisor starts a dead embedded engine again (/readyz). */
+  state(): EngineState;
   /** Records one entity result and returns it annotated; never throws. */
   record(result: EntityResult): Promise<EntityResult>;
   /** Records every result of a response and returns it annotated; never throws. */
@@ -36,6 +36,8 @@ export type Store = {
   ping(timeoutMs?: number): Promise<boolean>;
   /** Results waiting to be recorded until the database answers again (docs/deploying.md#when-a-part-fails). */
   readonly backlog: number;
+  /** Results dropped unrecorded since the store opened, past {@link BACKLOG_MAX} waiting (the oldest each time). */
+  readonly dropped: number;
   /** The index's size and its queue, for /metrics. */
   stats(): Promise<StoreStats>;
   /**
@@ -80,21 +82,16 @@ export async function openStore(
   options: StoreOptions = {},
 ): Promise<Store> {
   const discovery = options.discovery ?? null;
-  const unlock = where.kind === "embedded" && where.dataDir ? lockDir(where.dataDir) : () => undefined;
-  let db: Db;
-  try {
-    db = await openDb(where, log);
-  } catch (err) {
-    unlock();
-    throw err;
-  }
-  try {
-    await migrate(db);
-  } catch (err) {
-    await db.close().catch(() => undefined);
-    unlock();
-    throw new StoreError(`the store's schema cannot be brought up to date: ${(err as Error).message}`);
-  }
+  // The embedded engine holds its folder's lock itself (lib/store/pglite-engine.mjs), and is started
+  // again, migrated, when it dies (lib/store/db.ts, `openSupervised`).
+  const migrated = async (on: Db) => {
+    try {
+      await migrate(on);
+    } catch (err) {
+      throw new StoreError(`the store's schema cannot be brought up to date: ${(err as Error).message}`);
+    }
+  };
+  const db: Db = await openDb(where, log, migrated);
 
   // docs/decisions.md#the-index: what was never accepted leaves 7 days after its last check.
   const prune = () => void pruneNeverAccepted(db).catch(() => undefined);
@@ -119,6 +116,7 @@ export async function openStore(
   // and are recorded in order once it answers again.
   const backlog: EntityResult[] = [];
   let dropped = 0;
+  let droppedEver = 0;
   // Taken from the backlog and not yet written: still waiting, as far as anyone asking can tell.
   let draining = 0;
   let retry: ReturnType<typeof setTimeout> | undefined;
@@ -126,8 +124,15 @@ export async function openStore(
     if (backlog.length === 0) log(`store: the database does not answer (${why}); results wait to be recorded until it does`);
     backlog.push(result);
     if (backlog.length > BACKLOG_MAX) {
-      backlog.shift();
+      const oldest = backlog.shift();
       dropped++;
+      droppedEver++;
+      // The first of an outage, then at each power of ten: the log says what was lost without a line each.
+      if (oldest && Number.isInteger(Math.log10(dropped))) {
+        log(
+          `store: more than ${BACKLOG_MAX} results wait; ${dropped} dropped so far, the latest the check of ${oldest.entity.domain} at ${oldest.cache.fetched_at}`,
+        );
+      }
     }
     retry ??= setTimeout(drain, BACKLOG_RETRY_MS);
     retry.unref();
@@ -198,6 +203,10 @@ export async function openStore(
     },
     issuedBy: (issuer) => issuedBy(db, issuer),
     ping,
+    state: () => db.state?.() ?? "running",
+    get dropped() {
+      return droppedEver;
+    },
     get backlog() {
       return backlog.length + draining;
     },
@@ -215,55 +224,6 @@ export async function openStore(
       clearTimeout(retry);
       clearInterval(pruning);
       await db.close();
-      unlock();
     },
   };
-}
-
-/**
- * Takes the embedded store's folder for this process: PGlite must not be opened by two processes at
- * once. A lock left by a process that is gone is taken over.
- */
-function lockDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
-  const file = path.join(dataDir, "ident.lock");
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(file, "wx");
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      let held = true;
-      const release = () => {
-        if (!held) return;
-        held = false;
-        try {
-          unlinkSync(file);
-        } catch {
-          // already gone
-        }
-      };
-      process.once("exit", release);
-      return release;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
-        throw new StoreError(`the store folder ${dataDir} cannot be used: ${(err as Error).message}`);
-      const pid = Number(readFileSync(file, "utf8").trim());
-      if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
-        throw new StoreError(
-          `the store in ${dataDir} is in use by another process (pid ${pid}); stop it or set IDENT_DATA_DIR to another folder`,
-        );
-      }
-      unlinkSync(file);
-    }
-  }
-  throw new StoreError(`the store in ${dataDir} could not be locked`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

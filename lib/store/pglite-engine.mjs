@@ -9,11 +9,16 @@
  *
  * Argument: the data folder, or none for a store in memory.
  * Messages in: { id, op: "query", sql, params, tx? } | { id, op: "begin" } | { id, op: "end", tx, commit } | { id, op: "close" }
- * Messages out: { kind: "ready" } | { kind: "failed", message } | { id, rows? , error? }
+ * Messages out: { kind: "ready" } | { kind: "failed", message, held? } | { id, rows? , error? }
+ *
+ * The engine holds its folder's lock (`ident.lock`, with its own pid) for as long as it runs, not the
+ * app: an engine still writing after its app died keeps a new app out until it has finished.
  */
-import { readdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import path from "node:path";
 import { getPriority, setPriority } from "node:os";
 import process from "node:process";
+import { setTimeout } from "node:timers";
 import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { unaccent } from "@electric-sql/pglite/contrib/unaccent";
@@ -43,9 +48,81 @@ for (const task of tasks) {
   }
 }
 
+/** @param {number} pid */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return /** @type {NodeJS.ErrnoException} */ (err).code === "EPERM";
+  }
+}
+
+/** @param {number} pid whether `pid` is an engine like this one (it leaves by itself once its app is gone) */
+function isEngine(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("pglite-engine.mjs");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Takes `dir`'s lock for this process; a lock left by a process that is gone is taken over. An
+ * engine that holds it is waited for, 5 s at most (one whose app died ends once it has written what
+ * it was writing). Answers the words of a lock held, or null once taken.
+ * @param {string} dir
+ * @returns {Promise<string | null>}
+ */
+async function lock(dir) {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, "ident.lock");
+  const until = Date.now() + 5000;
+  for (;;) {
+    try {
+      const fd = openSync(file, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      process.once("exit", () => {
+        try {
+          if (readFileSync(file, "utf8").trim() === String(process.pid)) unlinkSync(file);
+        } catch {
+          // already gone
+        }
+      });
+      return null;
+    } catch (err) {
+      if (/** @type {NodeJS.ErrnoException} */ (err).code !== "EEXIST") throw err;
+      let pid = 0;
+      try {
+        pid = Number(readFileSync(file, "utf8").trim());
+      } catch {
+        continue; // removed meanwhile
+      }
+      if (!(Number.isInteger(pid) && pid > 0 && alive(pid))) {
+        try {
+          unlinkSync(file);
+        } catch {
+          // taken over by another meanwhile
+        }
+        continue;
+      }
+      if (!isEngine(pid) || Date.now() >= until) {
+        return `the store in ${dir} is in use by another process (pid ${pid}); stop it or set IDENT_DATA_DIR to another folder`;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 /** @type {PGlite} */
 let db;
 try {
+  const held = dataDir ? await lock(dataDir) : null;
+  if (held) {
+    send({ kind: "failed", message: held, held: true }, () => process.exit(1));
+    await new Promise(() => undefined);
+  }
   // 16 MB of shared buffers instead of PostgreSQL's 128 MB (docs/decisions.md#memory).
   db = await PGlite.create({
     extensions: { pg_trgm, unaccent },

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Claim, EntityResult, SearchResponse } from "../../lib/result/record";
 import { openStore, StoreError, type Store, type StoreLocation } from "../../lib/store";
 import { openDb } from "../../lib/store/db";
@@ -343,10 +343,18 @@ describe("migrations", () => {
 });
 
 /** The pids of this process's children running the embedded engine. */
-function enginePids(): number[] {
-  const children = readdirSync("/proc/self/task").flatMap((task) =>
-    readFileSync(`/proc/self/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number),
-  );
+const enginePids = (): number[] => enginePidsOf("self");
+
+/** The pids of `parent`'s children running the embedded engine. */
+function enginePidsOf(parent: number | "self"): number[] {
+  let children: number[] = [];
+  try {
+    children = readdirSync(`/proc/${parent}/task`).flatMap((task) =>
+      readFileSync(`/proc/${parent}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number),
+    );
+  } catch {
+    return []; // gone meanwhile
+  }
   return children.filter((pid) => {
     try {
       return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("pglite-engine.mjs");
@@ -385,15 +393,47 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
     }
   });
 
-  it("an engine that dies fails what waits on it and every later call, in words; it never hangs", async () => {
+  it("an engine that dies fails what waits on it in words, and later calls at once while it restarts; it never hangs", async () => {
     const before = enginePids();
-    const db = await openDb({ kind: "embedded", dataDir: null });
+    const lines: string[] = [];
+    const db = await openDb({ kind: "embedded", dataDir: null }, (l) => lines.push(l));
     const [pid] = enginePids().filter((p) => !before.includes(p));
     const waiting = db.query("SELECT count(*) FROM generate_series(1, 5000000)");
     process.kill(pid!, "SIGKILL");
     await expect(waiting).rejects.toThrow(/embedded store stopped \(signal SIGKILL\)/);
-    await expect(db.query("SELECT 1")).rejects.toThrow(/embedded store stopped/);
+    await expect(db.query("SELECT 1")).rejects.toThrow(/embedded store is restarting/);
+    expect(db.state?.()).toBe("restarting");
     await db.close();
+    expect(lines[0]).toMatch(/^store: the embedded engine stopped \(signal SIGKILL\); starting it again in 500 ms$/);
+  });
+
+  it("a dead engine is started again (within 5 s, with backoff), migrated, and answers; killed again and again, it comes back each time", async () => {
+    const dir = path.join(tempDir(), "supervised");
+    const lines: string[] = [];
+    const store = await openStore({ kind: "embedded", dataDir: dir }, (l) => lines.push(l));
+    try {
+      await store.record(result("kept.example", at(0), [{ id: P1, verified: true }]));
+      for (let round = 0; round < 3; round++) {
+        const [pid] = enginePids().filter((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").includes(dir));
+        const killedAt = Date.now();
+        process.kill(pid!, "SIGKILL");
+        await vi.waitFor(() => expect(store.state()).toBe("restarting"), { timeout: 2000 });
+        // Lookups answered meanwhile: each result answered at once, and waiting to be recorded.
+        const during = Array.from({ length: 20 }, (_, i) => result(`during${round}-${i}.example`, at(1), [{ id: P1, verified: true }]));
+        for (const r of during) expect((await store.record(r)).entity.domain).toBe(r.entity.domain);
+        await vi.waitFor(() => expect(store.state()).toBe("running"), { timeout: 10_000, interval: 50 });
+        expect(Date.now() - killedAt).toBeLessThan(5000 + 2000);
+        expect((await store.history("kept.example"))?.last_checked_at).toBe(at(0));
+        // Nothing answered is lost: every one is recorded once the engine is back.
+        await vi.waitFor(() => expect(store.backlog).toBe(0), { timeout: 10_000, interval: 100 });
+        for (const r of during) expect((await store.history(r.entity.domain))?.last_checked_at).toBe(at(1));
+      }
+      expect(store.dropped).toBe(0);
+      expect(lines.filter((l) => l.startsWith("store: the embedded engine stopped"))).toHaveLength(3);
+      expect(lines.filter((l) => l.startsWith("store: the embedded engine runs again"))).toHaveLength(3);
+    } finally {
+      await store.close();
+    }
   });
 
   it("an app that ends without closing the store leaves no engine behind", async () => {
@@ -412,6 +452,36 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
     expect(pids.length).toBeGreaterThan(0);
     for (let i = 0; i < 50 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
     expect(pids.filter(alive)).toEqual([]);
+  });
+
+  it("the engine holds the folder's lock: an app killed while its engine writes leaves the lock with the engine, and a new app opens the folder once that engine has ended", async () => {
+    const dir = path.join(tempDir(), "killed-app");
+    // An app that writes in a loop, and says its engine's pid once it runs.
+    const script = `
+      const { openStore } = await import(${JSON.stringify(path.resolve("lib/store/index.ts"))});
+      const store = await openStore({ kind: "embedded", dataDir: ${JSON.stringify(dir)} }, () => undefined);
+      const fs = require("node:fs");
+      console.log(fs.readFileSync(${JSON.stringify(path.join(dir, "ident.lock"))}, "utf8"));
+      for (let i = 0; ; i++) await store.db.query("CREATE TABLE IF NOT EXISTS busy (x int); INSERT INTO busy SELECT generate_series(1, 2000)");`;
+    const app = execFile(process.execPath, ["--import", "tsx", "--input-type=commonjs", "-e", `(async () => {${script}})()`]);
+    const holder = await new Promise<number>((resolve) =>
+      app.stdout?.once("data", (chunk: Buffer) => resolve(Number(String(chunk).trim()))),
+    );
+    expect(holder).not.toBe(app.pid);
+    expect(enginePidsOf(app.pid!)).toContain(holder);
+    await new Promise((r) => setTimeout(r, 300)); // writing
+    app.kill("SIGKILL");
+    // The lock names the engine, still alive for a moment after its app: a new app waits for it, then opens.
+    const store = await openStore({ kind: "embedded", dataDir: dir }, () => undefined);
+    try {
+      expect(alive(holder)).toBe(false);
+      const now = Number(readFileSync(path.join(dir, "ident.lock"), "utf8"));
+      expect(now).not.toBe(holder);
+      expect(enginePids()).toContain(now);
+      expect(await store.ping()).toBe(true);
+    } finally {
+      await store.close();
+    }
   });
 
   it("a long statement never holds up the thread that answers pages: its event loop keeps turning meanwhile", async () => {
