@@ -10,8 +10,8 @@ export async function GET() {
   const store = await resolver.store;
   const checks: Record<string, { ok: boolean; detail?: string }> = {
     store: store
-      ? store.state() === "restarting"
-        ? { ok: false, detail: "restarting" }
+      ? store.state() !== "running"
+        ? { ok: false, detail: store.state() }
         : (await store.ping())
           ? { ok: true, ...(store.backlog ? { detail: `${store.backlog} results waiting to be recorded` } : {}) }
           : {

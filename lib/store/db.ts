@@ -4,6 +4,8 @@
  * given. Both run the same SQL text with `$1` parameters; nothing above this file knows which.
  */
 import { fork } from "node:child_process";
+import { statfsSync } from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { extend } from "../objects";
@@ -22,6 +24,11 @@ export interface Db extends Queryable {
   readonly engine: "pglite" | "postgres";
   /** The embedded engine's state under its supervisor; a server's is always running. */
   state?(): EngineState;
+  /**
+   * Ends the embedded engine's process now, for its supervisor to start a new one: an engine whose
+   * write failed for want of space does not recover by itself (PGlite keeps failing every statement).
+   */
+  restart?(): void;
   /** Runs `body` in one transaction: committed when it returns, rolled back when it throws. */
   transaction<T>(body: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -109,7 +116,15 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
   } catch (err) {
     await end();
     if (err instanceof StoreError) throw err;
-    throw new StoreError(`the embedded store in ${dataDir ?? "memory"} cannot be opened: ${(err as Error).message}`);
+    const message = (err as Error).message;
+    // docs/deploying.md#when-a-part-fails: a start on a full disk says so, whatever PGlite said.
+    const free = dataDir ? freeBytes(dataDir) : null;
+    if (dataDir && (/ENOSPC|no space left/i.test(message) || (free !== null && free < FULL_BELOW))) {
+      throw new StoreError(
+        `the disk holding ${dataDir} is full (${free ?? 0} bytes free): free some space, or set IDENT_DATA_DIR to a folder on another disk`,
+      );
+    }
+    throw new StoreError(`the embedded store in ${dataDir ?? "memory"} cannot be opened: ${message}`);
   }
 
   const send = (message: Record<string, unknown>): Promise<Reply> =>
@@ -148,6 +163,7 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
       gone_ ??= new StoreError("the embedded store is closed");
       await end();
     },
+    restart: () => void engine.kill("SIGKILL"),
   };
 }
 
@@ -196,6 +212,21 @@ export async function openServer(url: string, log: (line: string) => void = cons
     },
     close: () => pool.end(),
   };
+}
+
+/** Free space below which a store that cannot open is said to be on a full disk. */
+const FULL_BELOW = 1024 * 1024;
+
+/** The bytes free to this process on the disk holding `dir` (or its nearest existing parent); null when it cannot be read. */
+function freeBytes(dir: string): number | null {
+  for (let at = dir; ; at = path.dirname(at)) {
+    try {
+      const s = statfsSync(at);
+      return s.bavail * s.bsize;
+    } catch {
+      if (path.dirname(at) === at) return null;
+    }
+  }
 }
 
 /** How soon a dead engine is started again: the first wait, and the longest (doubling between). */
@@ -262,6 +293,9 @@ export async function openSupervised(
     state: () => (current || closed ? "running" : "restarting"),
     query: async (sql, params) => use().query(sql, params),
     transaction: async (body) => use().transaction(body),
+    restart() {
+      current?.restart?.();
+    },
     async close() {
       closed = true;
       clearTimeout(timer);

@@ -16,8 +16,11 @@ export type { StoreLocation } from "./db";
 
 export type Store = {
   readonly engine: Db["engine"];
-  /** The engine's state: `restarting` while the supervisor starts a dead embedded engine again (/readyz). */
-  state(): EngineState;
+  /**
+   * What keeps results from being recorded now (/readyz): `restarting` while the supervisor starts a
+   * dead embedded engine again, `no space` while the disk is full; else `running`.
+   */
+  state(): EngineState | "no space";
   /** Records one entity result and returns it annotated; never throws. */
   record(result: EntityResult): Promise<EntityResult>;
   /** Records every result of a response and returns it annotated; never throws. */
@@ -61,6 +64,12 @@ export type StoreStats = {
 
 /** How often the store removes what was never accepted (docs/decisions.md#the-index). */
 const PRUNE_EVERY_MS = 3600_000;
+
+/** Whether an error is a write refused for want of disk space (PostgreSQL's 53100, or the OS's ENOSPC). */
+export function isDiskFull(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  return code === "53100" || code === "ENOSPC" || /no space left on device/i.test(String(message ?? ""));
+}
 
 /** Results kept while the database is away; past it the oldest is dropped, and counted. */
 export const BACKLOG_MAX = 1000;
@@ -112,16 +121,28 @@ export async function openStore(
     }
   };
 
-  // docs/deploying.md#when-a-part-fails: while the database is away, results wait here (bounded),
-  // and are recorded in order once it answers again.
+  // docs/deploying.md#when-a-part-fails: while the database is away or its disk is full, results
+  // wait here (bounded), and are recorded in order once it takes them again.
   const backlog: EntityResult[] = [];
   let dropped = 0;
   let droppedEver = 0;
+  // Set by a write refused for want of space; cleared by the next write that succeeds.
+  let noSpace = false;
   // Taken from the backlog and not yet written: still waiting, as far as anyone asking can tell.
   let draining = 0;
   let retry: ReturnType<typeof setTimeout> | undefined;
+  const later = () => {
+    retry ??= setTimeout(() => void drain(), BACKLOG_RETRY_MS);
+    retry.unref();
+  };
   function keepForLater(result: EntityResult, why: string) {
-    if (backlog.length === 0) log(`store: the database does not answer (${why}); results wait to be recorded until it does`);
+    if (backlog.length === 0 && draining === 0) {
+      log(
+        noSpace
+          ? `store: the disk is full (${why}); results wait to be recorded until there is space`
+          : `store: the database does not answer (${why}); results wait to be recorded until it does`,
+      );
+    }
     backlog.push(result);
     if (backlog.length > BACKLOG_MAX) {
       const oldest = backlog.shift();
@@ -134,42 +155,70 @@ export async function openStore(
         );
       }
     }
-    retry ??= setTimeout(drain, BACKLOG_RETRY_MS);
-    retry.unref();
+    later();
   }
+  /** Records the waiting results in order, the first alone until one is written; stops at the first that must wait again. */
   async function drain() {
     retry = undefined;
-    if (!(await ping())) {
-      retry = setTimeout(drain, BACKLOG_RETRY_MS);
-      retry.unref();
-      return;
-    }
-    const waiting = backlog.splice(0);
-    log(
-      `store: the database answers again; recording ${waiting.length} waiting results${dropped ? ` (${dropped} older ones were dropped)` : ""}`,
-    );
-    dropped = 0;
-    draining += waiting.length;
-    for (const result of waiting) {
+    if (!(await ping())) return later();
+    let recorded = 0;
+    while (backlog.length > 0) {
+      const result = backlog.shift() as EntityResult;
+      draining++;
+      let outcome: Attempt;
       try {
-        await recordOne(result);
+        outcome = await attempt(result);
       } finally {
         draining--;
       }
+      if (outcome.kind === "wait") {
+        backlog.unshift(result);
+        return later();
+      }
+      if (outcome.kind === "written") await written(result, outcome.out);
+      recorded++;
+    }
+    log(`store: results are recorded again; ${recorded} waiting results recorded${dropped ? ` (${dropped} older ones were dropped)` : ""}`);
+    dropped = 0;
+  }
+
+  type Attempt = { kind: "written"; out: { result: EntityResult; written: boolean } } | { kind: "wait"; why: string } | { kind: "failed" };
+  /** One try at recording `result`: written, to wait (the database away, or its disk full), or refused for itself (logged). */
+  async function attempt(result: EntityResult): Promise<Attempt> {
+    try {
+      const out = await db.transaction((tx) => record(tx, result));
+      noSpace = false;
+      return { kind: "written", out };
+    } catch (err) {
+      const message = (err as Error).message;
+      // docs/deploying.md#when-a-part-fails: a full disk is a wait, never a loss.
+      if (isDiskFull(err)) {
+        // PGlite fails every statement after a write refused for space: a new engine is started (its
+        // supervisor waits longer each time while the disk stays full).
+        db.restart?.();
+        noSpace = true;
+        return { kind: "wait", why: message };
+      }
+      // The database gone (rather than refusing this result): kept until it is back.
+      if (!(await ping())) return { kind: "wait", why: message };
+      log(`store: the resolution of ${result.entity.domain} was not recorded: ${message}`);
+      return { kind: "failed" };
     }
   }
 
   async function recordOne(result: EntityResult): Promise<EntityResult> {
-    let out: { result: EntityResult; written: boolean };
-    try {
-      out = await db.transaction((tx) => record(tx, result));
-    } catch (err) {
-      const message = (err as Error).message;
-      // The database gone (rather than refusing this result): kept until it is back.
-      if (!(await ping())) keepForLater(result, message);
-      else log(`store: the resolution of ${result.entity.domain} was not recorded: ${message}`);
+    // Behind results already waiting: they are recorded first, in order.
+    if (backlog.length > 0 || draining > 0) {
+      keepForLater(result, "results are waiting");
       return result;
     }
+    const tried = await attempt(result);
+    if (tried.kind === "wait") keepForLater(result, tried.why);
+    return tried.kind === "written" ? written(result, tried.out) : result;
+  }
+
+  /** After a result is written: the domains it points to queued (discovery); the result as recorded. */
+  async function written(result: EntityResult, out: { result: EntityResult; written: boolean }): Promise<EntityResult> {
     // A new check only: an answer from the cache found nothing its check did not (docs/decisions.md#discovery).
     const found = discovery && out.written ? discoveredDomains(result) : [];
     if (discovery && found.length > 0) {
@@ -203,7 +252,7 @@ export async function openStore(
     },
     issuedBy: (issuer) => issuedBy(db, issuer),
     ping,
-    state: () => db.state?.() ?? "running",
+    state: () => (noSpace ? "no space" : (db.state?.() ?? "running")),
     get dropped() {
       return droppedEver;
     },
