@@ -78,7 +78,30 @@ type HitRow = {
 };
 
 /** One page of hits for `text` (already parsed) from `offset`. */
+/** The longest one search may run on a PostgreSQL server (docs/decisions.md#search): one search cannot hold the database. */
+export const SEARCH_TIMEOUT_MS = 2000;
+
+/**
+ * One page of a search: on a PostgreSQL server in one transaction under {@link SEARCH_TIMEOUT_MS}
+ * (PGlite runs one statement at a time, in a process of its own, and has no timer to stop one).
+ */
 export async function searchIndex(db: Db, text: string, offset = 0): Promise<IndexSearch> {
+  if (db.engine !== "postgres") return searchOn(db, text, offset);
+  return db.transaction(async (tx) => {
+    await tx.query(`SET LOCAL statement_timeout = ${SEARCH_TIMEOUT_MS}`);
+    return searchOn(asDb(tx, db), text, offset);
+  });
+}
+
+/** A transaction seen as a database whose transactions are that one (PostgreSQL nests none). */
+const asDb = (tx: Queryable, db: Db): Db => ({
+  engine: db.engine,
+  query: (sql, params) => tx.query(sql, params),
+  transaction: (body) => body(tx),
+  close: async () => undefined,
+});
+
+async function searchOn(db: Db, text: string, offset: number): Promise<IndexSearch> {
   const words = searchWords(text);
   const exact = text.toLowerCase();
   const networkDomain = parseNetworkId(text)?.toLowerCase() ?? null;

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult } from "../../lib/result/record";
 import { openStore, type Store } from "../../lib/store";
-import { openDb } from "../../lib/store/db";
+import { openDb, type StoreLocation } from "../../lib/store/db";
 import { migrate, MIGRATIONS } from "../../lib/store/migrations";
-import { searchIndex } from "../../lib/store/search";
+import { SEARCH_TIMEOUT_MS, searchIndex } from "../../lib/store/search";
 import { decodeCursor, encodeCursor, parseSearchText, searchWords } from "../../lib/store/search";
 import { useEngines } from "../helpers/engines";
 
@@ -97,8 +97,10 @@ const { engines: ENGINES } = useEngines("search");
 
 describe.each(ENGINES)("search on $name", ({ location }) => {
   let store: Store;
+  let where: StoreLocation;
   beforeAll(async () => {
-    store = await openStore(await location());
+    where = await location();
+    store = await openStore(where);
     for (const spec of NETWORK) await store.record(entity(spec));
   }, 60_000);
   afterAll(() => store?.close());
@@ -208,6 +210,25 @@ describe.each(ENGINES)("search on $name", ({ location }) => {
     expect(issued[0]).toMatchObject({ title: "Member", holder: { name: "Alice Moreau", status: "accepted" } });
     expect(await store.issuedBy("nobody.example")).toEqual([]);
   });
+
+  it("one search cannot hold the database: on a PostgreSQL server it is stopped after SEARCH_TIMEOUT_MS", async () => {
+    if (store.engine !== "postgres") return expect(store.engine).toBe("pglite"); // PGlite has no statement timer (docs/decisions.md#search)
+    // Another session holds the table: the search waits on it, and its timeout ends the wait.
+    const holder = await openDb(where);
+    try {
+      const released = holder.transaction(async (tx) => {
+        await tx.query("LOCK TABLE entities IN ACCESS EXCLUSIVE MODE");
+        await new Promise((r) => setTimeout(r, SEARCH_TIMEOUT_MS + 3000));
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      await expect(searchIndex(store.db, "alice")).rejects.toMatchObject({ code: "57014" });
+      expect(Date.now() - started).toBeLessThan(SEARCH_TIMEOUT_MS + 2500);
+      await released;
+    } finally {
+      await holder.close();
+    }
+  }, 20_000);
 });
 
 it.each(ENGINES)("entities recorded before search existed are found after the migration ($name)", async ({ location }) => {
