@@ -5,6 +5,7 @@
  * answer carries the security headers.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { connect, type Socket } from "node:net";
 import path from "node:path";
@@ -41,6 +42,24 @@ test.beforeAll(async ({ request }) => {
 test.afterAll(() => {
   server?.kill("SIGTERM");
 });
+
+/** Every process below `root` (children, theirs, …), from /proc. */
+function descendants(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // pid (comm) state ppid …: the command may hold spaces and parentheses, so read after the last ")".
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const below = (pid: number): number[] =>
+    [...parentOf].filter(([, parent]) => parent === pid).flatMap(([child]) => [child, ...below(child)]);
+  return below(root);
+}
 
 /** One raw request on a connection of its own; `declared` bytes said in Content-Length, `sent` of them sent. */
 function send(method: string, target: string, headers: Record<string, string> = {}, sent?: Buffer) {
@@ -116,6 +135,25 @@ test("searches: past IDENT_SEARCHES_PER_MIN a client's searches are 429 with Ret
   );
   await expect(page.getByRole("searchbox")).toHaveValue("joinery notes");
   expect((await search("198.51.100.32")).status()).toBe(200);
+});
+
+test("the embedded engine killed: /readyz says `store: restarting`, then ready again within seconds; /healthz stays 200", async ({
+  request,
+}) => {
+  const engine = descendants(server.pid ?? 0).find((pid) =>
+    /pglite-engine(?:\.[\w-]+)?\.mjs/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8")),
+  );
+  if (!engine) throw new Error("no engine process under the server");
+  const readyz = async () => {
+    const r = await request.get(`http://127.0.0.1:${PORT}/readyz`);
+    return { status: r.status(), store: (await r.json()).checks.store };
+  };
+  expect((await readyz()).status).toBe(200);
+  process.kill(engine, "SIGKILL");
+  await expect.poll(readyz, { timeout: 5000, intervals: [50] }).toEqual({ status: 503, store: { ok: false, detail: "restarting" } });
+  expect((await request.get(`http://127.0.0.1:${PORT}/healthz`)).status()).toBe(200);
+  await expect.poll(async () => (await readyz()).status, { timeout: 10_000, intervals: [100] }).toBe(200);
+  expect(logged).toMatch(/"msg":"store: the embedded engine stopped \(signal SIGKILL\); starting it again in 500 ms"/);
 });
 
 test.describe("connections per client", () => {

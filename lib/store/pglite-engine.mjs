@@ -61,7 +61,8 @@ function alive(pid) {
 /** @param {number} pid whether `pid` is an engine like this one (it leaves by itself once its app is gone) */
 function isEngine(pid) {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("pglite-engine.mjs");
+    // As built by Next, the file carries a hash: pglite-engine.<hash>.mjs.
+    return /pglite-engine(?:\.[\w-]+)?\.mjs/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8"));
   } catch {
     return false;
   }
