@@ -3,13 +3,13 @@
  * docs/decisions.md#budget, docs/decisions.md#caching): deadlines, sizes, claims per entity, cache
  * ages. The traffic limits (what may run at once or in a minute) are declared in lib/traffic/limits.ts.
  */
-import { LIMITS } from "./traffic/limits";
+import { FETCH_DEADLINE_MS, LIMITS } from "./traffic/limits";
 
 export const MiB = 1024 * 1024;
 
 export const DEFAULTS = {
   /** One deadline per document: connect, headers and body together (`IDENT_FETCH_TIMEOUT_MS`). */
-  fetchTimeoutMs: 10_000,
+  fetchTimeoutMs: FETCH_DEADLINE_MS,
   /** Redirects followed at most. */
   maxRedirects: 3,
   /** Decoded bytes of a JSON document, and of an HTML page (fallback or rel=me). */

@@ -3,8 +3,7 @@
  * into limiters, and the refusals they give as values (./refusal.ts), answered in one place
  * (./answer.ts). Framework-free: the fetcher, the resolver, the web app and the CLI all use it.
  */
-import { DEFAULTS } from "../limits";
-import { LIMITS, MINUTE_MS, type LimitDeclaration, type LimitName, type TrafficSettings } from "./limits";
+import { FETCH_DEADLINE_MS, LIMITS, MINUTE_MS, type LimitDeclaration, type LimitName, type TrafficSettings } from "./limits";
 import { refusal, type FetchRefusal } from "./refusal";
 import { createSharedCounter, type RedisLink } from "./shared-window";
 import { createLocalCounter, limiterOn, takeTogether, type RateLimiter } from "./window";
@@ -32,7 +31,7 @@ export function createWindows(
   settings: TrafficSettings,
   fleet: FleetCounting | null = null,
   now?: () => number,
-  sendMarginMs: number = DEFAULTS.fetchTimeoutMs,
+  sendMarginMs: number = FETCH_DEADLINE_MS,
 ): Windows {
   const local = createLocalCounter(now ? { now } : {});
   const shared = fleet

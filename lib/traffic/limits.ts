@@ -218,5 +218,11 @@ export function trafficSettings(set: Partial<Record<LimitName, number>> = {}): T
   return values;
 }
 
+/**
+ * The default fetch deadline (`IDENT_FETCH_TIMEOUT_MS`, lib/limits.ts), declared here because the
+ * limits on requests sent count each one this long beyond its minute (`countsSends`).
+ */
+export const FETCH_DEADLINE_MS = 10_000;
+
 /** One minute, the window of every per-minute limit. */
 export const MINUTE_MS = 60_000;
