@@ -1,24 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { answered } from "../../test/helpers/answered";
+import { foundJson } from "../../test/helpers/outcomes";
 import type { FetchOutcome } from "../fetch/fetcher";
 import { createResolver } from "../resolver";
 import { refusal, type FetchRefusal } from "../traffic/refusal";
 import { reverify } from "./crawler";
 
-const doc = (url: string, body: unknown): FetchOutcome => {
-  const text = JSON.stringify(body);
-  return {
-    ok: true,
-    status: "found",
-    url,
-    finalUrl: url,
-    httpStatus: 200,
-    contentType: "application/json",
-    body: text,
-    bytes: text.length,
-    ms: 1,
-  };
-};
+const doc = (url: string, body: unknown): FetchOutcome => foundJson(url, JSON.stringify(body));
 
 describe("reverify: one background re-verification (docs/decisions.md#discovery)", () => {
   it("answers the result when every document was fetched again, and the refusal when a known document stood in for one", async () => {

@@ -5,6 +5,7 @@
  * index shared, each background job run once, the limits counted for the fleet; Redis and
  * PostgreSQL stopped in the middle of a run and started again.
  */
+import { foundJson } from "../helpers/outcomes";
 import { answered } from "../helpers/answered";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -108,18 +109,7 @@ describe("one cache for the fleet", () => {
       let fetched = 0;
       const publisher = async (): Promise<FetchOutcome> => {
         fetched++;
-        const body = `{"n":${fetched}}`;
-        return {
-          ok: true,
-          status: "found",
-          url,
-          finalUrl: url,
-          httpStatus: 200,
-          contentType: "application/json",
-          ms: 1,
-          body,
-          bytes: body.length,
-        };
+        return foundJson(url, `{"n":${fetched}}`);
       };
       const fetch = shared.singleFlight(publisher);
       const key = cacheKey(url, "json");
