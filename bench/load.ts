@@ -9,6 +9,9 @@
  *   amplify    one client asks for distinct credentials of one victim host for 20 s, 50 at a time
  *   bombs      100 concurrent lookups of gzip bombs (8 MiB each, a few KiB on the wire), then one
  *              entity with 110 bomb claims
+ *   public     a stranger's requests (docs/operating.md): log bytes per request with 16 KB paths and
+ *              Server Actions; 40 parallel 12 MB bodies from one address; 18,000 connections opened by one
+ *              address against a 4,096-descriptor app while another address reads `/`
  *   wildcard   60 clients looking up distinct names that exist nowhere, all sent to one address (a
  *              publisher of its own that answers 404 after 50 ms: bench/wild-publisher.ts), for 90 s,
  *              while another client reads a warm page (docs/architecture.md#traffic: `addressPerMinute`)
@@ -22,11 +25,11 @@
  * its p95 at rest (and a bare Node server's beside it: what the machine alone adds), and what reached the victim. Goals are printed beside the figures; nothing is
  * asserted, since timings on a shared machine are noisy.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { Agent, request } from "node:http";
-import { createServer, type Socket } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { trafficSettings } from "../lib/traffic/limits";
@@ -73,13 +76,13 @@ for (let k = 0; k < 10; k++) sites[`bn${k}.test`] = { routes: { "/": bomb } };
 
 type App = { pid: number; port: number; child: ChildProcess };
 
-async function startApp(port: number, env: Record<string, string>): Promise<App> {
+async function startApp(port: number, env: Record<string, string>, stderr?: (chunk: string) => void): Promise<App> {
   const child = spawn(
     process.execPath,
     [...(process.env.LOAD_PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []), path.join(root, "web", "serve.js")],
     {
       cwd: root,
-      stdio: ["ignore", "ignore", "inherit"],
+      stdio: ["ignore", "ignore", stderr ? "pipe" : "inherit"],
       // A fresh embedded index per app, as a first start would have.
       env: {
         ...process.env,
@@ -95,6 +98,8 @@ async function startApp(port: number, env: Record<string, string>): Promise<App>
       },
     },
   );
+  child.stderr?.setEncoding("utf8");
+  if (stderr) child.stderr?.on("data", stderr);
   for (let i = 0; i < 300; i++) {
     if ((await get(port, "/", {}, 2000)).status === 200) break;
     await sleep(200);
@@ -119,16 +124,41 @@ function get(
   headers: Record<string, string>,
   timeoutMs = 60_000,
   agent: Agent | false = false,
+  localAddress?: string,
 ): Promise<{ status: number; ms: number }> {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const req = request({ host: "127.0.0.1", port, path: target, headers, timeout: timeoutMs, agent }, (res) => {
+    const from = localAddress ? { localAddress } : {};
+    const req = request({ host: "127.0.0.1", port, path: target, headers, timeout: timeoutMs, agent, ...from }, (res) => {
       res.resume();
       res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
     });
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", () => resolve({ status: 0, ms: performance.now() - t0 }));
     req.end();
+  });
+}
+
+/** A POST declaring `headers` that sends `bytes` of body as fast as the server takes them (or until it answers); its status. */
+function post(port: number, target: string, headers: Record<string, string>, bytes: number): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request({ host: "127.0.0.1", port, path: target, method: "POST", headers, agent: false, timeout: 60_000 }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+      req.destroy();
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", () => resolve(0));
+    const chunk = Buffer.alloc(64 * 1024);
+    let sent = 0;
+    const more = () => {
+      while (sent < bytes && !req.destroyed) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", more);
+      }
+      if (!req.destroyed) req.end();
+    };
+    more();
   });
 }
 
@@ -570,6 +600,64 @@ if (wanted("wildcard")) {
       `${Number.isFinite(shortest) ? `${over + 1} of them arrived within ${(shortest / 1000).toFixed(2)} s; ` : ""}per 10 s from the first: ${tens.join(", ")}; ` +
       `another client's warm ${warmPage} (HTTP ${warmed.status} when warmed) p95 ${p95(readerTimes).toFixed(0)} ms over ${readerTimes.length} requests (goal < 500 ms); ` +
       home(m, rest),
+  );
+  await stopApp(app);
+}
+
+if (wanted("public")) {
+  let logged = "";
+  const app = await startApp(3406, { ...toNet, IDENT_LOG_LEVEL: "info" }, (chunk) => (logged += chunk));
+  // Log bytes: 200 requests with 16 KB paths, and 20 Server Actions, each on a connection of its own.
+  const from = logged.length;
+  const long = `/${"a".repeat(16_000)}`;
+  await many(200, 8, async (i) => (await get(app.port, `${long}${i}`, {})).status);
+  await many(20, 4, () => post(app.port, "/", { "next-action": "7f".repeat(21), "content-length": "0" }, 0));
+  await sleep(500);
+  const lines = logged.slice(from).split("\n").filter(Boolean);
+  const bytes = Buffer.byteLength(logged.slice(from));
+  const longest = Math.max(0, ...lines.map((l) => Buffer.byteLength(l)));
+  const stacks = lines.filter((l) => /^\s+at |\\n\s+at /.test(l)).length;
+  // Bodies: 40 parallel POSTs declaring 12 MB each to the re-check, each sending as fast as it can.
+  const rssBefore = rssMb(app.pid);
+  const bodies = await Promise.all(
+    Array.from({ length: 40 }, () => post(app.port, "/recheck", { "content-length": String(12 * 1024 * 1024) }, 12 * 1024 * 1024)),
+  );
+  const rssAfter = rssMb(app.pid);
+  // Connections: the app at 4,096 descriptors; one address opens 18,000 and holds them (this process may
+  // hold 20,000: the rest are the reader's); another address reads `/` meanwhile and after.
+  const HELD = 18_000;
+  execFileSync("prlimit", [`--pid=${app.pid}`, "--nofile=4096:4096"]);
+  const calm: number[] = [];
+  for (let i = 0; i < 100; i++) calm.push((await get(app.port, "/", {}, 10_000, false, "127.0.0.2")).ms);
+  const held: Socket[] = [];
+  let refusedAtOnce = 0;
+  const opening = Array.from(
+    { length: 20_000 },
+    () =>
+      new Promise<void>((resolve) => {
+        const s = connect({ host: "127.0.0.1", port: app.port, localAddress: "127.0.0.1" });
+        held.push(s);
+        s.on("error", () => undefined);
+        s.once("close", () => (refusedAtOnce++, resolve()));
+        s.once("connect", () => setTimeout(resolve, 10));
+      }),
+  );
+  const during: { status: number; ms: number }[] = [];
+  const reader = (async () => {
+    for (let i = 0; i < 200; i++) during.push(await get(app.port, "/", {}, 10_000, false, "127.0.0.2"));
+  })();
+  await Promise.all(opening);
+  await reader;
+  // And with every one of them opened and held.
+  for (let i = 0; i < 100; i++) during.push(await get(app.port, "/", {}, 10_000, false, "127.0.0.2"));
+  const open = held.filter((s) => !s.destroyed).length;
+  for (const s of held) s.destroy();
+  const answered = during.filter((d) => d.status === 200).length;
+  console.log(
+    `public    log: ${(bytes / 220).toFixed(0)} bytes a request with a 16 KB path or a Server Action (goal ≤ 1,024), longest line ${longest} bytes, ${stacks} stack traces (goal 0); ` +
+      `bodies: 40 × 12 MB to /recheck from one address → ${counts(bodies)} (0: closed after its 413 while still sending), RSS ${rssBefore.toFixed(0)} → ${rssAfter.toFixed(0)} MB (goal ≤ +32 MB); ` +
+      `connections: one address opened ${HELD.toLocaleString("en-US")} against 4,096 descriptors: ${open} still open at its end (the kernel's queue included), ${refusedAtOnce} closed; another address's / ${answered}/${during.length} answered, ` +
+      `p95 ${p95(during.map((d) => d.ms)).toFixed(1)} ms vs ${p95(calm).toFixed(1)} ms before (goal ≤ 3 ×)`,
   );
   await stopApp(app);
 }
