@@ -140,7 +140,8 @@ export function guardServer(server: Server, options: GuardOptions): { open(clien
   server.setTimeout(SERVER_TIMEOUTS.idleMs, (socket) => socket.destroy());
   const open = new Map<string, number>();
   if (options.trustedHops === 0) {
-    server.on("connection", (socket: Socket) => {
+    // First of the connection listeners: one past the limit is closed before HTTP sets anything up for it.
+    server.prependListener("connection", (socket: Socket) => {
       const client = addressGroup(socket.remoteAddress ?? "unknown");
       const count = open.get(client) ?? 0;
       if (count >= options.maxPerClient) {
