@@ -119,7 +119,7 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
     const message = (err as Error).message;
     // docs/deploying.md#when-a-part-fails: a start on a full disk says so, whatever PGlite said.
     const free = dataDir ? freeBytes(dataDir) : null;
-    if (dataDir && (/ENOSPC|no space left/i.test(message) || (free !== null && free < FULL_BELOW))) {
+    if (dataDir && (isDiskFull(err) || (free !== null && free < FULL_BELOW))) {
       throw new StoreError(
         `the disk holding ${dataDir} is full (${free ?? 0} bytes free): free some space, or set IDENT_DATA_DIR to a folder on another disk`,
       );
@@ -212,6 +212,12 @@ export async function openServer(url: string, log: (line: string) => void = cons
     },
     close: () => pool.end(),
   };
+}
+
+/** Whether an error is a write refused for want of disk space (PostgreSQL's 53100, or the OS's ENOSPC). */
+export function isDiskFull(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  return code === "53100" || code === "ENOSPC" || /no space left on device/i.test(String(message ?? ""));
 }
 
 /** Free space below which a store that cannot open is said to be on a full disk. */

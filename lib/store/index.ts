@@ -4,7 +4,7 @@
  * result is answered as it is and the failure is logged.
  */
 import type { Claim, EntityResult, SearchResponse } from "../result/record";
-import { openDb, StoreError, type Db, type EngineState, type StoreLocation } from "./db";
+import { isDiskFull, openDb, StoreError, type Db, type EngineState, type StoreLocation } from "./db";
 import { migrate } from "./migrations";
 import { history, preview, record, type Change, type ClaimKind } from "./verdicts";
 import { discoveredDomains, enqueue, pruneNeverAccepted, type DiscoveryOptions } from "./queue";
@@ -64,12 +64,6 @@ export type StoreStats = {
 
 /** How often the store removes what was never accepted (docs/decisions.md#the-index). */
 const PRUNE_EVERY_MS = 3600_000;
-
-/** Whether an error is a write refused for want of disk space (PostgreSQL's 53100, or the OS's ENOSPC). */
-export function isDiskFull(err: unknown): boolean {
-  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  return code === "53100" || code === "ENOSPC" || /no space left on device/i.test(String(message ?? ""));
-}
 
 /** Results kept while the database is away; past it the oldest is dropped, and counted. */
 export const BACKLOG_MAX = 1000;

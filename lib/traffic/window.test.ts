@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createWindowLimiter } from "./window";
+import { createLocalCounter, limiterOn } from "./window";
+
+/** One limit alone, on a counter of its own. */
+const createWindowLimiter = (o: { limit: number; windowMs: number; now: () => number }) =>
+  limiterOn(createLocalCounter({ now: o.now }), "limit", o.limit, o.windowMs);
 
 describe("sliding-window limit (docs/architecture.md#traffic)", () => {
   it("allows `limit` in any window per key, then says when to retry", async () => {

@@ -91,10 +91,6 @@ export function limiterOn(counter: Counter, window: string, limit: number, windo
   };
 }
 
-/** A limiter alone, on a counter of its own. */
-export const createWindowLimiter = (options: CounterOptions & { limit: number; windowMs?: number }): RateLimiter =>
-  limiterOn(createLocalCounter(options), "limit", options.limit, options.windowMs);
-
 /**
  * Takes one of each part, all or none, so that nothing else counts between the check of one and the
  * take of another. The parts must share one counter (the limits of one fetch are all the fleet's, or
