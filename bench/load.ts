@@ -1,6 +1,6 @@
 /**
  * `npm run load`: hostile load against the built app (docs/decisions.md#outbound-work), on loopback
- * only (scripts/loopback-only.sh), bounded in count and time; it stops by itself. Five runs, each
+ * only (scripts/loopback-only.sh), bounded in count and time; it stops by itself. Its runs, each
  * against a fresh `npm start` so that memory figures start from rest:
  *
  *   property   one lookup of a property with 50 owners, each claiming 110 documents on distinct hosts
@@ -15,6 +15,9 @@
  *   wildcard   60 clients looking up distinct names that exist nowhere, all sent to one address (a
  *              publisher of its own that answers 404 after 50 ms: bench/wild-publisher.ts), for 90 s,
  *              while another client reads a warm page (docs/architecture.md#traffic: `addressPerMinute`)
+ *   engine, disk, pages, search, junk
+ *              what the app remembers: its engine killed, its disk filled, 10,000 distinct pages, a
+ *              search flood at 100,000 entities, 10,000 lookups of nothing (bench/load-store.ts)
  *
  * `npm run load -- storm` runs only the runs it names; with LOAD_PROF=1 each app writes a CPU profile
  * to /tmp/prof (open it in Chrome's DevTools).
@@ -25,21 +28,39 @@
  * its p95 at rest (and a bare Node server's beside it: what the machine alone adds), and what reached the victim. Goals are printed beside the figures; nothing is
  * asserted, since timings on a shared machine are noisy.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { connect, createServer, type Socket } from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { trafficSettings } from "../lib/traffic/limits";
 import { startSampleNetwork, type Site } from "../test/network/server";
+import {
+  counts,
+  engine,
+  get,
+  home,
+  homeAtRest,
+  lookup,
+  many,
+  metric,
+  p95,
+  post,
+  probe,
+  readerProcess,
+  root,
+  rssMb,
+  scrape,
+  sleep,
+  startApp,
+  stopApp,
+  watch,
+} from "./load-kit";
+import { junkRun, storeRuns, storeSites } from "./load-store";
 import { startWildPublisher, WILD_SUFFIX } from "./wild-publisher";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const S = "\u00a7";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))] ?? NaN;
 
 // --- the publishers -------------------------------------------------------------------------------
 
@@ -71,355 +92,7 @@ for (let k = 0; k < 50; k++) {
   sites[`bc${k}.test`] = { routes: { "/u/ident-credential.json": bomb } };
 }
 for (let k = 0; k < 10; k++) sites[`bn${k}.test`] = { routes: { "/": bomb } };
-
-// --- measuring the app ----------------------------------------------------------------------------
-
-type App = { pid: number; port: number; child: ChildProcess };
-
-async function startApp(port: number, env: Record<string, string>, stderr?: (chunk: string) => void): Promise<App> {
-  const child = spawn(
-    process.execPath,
-    [...(process.env.LOAD_PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []), path.join(root, "web", "serve.js")],
-    {
-      cwd: root,
-      stdio: ["ignore", "ignore", stderr ? "pipe" : "inherit"],
-      // A fresh embedded index per app, as a first start would have.
-      env: {
-        ...process.env,
-        IDENT_LOG_LEVEL: "warn",
-        PORT: String(port),
-        NODE_ENV: "production",
-        IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-load-")), "data"),
-        // The storms measure the lookups they send; discovery would add its own background work.
-        IDENT_CRAWL: "0",
-        // docs/deploying.md#metrics: the operators' listener, beside the app's own port.
-        IDENT_METRICS_ADDR: `127.0.0.1:${metricsPort(port)}`,
-        ...env,
-      },
-    },
-  );
-  child.stderr?.setEncoding("utf8");
-  if (stderr) child.stderr?.on("data", stderr);
-  for (let i = 0; i < 300; i++) {
-    if ((await get(port, "/", {}, 2000)).status === 200) break;
-    await sleep(200);
-  }
-  // Warm: every module a run uses is loaded before the figures at rest are taken.
-  for (let i = 0; i < 20; i++) await get(port, "/", {}, 2000);
-  await get(port, "/api/resolve?q=minimal.test", {}, 10_000);
-  await get(port, "/entity/minimal.test", {}, 10_000);
-  await get(port, "/api/resolve?q=%25", {}, 10_000);
-  return { pid: child.pid ?? 0, port, child };
-}
-
-async function stopApp(app: App) {
-  const exited = new Promise((r) => app.child.once("exit", r));
-  app.child.kill("SIGTERM");
-  await Promise.race([exited, sleep(5000)]);
-}
-
-function get(
-  port: number,
-  target: string,
-  headers: Record<string, string>,
-  timeoutMs = 60_000,
-  agent: Agent | false = false,
-  localAddress?: string,
-): Promise<{ status: number; ms: number; error?: string }> {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    const from = localAddress ? { localAddress } : {};
-    const req = request({ host: "127.0.0.1", port, path: target, headers, timeout: timeoutMs, agent, ...from }, (res) => {
-      res.resume();
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
-    });
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", (err: NodeJS.ErrnoException) => resolve({ status: 0, ms: performance.now() - t0, error: err.code ?? err.message }));
-    req.end();
-  });
-}
-
-/** `n` reads of `/` one after another from 127.0.0.2, in a process of its own (its own descriptors): each one's status, time and error. */
-function readerProcess(port: number, n: number): Promise<{ status: number; ms: number; error?: string }[]> {
-  const script = `
-    const { request } = require("node:http");
-    const one = () => new Promise((resolve) => {
-      const t0 = performance.now();
-      const req = request({ host: "127.0.0.1", port: ${port}, path: "/", localAddress: "127.0.0.2", agent: false, timeout: 10000 }, (res) => {
-        res.resume();
-        res.on("end", () => resolve({ status: res.statusCode, ms: performance.now() - t0 }));
-      });
-      req.on("timeout", () => req.destroy(new Error("timeout")));
-      req.on("error", (e) => resolve({ status: 0, ms: performance.now() - t0, error: e.code || e.message }));
-      req.end();
-    });
-    (async () => { const out = []; for (let i = 0; i < ${n}; i++) out.push(await one()); console.log(JSON.stringify(out)); })();`;
-  return new Promise((resolve) => {
-    let out = "";
-    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (c: string) => (out += c));
-    child.on("exit", () => resolve(out.trim() ? (JSON.parse(out) as { status: number; ms: number; error?: string }[]) : []));
-  });
-}
-
-/** A POST declaring `headers` that sends `bytes` of body as fast as the server takes them (or until it answers); its status. */
-function post(port: number, target: string, headers: Record<string, string>, bytes: number): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port, path: target, method: "POST", headers, agent: false, timeout: 60_000 }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-      req.destroy();
-    });
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", () => resolve(0));
-    const chunk = Buffer.alloc(64 * 1024);
-    let sent = 0;
-    const more = () => {
-      while (sent < bytes && !req.destroyed) {
-        sent += chunk.length;
-        if (!req.write(chunk)) return void req.once("drain", more);
-      }
-      if (!req.destroyed) req.end();
-    };
-    more();
-  });
-}
-
-/** A GET of the API whose refusal, when it is one, is named: its body's `error.refused` (docs/architecture.md#traffic). */
-function lookup(port: number, target: string, headers: Record<string, string>, agent: Agent): Promise<{ status: number; refused: string }> {
-  return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port, path: target, headers, timeout: 30_000, agent }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        if (text.length < 4096) text += chunk;
-      });
-      res.on("end", () => {
-        let refused = "";
-        if ((res.statusCode ?? 0) >= 400) {
-          try {
-            refused = String((JSON.parse(text) as { error?: { refused?: unknown } }).error?.refused ?? "");
-          } catch {
-            // not JSON
-          }
-        }
-        resolve({ status: res.statusCode ?? 0, refused });
-      });
-    });
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", () => resolve({ status: 0, refused: "" }));
-    req.end();
-  });
-}
-
-/**
- * The app's own event-loop delay since the last reading, from its `/metrics` (prom-client resets the
- * histogram on each reading): how long work on the page thread kept a request waiting, apart from
- * the time the probe's own process waited for a core on this shared machine.
- */
-function loopDelay(port: number): Promise<{ p99: number; max: number }> {
-  return scrape(port).then((text) => {
-    // The histogram times a 10 ms timer: what it holds past those 10 ms is the delay.
-    const read = (name: string) => Math.max(0, metric(text, `ident_process_nodejs_eventloop_lag_${name}_seconds`) * 1000 - 10);
-    return { p99: read("p99"), max: read("max") };
-  });
-}
-
-/** Where an app on `port` answers /metrics (IDENT_METRICS_ADDR). */
-const metricsPort = (port: number) => port + 6000;
-
-/** The /metrics text of the app on `port`, or "" when it does not answer. */
-function scrape(port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port: metricsPort(port), path: "/metrics", agent: false, timeout: 30_000 }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => resolve(text));
-    });
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", () => resolve(""));
-    req.end();
-  });
-}
-
-/** One unlabelled sample of a /metrics text, or NaN. */
-const metric = (text: string, name: string) => Number(new RegExp(`^${name}\\S* (\\S+)$`, "m").exec(text)?.[1]);
-
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
-/** The RSS of the app's embedded engine, a child process of its own (docs/decisions.md#memory). */
-const engineRssMb = (pid: number) => {
-  let total = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) {
-      try {
-        if (readFileSync(`/proc/${child}/cmdline`, "utf8").includes("pglite-engine")) total += rssMb(Number(child));
-      } catch {
-        // gone meanwhile
-      }
-    }
-  }
-  return total;
-};
-const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
-const cpuS = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
-/** Sockets of process `pid` connected or connecting to `port`: its descriptors' inodes in /proc/net/tcp. */
-function socketsTo(pid: number, port: number): number {
-  const hex = port.toString(16).toUpperCase().padStart(4, "0");
-  const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      if (m?.[1]) inodes.add(m[1]);
-    } catch {
-      // closed meanwhile
-    }
-  }
-  // By inode: while sockets close, a read of /proc/net/tcp may list one of them twice (seen: 67 and 69
-  // rows for 64 sockets, the app counting 64).
-  const open = new Set<string>();
-  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    if (!existsSync(file)) continue;
-    for (const line of readFileSync(file, "utf8").split("\n").slice(1)) {
-      const f = line.trim().split(/\s+/);
-      const inode = f[9] ?? "";
-      if (f[2]?.endsWith(`:${hex}`) && (f[3] === "01" || f[3] === "02") && inodes.has(inode)) open.add(inode);
-    }
-  }
-  return open.size;
-}
-
-/**
- * Times `GET target` (`/` unless told) every 25 ms (enough samples for a p95 over a run of a second) from a process of its own, so that the load this one generates does not
- * delay the measurement; its latencies come back when it is stopped.
- */
-function probe(port: number, target = "/", headers: Record<string, string> = {}): () => Promise<number[]> {
-  const script = `
-    const http = require("node:http");
-    const times = [];
-    let running = true;
-    process.on("message", () => { running = false; });
-    (async () => {
-      while (running) {
-        const t0 = performance.now();
-        await new Promise((resolve) => {
-          const req = http.get({ host: "127.0.0.1", port: ${port}, path: ${JSON.stringify(target)}, headers: ${JSON.stringify(headers)}, agent: false, timeout: 30000 }, (res) => {
-            res.resume();
-            res.on("end", resolve);
-          });
-          req.on("timeout", () => req.destroy());
-          req.on("error", resolve);
-        });
-        times.push(performance.now() - t0);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-      process.send(times, () => process.exit(0));
-    })();`;
-  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "ignore", "inherit", "ipc"] });
-  return () =>
-    new Promise((resolve) => {
-      child.once("message", (times) => resolve(times as number[]));
-      child.send("stop");
-    });
-}
-
-/**
- * A bare Node server ("ok" to every request), in a process of its own, timed beside the app: its p95
- * during a run is what the machine alone adds (2 cores shared with the load, the publishers and the app's threads).
- */
-const CONTROL_PORT = 3409;
-const control = spawn(
-  process.execPath,
-  ["-e", `require("node:http").createServer((q, s) => s.end("ok")).listen(${CONTROL_PORT}, "127.0.0.1")`],
-  { stdio: "ignore" },
-);
-// Stopped however this script ends, a failed run included.
-process.on("exit", () => control.kill());
-
-/** Times `/` of the app and the bare server together; the stop gives both p95s. */
-function probes(port: number): () => Promise<{ home: number; bare: number }> {
-  const stopHome = probe(port);
-  const stopBare = probe(CONTROL_PORT);
-  return async () => {
-    const [home, bare] = await Promise.all([stopHome(), stopBare()]);
-    return { home: p95(home), bare: p95(bare) };
-  };
-}
-
-/** Samples the app every 50 ms and times `/` (and the bare server) every 25 ms until stopped. */
-async function watch(app: App, upstreamPort: number) {
-  await loopDelay(app.port);
-  const peak = { rss: rssMb(app.pid), engineRss: engineRssMb(app.pid), fds: fds(app.pid), sockets: 0 };
-  const rest = { rss: peak.rss, engineRss: peak.engineRss, cpu: cpuS(app.pid) };
-  const stopProbes = probes(app.port);
-  const sampler = setInterval(() => {
-    try {
-      peak.rss = Math.max(peak.rss, rssMb(app.pid));
-      peak.engineRss = Math.max(peak.engineRss, engineRssMb(app.pid));
-      peak.fds = Math.max(peak.fds, fds(app.pid));
-      peak.sockets = Math.max(peak.sockets, socketsTo(app.pid, upstreamPort));
-    } catch {
-      // the process is gone
-    }
-  }, 50);
-  return async () => {
-    clearInterval(sampler);
-    const { home, bare } = await stopProbes();
-    const delay = await loopDelay(app.port);
-    return {
-      ...peak,
-      restRss: rest.rss,
-      restEngineRss: rest.engineRss,
-      cpu: cpuS(app.pid) - rest.cpu,
-      homeP95: home,
-      bareP95: bare,
-      delay,
-    };
-  };
-}
-
-/** The p95 of `/` over 4 s with nothing else running, measured as during a run, and the app's event-loop delay meanwhile. */
-async function homeAtRest(port: number) {
-  await loopDelay(port);
-  const stop = probes(port);
-  await sleep(4000);
-  const { home, bare } = await stop();
-  return { p95: home, bareP95: bare, delay: await loopDelay(port) };
-}
-
-type Rest = Awaited<ReturnType<typeof homeAtRest>>;
-type Measured = Awaited<ReturnType<Awaited<ReturnType<typeof watch>>>>;
-/** `/`'s p95 during a run beside its p95 at rest, the bare server's beside it, and the app's event-loop delay beside its delay at rest. */
-const home = (m: Measured, rest: Rest, goal = "") =>
-  `/ p95 ${m.homeP95.toFixed(0)} ms (at rest ${rest.p95.toFixed(0)} ms${goal}); ` +
-  `a bare Node server's p95 meanwhile ${m.bareP95.toFixed(0)} ms (at rest ${rest.bareP95.toFixed(0)} ms); ` +
-  `the app's event-loop delay p99 ${m.delay.p99.toFixed(0)} ms, max ${m.delay.max.toFixed(0)} ms (at rest ${rest.delay.p99.toFixed(0)} / ${rest.delay.max.toFixed(0)} ms)`;
-
-/** The engine's RSS beside the app's, and the two together. */
-const engine = (m: { restEngineRss: number; engineRss: number; restRss: number; rss: number }) =>
-  `[engine ${m.restEngineRss.toFixed(0)} → ${m.engineRss.toFixed(0)} MB; app and engine at peak ≤ ${(m.rss + m.engineRss).toFixed(0)} MB]`;
-
-function counts(statuses: number[]) {
-  const by = new Map<number, number>();
-  for (const s of statuses) by.set(s, (by.get(s) ?? 0) + 1);
-  return [...by].map(([s, n]) => `${n}× ${s || "no answer"}`).join(", ");
-}
-
-/** `n` requests, at most `concurrency` at a time. */
-async function many(n: number, concurrency: number, one: (i: number) => Promise<number>): Promise<number[]> {
-  const out: number[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(n, concurrency) }, async () => {
-      for (let i = next++; i < n; i = next++) out.push(await one(i));
-    }),
-  );
-  return out;
-}
+Object.assign(sites, storeSites());
 
 // --- the runs -------------------------------------------------------------------------------------
 
@@ -461,6 +134,15 @@ const toNet = { ...base, IDENT_CONNECT_TO: net.connectTo };
 const upstream = () => [...net.requests.values()].reduce((a, b) => a + b, 0);
 const limits = trafficSettings();
 const outboundCap = limits.outbound;
+/** The sample network's names to it, and every other name to `wild`, both CAs trusted. */
+function wildEnv(wild: { caPem: string; port: number }): Record<string, string> {
+  const caFile = path.join(mkdtempSync(path.join(tmpdir(), "ident-wild-")), "ca.pem");
+  writeFileSync(caFile, `${net.caPem.trim()}\n${wild.caPem.trim()}\n`);
+  // Not the runs' own thousands of names (an environment has room for a few hundred kB).
+  const own = net.domains.filter((d) => !d.endsWith(".load.test"));
+  const connectTo = [...own.map((d) => `${d}:443:127.0.0.1:${net.port}`), `::${WILD_ADDRESS}:${wild.port}`].join(",");
+  return { ...base, NODE_EXTRA_CA_CERTS: caFile, IDENT_CONNECT_TO: connectTo };
+}
 /** `npm run load -- storm bombs` runs only those. */
 const only = process.argv.slice(2);
 const wanted = (name: string) => only.length === 0 || only.includes(name);
@@ -562,10 +244,7 @@ if (wanted("wildcard")) {
   // Names that exist nowhere, every one sent to one address, as wildcard DNS sends them; the sample
   // network's own names (the warm page's) still go to it.
   const wild = await startWildPublisher(WILD_ADDRESS, 50);
-  const caFile = path.join(mkdtempSync(path.join(tmpdir(), "ident-wild-")), "ca.pem");
-  writeFileSync(caFile, `${net.caPem.trim()}\n${wild.caPem.trim()}\n`);
-  const connectTo = [...net.domains.map((d) => `${d}:443:127.0.0.1:${net.port}`), `::${WILD_ADDRESS}:${wild.port}`].join(",");
-  const app = await startApp(3405, { ...base, NODE_EXTRA_CA_CERTS: caFile, IDENT_CONNECT_TO: connectTo, IDENT_TRUSTED_HOPS: "1" });
+  const app = await startApp(3405, { ...wildEnv(wild), IDENT_TRUSTED_HOPS: "1" });
   const rest = await homeAtRest(app.port);
   const warmPage = "/entity/alice.example";
   const reader = { "x-forwarded-for": "10.61.0.1" };
@@ -684,6 +363,14 @@ if (wanted("public")) {
       `p95 ${p95(during.map((d) => d.ms)).toFixed(1)} ms vs ${p95(calm).toFixed(1)} ms before (goal ≤ 3 ×)`,
   );
   await stopApp(app);
+}
+
+await storeRuns({ toNet, wanted });
+
+if (wanted("junk")) {
+  const wild = await startWildPublisher(WILD_ADDRESS, 50);
+  await junkRun(wildEnv(wild), WILD_SUFFIX);
+  wild.stop();
 }
 
 for (const t of tarpits) t.close();

@@ -1,0 +1,328 @@
+/**
+ * `npm run load`'s runs against what the app remembers (docs/operating.md), each against a fresh
+ * `npm start` with the embedded store, loopback only, bounded in count and time:
+ *
+ *   engine   a steady lookup load (25 a second for 40 s); the embedded engine's process killed 3 times
+ *   disk     the same load on a 192 MB tmpfs (a user and mount namespace of its own, `unshare -rm`),
+ *            filled to the last byte 10 s in and freed 20 s later
+ *   pages    10,000 distinct entity pages: RSS beside the caches' bounds
+ *   search   at 100,000 entities, one client flooding 200-character searches from 64 connections
+ *            while another reads a warm lookup; then the same with the per-client limit lifted
+ *   junk     10,000 lookups of names with no entity document, then the index's prune 6 and 7 days on
+ *
+ * Results "lost" are lookups answered 200 whose domain the index does not hold afterwards
+ * (`/api/entity/{domain}/history` answers 404). Limits that would refuse the load itself (the
+ * address's minute: every publisher here is one address) are raised for the run, and said so.
+ */
+import { readdirSync, readFileSync, unlinkSync, writeSync, openSync, closeSync, mkdtempSync } from "node:fs";
+import { Agent } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { openStore } from "../lib/store";
+import { BACKLOG_MAX } from "../lib/store";
+import { DEFAULTS } from "../lib/limits";
+import type { Site } from "../test/network/server";
+import { generateFor } from "./index";
+import { type App, counts, engineRssMb, get, median, metric, p95, probe, rssMb, scrape, sleep, startApp, stopApp } from "./load-kit";
+
+const S = "\u00a7";
+const STEADY = 2400;
+const PAGES = 10_000;
+const person = (domain: string, name: string) =>
+  JSON.stringify({ network_id: `${S}:entity:${domain}`, entity_type: "person", details: { name, domain } });
+
+/** The publishers these runs look up, under `load.test` (the sample network's certificate covers `*.load.test`). */
+export function storeSites(): Record<string, Site> {
+  const sites: Record<string, Site> = {};
+  for (let i = 0; i < STEADY; i++)
+    sites[`steady${i}.load.test`] = { files: { "/ident.json": person(`steady${i}.load.test`, `Steady ${i}`) } };
+  for (let i = 0; i < PAGES; i++)
+    sites[`page${i}.load.test`] = { files: { "/ident.json": person(`page${i}.load.test`, `Page Person ${i}`) } };
+  return sites;
+}
+
+/** A client address of its own for every lookup (after IDENT_TRUSTED_HOPS=1): the per-client limits are not what these runs measure. */
+const client = (i: number, net: number) => ({ "x-forwarded-for": `10.${net}.${(i >> 8) & 255}.${i & 255}` });
+
+/** Lookups of `domains`, one every `everyMs`, each on a connection of its own, until the list ends; what each answered. */
+async function steady(app: App, domains: string[], everyMs: number) {
+  const answers: { domain: string; status: number }[] = [];
+  const pending: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < domains.length; i++) {
+    const domain = domains[i] as string;
+    await sleep(Math.max(0, t0 + i * everyMs - performance.now()));
+    pending.push(
+      get(app.port, `/api/resolve?q=${domain}`, client(i, 70), 30_000).then(({ status }) => void answers.push({ domain, status })),
+    );
+  }
+  await Promise.all(pending);
+  return answers;
+}
+
+/** Polls `/readyz` every 100 ms until stopped: each change of its answer, with when it came. */
+function readiness(app: App, t0: number) {
+  const changes: { at: number; status: number; body: string }[] = [];
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      const seen = await new Promise<{ status: number; body: string }>((resolve) => {
+        void fetch(`http://127.0.0.1:${app.port}/readyz`, { signal: AbortSignal.timeout(5000) })
+          .then(async (r) => resolve({ status: r.status, body: (await r.text()).trim().slice(0, 80) }))
+          .catch(() => resolve({ status: 0, body: "no answer" }));
+      });
+      const last = changes.at(-1);
+      if (!last || last.status !== seen.status || (seen.status !== 200 && last.body !== seen.body))
+        changes.push({ at: performance.now() - t0, ...seen });
+      await sleep(100);
+    }
+  })();
+  return async () => {
+    running = false;
+    await done;
+    return changes;
+  };
+}
+
+/** The most results waiting to be recorded (`ident_records_waiting`), sampled every 200 ms until stopped. */
+function waiting(app: App) {
+  let most = 0;
+  const timer = setInterval(() => void scrape(app.port).then((t) => (most = Math.max(most, metric(t, "ident_records_waiting") || 0))), 200);
+  return () => (clearInterval(timer), most);
+}
+
+/** Waits (≤ 60 s) until nothing waits to be recorded; then how many of `answers`' 200s the index holds, and what was dropped. */
+async function recorded(app: App, answers: { domain: string; status: number }[]) {
+  for (let i = 0; i < 300; i++) {
+    if (metric(await scrape(app.port), "ident_records_waiting") === 0) break;
+    await sleep(200);
+  }
+  const answered = answers.filter((a) => a.status === 200);
+  let held = 0;
+  for (const a of answered) if ((await get(app.port, `/api/entity/${a.domain}/history`, {}, 10_000)).status === 200) held++;
+  const dropped = metric(await scrape(app.port), "ident_records_dropped_total") || 0;
+  return { answered: answered.length, held, lost: answered.length - held, dropped };
+}
+
+/** The pid of the app's embedded engine (a child process running pglite-engine), or 0. */
+function enginePid(pid: number): number {
+  for (const task of readdirSync(`/proc/${pid}/task`))
+    for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean))
+      if (readFileSync(`/proc/${child}/cmdline`, "utf8").includes("pglite-engine")) return Number(child);
+  return 0;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const said = (changes: { at: number; status: number; body: string }[]) =>
+  changes.map((c) => `${seconds(c.at)} ${c.status}${c.status === 200 ? "" : ` "${c.body}"`}`).join(" → ");
+/** The store's own warnings while its engine is killed or its disk full: what the runs print says it. */
+const quiet = () => undefined;
+const raised = { IDENT_TRUSTED_HOPS: "1", IDENT_ADDRESS_BUDGET_PER_MIN: "1000000" };
+
+export type StoreRunContext = { toNet: Record<string, string>; wanted: (name: string) => boolean };
+
+export async function storeRuns({ toNet, wanted }: StoreRunContext): Promise<void> {
+  const note = "(the address's minute raised: every publisher here is one address)";
+
+  if (wanted("engine")) {
+    const app = await startApp(3410, { ...toNet, ...raised }, quiet);
+    const t0 = performance.now();
+    const stopReady = readiness(app, t0);
+    const stopWaiting = waiting(app);
+    const load = steady(
+      app,
+      Array.from({ length: 1000 }, (_, i) => `steady${i}.load.test`),
+      40,
+    );
+    const kills: { at: number; back: number }[] = [];
+    for (const at of [10_000, 20_000, 30_000]) {
+      await sleep(Math.max(0, t0 + at - performance.now()));
+      const pid = enginePid(app.pid);
+      if (!pid) continue;
+      process.kill(pid, "SIGKILL");
+      const killed = performance.now();
+      // Back: a new engine answers, and /readyz is 200 again.
+      let back = NaN;
+      for (let i = 0; i < 300; i++) {
+        await sleep(50);
+        const now = enginePid(app.pid);
+        if (now && now !== pid && (await get(app.port, "/readyz", {}, 2000)).status === 200) {
+          back = performance.now() - killed;
+          break;
+        }
+      }
+      kills.push({ at: killed - t0, back });
+    }
+    const answers = await load;
+    const most = stopWaiting();
+    const r = await recorded(app, answers);
+    const changes = await stopReady();
+    console.log(
+      `engine    25 lookups a second for 40 s ${note}, the engine killed at ${kills.map((k) => seconds(k.at)).join(", ")}: ` +
+        `back after ${kills.map((k) => seconds(k.back)).join(", ")} (goal ≤ 5 s); lookups ${counts(answers.map((a) => a.status))}; ` +
+        `${r.held} of the ${r.answered} answered are in the index afterwards, ${r.lost} lost (goal 0 below the bound of ${BACKLOG_MAX} waiting), ` +
+        `${r.dropped} dropped, at most ${most} waiting at once; /readyz: ${said(changes)}`,
+    );
+    await stopApp(app);
+  }
+
+  if (wanted("disk")) {
+    // The app, its engine and its data in a namespace of their own, on a tmpfs nothing else can see
+    // except through the app's /proc/{pid}/root.
+    const root = mkdtempSync(path.join(tmpdir(), "ident-load-disk-"));
+    const launcher = ["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=192m tmpfs "$0" && exec "$@"', root];
+    const app = await startApp(3411, { ...toNet, ...raised, IDENT_DATA_DIR: path.join(root, "data") }, quiet, launcher);
+    const filler = `/proc/${app.pid}/root${root}/filler`;
+    const t0 = performance.now();
+    const stopReady = readiness(app, t0);
+    const stopWaiting = waiting(app);
+    const load = steady(
+      app,
+      Array.from({ length: 1200 }, (_, i) => `steady${1000 + i}.load.test`),
+      40,
+    );
+    await sleep(10_000);
+    let filled = 0;
+    const fd = openSync(filler, "w");
+    try {
+      for (const chunk = Buffer.alloc(1024 * 1024); ; filled += writeSync(fd, chunk));
+    } catch {
+      // full: the last byte written
+    } finally {
+      closeSync(fd);
+    }
+    const fullAt = performance.now() - t0;
+    await sleep(20_000);
+    unlinkSync(filler);
+    const freedAt = performance.now() - t0;
+    const answers = await load;
+    const most = stopWaiting();
+    const r = await recorded(app, answers);
+    const changes = await stopReady();
+    console.log(
+      `disk      25 lookups a second for 48 s ${note}, a 192 MB tmpfs filled at ${seconds(fullAt)} (${(filled / 1048576).toFixed(0)} MB more) and freed at ${seconds(freedAt)}: ` +
+        `lookups ${counts(answers.map((a) => a.status))}; ${r.held} of the ${r.answered} answered are in the index afterwards, ${r.lost} lost (goal 0 below the bound of ${BACKLOG_MAX} waiting), ` +
+        `${r.dropped} dropped, at most ${most} waiting at once; /readyz: ${said(changes)}`,
+    );
+    await stopApp(app);
+  }
+
+  if (wanted("pages")) {
+    const app = await startApp(3412, { ...toNet, ...raised });
+    await sleep(2000);
+    const idle = { app: rssMb(app.pid), engine: engineRssMb(app.pid) };
+    const peak = { ...idle };
+    const sampler = setInterval(() => {
+      peak.app = Math.max(peak.app, rssMb(app.pid));
+      peak.engine = Math.max(peak.engine, engineRssMb(app.pid));
+    }, 100);
+    const t0 = performance.now();
+    const statuses: number[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = next++; i < PAGES; i = next++)
+          statuses.push((await get(app.port, `/entity/page${i}.load.test`, client(i, 80), 30_000)).status);
+      }),
+    );
+    const took = performance.now() - t0;
+    await sleep(2000);
+    clearInterval(sampler);
+    const after = { app: rssMb(app.pid), engine: engineRssMb(app.pid) };
+    // What stays once V8's memory reducer has run (8 s after the load, then again).
+    await sleep(30_000);
+    const settled = rssMb(app.pid);
+    const bounds = 32 + DEFAULTS.cacheBytes / 1048576;
+    console.log(
+      `pages     ${PAGES.toLocaleString("en-US")} distinct entity pages, 16 at a time, in ${seconds(took)} ${note}: ${counts(statuses)}; ` +
+        `app RSS idle ${idle.app.toFixed(0)} MB → peak ${peak.app.toFixed(0)} MB, ${after.app.toFixed(0)} MB after, ${settled.toFixed(0)} MB 30 s later ` +
+        `(+${(peak.app - idle.app).toFixed(0)} MB at peak; goal ≤ the caches' bounds ${bounds} MB (pages 32, documents ${DEFAULTS.cacheBytes / 1048576}) + 32 MB = +${bounds + 32} MB); ` +
+        `engine ${idle.engine.toFixed(0)} → ${peak.engine.toFixed(0)} MB`,
+    );
+    await stopApp(app);
+  }
+
+  if (wanted("search")) {
+    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), "ident-load-search-")), "data");
+    const g0 = performance.now();
+    const store = await openStore({ kind: "embedded", dataDir }, () => undefined);
+    await generateFor(store, 100_000);
+    await store.close();
+    const generated = performance.now() - g0;
+    const words = "alice moreau garcia nguyen okafor tanaka kowalski dubois haddad lindqvist rossi ferreira novak jansen lopez ";
+    const long = encodeURIComponent(words.repeat(3).slice(0, 200));
+    const reader = { "x-forwarded-for": "10.90.0.1" };
+    const warm = "/api/resolve?q=alice.example";
+    const flood = async (limit: Record<string, string>) => {
+      const app = await startApp(3413, { ...toNet, IDENT_TRUSTED_HOPS: "1", IDENT_DATA_DIR: dataDir, ...limit });
+      await get(app.port, warm, reader, 30_000);
+      let stop = probe(app.port, warm, reader);
+      await sleep(8000);
+      const calm = await stop();
+      stop = probe(app.port, warm, reader);
+      const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+      const until = performance.now() + 20_000;
+      const statuses: number[] = [];
+      const searchMs: number[] = [];
+      await Promise.all(
+        Array.from({ length: 64 }, async (_, c) => {
+          for (let n = 0; performance.now() < until && n < 100_000; n++) {
+            const target = (c + n) % 2 ? `/api/search?q=${long}` : `/search?q=${long}`;
+            const a = await get(app.port, target, { "x-forwarded-for": "10.91.0.1" }, 30_000, agent);
+            statuses.push(a.status);
+            if (a.status === 200) searchMs.push(a.ms);
+          }
+        }),
+      );
+      const during = await stop();
+      agent.destroy();
+      await stopApp(app);
+      return { calm, during, statuses, searchMs };
+    };
+    const one = await flood({});
+    const lifted = await flood({ IDENT_SEARCHES_PER_MIN: "1000000" });
+    const ratio = (f: { calm: number[]; during: number[] }) =>
+      `p95 ${p95(f.during).toFixed(1)} ms vs ${p95(f.calm).toFixed(1)} ms without it (${(p95(f.during) / p95(f.calm)).toFixed(2)} ×)`;
+    console.log(
+      `search    100,000 entities (generated in ${seconds(generated)}); one client, 64 connections, 200-character searches for 20 s: ` +
+        `${counts(one.statuses)}; another client's warm lookup ${ratio(one)} (goal ≤ 3 ×); ` +
+        `with the per-client limit lifted (as from many addresses): ${counts(lifted.statuses)}, a search's median ${median(lifted.searchMs).toFixed(0)} ms, p95 ${p95(lifted.searchMs).toFixed(0)} ms; the warm lookup ${ratio(lifted)}`,
+    );
+  }
+}
+
+/** The `junk` run: its own publisher for names with no document, then the prune with a clock this run sets. */
+export async function junkRun(env: Record<string, string>, suffix: string): Promise<void> {
+  const dataDir = path.join(mkdtempSync(path.join(tmpdir(), "ident-load-junk-")), "data");
+  const app = await startApp(3414, { ...env, ...raised, IDENT_DATA_DIR: dataDir });
+  const t0 = performance.now();
+  const statuses: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      for (let i = next++; i < 10_000; i = next++)
+        statuses.push((await get(app.port, `/api/resolve?q=j${i}.${suffix}`, client(i, 85), 30_000)).status);
+    }),
+  );
+  const took = performance.now() - t0;
+  await stopApp(app);
+  const store = await openStore({ kind: "embedded", dataDir }, () => undefined);
+  const left = async () => {
+    const [row] = await store.db.query<{ e: number; q: number }>(
+      `SELECT (SELECT count(*)::int FROM entities WHERE domain LIKE $1) AS e, (SELECT count(*)::int FROM crawl_queue WHERE domain LIKE $1) AS q`,
+      [`%.${suffix}`],
+    );
+    return `${row?.e} rows and ${row?.q} queue jobs`;
+  };
+  const day = 24 * 3600 * 1000;
+  const before = await left();
+  await store.prune(new Date(Date.now() + 6 * day));
+  const six = await left();
+  await store.prune(new Date(Date.now() + 7 * day + 3600 * 1000));
+  const seven = await left();
+  await store.close();
+  console.log(
+    `junk      10,000 lookups of names with no entity document, 64 at a time, in ${seconds(took)} (the address's minute raised): ${counts(statuses)}; ` +
+      `the index then held ${before}; 6 days on: ${six}; 7 days and 1 h on: ${seven} (goal 0)`,
+  );
+}
