@@ -180,6 +180,51 @@ describe("guardServer: connections per client, and timeouts (docs/deploying.md#s
       await new Promise<void>((resolve) => guarded.close(() => resolve()));
     }
   });
+  it("a silent socket, a header sent a byte at a time, a body trickled and an idle keep-alive are all closed by the server, on real sockets", async () => {
+    const timeouts = { headersMs: 400, requestMs: 800, idleMs: 1200, keepAliveMs: 300 };
+    const guarded = createServer({ connectionsCheckingInterval: 50 }, (req, res) => {
+      req.resume();
+      req.on("end", () => res.end("ok"));
+    });
+    guarded.on("clientError", (_err, socket: Socket) => socket.destroy());
+    guardServer(guarded, { maxPerClient: 100, trustedHops: 0, timeouts });
+    await new Promise<void>((resolve) => guarded.listen(0, "127.0.0.1", resolve));
+    const at = (guarded.address() as AddressInfo).port;
+    const timers: NodeJS.Timeout[] = [];
+    /** A socket that does `behave` once connected; resolves with what it read once the server closed it. */
+    const held = (behave: (s: Socket) => void) =>
+      new Promise<string>((resolve) => {
+        const s = connect({ host: "127.0.0.1", port: at });
+        let read = "";
+        s.setEncoding("utf8");
+        s.on("data", (c: string) => (read += c));
+        s.on("error", () => undefined);
+        s.once("connect", () => behave(s));
+        s.once("close", () => resolve(read));
+      });
+    /** Writes `text` a byte every 50 ms, for ever (until the socket closes). */
+    const trickle = (s: Socket, text: string) => {
+      let i = 0;
+      const t = setInterval(() => (s.destroyed ? clearInterval(t) : s.write(text[i++ % text.length] ?? "x")), 50);
+      timers.push(t);
+    };
+    try {
+      const [silent, slowHeaders, slowBody, keptAlive] = await Promise.all([
+        held(() => undefined),
+        held((s) => (s.write("GET / HTTP/1.1\r\nHost: a\r\n"), trickle(s, "X-Slow: aaaa"))),
+        held((s) => (s.write("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n"), trickle(s, "b"))),
+        held((s) => s.write("GET / HTTP/1.1\r\nHost: a\r\n\r\n")),
+      ]);
+      // Closed without an answer, but the keep-alive one, answered first.
+      expect(silent).toBe("");
+      expect(slowHeaders).toBe("");
+      expect(slowBody).toBe("");
+      expect(keptAlive).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nok$/);
+    } finally {
+      for (const t of timers) clearInterval(t);
+      await new Promise<void>((resolve) => guarded.close(() => resolve()));
+    }
+  }, 20_000);
   it("behind trusted proxies, connections are the proxy's: not counted per client here", async () => {
     const guarded = createServer((_, res) => res.end("ok"));
     const gate = guardServer(guarded, { maxPerClient: 1, trustedHops: 1 });

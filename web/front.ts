@@ -125,19 +125,24 @@ export type GuardOptions = {
   trustedHops: number;
   /** Told of each connection closed at once. */
   refused?: () => void;
+  /** @default SERVER_TIMEOUTS (the tests shorten them) */
+  timeouts?: { headersMs: number; requestMs: number; idleMs: number; keepAliveMs: number };
 };
 
 /**
  * Guards the public server (docs/deploying.md#staying-up-in-public): timeouts so a silent or slow
  * connection is not held (headers within 10 s, the whole request within 30 s, 60 s of silence), and
  * at most `maxPerClient` connections open per client address, the ones beyond closed at once. Answers
- * the count of connections open per client, for the tests.
+ * the count of connections open per client, for the tests. Node checks the headers and request
+ * timeouts every `connectionsCheckingInterval` (its default 30 s would let a silent socket stay 40 s
+ * instead of 10): web/serve.js checks every second.
  */
 export function guardServer(server: Server, options: GuardOptions): { open(client: string): number } {
-  server.headersTimeout = SERVER_TIMEOUTS.headersMs;
-  server.requestTimeout = SERVER_TIMEOUTS.requestMs;
-  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveMs;
-  server.setTimeout(SERVER_TIMEOUTS.idleMs, (socket) => socket.destroy());
+  const timeouts = options.timeouts ?? SERVER_TIMEOUTS;
+  server.headersTimeout = timeouts.headersMs;
+  server.requestTimeout = timeouts.requestMs;
+  server.keepAliveTimeout = timeouts.keepAliveMs;
+  server.setTimeout(timeouts.idleMs, (socket) => socket.destroy());
   const open = new Map<string, number>();
   if (options.trustedHops === 0) {
     // First of the connection listeners: one past the limit is closed before HTTP sets anything up for it.

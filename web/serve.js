@@ -88,7 +88,8 @@ function logRequest(req, res, id, started) {
   log.info("request", { request_id: id, method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started) });
 }
 
-const server = createServer((req, res) => {
+// The headers and request timeouts (web/front.ts, guardServer) checked every second, not every 30.
+const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
   const offered = req.headers["x-request-id"];
   const id = typeof offered === "string" && REQUEST_ID.test(offered) ? offered : randomUUID();
   req.headers["x-request-id"] = id;
