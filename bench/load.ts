@@ -326,6 +326,19 @@ if (wanted("public")) {
     Array.from({ length: 40 }, () => post(app.port, "/recheck", { "content-length": String(12 * 1024 * 1024) }, 12 * 1024 * 1024)),
   );
   const rssAfter = rssMb(app.pid);
+  // Timeouts: a socket that says nothing, and one that sends a header a byte every 100 ms.
+  const closedAfter = (trickle: boolean) =>
+    new Promise<number>((resolve) => {
+      const t0 = performance.now();
+      const s = connect({ host: "127.0.0.1", port: app.port });
+      const timer = setInterval(() => trickle && !s.destroyed && s.write("a"), 100);
+      s.on("error", () => undefined);
+      // Read (the 408), so that the server's end of the connection is seen.
+      s.resume();
+      s.once("connect", () => trickle && s.write("GET / HTTP/1.1\r\nX-Slow: "));
+      s.once("close", () => (clearInterval(timer), resolve(performance.now() - t0)));
+    });
+  const [silentMs, slowMs] = await Promise.all([closedAfter(false), closedAfter(true)]);
   // Connections: the app at 4,096 descriptors; one address opens 19,000 and holds them (this process may
   // hold 20,000, and serves the sample network too); another address reads `/` meanwhile and after.
   const HELD = 19_000;
@@ -359,6 +372,7 @@ if (wanted("public")) {
   console.log(
     `public    log: ${(bytes / 220).toFixed(0)} bytes a request with a 16 KB path or a Server Action (goal ≤ 1,024), longest line ${longest} bytes, ${stacks} stack traces (goal 0); ` +
       `bodies: 40 × 12 MB to /recheck from one address → ${counts(bodies)} (0: closed after its 413 while still sending), RSS ${rssBefore.toFixed(0)} → ${rssAfter.toFixed(0)} MB (goal ≤ +32 MB); ` +
+      `timeouts: a silent socket closed after ${(silentMs / 1000).toFixed(1)} s, a header a byte at a time after ${(slowMs / 1000).toFixed(1)} s (goal: 10 s, checked every second); ` +
       `connections: one address opened ${HELD.toLocaleString("en-US")} against 4,096 descriptors: ${open} still open at its end (the kernel's queue included), ${closedByApp} closed by the app; another address's / ${answered}/${during.length} answered${answered < during.length ? ` (the others: ${failures})` : ""}, ` +
       `p95 ${p95(during.map((d) => d.ms)).toFixed(1)} ms vs ${p95(calm).toFixed(1)} ms before (goal ≤ 3 ×)`,
   );
