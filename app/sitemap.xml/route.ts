@@ -1,0 +1,13 @@
+import { app } from "@/web/app";
+import { sitemapIndexXml } from "@/web/crawlers";
+
+const UNAVAILABLE = { status: 503, headers: { "Cache-Control": "no-store", "Retry-After": "60" } };
+
+/** `GET /sitemap.xml` (docs/decisions.md#crawlers): the sitemap index, from the index; never fetches. */
+export async function GET() {
+  const store = await app().resolver.store;
+  if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
+  const body = await sitemapIndexXml(store.db, app().config.publicUrl).catch(() => null);
+  if (body === null) return new Response("The index could not be read just now; try again shortly.\n", UNAVAILABLE);
+  return new Response(body, { headers: { "Content-Type": "application/xml; charset=utf-8", "Cache-Control": "public, max-age=3600" } });
+}

@@ -1,0 +1,17 @@
+import { app } from "@/web/app";
+import { sitemapNumber, sitemapStream } from "@/web/crawlers";
+
+const UNAVAILABLE = { status: 503, headers: { "Cache-Control": "no-store", "Retry-After": "60" } };
+const NOT_FOUND = { status: 404, headers: { "Cache-Control": "no-store" } };
+
+/** `GET /sitemaps/{n}.xml` (docs/decisions.md#crawlers): up to 50,000 entity pages, streamed from the index. */
+export async function GET(_request: Request, ctx: { params: Promise<{ file: string }> }) {
+  const n = sitemapNumber((await ctx.params).file);
+  if (n === null) return new Response("No such sitemap.\n", NOT_FOUND);
+  const store = await app().resolver.store;
+  if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
+  const stream = await sitemapStream(store.db, app().config.publicUrl, n).catch(() => undefined);
+  if (stream === undefined) return new Response("The index could not be read just now; try again shortly.\n", UNAVAILABLE);
+  if (stream === null) return new Response("No such sitemap.\n", NOT_FOUND);
+  return new Response(stream, { headers: { "Content-Type": "application/xml; charset=utf-8", "Cache-Control": "public, max-age=3600" } });
+}
