@@ -1,6 +1,9 @@
 import { app } from "@/web/app";
 import { sitemapIndexXml } from "@/web/crawlers";
 
+// Read at each request: the public origin is configured at run time, the index changes.
+export const dynamic = "force-dynamic";
+
 const UNAVAILABLE = { status: 503, headers: { "Cache-Control": "no-store", "Retry-After": "60" } };
 
 /** `GET /sitemap.xml` (docs/decisions.md#crawlers): the sitemap index, from the index; never fetches. */
