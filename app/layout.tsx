@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { JsonLd } from "@/components/json-ld";
-import { headResults } from "@/web/page-request";
+import { headResults, isProfilePage } from "@/web/page-request";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -14,11 +14,12 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
   // once per request whether the page is whole (every page is rendered per request anyway: the CSP
   // nonce changes each time, proxy.ts).
   const inHead = await headResults();
+  const profile = await isProfilePage();
   return (
     <html lang="en">
       <head>
         {inHead.map((r) => (
-          <JsonLd key={r.entity.domain} result={r} />
+          <JsonLd key={r.entity.domain} result={r} profile={profile} />
         ))}
       </head>
       <body>

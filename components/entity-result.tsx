@@ -31,7 +31,7 @@ export function EntityResultView({
       <ClaimGroup kind="credential" slots={fromClaims(result.credentials)} headingLevel={sub} />
       <ClaimGroup kind="connection" slots={fromClaims(result.connections)} headingLevel={sub} />
       <CardActions domain={result.entity.domain} result={result} />
-      {jsonLd ? <JsonLd result={result} /> : null}
+      {jsonLd ? <JsonLd result={result} profile={!linkToPage} /> : null}
     </article>
   );
 }
@@ -58,7 +58,7 @@ export async function StreamedEntityResult({
         <SettledCardActions domain={entity.entity.domain} result={entity.result} />
       </Suspense>
       <Suspense fallback={null}>
-        <JsonLd result={entity.result} />
+        <JsonLd result={entity.result} profile={!linkToPage} />
       </Suspense>
     </article>
   );

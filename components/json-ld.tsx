@@ -1,14 +1,20 @@
-import { serializeJsonLd } from "@/lib/result/jsonld";
+import { profilePage, serializeJsonLd } from "@/lib/result/jsonld";
 import type { EntityResult } from "@/lib/result/record";
+import { app } from "@/web/app";
 
 /**
  * The entity's schema.org JSON-LD (docs/decisions.md#json-ld), once every claim is settled: only verified claims go in.
  * The text is escaped so nothing in it can close the element, and it parses back to the same value.
  */
-export async function JsonLd({ result }: { result: Promise<EntityResult> | EntityResult }) {
+export async function JsonLd({ result, profile = false }: { result: Promise<EntityResult> | EntityResult; profile?: boolean }) {
   const r = await result;
   if (!r.jsonld) return null;
-  return (
-    <script type="application/ld+json" data-entity={r.entity.domain} dangerouslySetInnerHTML={{ __html: serializeJsonLd(r.jsonld) }} />
-  );
+  // On the entity's own page, the page is a ProfilePage about it.
+  const ld = profile
+    ? profilePage(r.jsonld, {
+        url: new URL(`/entity/${r.entity.domain}`, app().config.publicUrl).href,
+        dateModified: r.entity.last_checked_at ?? r.cache.fetched_at,
+      })
+    : r.jsonld;
+  return <script type="application/ld+json" data-entity={r.entity.domain} dangerouslySetInnerHTML={{ __html: serializeJsonLd(ld) }} />;
 }

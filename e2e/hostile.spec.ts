@@ -27,7 +27,9 @@ for (const path of ["/search?q=hostile.test", "/entity/hostile.test"]) {
     );
     await expect(main).toContainText(`<img src=x onerror="window.__pwned='img'">`);
     const api = await (await request.get("/api/resolve?q=hostile.test")).json();
-    const ld = await page.locator('script[type="application/ld+json"]').evaluate((e) => JSON.parse(e.textContent ?? "null"));
+    const raw = await page.locator('script[type="application/ld+json"]').evaluate((e) => JSON.parse(e.textContent ?? "null"));
+    // The entity's own page wraps it in a ProfilePage (docs/decisions.md#json-ld).
+    const ld = raw["@type"] === "ProfilePage" ? Object.assign({ "@context": raw["@context"] }, raw.mainEntity) : raw;
     expect(ld).toEqual(api.results[0].jsonld);
     expect(JSON.stringify(ld)).toContain("\u2028");
     await page.screenshot({ path: `test-results/screens/hostile-${path.startsWith("/entity") ? "entity" : "search"}.png`, fullPage: true });

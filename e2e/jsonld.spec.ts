@@ -1,15 +1,22 @@
 import { expect, test, type Page } from "@playwright/test";
 
-async function jsonLdOf(page: Page, where = ""): Promise<unknown[]> {
-  return page
+/** An entity page's JSON-LD is a ProfilePage around the entity's (docs/decisions.md#json-ld): the entity's, as the API gives it. */
+function entityOf(ld: unknown): unknown {
+  const o = ld as Record<string, unknown> | null;
+  return o?.["@type"] === "ProfilePage" ? Object.assign({ "@context": o["@context"] }, o["mainEntity"]) : ld;
+}
+
+async function jsonLdOf(page: Page, where = "", raw = false): Promise<unknown[]> {
+  const lds = await page
     .locator(`${where} script[type="application/ld+json"]`)
     .evaluateAll((els) => els.map((e) => JSON.parse(e.textContent ?? "null")));
+  return raw ? lds : lds.map(entityOf);
 }
 
 /** The JSON-LD inside the <head> of an HTML text, as a program reading the page would find it. */
 function headJsonLdOf(html: string): unknown[] {
   const head = html.slice(0, html.indexOf("</head>"));
-  return [...head.matchAll(/<script type="application\/ld\+json"[^>]*>([^<]*)<\/script>/g)].map((m) => JSON.parse(m[1]!));
+  return [...head.matchAll(/<script type="application\/ld\+json"[^>]*>([^<]*)<\/script>/g)].map((m) => entityOf(JSON.parse(m[1]!)));
 }
 
 const HEADLESS_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36";
@@ -37,6 +44,27 @@ test("JSON-LD for alice is exactly what docs/decisions.md#json-ld lists", async 
   expect((ld?.hasCredential as unknown[]).length).toBe(3);
 });
 
+test("an entity's own page is a ProfilePage whose mainEntity is the entity, modified at its last check; result lists are not", async ({
+  page,
+  request,
+}) => {
+  const api = await (await request.get("/api/resolve?q=acme.example")).json();
+  await page.goto("/entity/acme.example");
+  const [ld] = (await jsonLdOf(page, "head", true)) as Record<string, unknown>[];
+  const organization = Object.fromEntries(Object.entries(api.results[0].jsonld as object).filter(([k]) => k !== "@context"));
+  expect(ld).toEqual({
+    "@context": "https://schema.org",
+    "@type": "ProfilePage",
+    url: "https://ident.example/entity/acme.example",
+    dateModified: api.results[0].entity.last_checked_at ?? api.results[0].cache.fetched_at,
+    mainEntity: organization,
+  });
+  expect(organization["@type"]).toBe("Organization");
+  await page.goto(`/search?q=${encodeURIComponent("§:property:jointventure.example")}`);
+  const lds = (await jsonLdOf(page, "", true)) as Record<string, unknown>[];
+  expect(lds.map((l) => l["@type"])).toEqual(["Organization", "Organization", "Organization"]);
+});
+
 test("a property query has one JSON-LD per owner", async ({ page }) => {
   await page.goto(`/search?q=${encodeURIComponent("§:property:jointventure.example")}`);
   await expect(page.getByTestId("result")).toHaveCount(3);
@@ -49,10 +77,7 @@ test.describe("a crawler", () => {
   test("gets the entity page whole, with its JSON-LD once, in the document head", async ({ page, request }) => {
     const api = await (await request.get("/api/resolve?q=acme.example")).json();
     await page.goto("/entity/acme.example");
-    const inHead = await page
-      .locator('head script[type="application/ld+json"]')
-      .evaluateAll((els) => els.map((e) => JSON.parse(e.textContent ?? "null")));
-    expect(inHead).toEqual([api.results[0].jsonld]);
+    expect(await jsonLdOf(page, "head")).toEqual([api.results[0].jsonld]);
     await expect(page.locator('script[type="application/ld+json"]')).toHaveCount(1);
     await expect(page.getByTestId("claim-pending")).toHaveCount(0);
   });

@@ -82,6 +82,11 @@ export async function headResults() {
   return delivery?.mode === "whole" ? delivery.response.results : [];
 }
 
+/** Whether this page is an entity's own page, whose JSON-LD is a ProfilePage (docs/decisions.md#json-ld). */
+export async function isProfilePage(): Promise<boolean> {
+  return (await pageRequest()).page?.kind === "entity";
+}
+
 /** The URL of this request, as the proxy relayed it; null when it did not. */
 export async function requestUrl(): Promise<URL | null> {
   return fromHeader((await headers()).get(URL_HEADER));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildJsonLd, serializeJsonLd, type JsonLdInput } from "./jsonld";
+import { buildJsonLd, profilePage, serializeJsonLd, type JsonLdInput } from "./jsonld";
 
 /** The JSON-LD as a crawler reads it. */
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v)) as Record<string, string>;
@@ -77,5 +77,20 @@ describe("JSON-LD (docs/decisions.md#json-ld)", () => {
     expect(text).not.toMatch(/[<>&\u2028\u2029]/);
     expect(text).toContain("\\u003c/script\\u003e");
     expect(JSON.parse(text)).toEqual(value);
+  });
+});
+
+describe("ProfilePage (docs/decisions.md#json-ld)", () => {
+  it("wraps the entity as its mainEntity, with the page's URL and the last check as dateModified; the entity is not changed", () => {
+    const person = { "@context": "https://schema.org", "@type": "Person", name: "Alice", identifier: "§:entity:alice.example" };
+    const before = structuredClone(person);
+    expect(profilePage(person, { url: "https://r.example/entity/alice.example", dateModified: "2026-11-25T10:00:00.000Z" })).toEqual({
+      "@context": "https://schema.org",
+      "@type": "ProfilePage",
+      url: "https://r.example/entity/alice.example",
+      dateModified: "2026-11-25T10:00:00.000Z",
+      mainEntity: { "@type": "Person", name: "Alice", identifier: "§:entity:alice.example" },
+    });
+    expect(person).toEqual(before);
   });
 });

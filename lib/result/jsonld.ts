@@ -63,6 +63,15 @@ export function buildJsonLd(input: JsonLdInput): EntityJsonLd {
   return extend(common, { "@type": "Thing" as const }) satisfies WithContext<Thing>;
 }
 
+/**
+ * The JSON-LD of an entity's own page (docs/decisions.md#json-ld): a schema.org `ProfilePage` whose
+ * `mainEntity` is the entity's `Person` or `Organization`, modified when the entity was last checked.
+ */
+export function profilePage(entity: Record<string, unknown>, page: { url: string; dateModified: string }): Record<string, unknown> {
+  const mainEntity = Object.fromEntries(Object.entries(entity).filter(([key]) => key !== "@context"));
+  return { "@context": "https://schema.org", "@type": "ProfilePage", url: page.url, dateModified: page.dateModified, mainEntity };
+}
+
 const SCRIPT_UNSAFE: Record<string, string> = {
   "<": "\\u003c",
   ">": "\\u003e",
