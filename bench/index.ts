@@ -2,6 +2,7 @@
  * The index's figures (docs/decisions.md#search, docs/decisions.md#discovery), printed by `npm run bench`:
  *
  *   search     p50 and p95 over 100,000 generated entities   goal p95 < 20 ms (PostgreSQL), < 50 ms (PGlite)
+ *   sitemap    every sitemap of the 100,000 entities streamed: time, and how far RSS rose
  *   size       the store on disk per 1,000 entities
  *   discovery  entities resolved per second from one seed, publishers answering after 50 ms
  */
@@ -15,7 +16,9 @@ import { createFetcher } from "../lib/fetch/fetcher";
 import { createResolver } from "../lib/resolver";
 import { openStore, type Store, type StoreLocation } from "../lib/store";
 import { queueStats } from "../lib/store/queue";
+import { sitemapCount } from "../lib/store/sitemap";
 import { searchColumns } from "../lib/store/verdicts";
+import { sitemapStream } from "../web/crawlers";
 import { startPostgres } from "../test/helpers/postgres";
 import { median } from "./stats";
 
@@ -205,6 +208,35 @@ async function searchFigures(name: string, store: Store): Promise<string> {
   return `${median(ms).toFixed(1)} ms p50, ${p95.toFixed(1)} ms p95, ${QUERIES.length} queries × 5 (${(hits / 5).toFixed(0)} hits a round) on ${name}`;
 }
 
+/**
+ * Every sitemap of the index written and read to its end, as a crawler would (docs/decisions.md#crawlers):
+ * time, URLs, bytes, and the most this process's RSS rose over it (the engine's own is apart).
+ */
+async function sitemapFigures(name: string, store: Store): Promise<string> {
+  globalThis.gc?.();
+  const rss0 = process.memoryUsage().rss;
+  let peak = rss0;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const t0 = performance.now();
+  const count = await sitemapCount(store.db);
+  let bytes = 0;
+  let urls = 0;
+  for (let n = 0; n < count; n++) {
+    const reader = (await sitemapStream(store.db, "https://ident.example", n))?.getReader();
+    for (let read = await reader?.read(); read && !read.done; read = await reader?.read()) {
+      bytes += read.value.length;
+      urls += Buffer.from(read.value).toString("latin1").split("<url>").length - 1;
+    }
+  }
+  const ms = performance.now() - t0;
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  return (
+    `${count} sitemaps, ${urls.toLocaleString("en")} URLs, ${(bytes / 1e6).toFixed(1)} MB in ${(ms / 1000).toFixed(2)} s on ${name}; ` +
+    `this process's RSS rose ${((peak - rss0) / 1048576).toFixed(0)} MB at most (goal: flat, whatever the index's size)`
+  );
+}
+
 async function indexOn(name: string, where: StoreLocation, size: () => Promise<number>): Promise<void> {
   const store = await openStore(where, () => {});
   try {
@@ -214,6 +246,7 @@ async function indexOn(name: string, where: StoreLocation, size: () => Promise<n
     console.log(
       `search    ${await searchFigures(name, store)}; ${ENTITIES.toLocaleString("en")} entities written in ${(load / 1000).toFixed(1)} s`,
     );
+    console.log(`sitemap   ${await sitemapFigures(name, store)}`);
     await store.db.query("CHECKPOINT");
     console.log(
       `size      ${((await size()) / (ENTITIES / 1000) / 1e6).toFixed(2)} MB on disk per 1,000 entities on ${name} (search columns and indexes included)`,
