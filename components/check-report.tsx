@@ -61,7 +61,7 @@ function FindingItem({ f, doc, entity, index }: { f: Finding; doc: DocumentRepor
           <p id={`snippet-${index}`}>
             {f.snippet.where} <code>{doc.url}</code>:
           </p>
-          <pre aria-labelledby={`snippet-${index}`} tabIndex={0}>
+          <pre role="region" aria-labelledby={`snippet-${index}`} tabIndex={0}>
             <code>{wellFormed(f.snippet.text)}</code>
           </pre>
           <CopyButton text={f.snippet.text} label={`Copy the ${f.snippet.language === "html" ? "link" : "JSON"} for ${doc.url}`} />

@@ -115,7 +115,7 @@ export default async function CheckPage() {
               <h2 id="jsonld-title">The JSON-LD, as a lookup puts it in the page head</h2>
               {outcome.report.result.jsonld ? (
                 <div className="snippet">
-                  <pre aria-labelledby="jsonld-title" tabIndex={0} data-testid="check-jsonld">
+                  <pre role="region" aria-labelledby="jsonld-title" tabIndex={0} data-testid="check-jsonld">
                     <code>{JSON.stringify(outcome.report.result.jsonld, null, 2)}</code>
                   </pre>
                   <CopyButton text={JSON.stringify(outcome.report.result.jsonld, null, 2)} label="Copy the JSON-LD" />
