@@ -8,6 +8,10 @@
  *   TTFB       time to first byte of an entity page whose publishers answer in 50 ms (cold cache),
  *              with the time to the entity header and to the whole page beside it, as a browser
  *              sees it (streamed); a program gets the page whole (web/clients.ts)
+ *   Chromium   cold entity pages opened in Debian's Chromium: when the entity header is visible (no
+ *              claims, 20 claims) ÷ a bare client's fetch of the entity document (goal ≤ 1.3 ×), and
+ *              when all 20 claims are in place ÷ a bare client's entity then 20 documents at once
+ *              (goal ≤ 1.2 ×); with the claims on their own addresses and on one (bench/bare-client.ts)
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
@@ -15,6 +19,7 @@ import { tmpdir } from "node:os";
 import { request } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { chromium, type Browser } from "@playwright/test";
 import autocannon from "autocannon";
 import { median } from "./stats";
 
@@ -98,11 +103,83 @@ async function rps(
   return { rps: result.requests.average, cpu: (cpuMs(pid) - before) / result.requests.total };
 }
 
+/** Cold entities to open in Chromium, and what a bare client takes for the same shapes. */
+export type ColdSet = { floor: { fanMs: number; entityMs: number }; twenty: string[]; zero: string[] };
+
+/**
+ * Timed in the page, from navigation start (performance.now()): when the entity header is first
+ * visible, and when `claims` claim cards are visible with none pending.
+ */
+const PAGE_TIMER = (claims: number) => `
+  window.__ident = {};
+  new MutationObserver(() => {
+    const t = performance.now();
+    const header = document.querySelector('[data-testid="entity-header"]');
+    if (header) window.__ident.arrived ??= t;
+    if (!header || !header.checkVisibility()) return;
+    window.__ident.header ??= t;
+    const shown = [...document.querySelectorAll('[data-testid="claim"]')].filter((c) => c.checkVisibility()).length;
+    if (shown >= ${claims} && !document.querySelector('[data-testid="claim-pending"]')) window.__ident.whole ??= t;
+  }).observe(document, { subtree: true, childList: true, attributes: true });`;
+
+/** Opens `base/entity/{domain}` cold in a fresh context; its header and whole times, in ms. */
+async function openCold(
+  browser: Browser,
+  base: string,
+  domain: string,
+  claims: number,
+): Promise<{ header: number; whole: number; arrived: number }> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.addInitScript(PAGE_TIMER(claims));
+    await page.goto(`${base}/entity/${domain}`, { waitUntil: "commit" });
+    await page.waitForFunction(() => (window as unknown as { __ident: { whole?: number } }).__ident.whole !== undefined, null, {
+      timeout: 30_000,
+    });
+    return await page.evaluate(() => (window as unknown as { __ident: { header: number; whole: number; arrived: number } }).__ident);
+  } finally {
+    await context.close();
+  }
+}
+
+/** The medians of `set`'s cold pages in Chromium, beside the bare client's figures. */
+async function coldInChromium(base: string, set: ColdSet, label: string): Promise<string> {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+  });
+  try {
+    // A warm-up: the browser and the app's modules, not timed.
+    await openCold(browser, base, "empty.bench", 0);
+    const zero: { header: number; arrived: number }[] = [];
+    const twenty: { header: number; whole: number; arrived: number }[] = [];
+    // Alternated, so that drift on a shared machine falls on both alike.
+    for (let i = 0; i < set.twenty.length; i++) {
+      zero.push(await openCold(browser, base, set.zero[i] ?? "", 0));
+      twenty.push(await openCold(browser, base, set.twenty[i] ?? "", 20));
+    }
+    const h0 = median(zero.map((r) => r.header));
+    const h20 = median(twenty.map((r) => r.header));
+    const w20 = median(twenty.map((r) => r.whole));
+    const { entityMs, fanMs } = set.floor;
+    return (
+      `Chromium  cold entity pages, ${label}: header visible at ${h0.toFixed(0)} ms with no claims (${(h0 / entityMs).toFixed(2)} ×) and ` +
+      `${h20.toFixed(0)} ms with 20 (${(h20 / entityMs).toFixed(2)} ×) vs a bare fetch of the entity document ${entityMs.toFixed(0)} ms (goal ≤ 1.3 ×); ` +
+      `all 20 claims in place at ${w20.toFixed(0)} ms vs a bare client's entity then 20 documents ${fanMs.toFixed(0)} ms (${(w20 / fanMs).toFixed(2)} ×, goal ≤ 1.2 ×); ` +
+      `medians of ${set.twenty.length}, publishers answering in 50 ms; the header's markup was in the page at ${median(zero.map((r) => r.arrived)).toFixed(0)} and ${median(twenty.map((r) => r.arrived)).toFixed(0)} ms`
+    );
+  } finally {
+    await browser.close();
+  }
+}
+
 /** Runs the built app on `env` (the sample network's), measures, and stops it. */
 export async function benchApp(
   env: Record<string, string>,
   ttfbDomains: string[],
   pages: { typical: string; bare: string },
+  cold?: { own: ColdSet; one: ColdSet & { connectTo: string } },
 ): Promise<void> {
   if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
     console.log("app       skipped: no build (run `npm run build` first)");
@@ -133,6 +210,7 @@ export async function benchApp(
         `${median(runs.map((r) => r.end)).toFixed(0)} ms to the whole page (publishers answer in 50 ms; medians of ${runs.length} cold entities, as a browser); ` +
         `a program gets it whole: first byte at ${whole.first.toFixed(0)} ms`,
     );
+    if (cold) console.log(await coldInChromium(base, cold.own, "each claim on its own address"));
     // Requests per second, warm: an entity page is cached after its first request. Rounds alternate
     // between the pages so that drift on a shared machine falls on all of them alike.
     const urls = {
@@ -169,5 +247,27 @@ export async function benchApp(
     );
   } finally {
     app.kill("SIGTERM");
+  }
+  if (cold) {
+    // Every claim on one address, as sites on one CDN or Pages host are: an app of its own.
+    const one = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
+      cwd: root,
+      stdio: ["ignore", "ignore", "inherit"],
+      env: {
+        ...process.env,
+        IDENT_LOG_LEVEL: "warn",
+        IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-bench-")), "data"),
+        IDENT_CRAWL: "0",
+        ...env,
+        IDENT_CONNECT_TO: cold.one.connectTo,
+        PORT: "3211",
+      },
+    });
+    try {
+      await waitFor("http://localhost:3211/", 60_000);
+      console.log(await coldInChromium("http://localhost:3211", cold.one, "every claim on one address"));
+    } finally {
+      one.kill("SIGTERM");
+    }
   }
 }

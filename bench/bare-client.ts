@@ -16,8 +16,11 @@ import { matchConnectTo, parseConnectTo, type ConnectToEntry } from "../lib/fetc
 import { median } from "./stats";
 
 export type BareInput = { connectTo: { own: string; one: string }; caFile: string; runs: number; delayMs: number };
-/** Per case: the median of (fan-out − no claims) ÷ the delay, in round trips, and the median fan-out in ms. */
-export type BareOutput = Record<keyof BareInput["connectTo"], { ratio: number; fanMs: number }>;
+/**
+ * Per case: the median of (fan-out − no claims) ÷ the delay, in round trips, the median fan-out in
+ * ms, and the median time to fetch the entity document alone (no claims) in ms.
+ */
+export type BareOutput = Record<keyof BareInput["connectTo"], { ratio: number; fanMs: number; entityMs: number }>;
 
 const input = JSON.parse(readFileSync(0, "utf8")) as BareInput;
 const ca = readFileSync(input.caFile);
@@ -58,7 +61,10 @@ const claims = Array.from({ length: 10 }, (_, i) => [
   `https://i${i}.bench/fan/ident-credential.json`,
 ]).flat();
 const cases = { own: entriesOf(input.connectTo.own), one: entriesOf(input.connectTo.one) };
-const runs = { own: { ratios: [] as number[], fans: [] as number[] }, one: { ratios: [] as number[], fans: [] as number[] } };
+const runs = {
+  own: { ratios: [] as number[], fans: [] as number[], empties: [] as number[] },
+  one: { ratios: [] as number[], fans: [] as number[], empties: [] as number[] },
+};
 for (const entries of Object.values(cases)) await entityThenClaims(entries, "https://fan.bench/ident.json", claims); // warm-up
 for (let i = 0; i < input.runs; i++) {
   // Alternated, as the resolver's runs are (bench/run.ts).
@@ -67,10 +73,11 @@ for (let i = 0; i < input.runs; i++) {
     const fan = await entityThenClaims(entries, "https://fan.bench/ident.json", claims);
     runs[name].ratios.push((fan - empty) / input.delayMs);
     runs[name].fans.push(fan);
+    runs[name].empties.push(empty);
   }
 }
 const out: BareOutput = {
-  own: { ratio: median(runs.own.ratios), fanMs: median(runs.own.fans) },
-  one: { ratio: median(runs.one.ratios), fanMs: median(runs.one.fans) },
+  own: { ratio: median(runs.own.ratios), fanMs: median(runs.own.fans), entityMs: median(runs.own.empties) },
+  one: { ratio: median(runs.one.ratios), fanMs: median(runs.one.fans), entityMs: median(runs.one.empties) },
 };
 process.stdout.write(JSON.stringify(out));

@@ -32,6 +32,8 @@ import { median } from "./stats";
 
 const DELAY_MS = 50;
 const TTFB_RUNS = 6;
+/** Cold pages opened in Chromium per kind and run (bench/app.ts). */
+const BROWSER_RUNS = 7;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const CRAWL_ENTITIES = 100;
 const ONLY_INDEX = process.env.BENCH_ONLY === "index";
@@ -91,6 +93,33 @@ function benchSites(): Record<string, Files> {
       files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Bench ${i}` }, ...own }) },
     };
   }
+  // Cold entities for the pages measured in Chromium (bench/app.ts): with 20 claims (as above) and
+  // with none, a set for each of the app's two runs (claims on their own addresses, and on one).
+  for (const run of ["own", "one"])
+    for (let i = 0; i < BROWSER_RUNS; i++) {
+      const d = `c${run}${i}.bench`;
+      const own = { properties: [] as unknown[], credentials: [] as unknown[] };
+      for (let j = 0; j < 10; j++) {
+        const id = `${S}:property:c${run}${i}p${j}.bench`;
+        own.properties.push({ id });
+        sites[`c${run}${i}p${j}.bench`] = {
+          files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
+        };
+        own.credentials.push({ id: `@c@c${run}${i}i${j}.bench` });
+        sites[`c${run}${i}i${j}.bench`] = {
+          files: {
+            "/c/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
+          },
+        };
+      }
+      sites[d] = {
+        files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Cold ${i}` }, ...own }) },
+      };
+      const z = `z${run}${i}.bench`;
+      sites[z] = {
+        files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${z}`, details: { name: `Zero ${i}` } }) },
+      };
+    }
   // A typical entity, shaped like alice.example: full details, 2 properties, 3 credentials, 2 connections.
   const typical = { properties: [] as unknown[], credentials: [] as unknown[], other_connections: [] as unknown[] };
   for (let i = 0; i < 2; i++) {
@@ -307,10 +336,17 @@ async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork
 }
 
 async function benchTheApp(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
+  const floor = bareFanOut({ own: net.env.IDENT_CONNECT_TO, one: net.connectToOne }, net.env.NODE_EXTRA_CA_CERTS);
+  const cold = (run: "own" | "one") => ({
+    floor: floor[run],
+    twenty: Array.from({ length: BROWSER_RUNS }, (_, i) => `c${run}${i}.bench`),
+    zero: Array.from({ length: BROWSER_RUNS }, (_, i) => `z${run}${i}.bench`),
+  });
   await benchApp(
     net.env,
     Array.from({ length: TTFB_RUNS }, (_, i) => `ttfb${i}.bench`),
     { typical: "typical.bench", bare: "empty.bench" },
+    { own: cold("own"), one: Object.assign(cold("one"), { connectTo: net.connectToOne }) },
   );
 }
 
