@@ -4,5 +4,8 @@ const nextConfig = {
   poweredByHeader: false,
   // The index's engines load files of their own at run time (PGlite's WebAssembly): not bundled.
   serverExternalPackages: ["@electric-sql/pglite", "pg"],
+  // docs/decisions.md#cold-pages: the stylesheet (8 KB) in the page itself, not a request the page
+  // must wait for before it can show anything.
+  experimental: { inlineCss: true },
 };
 export default nextConfig;

@@ -3,12 +3,45 @@
  * what Next answers, and by web/api.ts on what the production server answers without Next.
  */
 
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+const builtStyles = new Map<string, string>();
+
+/**
+ * The hashes of the built stylesheets, which Next puts inline in every page (`inlineCss`,
+ * docs/decisions.md#cold-pages) without a nonce: the policy allows exactly those, by content. Read
+ * once from `.next/static`; none in development, where nothing is inlined.
+ */
+export function builtStyleHashes(dir = path.join(process.cwd(), ".next", "static")): string {
+  const known = builtStyles.get(dir);
+  if (known !== undefined) return known;
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".css"));
+  } catch {
+    // no build here (development, or the tests)
+  }
+  const hashes = files
+    .map(
+      (f) =>
+        ` 'sha256-${createHash("sha256")
+          .update(readFileSync(path.join(dir, f)))
+          .digest("base64")}'`,
+    )
+    .sort()
+    .join("");
+  builtStyles.set(dir, hashes);
+  return hashes;
+}
+
 /** The Content-Security-Policy of a page, with this request's nonce. */
 export function contentSecurityPolicy(nonce: string, dev = false): string {
   return [
     "default-src 'self'",
     `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${dev ? " 'unsafe-eval'" : ""}`,
-    `style-src 'self' 'nonce-${nonce}'`,
+    `style-src 'self' 'nonce-${nonce}'${dev ? "" : builtStyleHashes()}`,
     "img-src 'self' data:",
     "font-src 'self'",
     "connect-src 'self'",
