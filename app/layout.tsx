@@ -1,13 +1,28 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { JsonLd } from "@/components/json-ld";
+import { RevealAtOnce } from "@/components/reveal-at-once";
+import { connection } from "next/server";
 import { headResults, isProfilePage } from "@/web/page-request";
+import { siteImageMetadata } from "@/web/preview-image";
+import { app } from "@/web/app";
 import "./globals.css";
 
-export const metadata: Metadata = {
-  title: { default: "ident resolver", template: "%s · ident resolver" },
-  description: "Look up who publishes a domain, and which of their sites and credentials verify both ways.",
-};
+/**
+ * The site's image for shared links goes on every page that names none of its own (an entity's page
+ * names its own; docs/decisions.md#crawlers). Absolute under the public origin, known only at run
+ * time: so this is worked out per request (`connection`), never at build.
+ */
+export async function generateMetadata(): Promise<Metadata> {
+  await connection();
+  const site = siteImageMetadata(app().config.publicUrl);
+  return {
+    title: { default: "ident resolver", template: "%s · ident resolver" },
+    description: "Look up who publishes a domain, and which of their sites and credentials verify both ways.",
+    openGraph: site.openGraph,
+    twitter: site.twitter,
+  };
+}
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
   // A whole page's JSON-LD goes in the head (docs/decisions.md#json-ld); web/page-request.ts decides
@@ -18,6 +33,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
   return (
     <html lang="en">
       <head>
+        <RevealAtOnce />
         {inHead.map((r) => (
           <JsonLd key={r.entity.domain} result={r} profile={profile} />
         ))}

@@ -1,5 +1,7 @@
 import { Readable } from "node:stream";
 import { expect, test } from "@playwright/test";
+import ogs from "open-graph-scraper";
+import { PNG } from "pngjs";
 import robotsParser from "robots-parser";
 import { parseSitemap, parseSitemapIndex } from "sitemap";
 
@@ -71,4 +73,33 @@ test("a favicon at /favicon.ico and icons linked from every page; a browser load
     for (const href of icons) expect((await request.get(href)).status(), href).toBe(200);
   }
   expect(errors).toEqual([]);
+});
+
+test("a link preview (open-graph-scraper, as a chat app's bot) finds the entity's own image, which decodes as a 1200×630 PNG; other pages show the site image", async ({
+  request,
+}) => {
+  const bot = { "user-agent": "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)" };
+  // Looked up first, as a shared profile page is: its documents are cached.
+  expect((await request.get("/api/resolve?q=alice.example")).status()).toBe(200);
+  const html = await (await request.get("/entity/alice.example", { headers: bot })).text();
+  const { result } = await ogs({ html });
+  expect(result.twitterCard).toBe("summary_large_image");
+  const [image] = result.ogImage ?? [];
+  expect(image).toMatchObject({ url: `${PUBLIC}/entity/alice.example/preview.png`, width: "1200", height: "630" });
+  expect(html).toMatch(/<meta property="og:image:alt" content="Alice Moreau[^"]*"/);
+  const png = await request.get(local(image?.url ?? ""));
+  expect(png.status()).toBe(200);
+  expect(png.headers()["content-type"]).toBe("image/png");
+  const decoded = PNG.sync.read(await png.body());
+  expect([decoded.width, decoded.height]).toEqual([1200, 630]);
+  // The home page and a search carry the plain site image.
+  for (const path of ["/", "/search?q=alice"]) {
+    const page = await ogs({ html: await (await request.get(path, { headers: bot })).text() });
+    expect(page.result.ogImage?.[0]?.url, path).toBe(`${PUBLIC}/preview.png`);
+  }
+  const site = PNG.sync.read(await (await request.get("/preview.png")).body());
+  expect([site.width, site.height]).toEqual([1200, 630]);
+  // Never a fetch: an entity nobody looked up gets the site image, not a lookup.
+  expect((await request.get("/entity/never-looked-up.test/preview.png")).status()).toBe(200);
+  expect((await request.get("/entity/not a domain/preview.png")).status()).toBe(404);
 });

@@ -56,10 +56,14 @@ test("an entity's own page is a ProfilePage whose mainEntity is the entity, modi
     "@context": "https://schema.org",
     "@type": "ProfilePage",
     url: "https://ident.example/entity/acme.example",
-    dateModified: api.results[0].entity.last_checked_at ?? api.results[0].cache.fetched_at,
+    dateModified: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     mainEntity: organization,
   });
   expect(organization["@type"]).toBe("Organization");
+  // The last check: the API's, or a later one (documents here go stale after 3 s and are checked again).
+  const checked = Date.parse(api.results[0].entity.last_checked_at ?? api.results[0].cache.fetched_at);
+  expect(Date.parse(String(ld?.["dateModified"]))).toBeGreaterThanOrEqual(checked);
+  expect(Date.parse(String(ld?.["dateModified"]))).toBeLessThanOrEqual(Date.now());
   await page.goto(`/search?q=${encodeURIComponent("§:property:jointventure.example")}`);
   const lds = (await jsonLdOf(page, "", true)) as Record<string, unknown>[];
   expect(lds.map((l) => l["@type"])).toEqual(["Organization", "Organization", "Organization"]);

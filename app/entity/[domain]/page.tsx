@@ -8,6 +8,7 @@ import { clip, withoutBidiControls } from "@/lib/present/display";
 import { entityView } from "@/lib/present/view";
 import type { EntityResult } from "@/lib/result/record";
 import { pageRequest, requestUrl, type Delivery } from "@/web/page-request";
+import { claimCounts, entityPreviewPath, previewAlt, previewImage } from "@/web/preview-image";
 import { app } from "@/web/app";
 
 /** The entity this page is about, as far as it is known before its claims settle; null when the lookup was declined. */
@@ -27,6 +28,13 @@ async function entityOf(): Promise<Pick<EntityResult, "entity" | "cache"> | null
   notFound();
 }
 
+/** The claims' count of this page's entity when its page arrives whole; null while they stream in. */
+async function settledCounts(): Promise<{ verified: number; total: number } | null> {
+  const { delivery } = await pageRequest();
+  const result = delivery?.mode === "whole" ? delivery.response.results[0] : undefined;
+  return result ? claimCounts(result) : null;
+}
+
 export async function generateMetadata(): Promise<Metadata> {
   const known = await entityOf();
   if (known === null) return { title: "Try again shortly", robots: { index: false, follow: false } };
@@ -43,13 +51,16 @@ export async function generateMetadata(): Promise<Metadata> {
     200,
   );
   const url = new URL(`/entity/${domain}`, app().config.publicUrl).href;
+  const alt = previewAlt(title, view.status, view.statusText, await settledCounts());
+  const image = previewImage(entityPreviewPath(domain), app().config.publicUrl, alt);
   return {
     title,
     description,
     alternates: { canonical: url },
     robots: { index: accepted, follow: true },
-    openGraph: { title, description, url, type: "profile", siteName: "ident resolver" },
-    twitter: { card: "summary", title, description },
+    // docs/decisions.md#crawlers: the entity's own image, drawn from the cache alone.
+    openGraph: { title, description, url, type: "profile", siteName: "ident resolver", images: [image] },
+    twitter: { card: "summary_large_image", title, description, images: [image] },
   };
 }
 
