@@ -129,7 +129,8 @@ async function openCold(
   domain: string,
   claims: number,
 ): Promise<{ header: number; whole: number; arrived: number }> {
-  const context = await browser.newContext();
+  // A person's browser: headless Chromium says "HeadlessChrome", which gets whole pages (web/clients.ts).
+  const context = await browser.newContext({ userAgent: BROWSER["user-agent"] });
   try {
     const page = await context.newPage();
     await page.addInitScript(PAGE_TIMER(claims));
