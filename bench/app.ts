@@ -175,6 +175,22 @@ async function coldInChromium(base: string, set: ColdSet, label: string): Promis
   }
 }
 
+/** `npm start` on `port` with `env` over a fresh embedded index and no discovery. */
+function startServer(env: Record<string, string>, port: string) {
+  return spawn(process.execPath, [path.join(root, "web", "serve.js")], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: {
+      ...process.env,
+      IDENT_LOG_LEVEL: "warn",
+      IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-bench-")), "data"),
+      IDENT_CRAWL: "0",
+      ...env,
+      PORT: port,
+    },
+  });
+}
+
 /** Runs the built app on `env` (the sample network's), measures, and stops it. */
 export async function benchApp(
   env: Record<string, string>,
@@ -187,18 +203,7 @@ export async function benchApp(
     return;
   }
   const port = "3210";
-  const app = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
-    cwd: root,
-    stdio: ["ignore", "ignore", "inherit"],
-    env: {
-      ...process.env,
-      IDENT_LOG_LEVEL: "warn",
-      IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-bench-")), "data"),
-      IDENT_CRAWL: "0",
-      ...env,
-      PORT: port,
-    },
-  });
+  const app = startServer(env, port);
   const base = `http://localhost:${port}`;
   try {
     await waitFor(`${base}/`, 60_000);
@@ -251,19 +256,7 @@ export async function benchApp(
   }
   if (cold) {
     // Every claim on one address, as sites on one CDN or Pages host are: an app of its own.
-    const one = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
-      cwd: root,
-      stdio: ["ignore", "ignore", "inherit"],
-      env: {
-        ...process.env,
-        IDENT_LOG_LEVEL: "warn",
-        IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-bench-")), "data"),
-        IDENT_CRAWL: "0",
-        ...env,
-        IDENT_CONNECT_TO: cold.one.connectTo,
-        PORT: "3211",
-      },
-    });
+    const one = startServer(Object.assign({}, env, { IDENT_CONNECT_TO: cold.one.connectTo }), "3211");
     try {
       await waitFor("http://localhost:3211/", 60_000);
       console.log(await coldInChromium("http://localhost:3211", cold.one, "every claim on one address"));
