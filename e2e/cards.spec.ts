@@ -80,7 +80,12 @@ test("the entity page is the canonical, shareable, indexable page", async ({ pag
   expect(await page.locator("h1").count()).toBe(1);
   await expect(page.locator('link[rel="canonical"]')).toHaveAttribute("href", "https://ident.example/entity/acme.example");
   await expect(page.locator('meta[property="og:title"]')).toHaveAttribute("content", "Acme Tools (acme.example)");
-  await expect(page.locator('meta[name="twitter:card"]')).toHaveAttribute("content", "summary");
+  // docs/decisions.md#crawlers: a shared link previews with the entity's own image.
+  await expect(page.locator('meta[name="twitter:card"]')).toHaveAttribute("content", "summary_large_image");
+  await expect(page.locator('meta[property="og:image"]')).toHaveAttribute(
+    "content",
+    "https://ident.example/entity/acme.example/preview.png",
+  );
   await expect(page.locator('meta[name="robots"]')).toHaveAttribute("content", /^index/);
   await expect(page.getByText("Legal name")).toBeVisible();
   await expect(page.getByText("Acme Tools, Inc.")).toBeVisible();
