@@ -1,4 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
+import jsonld from "jsonld";
 
 /** An entity page's JSON-LD is a ProfilePage around the entity's (docs/decisions.md#json-ld): the entity's, as the API gives it. */
 function entityOf(ld: unknown): unknown {
@@ -14,9 +15,12 @@ async function jsonLdOf(page: Page, where = "", raw = false): Promise<unknown[]>
 }
 
 /** The JSON-LD inside the <head> of an HTML text, as a program reading the page would find it. */
-function headJsonLdOf(html: string): unknown[] {
+function headJsonLdOf(html: string, raw = false): unknown[] {
   const head = html.slice(0, html.indexOf("</head>"));
-  return [...head.matchAll(/<script type="application\/ld\+json"[^>]*>([^<]*)<\/script>/g)].map((m) => entityOf(JSON.parse(m[1]!)));
+  return [...head.matchAll(/<script type="application\/ld\+json"[^>]*>([^<]*)<\/script>/g)].map((m) => {
+    const ld: unknown = JSON.parse(m[1]!);
+    return raw ? ld : entityOf(ld);
+  });
 }
 
 const HEADLESS_UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.0.0 Safari/537.36";
@@ -68,6 +72,37 @@ test("an entity's own page is a ProfilePage whose mainEntity is the entity, modi
   const lds = (await jsonLdOf(page, "", true)) as Record<string, unknown>[];
   expect(lds.map((l) => l["@type"])).toEqual(["Organization", "Organization", "Organization"]);
 });
+
+/**
+ * The schema.org context as a JSON-LD processor reads it, served here: nothing is downloaded. Its one
+ * rule that matters for these terms: every term is in the schema.org vocabulary.
+ */
+const documentLoader = async (url: string) => {
+  if (!/^https?:\/\/schema\.org\/?$/.test(url)) throw new Error(`no document for ${url}`);
+  return { contextUrl: undefined, documentUrl: url, document: { "@context": { "@vocab": "https://schema.org/" } } };
+};
+const S = (term: string) => `https://schema.org/${term}`;
+
+for (const [domain, kind] of [
+  ["alice.example", "Person"],
+  ["acme.example", "Organization"],
+] as const) {
+  test(`a JSON-LD processor (jsonld.js) reading ${domain}'s page as a crawler finds a ProfilePage whose mainEntity is the ${kind}`, async ({
+    request,
+  }) => {
+    const html = await (
+      await request.get(`/entity/${domain}`, { headers: { "user-agent": "Googlebot/2.1 (+http://www.google.com/bot.html)" } })
+    ).text();
+    const docs = headJsonLdOf(html, true);
+    expect(docs).toHaveLength(1);
+    const [node] = (await jsonld.expand(docs[0] as jsonld.JsonLdDocument, { documentLoader })) as Record<string, unknown[]>[];
+    expect(node?.["@type"]).toEqual([S("ProfilePage")]);
+    const [main] = (node?.[S("mainEntity")] ?? []) as Record<string, unknown[]>[];
+    expect(main?.["@type"]).toEqual([S(kind)]);
+    expect(main?.[S("identifier")]).toEqual([{ "@value": `§:entity:${domain}` }]);
+    expect(node?.[S("dateModified")]).toHaveLength(1);
+  });
+}
 
 test("a property query has one JSON-LD per owner", async ({ page }) => {
   await page.goto(`/search?q=${encodeURIComponent("§:property:jointventure.example")}`);
