@@ -137,6 +137,23 @@ test("searches: past IDENT_SEARCHES_PER_MIN a client's searches are 429 with Ret
   expect((await search("198.51.100.32")).status()).toBe(200);
 });
 
+test("sitemaps count as searches: past IDENT_SEARCHES_PER_MIN a client's sitemap reads are 429 with Retry-After; another client reads on", async ({
+  request,
+}) => {
+  const as = (client: string) => ({ headers: { "x-forwarded-for": client } });
+  const get = (client: string, p: string) => request.get(`http://127.0.0.1:${PORT}${p}`, as(client));
+  expect((await get("198.51.100.41", "/sitemap.xml")).status()).toBe(200);
+  expect((await get("198.51.100.41", "/sitemaps/0.xml")).status()).toBe(200);
+  expect((await get("198.51.100.41", "/sitemaps/0.xml")).status()).toBe(200);
+  const refused = await get("198.51.100.41", "/sitemaps/0.xml");
+  expect(refused.status()).toBe(429);
+  expect(refused.headers()["retry-after"]).toMatch(/^\d+$/);
+  expect((await refused.json()).error).toMatchObject({ refused: "searches" });
+  expect((await get("198.51.100.42", "/sitemaps/0.xml")).status()).toBe(200);
+  // robots.txt reads nothing of the index: never counted.
+  for (let i = 0; i < 5; i++) expect((await get("198.51.100.41", "/robots.txt")).status()).toBe(200);
+});
+
 test("the embedded engine killed: /readyz says `store: restarting`, then ready again within seconds; /healthz stays 200", async ({
   request,
 }) => {

@@ -1,3 +1,5 @@
+import { answerRefusal } from "@/lib/traffic";
+import { admitSearch } from "@/web/admission";
 import { app } from "@/web/app";
 import { sitemapIndexXml } from "@/web/crawlers";
 
@@ -7,7 +9,13 @@ export const dynamic = "force-dynamic";
 const UNAVAILABLE = { status: 503, headers: { "Cache-Control": "no-store", "Retry-After": "60" } };
 
 /** `GET /sitemap.xml` (docs/decisions.md#crawlers): the sitemap index, from the index; never fetches. */
-export async function GET() {
+export async function GET(request: Request) {
+  // docs/decisions.md#crawlers: the index counts its rows, as a search does, and counts as one.
+  const admitted = await admitSearch(app(), request.headers.get("x-forwarded-for"));
+  if (!admitted.ok) {
+    const answer = answerRefusal(admitted.refused);
+    return Response.json(answer.body, { status: answer.status, headers: answer.headers });
+  }
   const store = await app().resolver.store;
   if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
   const body = await sitemapIndexXml(store.db, app().config.publicUrl).catch(() => null);

@@ -147,7 +147,7 @@ export const LIMITS = {
     variable: { name: "IDENT_SEARCHES_PER_MIN", min: 1, max: 1_000_000 },
     fleet: true,
     refused: "searches",
-    reached: "429 with Retry-After, a second late (`/search` of the index and `/api/search` together)",
+    reached: "429 with Retry-After, a second late (`/search` of the index, `/api/search` and the sitemaps together)",
   },
   connectionsPerClient: {
     counts: "client",

@@ -98,13 +98,25 @@ describe.each(ENGINES)("sitemaps on $name", ({ location }) => {
     expect([...seen].sort()).toEqual(seen);
   });
 
-  it("a reader that stops after the first bytes has cost two statements, not the sitemap", async () => {
-    const db = counting(store.db);
-    const stream = await sitemapStream(db, ORIGIN, 0, 50_000);
+  it("a reader that stops after the first bytes has cost a chunk of rows, not the sitemap; one reading to the end, every chunk", async () => {
+    const early = counting(store.db);
+    const stream = await sitemapStream(early, ORIGIN, 0, 50_000, 100);
     const reader = stream?.getReader();
     await reader?.read();
     await reader?.cancel();
-    expect(db.statements).toBeLessThanOrEqual(2);
+    const whole = counting(store.db);
+    await parseSitemap(Readable.fromWeb((await sitemapStream(whole, ORIGIN, 0, 50_000, 100)) as NodeReadableStream));
+    // The first row's statement and one chunk.
+    expect(early.statements).toBeLessThanOrEqual(2);
+    expect(whole.statements).toBeGreaterThanOrEqual(ACCEPTED / 100);
+  });
+
+  it("a sitemap past the last is 404 without reading the index up to it", async () => {
+    const db = counting(store.db);
+    expect(await sitemapStream(db, ORIGIN, 9_999_999)).toBeNull();
+    expect(await sitemapStream(db, ORIGIN, 9_999_998)).toBeNull();
+    // One count, remembered for a minute; no OFFSET read.
+    expect(db.statements).toBeLessThanOrEqual(1);
   });
 });
 

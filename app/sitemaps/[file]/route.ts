@@ -1,3 +1,5 @@
+import { answerRefusal } from "@/lib/traffic";
+import { admitSearch } from "@/web/admission";
 import { app } from "@/web/app";
 import { sitemapNumber, sitemapStream } from "@/web/crawlers";
 
@@ -5,9 +7,15 @@ const UNAVAILABLE = { status: 503, headers: { "Cache-Control": "no-store", "Retr
 const NOT_FOUND = { status: 404, headers: { "Cache-Control": "no-store" } };
 
 /** `GET /sitemaps/{n}.xml` (docs/decisions.md#crawlers): up to 50,000 entity pages, streamed from the index. */
-export async function GET(_request: Request, ctx: { params: Promise<{ file: string }> }) {
+export async function GET(request: Request, ctx: { params: Promise<{ file: string }> }) {
   const n = sitemapNumber((await ctx.params).file);
   if (n === null) return new Response("No such sitemap.\n", NOT_FOUND);
+  // docs/decisions.md#crawlers: a sitemap reads the index as a search does, and counts as one.
+  const admitted = await admitSearch(app(), request.headers.get("x-forwarded-for"));
+  if (!admitted.ok) {
+    const answer = answerRefusal(admitted.refused);
+    return Response.json(answer.body, { status: answer.status, headers: answer.headers });
+  }
   const store = await app().resolver.store;
   if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
   const stream = await sitemapStream(store.db, app().config.publicUrl, n).catch(() => undefined);
