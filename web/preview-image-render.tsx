@@ -171,7 +171,9 @@ function previews(): PreviewCache {
 
 /** The site's own image, for every page but an entity's. */
 export async function sitePreview(maxAgeS = SITE_MAX_AGE_S): Promise<{ png: Buffer; maxAgeS: number }> {
-  return { png: await previews().png(siteCard()), maxAgeS };
+  const png = await previews().png(siteCard());
+  if (!png) throw new Error("the site's image is always drawn");
+  return { png, maxAgeS };
 }
 
 /**
@@ -183,10 +185,10 @@ export async function entityPreview(facts: EntityFacts | null, warn?: (line: str
   if (facts === null) return sitePreview(COLD_MAX_AGE_S);
   try {
     const settled = facts.status === "accepted" && facts.claims.verified !== null;
-    return {
-      png: await previews().png(entityCard(facts, previewFont().covered)),
-      maxAgeS: settled ? CACHED_MAX_AGE_S : UNSETTLED_MAX_AGE_S,
-    };
+    const png = await previews().png(entityCard(facts, previewFont().covered));
+    // Drawings busy: the site's image for now, briefly cacheable.
+    if (png === null) return sitePreview(COLD_MAX_AGE_S);
+    return { png, maxAgeS: settled ? CACHED_MAX_AGE_S : UNSETTLED_MAX_AGE_S };
   } catch (err) {
     warn?.(`preview image of ${facts.domain} not drawn: ${err instanceof Error ? err.message : String(err)}`);
     return sitePreview(COLD_MAX_AGE_S);

@@ -284,7 +284,30 @@ describe("the cache of rendered images", () => {
     });
     await expect(cache.png(card(1))).rejects.toThrow("boom");
     fail = false;
-    expect((await cache.png(card(1))).byteLength).toBe(10);
+    expect((await cache.png(card(1)))?.byteLength).toBe(10);
+  });
+
+  it("past its drawings at once, an entity not kept is not drawn (null: the route answers the site's image); the same card shares its drawing; the site's is drawn", async () => {
+    const release: (() => void)[] = [];
+    let drawn = 0;
+    const cache = createPreviewCache({
+      maxBytes: 10_000,
+      maxDrawing: 1,
+      render: () => new Promise<Buffer>((resolve) => release.push(() => (drawn++, resolve(Buffer.alloc(10))))),
+    });
+    const first = cache.png(card(1));
+    const again = cache.png(card(1));
+    expect(await cache.png(card(2))).toBeNull();
+    const site = cache.png(siteCard());
+    for (const r of release) r();
+    expect(await first).toBe(await again);
+    expect((await site)?.byteLength).toBe(10);
+    expect(drawn).toBe(2);
+    // Once the drawing is done, the other entity is drawn.
+    const later = cache.png(card(2));
+    release.at(-1)?.();
+    expect((await later)?.byteLength).toBe(10);
+    expect(drawn).toBe(3);
   });
 });
 

@@ -310,17 +310,27 @@ export function cardKey(card: PreviewCard): string {
 // ---------------------------------------------------------------------------------------------
 
 export type PreviewCache = {
-  /** The PNG of `card`: drawn once, then the same Buffer while it stays in the cache. */
-  png(card: PreviewCard): Promise<Buffer>;
+  /**
+   * The PNG of `card`: drawn once, then the same Buffer while it stays in the cache. Null when it is
+   * not kept and `maxDrawing` drawings run already: a drawing holds the page thread for tens of ms,
+   * so strangers cycling through many entities cannot keep it busy (docs/decisions.md#crawlers).
+   */
+  png(card: PreviewCard): Promise<Buffer | null>;
   /** Bytes held (whole Buffer sizes). */
   readonly bytes: number;
   readonly size: number;
 };
 
 /** Rendered PNGs by {@link cardKey}, least recently used first out; concurrent requests for one card share one drawing. */
-export function createPreviewCache(options: { maxBytes: number; render: (card: PreviewCard) => Promise<Buffer> }): PreviewCache {
+export function createPreviewCache(options: {
+  maxBytes: number;
+  render: (card: PreviewCard) => Promise<Buffer>;
+  /** Drawings at once; past it, `png` answers null. @default 2 */
+  maxDrawing?: number;
+}): PreviewCache {
   const lru = new LRUCache<string, Buffer>({ maxSize: options.maxBytes, sizeCalculation: (png) => Math.max(1, png.byteLength) });
   const drawing = new Map<string, Promise<Buffer>>();
+  const maxDrawing = options.maxDrawing ?? 2;
   return {
     png(card) {
       const key = cardKey(card);
@@ -328,6 +338,8 @@ export function createPreviewCache(options: { maxBytes: number; render: (card: P
       if (kept) return Promise.resolve(kept);
       const running = drawing.get(key);
       if (running) return running;
+      // The site's one image is always drawn (once); entities' wait for a free drawing.
+      if (card.kind === "entity" && drawing.size >= maxDrawing) return Promise.resolve(null);
       const drawn = options
         .render(card)
         .then((png) => {
