@@ -9,12 +9,15 @@ import { app } from "@/web/app";
 export async function JsonLd({ result, profile = false }: { result: Promise<EntityResult> | EntityResult; profile?: boolean }) {
   const r = await result;
   if (!r.jsonld) return null;
-  // On the entity's own page, the page is a ProfilePage about it.
-  const ld = profile
-    ? profilePage(r.jsonld, {
-        url: new URL(`/entity/${r.entity.domain}`, app().config.publicUrl).href,
-        dateModified: r.entity.last_checked_at ?? r.cache.fetched_at,
-      })
-    : r.jsonld;
+  // On the entity's own page, the page is a ProfilePage about it: a named Person or Organization
+  // (what search engines read a profile page for), not a Thing.
+  const named = (r.jsonld["@type"] === "Person" || r.jsonld["@type"] === "Organization") && typeof r.jsonld["name"] === "string";
+  const ld =
+    profile && named
+      ? profilePage(r.jsonld, {
+          url: new URL(`/entity/${r.entity.domain}`, app().config.publicUrl).href,
+          dateModified: r.entity.last_checked_at ?? r.cache.fetched_at,
+        })
+      : r.jsonld;
   return <script type="application/ld+json" data-entity={r.entity.domain} dangerouslySetInnerHTML={{ __html: serializeJsonLd(ld) }} />;
 }

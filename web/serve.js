@@ -22,6 +22,9 @@ v8.setFlagsFromString("--heap-growing-percent=20");
 // Nothing leaves this machine: Next sends no telemetry from a server of ours.
 process.env.NEXT_TELEMETRY_DISABLED = "1";
 const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+// The app's folder, wherever it is started from: what it reads at run time (the built styles' hashes,
+// web/security-headers.ts; the preview font) is found from here.
+process.chdir(dir);
 const port = Number(process.env.PORT || 3000);
 const hostname = process.env.HOSTNAME ?? "0.0.0.0";
 
