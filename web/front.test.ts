@@ -181,7 +181,9 @@ describe("guardServer: connections per client, and timeouts (docs/deploying.md#s
     }
   });
   it("a silent socket, a header sent a byte at a time, a body trickled and an idle keep-alive are all closed by the server, on real sockets", async () => {
-    const timeouts = { headersMs: 400, requestMs: 800, idleMs: 1200, keepAliveMs: 300 };
+    // Node keeps an answered keep-alive connection 1 s past keepAliveTimeout (against races with the
+    // client's reuse): idle is set past that, so each socket's closing time says which timeout did it.
+    const timeouts = { headersMs: 400, requestMs: 800, idleMs: 3000, keepAliveMs: 300 };
     const guarded = createServer({ connectionsCheckingInterval: 50 }, (req, res) => {
       req.resume();
       req.on("end", () => res.end("ok"));
@@ -193,14 +195,15 @@ describe("guardServer: connections per client, and timeouts (docs/deploying.md#s
     const timers: NodeJS.Timeout[] = [];
     /** A socket that does `behave` once connected; resolves with what it read once the server closed it. */
     const held = (behave: (s: Socket) => void) =>
-      new Promise<string>((resolve) => {
+      new Promise<{ read: string; ms: number }>((resolve) => {
         const s = connect({ host: "127.0.0.1", port: at });
+        const t0 = performance.now();
         let read = "";
         s.setEncoding("utf8");
         s.on("data", (c: string) => (read += c));
         s.on("error", () => undefined);
         s.once("connect", () => behave(s));
-        s.once("close", () => resolve(read));
+        s.once("close", () => resolve({ read, ms: performance.now() - t0 }));
       });
     /** Writes `text` a byte every 50 ms, for ever (until the socket closes). */
     const trickle = (s: Socket, text: string) => {
@@ -216,10 +219,13 @@ describe("guardServer: connections per client, and timeouts (docs/deploying.md#s
         held((s) => s.write("GET / HTTP/1.1\r\nHost: a\r\n\r\n")),
       ]);
       // Closed without an answer, but the keep-alive one, answered first.
-      expect(silent).toBe("");
-      expect(slowHeaders).toBe("");
-      expect(slowBody).toBe("");
-      expect(keptAlive).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nok$/);
+      expect(silent.read).toBe("");
+      expect(slowHeaders.read).toBe("");
+      expect(slowBody.read).toBe("");
+      expect(keptAlive.read).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nok$/);
+      // Each by its own timeout, long before the idle one: were any of them not set, that socket would
+      // stay open 3 s (the silent and trickling ones for ever, but for the idle timeout).
+      for (const closed of [silent, slowHeaders, slowBody, keptAlive]) expect(closed.ms).toBeLessThan(timeouts.idleMs);
     } finally {
       for (const t of timers) clearInterval(t);
       await new Promise<void>((resolve) => guarded.close(() => resolve()));
