@@ -23,7 +23,8 @@ import { BACKLOG_MAX } from "../lib/store";
 import { DEFAULTS } from "../lib/limits";
 import type { Site } from "../test/network/server";
 import { generateFor } from "./index";
-import { type App, counts, engineRssMb, get, median, metric, p95, probe, rssMb, scrape, sleep, startApp, stopApp } from "./load-kit";
+import { type App, counts, engineRssMb, get, metric, p95, probe, rssMb, scrape, sleep, startApp, stopApp } from "./load-kit";
+import { median } from "./stats";
 
 const S = "\u00a7";
 const STEADY = 2400;

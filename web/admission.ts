@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { Query } from "@/lib/protocol/ids";
 import type { SearchResponse } from "@/lib/result/record";
 import type { ConfiguredResolver } from "@/lib/setup";
-import { OVER_LIMIT_DELAY_MS } from "@/lib/traffic/answer";
+import { answerRefusal, OVER_LIMIT_DELAY_MS } from "@/lib/traffic/answer";
 import { hostSpent } from "@/lib/traffic";
 import { refusal, REFUSAL_KINDS, type Refusal } from "@/lib/traffic/refusal";
 
@@ -109,6 +109,17 @@ export async function admitSearch(
   resolver.metrics.refusals.inc({ limit: refused.refused });
   await pause(OVER_LIMIT_DELAY_MS);
   return { ok: false, refused };
+}
+
+/**
+ * {@link admitSearch} for a route that answers by itself (`/api/search`, the sitemaps): the refusal
+ * as its answer (429 with Retry-After), or null when the request is taken on.
+ */
+export async function searchRefused(deps: AdmissionDeps, request: Request): Promise<Response | null> {
+  const admitted = await admitSearch(deps, request.headers.get("x-forwarded-for"));
+  if (admitted.ok) return null;
+  const answer = answerRefusal(admitted.refused);
+  return Response.json(answer.body, { status: answer.status, headers: answer.headers });
 }
 
 /** The request header that relays the proxy's admission to the page; the proxy always overwrites it. */

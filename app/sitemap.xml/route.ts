@@ -1,5 +1,4 @@
-import { answerRefusal } from "@/lib/traffic";
-import { admitSearch } from "@/web/admission";
+import { searchRefused } from "@/web/admission";
 import { app } from "@/web/app";
 import { sitemapIndexXml } from "@/web/crawlers";
 
@@ -11,11 +10,8 @@ const UNAVAILABLE = { status: 503, headers: { "Cache-Control": "no-store", "Retr
 /** `GET /sitemap.xml` (docs/decisions.md#crawlers): the sitemap index, from the index; never fetches. */
 export async function GET(request: Request) {
   // docs/decisions.md#crawlers: the index counts its rows, as a search does, and counts as one.
-  const admitted = await admitSearch(app(), request.headers.get("x-forwarded-for"));
-  if (!admitted.ok) {
-    const answer = answerRefusal(admitted.refused);
-    return Response.json(answer.body, { status: answer.status, headers: answer.headers });
-  }
+  const refused = await searchRefused(app(), request);
+  if (refused) return refused;
   const store = await app().resolver.store;
   if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
   const body = await sitemapIndexXml(store.db, app().config.publicUrl).catch(() => null);

@@ -1,7 +1,6 @@
 import type { ErrorBody } from "@/lib/result/record";
 import { parseSearchText } from "@/lib/store/search";
-import { answerRefusal } from "@/lib/traffic";
-import { admitSearch } from "@/web/admission";
+import { searchRefused } from "@/web/admission";
 import { app } from "@/web/app";
 
 const NO_STORE = { "Cache-Control": "no-store" };
@@ -18,11 +17,8 @@ export async function GET(request: Request) {
   const text = parseSearchText(params.get("q") ?? "");
   if (!text.ok) return error(400, "invalid_query", text.message);
   // docs/architecture.md#traffic: `searches`, with the pages' searches.
-  const admitted = await admitSearch(app(), request.headers.get("x-forwarded-for"));
-  if (!admitted.ok) {
-    const answer = answerRefusal(admitted.refused);
-    return Response.json(answer.body, { status: answer.status, headers: answer.headers });
-  }
+  const refused = await searchRefused(app(), request);
+  if (refused) return refused;
   const store = await app().resolver.store;
   if (!store) return error(503, "unavailable", "The index is not available on this server; lookups are answered without it.");
   const page = await store.search(text.text, params.get("cursor")).catch((err: unknown) => {

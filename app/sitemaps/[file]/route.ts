@@ -1,5 +1,4 @@
-import { answerRefusal } from "@/lib/traffic";
-import { admitSearch } from "@/web/admission";
+import { searchRefused } from "@/web/admission";
 import { app } from "@/web/app";
 import { sitemapNumber, sitemapStream } from "@/web/crawlers";
 
@@ -11,11 +10,8 @@ export async function GET(request: Request, ctx: { params: Promise<{ file: strin
   const n = sitemapNumber((await ctx.params).file);
   if (n === null) return new Response("No such sitemap.\n", NOT_FOUND);
   // docs/decisions.md#crawlers: a sitemap reads the index as a search does, and counts as one.
-  const admitted = await admitSearch(app(), request.headers.get("x-forwarded-for"));
-  if (!admitted.ok) {
-    const answer = answerRefusal(admitted.refused);
-    return Response.json(answer.body, { status: answer.status, headers: answer.headers });
-  }
+  const refused = await searchRefused(app(), request);
+  if (refused) return refused;
   const store = await app().resolver.store;
   if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
   const stream = await sitemapStream(store.db, app().config.publicUrl, n).catch(() => undefined);
