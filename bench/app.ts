@@ -11,7 +11,8 @@
  *   Chromium   cold entity pages opened in Debian's Chromium: when the entity header is visible (no
  *              claims, 20 claims) ÷ a bare client's fetch of the entity document (goal ≤ 1.3 ×), and
  *              when all 20 claims are in place ÷ a bare client's entity then 20 documents at once
- *              (goal ≤ 1.2 ×); with the claims on their own addresses and on one (bench/bare-client.ts)
+ *              (goal ≤ 1.2 ×); with the claims on their own addresses and on one (bench/bare-client.ts);
+ *              beside them the browser's floor: the same pages warm, nothing fetched
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
@@ -122,7 +123,7 @@ const PAGE_TIMER = (claims: number) => `
     if (shown >= ${claims} && !document.querySelector('[data-testid="claim-pending"]')) window.__ident.whole ??= t;
   }).observe(document, { subtree: true, childList: true, attributes: true });`;
 
-/** Opens `base/entity/{domain}` cold in a fresh context; its header and whole times, in ms. */
+/** Opens `base/entity/{domain}` in a fresh context (cold the first time); its header and whole times, in ms. */
 async function openCold(
   browser: Browser,
   base: string,
@@ -160,6 +161,11 @@ async function coldInChromium(base: string, set: ColdSet, label: string): Promis
       zero.push(await openCold(browser, base, set.zero[i] ?? "", 0));
       twenty.push(await openCold(browser, base, set.twenty[i] ?? "", 20));
     }
+    // The browser's own floor on this machine: the same pages again, warm (answered whole from the
+    // page cache, nothing fetched), opened the same way.
+    const warm: { header: number }[] = [];
+    for (const domain of set.zero) warm.push(await openCold(browser, base, domain, 0));
+    const floor = median(warm.map((r) => r.header));
     const h0 = median(zero.map((r) => r.header));
     const h20 = median(twenty.map((r) => r.header));
     const w20 = median(twenty.map((r) => r.whole));
@@ -168,7 +174,8 @@ async function coldInChromium(base: string, set: ColdSet, label: string): Promis
       `Chromium  cold entity pages, ${label}: header visible at ${h0.toFixed(0)} ms with no claims (${(h0 / entityMs).toFixed(2)} ×) and ` +
       `${h20.toFixed(0)} ms with 20 (${(h20 / entityMs).toFixed(2)} ×) vs a bare fetch of the entity document ${entityMs.toFixed(0)} ms (goal ≤ 1.3 ×); ` +
       `all 20 claims in place at ${w20.toFixed(0)} ms vs a bare client's entity then 20 documents ${fanMs.toFixed(0)} ms (${(w20 / fanMs).toFixed(2)} ×, goal ≤ 1.2 ×); ` +
-      `medians of ${set.twenty.length}, publishers answering in 50 ms; the header's markup was in the page at ${median(zero.map((r) => r.arrived)).toFixed(0)} and ${median(twenty.map((r) => r.arrived)).toFixed(0)} ms`
+      `medians of ${set.twenty.length}, publishers answering in 50 ms; the header's markup was in the page at ${median(zero.map((r) => r.arrived)).toFixed(0)} and ${median(twenty.map((r) => r.arrived)).toFixed(0)} ms; ` +
+      `the browser's floor: the same no-claim pages warm (nothing fetched) show their header at ${floor.toFixed(0)} ms (${(floor / entityMs).toFixed(2)} ×)`
     );
   } finally {
     await browser.close();
