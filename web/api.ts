@@ -1,89 +1,253 @@
 /**
- * The JSON API's lookup, `GET /api/resolve?q=` (docs/decisions.md#interfaces), as plain data: the Next
- * route (app/api/resolve/route.ts) sends it, and so does the production server without Next
- * (`serveApi`, docs/decisions.md#outbound-work), so that the two never disagree.
+ * The JSON API (docs/api.md): `/api/resolve`, `/api/search`, `/api/entity/{domain}/history` and
+ * `/api/openapi.json`, answered as plain data by one function, so that the production server (which
+ * answers them before Next, docs/decisions.md#outbound-work) and the Next routes (under `next dev`)
+ * never disagree. Every answer carries CORS and the client's rate-limit headers; a 200 carries an
+ * `ETag`, and `If-None-Match` with it is answered 304 (web/api-headers.ts).
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { LRUCache } from "lru-cache";
 import type { Logger } from "@/lib/log";
 import { parseQuery } from "@/lib/protocol/ids";
 import { newWork } from "@/lib/resolver";
-import type { ErrorBody, SearchResponse } from "@/lib/result/record";
+import type { ErrorBody } from "@/lib/result/record";
 import type { ConfiguredResolver } from "@/lib/setup";
+import { parseSearchText } from "@/lib/store/search";
 import { answerRefusal, isRefusal, type Refusal } from "@/lib/traffic";
-import type { RefusalBody } from "@/lib/traffic/answer";
-import { admit, type AdmissionDeps } from "./admission";
+import { admit, admitSearch, type AdmissionDeps } from "./admission";
+import { checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
+import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders } from "./api-headers";
+import { openApiDocument } from "./openapi";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
+import { createVersions } from "./versions";
 
-/** A status, the headers of the answer itself (not the security headers) and the JSON body. */
-export type ApiAnswer = { status: number; headers: Record<string, string>; body: SearchResponse | ErrorBody | RefusalBody };
+/** A request to the API, whoever received it. */
+export type ApiRequest = { method: string; path: string; params: URLSearchParams; header(name: string): string | null };
 
-/** What the API needs: admission's, the resolver's lookups and the log. */
-export type ApiDeps = AdmissionDeps & { resolver: Pick<ConfiguredResolver, "resolve" | "remember">; log: Logger };
+/** What is sent: status, headers (security headers aside) and the body (null for HEAD and 304). */
+export type ApiReply = { status: number; headers: Record<string, string>; body: Buffer | null };
 
-const NO_STORE = { "Cache-Control": "no-store" };
-
-/** 429 or 503 with Retry-After (docs/architecture.md#traffic). */
-const refused = (refusal: Refusal): ApiAnswer => {
-  const answer = answerRefusal(refusal);
-  return { status: answer.status, headers: answer.headers, body: answer.body };
+/** What the API needs: admission's, the resolver and the log. */
+export type ApiDeps = AdmissionDeps & {
+  resolver: Pick<ConfiguredResolver, "resolve" | "remember" | "probe" | "traffic" | "metrics" | "store" | "generation">;
+  log: Logger;
 };
 
-/** The SearchResponse, 400 for a bad query, 429 or 503 when refused; `forwardedFor` is the request's X-Forwarded-For. */
-export async function answerResolve(deps: ApiDeps, params: URLSearchParams, forwardedFor: string | null): Promise<ApiAnswer> {
-  const parsed = parseQuery(params.get("q") ?? "");
-  if (!parsed.ok) return { status: 400, headers: NO_STORE, body: { error: { code: "invalid_query", message: parsed.message } } };
-  const refreshAsked = params.get("refresh") === "1";
-  const admission = await admit(deps, parsed.query, forwardedFor, refreshAsked, refreshAsked);
-  if (!admission.ok) return refused(admission.refused);
-  const { refresh, client } = admission;
-  const work = newWork();
-  // An answer the admission found in the cache is annotated from the index as a lookup's would be.
-  let response = admission.known && (await deps.resolver.remember(admission.known));
-  if (response === null) {
-    const answer = await deps.resolver.resolve(parsed.query, { refresh: refresh.granted, work, client });
-    if (isRefusal(answer)) return refused(answer);
-    response = answer;
+export type Api = {
+  answer(request: ApiRequest): Promise<ApiReply>;
+  /** Answers every request to `/api/` on Node's request and response; false for any other path. */
+  serve(req: IncomingMessage, res: ServerResponse): boolean;
+};
+
+/** An answer before the common headers: its JSON (or bytes already made) and its own headers. */
+type Answer = { status: number; headers: Record<string, string>; json: unknown; bytes?: Buffer };
+
+const NO_STORE = { "Cache-Control": "no-store" };
+/** A lookup may be a few minutes old anyway (docs/decisions.md#caching). */
+const LOOKUP_FRESH = { "Cache-Control": "public, max-age=60, stale-while-revalidate=300" };
+/** docs/api.md#search: an instance answers the same search from memory for this long. */
+export const SEARCH_FRESH_S = 10;
+const HISTORY_FRESH = { "Cache-Control": "public, max-age=60" };
+const DESCRIPTION_FRESH = { "Cache-Control": "public, max-age=3600" };
+
+const error = (status: number, code: ErrorBody["error"]["code"], message: string, headers: Record<string, string> = {}): Answer => ({
+  status,
+  headers: Object.assign({}, NO_STORE, headers),
+  json: { error: { code, message } } satisfies ErrorBody,
+});
+
+/** 429 or 503 with Retry-After (docs/architecture.md#traffic). */
+const refused = (refusal: Refusal): Answer => {
+  const answer = answerRefusal(refusal);
+  return { status: answer.status, headers: answer.headers, json: answer.body };
+};
+
+const UNAVAILABLE = "The index is not available on this server; lookups are answered without it.";
+const UNREADABLE = "The index could not be read just now; try again shortly.";
+/** The parameters of `names` that were given, a missing `q` as the empty text (refused by its parser in its words). */
+function given(params: URLSearchParams, names: string[]): Record<string, string> {
+  const values: Record<string, string> = { q: "" };
+  for (const name of names) {
+    const value = params.get(name);
+    if (value !== null) values[name] = value;
   }
-  // Results may be a few minutes old anyway (docs/decisions.md#caching); shared caches may keep them
-  // briefly, unless part of the work was declined (docs/decisions.md#outbound-work).
-  const store = refresh.granted || work.refused.length > 0;
-  return { status: 200, headers: store ? NO_STORE : { "Cache-Control": "public, max-age=60, stale-while-revalidate=300" }, body: response };
+  return values;
 }
 
-/**
- * Answers `GET` or `HEAD /api/resolve?…` on Node's request and response, with the headers proxy.ts
- * gives what Next answers; false for every other request, which is Next's: Next's own handling cost
- * more than the lookup (docs/decisions.md#outbound-work, "The API's lookups without Next").
- */
-export function serveApi(deps: ApiDeps, req: IncomingMessage, res: ServerResponse): boolean {
-  if (req.method !== "GET" && req.method !== "HEAD") return false;
-  const target = req.url ?? "";
-  const at = target.indexOf("?");
-  if ((at < 0 ? target : target.slice(0, at)) !== "/api/resolve") return false;
-  const params = new URLSearchParams(at < 0 ? "" : target.slice(at + 1));
-  const forwarded = req.headers["x-forwarded-for"];
-  const send = (answer: ApiAnswer) => {
-    if (res.destroyed) return;
-    const body = Buffer.from(JSON.stringify(answer.body));
-    res.writeHead(
-      answer.status,
-      Object.assign({}, answer.headers, {
-        "Content-Type": "application/json",
-        "Content-Length": String(body.length),
-        "Content-Security-Policy": contentSecurityPolicy(randomBytes(16).toString("base64")),
-        ...SECURITY_HEADERS,
-      }),
-    );
-    res.end(req.method === "HEAD" ? undefined : body);
-  };
-  answerResolve(deps, params, Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null)).then(send, (err: unknown) => {
-    deps.log.error(`api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    send({
-      status: 500,
-      headers: NO_STORE,
-      body: { error: { code: "unavailable", message: "This resolver could not answer; try again shortly." } },
-    });
+const HISTORY_PATH = /^\/api\/entity\/([^/]+)\/history$/;
+
+export function createApi(deps: ApiDeps): Api {
+  const { resolver, log } = deps;
+  /** Warm lookups, kept as sent while the cache's answer for them is unchanged (docs/api.md#speed). */
+  const warm = new LRUCache<string, { version: string; bytes: Buffer; cacheControl: string }>({
+    maxSize: 16 * 1024 * 1024,
+    sizeCalculation: (w) => w.bytes.length + 256,
   });
-  return true;
+  const versionOf = createVersions({
+    version: async (q) => {
+      const parsed = parseQuery(q);
+      if (!parsed.ok) return null;
+      const known = await resolver.probe(parsed.query);
+      return known.state === "cached" ? { text: JSON.stringify(known.response), until: known.until } : null;
+    },
+    generation: () => resolver.generation(),
+  });
+  /** Searches answered lately, for {@link SEARCH_FRESH_S}. */
+  const searches = new LRUCache<string, Buffer>({
+    maxSize: 8 * 1024 * 1024,
+    sizeCalculation: (b) => b.length + 256,
+    ttl: SEARCH_FRESH_S * 1000,
+  });
+  let description: Buffer | null = null;
+
+  async function resolve(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
+    const checked = checkParams(ResolveParams, given(params, ["q", "refresh"]));
+    if (!checked.ok) return error(400, "invalid_query", checked.message);
+    const q = checked.value.q.trim();
+    const parsed = parseQuery(q);
+    if (!parsed.ok) return error(400, "invalid_query", parsed.message);
+    const refreshAsked = checked.value.refresh === "1";
+    const version = refreshAsked ? null : await versionOf(q);
+    const hit = version === null ? undefined : warm.get(q);
+    if (hit && hit.version === version)
+      return { status: 200, headers: { "Cache-Control": hit.cacheControl }, json: null, bytes: hit.bytes };
+    const admission = await admit(deps, parsed.query, forwardedFor, refreshAsked, refreshAsked);
+    if (!admission.ok) return refused(admission.refused);
+    const { refresh, client } = admission;
+    const work = newWork();
+    // An answer the admission found in the cache is annotated from the index as a lookup's would be.
+    let response = admission.known && (await resolver.remember(admission.known));
+    const fromCache = response !== null;
+    if (response === null) {
+      const answer = await resolver.resolve(parsed.query, { refresh: refresh.granted, work, client });
+      if (isRefusal(answer)) return refused(answer);
+      response = answer;
+    }
+    // Shared caches may keep it briefly, unless part of the work was declined (docs/decisions.md#outbound-work).
+    const headers = refresh.granted || work.refused.length > 0 ? NO_STORE : LOOKUP_FRESH;
+    const bytes = Buffer.from(JSON.stringify(response));
+    // Kept only when it was made from the cache alone, and nothing changed while it was made.
+    if (fromCache && version !== null && headers === LOOKUP_FRESH && (await versionOf(q)) === version) {
+      warm.set(q, { version, bytes, cacheControl: headers["Cache-Control"] });
+    }
+    return { status: 200, headers, json: null, bytes };
+  }
+
+  async function search(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
+    const checked = checkParams(SearchParams, given(params, ["q", "cursor"]));
+    if (!checked.ok) return error(400, "invalid_query", checked.message);
+    const text = parseSearchText(checked.value.q);
+    if (!text.ok) return error(400, "invalid_query", text.message);
+    // docs/architecture.md#traffic: `searches`, with the pages' searches; one answered from memory counts too.
+    const admitted = await admitSearch(deps, forwardedFor);
+    if (!admitted.ok) return refused(admitted.refused);
+    const cursor = checked.value.cursor ?? null;
+    const key = `${text.text}\n${cursor ?? ""}`;
+    const fresh = { "Cache-Control": `public, max-age=${SEARCH_FRESH_S}` };
+    const kept = searches.get(key);
+    if (kept) return { status: 200, headers: fresh, json: null, bytes: kept };
+    const store = await resolver.store;
+    if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
+    const page = await store.search(text.text, cursor).catch((err: unknown) => {
+      log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    });
+    if (page === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+    if (page === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
+    const bytes = Buffer.from(JSON.stringify(page));
+    searches.set(key, bytes);
+    return { status: 200, headers: fresh, json: null, bytes };
+  }
+
+  async function history(raw: string): Promise<Answer> {
+    let domain: string;
+    try {
+      domain = decodeURIComponent(raw);
+    } catch {
+      return error(400, "invalid_query", "The path is not valid percent-encoded UTF-8.");
+    }
+    const checked = checkParams(HistoryParams, { domain });
+    if (!checked.ok) return error(400, "invalid_query", checked.message);
+    const parsed = parseQuery(checked.value.domain);
+    if (!parsed.ok || parsed.query.kind !== "domain") return error(400, "invalid_query", `${JSON.stringify(domain)} is not a domain`);
+    const store = await resolver.store;
+    if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
+    const found = await store.history(parsed.query.domain).catch(() => undefined);
+    if (found === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+    if (found === null) return error(404, "not_found", `The index has no record of ${parsed.query.domain}; look it up first.`);
+    return { status: 200, headers: HISTORY_FRESH, json: found };
+  }
+
+  function route(request: ApiRequest, forwardedFor: string | null): Promise<Answer> | Answer {
+    if (request.path === "/api/resolve") return resolve(request.params, forwardedFor);
+    if (request.path === "/api/search") return search(request.params, forwardedFor);
+    if (request.path === "/api/openapi.json") {
+      description ??= Buffer.from(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
+      return { status: 200, headers: DESCRIPTION_FRESH, json: null, bytes: description };
+    }
+    const historyOf = HISTORY_PATH.exec(request.path)?.[1];
+    if (historyOf !== undefined) return history(historyOf);
+    return error(404, "not_found", "No such API route; the routes are described at /api/openapi.json.");
+  }
+
+  async function answer(request: ApiRequest): Promise<ApiReply> {
+    if (request.method === "OPTIONS") return { status: 204, headers: Object.assign({}, PREFLIGHT_HEADERS, NO_STORE), body: null };
+    const forwardedFor = request.header("x-forwarded-for");
+    const made: Answer =
+      request.method === "GET" || request.method === "HEAD"
+        ? await route(request, forwardedFor)
+        : error(405, "invalid_request", "The API answers GET, HEAD and OPTIONS only.", { Allow: "GET, HEAD, OPTIONS" });
+    const limits = await rateLimitHeaders(resolver.traffic.windows, deps.clientOf(forwardedFor));
+    const bytes = made.bytes ?? Buffer.from(JSON.stringify(made.json));
+    const headers = Object.assign({}, made.headers, CORS_HEADERS, limits, { "Content-Type": "application/json" });
+    if (made.status !== 200) return { status: made.status, headers, body: request.method === "HEAD" ? null : bytes };
+    const etag = etagOf(bytes);
+    headers.ETag = etag;
+    if (notModified(request.header("if-none-match"), etag)) return { status: 304, headers, body: null };
+    headers["Content-Length"] = String(bytes.length);
+    return { status: 200, headers, body: request.method === "HEAD" ? null : bytes };
+  }
+
+  function serve(req: IncomingMessage, res: ServerResponse): boolean {
+    const target = req.url ?? "";
+    const at = target.indexOf("?");
+    const path = at < 0 ? target : target.slice(0, at);
+    if (!path.startsWith("/api/")) return false;
+    const request: ApiRequest = {
+      method: req.method ?? "GET",
+      path,
+      params: new URLSearchParams(at < 0 ? "" : target.slice(at + 1)),
+      header: (name) => {
+        const value = req.headers[name];
+        return Array.isArray(value) ? value.join(", ") : (value ?? null);
+      },
+    };
+    const send = (reply: ApiReply) => {
+      if (res.destroyed) return;
+      const security = { "Content-Security-Policy": contentSecurityPolicy(randomBytes(16).toString("base64")) };
+      res.writeHead(reply.status, Object.assign({}, reply.headers, security, SECURITY_HEADERS));
+      res.end(reply.body ?? undefined);
+    };
+    answer(request).then(send, (err: unknown) => {
+      log.error(`api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      const body = Buffer.from(JSON.stringify(error(500, "unavailable", "This resolver could not answer; try again shortly.").json));
+      send({ status: 500, headers: Object.assign({}, NO_STORE, CORS_HEADERS, { "Content-Type": "application/json" }), body });
+    });
+    return true;
+  }
+
+  return { answer, serve };
+}
+
+/** The API's answer to a Next route's request (`next dev`; `npm start` answers before Next). */
+export async function answerNext(api: Api, request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  const reply = await api.answer({
+    method: request.method,
+    path: url.pathname,
+    params: url.searchParams,
+    header: (name) => request.headers.get(name),
+  });
+  return new Response(reply.body === null ? null : new Uint8Array(reply.body), { status: reply.status, headers: reply.headers });
 }

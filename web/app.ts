@@ -12,7 +12,8 @@ import { createLogger, type Logger } from "@/lib/log";
 import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
 import { clientKey } from "@/lib/traffic/client";
 import { clientErrorAnswer, FRONT_HEADERS, frontDoor, guardServer, quietConsole } from "./front";
-import { serveApi } from "./api";
+import { createApi, type Api } from "./api";
+import { rateLimitHeaders } from "./api-headers";
 import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
 import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
@@ -24,8 +25,10 @@ export type App = {
   resolver: ConfiguredResolver;
   /** Warm pages, kept whole; web/serve.js puts it in front of Next. */
   pages: PageCache;
-  /** Answers the API's lookups without Next (web/api.ts); false for a request it leaves to Next. web/serve.js asks it first. */
+  /** Answers every `/api/` request without Next (web/api.ts); false for a request it leaves to Next. web/serve.js asks it first. */
   api(req: IncomingMessage, res: ServerResponse): boolean;
+  /** The same API, for the Next routes under `next dev`. */
+  apiAnswers: Api;
   /** The refusal of a request past the limits on requests in progress (web/shed.ts), or null; web/serve.js asks it. */
   shed(req: IncomingMessage, res: ServerResponse): Shed | null;
   /** The client of a request, from its X-Forwarded-For (lib/traffic/client.ts). */
@@ -81,7 +84,9 @@ export function app(): App {
     retryAfterS: () => resolver.traffic.outbound.retryAfterS,
     clientOf,
     refused: (r) => resolver.metrics.refusals.inc({ limit: r.refused }),
+    apiHeaders: (forwardedFor) => rateLimitHeaders(resolver.traffic.windows, clientOf(forwardedFor)),
   });
+  const api = createApi({ resolver, clientOf, log });
   const built: App = {
     config,
     resolver,
@@ -94,7 +99,8 @@ export function app(): App {
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
-    api: (req, res) => serveApi({ resolver, clientOf, log }, req, res),
+    api: (req, res) => api.serve(req, res),
+    apiAnswers: api,
     front: frontDoor,
     frontHeaders: FRONT_HEADERS,
     clientErrorAnswer,

@@ -10,6 +10,7 @@ import type { Socket } from "node:net";
 import { format } from "node:util";
 import type { Logger } from "../lib/log";
 import { addressGroup } from "../lib/traffic/client";
+import { CORS_HEADERS } from "./api-headers";
 import { SECURITY_HEADERS } from "./security-headers";
 
 /**
@@ -43,7 +44,7 @@ function answer(req: IncomingMessage, res: ServerResponse, status: number, messa
   const body = api ? JSON.stringify({ error: { code, message } }) : `${message}\n`;
   res.writeHead(
     status,
-    Object.assign({}, FRONT_HEADERS, extra, {
+    Object.assign({}, FRONT_HEADERS, api ? CORS_HEADERS : {}, extra, {
       "Content-Type": api ? "application/json" : "text/plain; charset=utf-8",
       "Content-Length": String(Buffer.byteLength(body)),
       "Cache-Control": "no-store",

@@ -5,10 +5,11 @@
  * sent gets a fresh one, in the header and everywhere in the body (docs/decisions.md#security-headers).
  * Framework-free: it wraps any Node request handler (web/serve.js hands it Next's).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { constants, crc32, deflateRawSync, gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
+import { createVersions, type Version } from "./versions";
 
 type Stored = {
   version: string;
@@ -24,7 +25,7 @@ type Stored = {
 type Rendered = { status: number; headers: OutgoingHttpHeaders; body: Buffer; gzipped?: Buffer };
 
 /** What a page shows, as text, and until when (ms) that text stands unless `generation` moves. */
-export type PageVersion = { text: string; until: number };
+export type PageVersion = Version;
 
 export type PageCacheOptions = {
   /**
@@ -230,23 +231,12 @@ export function createPageCache(options: PageCacheOptions): PageCache {
   const lru = new LRUCache<string, Stored>({ maxSize: options.maxBytes ?? 32 * 1024 * 1024, sizeCalculation: (p) => p.bytes + 1024 });
   const now = options.now ?? Date.now;
   /** Versions worked out, by URL: a warm page is answered without resolving it again from the cache. */
-  const versions = new LRUCache<string, { digest: string; generation: number; until: number }>({ max: 10_000 });
-
-  /** The page's version, kept as a digest: a large answer costs no memory, and equal digests are equal answers. */
-  async function versionOf(url: URL): Promise<string | null> {
-    const key = `${url.pathname}${url.search}`;
-    const generation = options.generation?.();
-    const known = generation === undefined ? undefined : versions.get(key);
-    if (known && known.generation === generation && now() < known.until) return known.digest;
-    const v = await options.version(url).catch(() => null);
-    if (v === null) return null;
-    const digest = createHash("sha256")
-      .update(typeof v === "string" ? v : v.text)
-      .digest("base64");
-    // Read before the version was worked out: a change meanwhile makes the next read work it out again.
-    if (generation !== undefined && typeof v !== "string") versions.set(key, { digest, generation, until: v.until });
-    return digest;
-  }
+  const versions = createVersions({
+    version: (key) => options.version(new URL(key, "http://localhost")),
+    ...(options.generation ? { generation: options.generation } : {}),
+    now,
+  });
+  const versionOf = (url: URL) => versions(`${url.pathname}${url.search}`);
 
   async function serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void> {
     const url = cacheableUrl(req);

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerRefusal, refusal, type Refusal, type TrafficSettings } from "../lib/traffic";
 import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { createInProgress } from "../lib/traffic/in-progress";
+import { CORS_HEADERS } from "./api-headers";
 
 const LOOKUP = /^\/(?:api\/resolve|search|entity\/)/;
 
@@ -19,6 +20,8 @@ export type ShedDeps = {
   retryAfterS: () => number;
   clientOf(forwardedFor: string | null): string;
   refused(refusal: Refusal): void;
+  /** The rate-limit headers of the API's client (web/api-headers.ts), on an API refusal. */
+  apiHeaders?(forwardedFor: string | null): Promise<Record<string, string>>;
 };
 
 /** A refusal to write, and how long to wait before writing it (a client past its own limit waits). */
@@ -49,23 +52,31 @@ export function createShedder(deps: ShedDeps) {
       deps.refused(refused);
       const answer = answerRefusal(refused);
       const api = (req.url ?? "").startsWith("/api/");
+      const send = (apiHeaders: Record<string, string>) => {
+        if (res.destroyed) return;
+        res.writeHead(
+          answer.status,
+          Object.assign({}, answer.headers, api ? CORS_HEADERS : {}, apiHeaders, {
+            "Content-Type": api ? "application/json" : "text/html; charset=utf-8",
+            "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+            "X-Content-Type-Options": "nosniff",
+          }),
+        );
+        res.end(
+          api
+            ? JSON.stringify(answer.body)
+            : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${escapeHtml(answer.heading)}</h1><p>${escapeHtml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
+        );
+      };
       return {
         delayMs: refused.refused === "busy" ? 0 : OVER_LIMIT_DELAY_MS,
         write() {
           if (res.destroyed) return;
-          res.writeHead(
-            answer.status,
-            Object.assign({}, answer.headers, {
-              "Content-Type": api ? "application/json" : "text/html; charset=utf-8",
-              "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
-              "X-Content-Type-Options": "nosniff",
-            }),
-          );
-          res.end(
-            api
-              ? JSON.stringify(answer.body)
-              : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${escapeHtml(answer.heading)}</h1><p>${escapeHtml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
-          );
+          // The API's refusals carry CORS and the client's limits, as its other answers do (docs/api.md).
+          if (api && deps.apiHeaders) {
+            const forwardedFor = Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null);
+            void deps.apiHeaders(forwardedFor).then(send, () => send({}));
+          } else send({});
         },
       };
     },

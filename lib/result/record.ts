@@ -93,6 +93,9 @@ export type SearchResponse = z.infer<typeof SearchResponse>;
  * an entity the index does not know (404) or an index that cannot be read (503; docs/decisions.md#the-index).
  */
 export const ErrorBody = z.object({
-  error: z.object({ code: z.enum(["invalid_query", "rate_limited", "busy", "not_found", "unavailable"]), message: z.string() }),
+  error: z.object({
+    code: z.enum(["invalid_query", "invalid_request", "rate_limited", "busy", "not_found", "unavailable"]),
+    message: z.string(),
+  }),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;

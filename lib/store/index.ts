@@ -6,7 +6,7 @@
 import type { Claim, EntityResult, SearchResponse } from "../result/record";
 import { isDiskFull, openDb, StoreError, type Db, type EngineState, type StoreLocation } from "./db";
 import { migrate } from "./migrations";
-import { history, preview, record, type Change, type ClaimKind } from "./verdicts";
+import { history, preview, record, type ClaimKind, type History } from "./verdicts";
 import { discoveredDomains, enqueue, pruneNeverAccepted, type DiscoveryOptions } from "./queue";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 import { extend } from "../objects";
@@ -25,7 +25,7 @@ export type Store = {
   record(result: EntityResult): Promise<EntityResult>;
   /** Records every result of a response and returns it annotated; never throws. */
   recordResponse(response: SearchResponse): Promise<SearchResponse>;
-  history(domain: string): Promise<{ domain: string; last_checked_at: string; changes: Change[] } | null>;
+  history(domain: string): Promise<History | null>;
   /** How `record` will annotate each claim of a check at `fetchedAt`; null when the index cannot say. Never throws. */
   preview(domain: string, fetchedAt: string): Promise<((kind: ClaimKind, claim: Claim, index: number) => Claim) | null>;
   /**

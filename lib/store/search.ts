@@ -4,6 +4,7 @@
  * network_id, then names with every word, then names with every word but for a typo, then the rest;
  * among equals, accepted entities with more verified claims first. Never fetches anything.
  */
+import { z } from "zod";
 import { parseNetworkId } from "../protocol/ids";
 import type { Db, Queryable } from "./db";
 
@@ -19,20 +20,29 @@ const TYPO_THRESHOLD = 0.3;
 /** Words of names tried for each typed word. */
 const TYPO_CANDIDATES = 3;
 
-export type IndexHit = {
-  domain: string;
-  network_id?: string;
-  entity_type?: string;
-  name?: string;
-  description?: string;
-  status: string;
-  verified: number;
-  unverified: number;
-  last_checked_at: string;
-  url: string;
-};
+/** One entity found by a search (`/api/search`, docs/api.md). */
+export const IndexHit = z.object({
+  domain: z.string(),
+  network_id: z.string().optional(),
+  entity_type: z.string().optional(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  status: z.string(),
+  verified: z.number().int(),
+  unverified: z.number().int(),
+  last_checked_at: z.string(),
+  url: z.string(),
+});
+export type IndexHit = z.infer<typeof IndexHit>;
 
-export type IndexSearch = { schema: typeof INDEX_SEARCH_SCHEMA; query: string; results: IndexHit[]; next_cursor: string | null };
+/** One page of a search: its hits, and the cursor of the next page (null on the last). */
+export const IndexSearch = z.object({
+  schema: z.literal(INDEX_SEARCH_SCHEMA),
+  query: z.string(),
+  results: z.array(IndexHit),
+  next_cursor: z.string().nullable(),
+});
+export type IndexSearch = z.infer<typeof IndexSearch>;
 
 export type SearchTextParse = { ok: true; text: string } | { ok: false; message: string };
 

@@ -4,6 +4,7 @@
  * `record` writes a resolution and returns it annotated with what the index knows (`since`,
  * `last_checked_at`, stale on error); the resolver itself never reads the store.
  */
+import { z } from "zod";
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
 import { extend } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
@@ -398,21 +399,29 @@ export async function preview(db: Queryable, domain: string, at: Date): Promise<
 }
 
 /** One recorded change, newest first in `history`. */
-export type Change = {
-  at: string;
-  kind: "entity" | ClaimKind;
-  id: string | null;
-  status?: string;
-  verified?: boolean;
-  reason?: string;
-};
+export const Change = z.object({
+  at: z.string(),
+  kind: z.enum(["entity", ...CLAIM_KINDS]),
+  id: z.string().nullable(),
+  status: z.string().optional(),
+  verified: z.boolean().optional(),
+  reason: z.string().optional(),
+});
+export type Change = z.infer<typeof Change>;
+
+export const HISTORY_SCHEMA = "ident-resolver/history@1";
+
+/** `/api/entity/{domain}/history` (docs/api.md): an entity's recorded changes, newest first. */
+export const History = z.object({
+  schema: z.literal(HISTORY_SCHEMA),
+  domain: z.string(),
+  last_checked_at: z.string(),
+  changes: z.array(Change),
+});
+export type History = z.infer<typeof History>;
 
 /** The recorded changes of an entity, newest first; null when the index does not know it. */
-export async function history(
-  db: Queryable,
-  domain: string,
-  limit = 200,
-): Promise<{ domain: string; last_checked_at: string; changes: Change[] } | null> {
+export async function history(db: Queryable, domain: string, limit = 200): Promise<History | null> {
   const [entity] = await db.query<{ last_checked_at: Date }>("SELECT last_checked_at FROM entities WHERE domain = $1", [domain]);
   if (!entity) return null;
   const rows = await db.query<{
@@ -424,6 +433,7 @@ export async function history(
     reason: string | null;
   }>("SELECT at, kind, id, status, verified, reason FROM changes WHERE domain = $1 ORDER BY at DESC, seq DESC LIMIT $2", [domain, limit]);
   return {
+    schema: HISTORY_SCHEMA,
     domain,
     last_checked_at: entity.last_checked_at.toISOString(),
     changes: rows.map((r) => ({

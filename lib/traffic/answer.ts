@@ -3,7 +3,8 @@
  * {@link Refusal} into an HTTP status, `Retry-After`, the JSON error body and the words a page or the
  * CLI shows. Pages, the API, the re-check route, the CLI and the production server all use it.
  */
-import type { Refusal, RefusalKind } from "./refusal";
+import { z } from "zod";
+import { REFUSAL_KINDS, type Refusal, type RefusalKind } from "./refusal";
 
 /** The words of each refusal: a heading, and what it means for the person reading it. */
 export const REFUSAL_WORDS: Record<RefusalKind, { status: 429 | 503; heading: string; meaning: string }> = {
@@ -68,9 +69,15 @@ export const REFUSAL_WORDS: Record<RefusalKind, { status: 429 | 503; heading: st
 export const OVER_LIMIT_DELAY_MS = 1000;
 
 /** The JSON error body of a refusal: `code` as before, plus which limit and when to ask again. */
-export type RefusalBody = {
-  error: { code: "rate_limited" | "busy"; message: string; refused: RefusalKind; retry_after_s: number };
-};
+export const RefusalBody = z.object({
+  error: z.object({
+    code: z.enum(["rate_limited", "busy"]),
+    message: z.string(),
+    refused: z.enum(REFUSAL_KINDS),
+    retry_after_s: z.number().int().min(1),
+  }),
+});
+export type RefusalBody = z.infer<typeof RefusalBody>;
 
 export type RefusalAnswer = {
   status: 429 | 503;

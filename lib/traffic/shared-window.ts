@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import type { Counter, JointDecision, LocalCounter, Take } from "./window";
+import type { Counter, JointDecision, LocalCounter, Take, Used } from "./window";
 
 // KEYS: one per take. ARGV: now, take (1 or 0), a member unique to this take, then each key's limit
 // and window. Answers 0 when all fit (and, with take, counts them all), else the 1-based index of
@@ -32,6 +32,15 @@ if ARGV[2] == '1' then
   end
 end
 return {0, '0'}`;
+
+// KEYS: the take's key. ARGV: now, window. Answers how many takes are in the window and the oldest's time.
+const USED = `
+local t = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t - tonumber(ARGV[2]))
+local n = redis.call('ZCARD', KEYS[1])
+if n == 0 then return {0, '0'} end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {n, first[2]}`;
 
 /** What the limiter needs of the fleet's link to Redis (lib/fleet/redis.ts): a command that may fail (null). */
 export type RedisLink = { run<T>(command: (redis: Pick<Redis, "eval">) => Promise<T>): Promise<T | null> };
@@ -65,5 +74,16 @@ export function createSharedCounter(link: RedisLink, local: LocalCounter, option
     return { ok: false, index: full - 1, retryAfterS };
   }
 
-  return { decide };
+  async function used(take: Take): Promise<Used> {
+    const t = now();
+    const key = `${options.keyPrefix}limit:${take.window}:${take.key}`;
+    const answer = await link.run((r) => r.eval(USED, 1, key, t, take.windowMs) as Promise<unknown>);
+    if (!Array.isArray(answer)) return local.usedNow(take);
+    const n = Number(answer[0]);
+    const first = Number(answer[1]);
+    if (!Number.isInteger(n) || n <= 0 || !Number.isFinite(first)) return { used: 0, oldestLeavesMs: 0 };
+    return { used: n, oldestLeavesMs: Math.max(0, first + take.windowMs - t) };
+  }
+
+  return { decide, used };
 }

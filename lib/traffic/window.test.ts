@@ -14,6 +14,21 @@ describe("sliding-window limit (docs/architecture.md#traffic)", () => {
     t = 10_000;
     expect((await take("a")).ok).toBe(true);
   });
+  it("usage says what is left and when the oldest take leaves, counting nothing (the API's RateLimit header)", async () => {
+    let t = 0;
+    const limiter = createWindowLimiter({ limit: 3, windowMs: 60_000, now: () => t });
+    expect(await limiter.usage("a")).toEqual({ limit: 3, windowS: 60, remaining: 3, resetS: 0 });
+    await limiter.take("a");
+    t = 20_000;
+    await limiter.take("a");
+    t = 30_500;
+    expect(await limiter.usage("a")).toEqual({ limit: 3, windowS: 60, remaining: 1, resetS: 30 });
+    expect(await limiter.usage("a")).toEqual({ limit: 3, windowS: 60, remaining: 1, resetS: 30 });
+    await limiter.take("a");
+    expect(await limiter.usage("a")).toMatchObject({ remaining: 0 });
+    t = 60_000;
+    expect(await limiter.usage("a")).toEqual({ limit: 3, windowS: 60, remaining: 1, resetS: 20 });
+  });
   it("check answers as take would, and counts nothing", async () => {
     let t = 0;
     const limiter = createWindowLimiter({ limit: 1, windowMs: 60_000, now: () => t });

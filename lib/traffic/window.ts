@@ -14,7 +14,18 @@ export type RateLimiter = {
   check(key: string): Promise<RateDecision>;
   /** This limit's take of `key`, to be decided together with others' ({@link takeTogether}). */
   part(key: string): Part;
+  /** How much of the window `key` has left now, without counting anything (the API's RateLimit header). */
+  usage(key: string): Promise<Usage>;
 };
+
+/**
+ * What a key has left of a window: `remaining` takes, and `resetS`, the seconds until the oldest take
+ * still counted leaves the window and makes room for one more (0 when none is counted).
+ */
+export type Usage = { limit: number; windowS: number; remaining: number; resetS: number };
+
+/** A key's takes still in a window: how many, and in how many ms the oldest of them leaves it (0 when none). */
+export type Used = { used: number; oldestLeavesMs: number };
 
 /** One take: of which window (its name), for which key, within which limit over how long (ms). */
 export type Take = { window: string; key: string; limit: number; windowMs: number };
@@ -26,6 +37,8 @@ export type JointDecision = { ok: true } | { ok: false; index: number; retryAfte
 export type Counter = {
   /** Whether every take fits its window; with `take`, counts them all when they do, nothing otherwise. */
   decide(takes: readonly Take[], take: boolean): Promise<JointDecision>;
+  /** The takes of `take`'s key still in its window, counting nothing. */
+  used(take: Take): Promise<Used>;
 };
 
 /** A take and the counter it is counted on. */
@@ -38,7 +51,7 @@ export type CounterOptions = {
 };
 
 /** This instance's counter, which also answers at once (`decideNow`) for a fleet's counter to fall back on. */
-export type LocalCounter = Counter & { decideNow(takes: readonly Take[], take: boolean): JointDecision };
+export type LocalCounter = Counter & { decideNow(takes: readonly Take[], take: boolean): JointDecision; usedNow(take: Take): Used };
 
 /**
  * Sliding windows per key: at most `limit` takes in any `windowMs` (each take's own), so no burst at a
@@ -76,7 +89,14 @@ export function createLocalCounter(options: CounterOptions = {}): LocalCounter {
     return { ok: true };
   }
 
-  return { decideNow, decide: async (takes, take) => decideNow(takes, take) };
+  function usedNow(one: Take): Used {
+    const t = now();
+    const { times } = inWindow(one, t);
+    const oldest = times[0];
+    return { used: times.length, oldestLeavesMs: oldest === undefined ? 0 : Math.max(0, oldest + one.windowMs - t) };
+  }
+
+  return { decideNow, usedNow, decide: async (takes, take) => decideNow(takes, take), used: async (one) => usedNow(one) };
 }
 
 const single = (decision: JointDecision): RateDecision => (decision.ok ? decision : { ok: false, retryAfterS: decision.retryAfterS });
@@ -88,6 +108,15 @@ export function limiterOn(counter: Counter, window: string, limit: number, windo
     take: async (key) => single(await counter.decide([part(key).take], true)),
     check: async (key) => single(await counter.decide([part(key).take], false)),
     part,
+    usage: async (key) => {
+      const { used, oldestLeavesMs } = await counter.used(part(key).take);
+      return {
+        limit,
+        windowS: Math.round(windowMs / 1000),
+        remaining: Math.max(0, limit - used),
+        resetS: Math.ceil(oldestLeavesMs / 1000),
+      };
+    },
   };
 }
 

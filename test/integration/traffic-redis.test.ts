@@ -52,6 +52,17 @@ describe.each(WINDOW_NAMES.filter((name) => LIMITS[name].fleet))("for the fleet:
     t += 1;
     expect(await a[name].take("k")).toEqual({ ok: true });
   });
+  it("usage (the API's RateLimit header) is the fleet's: takes on either instance, counting nothing", async () => {
+    let t = 3_000_000;
+    const [a, b] = await twoInstances(() => t);
+    const span = MINUTE_MS + (declared.countsSends ? DEFAULTS.fetchTimeoutMs : 0);
+    expect(await b[name].usage("k")).toEqual({ limit, windowS: span / 1000, remaining: limit, resetS: 0 });
+    await a[name].take("k");
+    t += 10_000;
+    await b[name].take("k");
+    expect(await b[name].usage("k")).toEqual({ limit, windowS: span / 1000, remaining: limit - 2, resetS: span / 1000 - 10 });
+    expect(await a[name].usage("k")).toMatchObject({ remaining: limit - 2 });
+  });
   it("Redis down: each instance counts alone, and never fails", async () => {
     const t = 2_000_000;
     const [a, b] = await twoInstances(() => t);

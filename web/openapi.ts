@@ -1,0 +1,168 @@
+/**
+ * `GET /api/openapi.json` (docs/api.md): an OpenAPI 3.1 description of every `/api/` route, generated
+ * from the zod schemas the handlers check their parameters with and infer their answers from
+ * (web/api-schemas.ts), so that it cannot drift from what they do.
+ */
+import { z } from "zod";
+import { VERSION } from "../lib/version";
+import {
+  Description,
+  ErrorBody,
+  History,
+  HistoryParams,
+  IndexSearch,
+  RefusalBody,
+  ResolveParams,
+  SearchParams,
+  SearchResponse,
+} from "./api-schemas";
+
+type Json = Record<string, unknown>;
+
+/** A zod schema as JSON Schema 2020-12, the dialect of OpenAPI 3.1, without its `$schema`. */
+function jsonSchema(schema: z.ZodType): Json {
+  const out: Json = z.toJSONSchema(schema, { target: "draft-2020-12", unrepresentable: "any" });
+  delete out.$schema;
+  return out;
+}
+
+/** The parameters of an object schema, each `in` the query or the path. */
+function parameters(schema: z.ZodObject, where: "query" | "path"): Json[] {
+  const whole = jsonSchema(schema) as { properties?: Record<string, Json>; required?: string[] };
+  return Object.entries(whole.properties ?? {}).map(([name, property]) => {
+    const { description, examples, ...rest } = property as Json & { description?: string; examples?: unknown[] };
+    return Object.assign(
+      { name, in: where, required: where === "path" || (whole.required ?? []).includes(name), schema: rest },
+      description === undefined ? {} : { description },
+      examples?.[0] === undefined ? {} : { example: examples[0] },
+    );
+  });
+}
+
+const ref = (kind: "schemas" | "responses" | "headers", name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const json = (schema: Json) => ({ "application/json": { schema } });
+
+/** Headers on every answer, and on those of each kind. */
+const LIMIT_HEADERS = {
+  RateLimit: ref("headers", "RateLimit"),
+  "RateLimit-Policy": ref("headers", "RateLimit-Policy"),
+  "Access-Control-Allow-Origin": ref("headers", "Access-Control-Allow-Origin"),
+};
+const CACHED_HEADERS = Object.assign({}, LIMIT_HEADERS, { ETag: ref("headers", "ETag"), "Cache-Control": ref("headers", "Cache-Control") });
+const REFUSED_HEADERS = Object.assign({}, LIMIT_HEADERS, { "Retry-After": ref("headers", "Retry-After") });
+
+const ok = (description: string, schema: string) => ({ description, headers: CACHED_HEADERS, content: json(ref("schemas", schema)) });
+
+/** The answers shared by the routes. */
+const COMMON = {
+  "304": ref("responses", "NotModified"),
+  "400": ref("responses", "BadRequest"),
+  "429": ref("responses", "TooManyRequests"),
+  "503": ref("responses", "Unavailable"),
+};
+/** Every route answers a preflight. */
+const PREFLIGHT = {
+  summary: "CORS preflight",
+  responses: { "204": { description: "Any origin may call the API with GET or HEAD, without credentials." } },
+};
+
+let made: Json | null = null;
+
+/** The document, made once. */
+export function openApiDocument(): Json {
+  made ??= {
+    openapi: "3.1.0",
+    info: {
+      title: "ident resolver API",
+      version: VERSION,
+      description:
+        "Resolves decentralised identity documents and verifies every claim both ways; searches what this resolver has recorded. " +
+        "Guide: docs/api.md in the project. Every answer carries CORS and the client's rate-limit headers; a 200 carries an ETag.",
+    },
+    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    paths: {
+      "/api/resolve": {
+        get: {
+          operationId: "resolve",
+          summary: "Look up an entity, a property or a credential, verifying every claim",
+          parameters: parameters(ResolveParams, "query"),
+          responses: Object.assign({ "200": ok("The lookup's results.", "SearchResponse") }, COMMON),
+        },
+        options: PREFLIGHT,
+      },
+      "/api/search": {
+        get: {
+          operationId: "search",
+          summary: "Search the index of entities this resolver has recorded; never fetches",
+          parameters: parameters(SearchParams, "query"),
+          responses: Object.assign({ "200": ok("One page of hits, ranked.", "IndexSearch") }, COMMON),
+        },
+        options: PREFLIGHT,
+      },
+      "/api/entity/{domain}/history": {
+        get: {
+          operationId: "history",
+          summary: "The changes of verdict recorded for one entity, newest first; never fetches",
+          parameters: parameters(HistoryParams, "path"),
+          responses: Object.assign({ "200": ok("The entity's recorded changes.", "History") }, COMMON, {
+            "404": {
+              description: "The index has no record of this domain.",
+              headers: LIMIT_HEADERS,
+              content: json(ref("schemas", "ErrorBody")),
+            },
+          }),
+        },
+        options: PREFLIGHT,
+      },
+      "/api/openapi.json": {
+        get: {
+          operationId: "description",
+          summary: "This description",
+          responses: { "200": ok("This OpenAPI document.", "Description"), "304": ref("responses", "NotModified") },
+        },
+        options: PREFLIGHT,
+      },
+    },
+    components: {
+      schemas: {
+        SearchResponse: jsonSchema(SearchResponse),
+        IndexSearch: jsonSchema(IndexSearch),
+        History: jsonSchema(History),
+        ErrorBody: jsonSchema(ErrorBody),
+        RefusalBody: jsonSchema(RefusalBody),
+        Description: jsonSchema(Description),
+      },
+      responses: {
+        NotModified: { description: "The answer is the one whose ETag was sent in If-None-Match.", headers: CACHED_HEADERS },
+        BadRequest: { description: "A parameter is not valid.", headers: LIMIT_HEADERS, content: json(ref("schemas", "ErrorBody")) },
+        TooManyRequests: {
+          description: "The client has had one of its limits for now; Retry-After says when to ask again.",
+          headers: REFUSED_HEADERS,
+          content: json(ref("schemas", "RefusalBody")),
+        },
+        Unavailable: {
+          description: "This resolver is busy, or its index cannot be read just now.",
+          headers: REFUSED_HEADERS,
+          content: json({ oneOf: [ref("schemas", "RefusalBody"), ref("schemas", "ErrorBody")] }),
+        },
+      },
+      headers: {
+        ETag: { description: "A strong validator of the body, the same on every instance.", schema: { type: "string" } },
+        "Cache-Control": { description: "How long the answer is fresh.", schema: { type: "string" } },
+        RateLimit: {
+          description:
+            'What the client has left of each policy: `"cold";r=12;t=40, "search";r=118;t=3` (draft-ietf-httpapi-ratelimit-headers-11).',
+          schema: { type: "string" },
+        },
+        "RateLimit-Policy": {
+          description:
+            'The client\'s policies: `"cold";q=30;w=60` (lookups that fetch from publishers), `"search";q=120;w=60` (searches of the index).',
+          schema: { type: "string" },
+        },
+        "Retry-After": { description: "Seconds until the request may succeed.", schema: { type: "integer", minimum: 1 } },
+        "Access-Control-Allow-Origin": { description: "Any origin may read the answer.", schema: { type: "string", const: "*" } },
+      },
+    },
+  };
+  return made;
+}

@@ -1,0 +1,41 @@
+/**
+ * What a warm answer was made from, worked out once (docs/decisions.md#page-cache): the resolver's
+ * answer from the cache alone, kept as a digest, reused while the document cache's generation reads
+ * the same and the clock is before the earliest time that answer stands until. The page cache and the
+ * API's warm answers (web/api.ts) both key on it.
+ */
+import { createHash } from "node:crypto";
+import { LRUCache } from "lru-cache";
+
+/** What an answer shows, as text, and until when (ms) that text stands unless the generation moves. */
+export type Version = { text: string; until: number };
+
+export type VersionOptions = {
+  /** The version of `key` now; null when it is not all known (a document not cached, a refresh). */
+  version(key: string): Promise<Version | string | null>;
+  /** A number that moves whenever anything a version is made from changes. */
+  generation?(): number;
+  /** Clock, in ms. @default Date.now */
+  now?(): number;
+  /** Keys remembered. @default 10000 */
+  max?: number;
+};
+
+/** The digest of `key`'s version now (equal digests are equal answers), or null. */
+export function createVersions(options: VersionOptions): (key: string) => Promise<string | null> {
+  const now = options.now ?? Date.now;
+  const known = new LRUCache<string, { digest: string; generation: number; until: number }>({ max: options.max ?? 10_000 });
+  return async (key) => {
+    const generation = options.generation?.();
+    const kept = generation === undefined ? undefined : known.get(key);
+    if (kept && kept.generation === generation && now() < kept.until) return kept.digest;
+    const v = await options.version(key).catch(() => null);
+    if (v === null) return null;
+    const digest = createHash("sha256")
+      .update(typeof v === "string" ? v : v.text)
+      .digest("base64");
+    // Read before the version was worked out: a change meanwhile makes the next read work it out again.
+    if (generation !== undefined && typeof v !== "string") known.set(key, { digest, generation, until: v.until });
+    return digest;
+  };
+}
