@@ -5,6 +5,7 @@
  */
 import type { Queryable } from "../lib/store/db";
 import { sitemapCount, sitemapEntries, SITEMAP_URLS } from "../lib/store/sitemap";
+import { xml } from "./xml";
 
 /** Pages for people and crawlers; everything else is a tool, an answer of the moment, or a form. */
 export function robotsTxt(publicUrl: string): string {
@@ -24,9 +25,6 @@ export function robotsTxt(publicUrl: string): string {
 
 const XML_HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n';
 const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"';
-/** Text for XML: the five characters XML gives meaning to, escaped. */
-const xml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" })[c] ?? c);
 
 const counted = new WeakMap<Queryable, Map<number, { count: number; until: number }>>();
 /** How many sitemaps the index needs, counted at most once a minute per store (a count reads every row). */

@@ -56,7 +56,8 @@ export async function generateMetadata(): Promise<Metadata> {
   return {
     title,
     description,
-    alternates: { canonical: url },
+    // docs/api.md#feeds: the entity's changes of verdict, for feed readers.
+    alternates: { canonical: url, types: { "application/atom+xml": [{ url: `${url}/feed.xml`, title: `Changes of ${domain}` }] } },
     robots: { index: accepted, follow: true },
     // docs/decisions.md#crawlers: the entity's own image, drawn from the cache alone.
     openGraph: { title, description, url, type: "profile", siteName: "ident resolver", images: [image] },

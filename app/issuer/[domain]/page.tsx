@@ -15,7 +15,14 @@ async function issuerOf(): Promise<string> {
 
 export async function generateMetadata(): Promise<Metadata> {
   const domain = await issuerOf();
-  return { title: `Credentials issued by ${domain}`, robots: { index: false, follow: true } };
+  return {
+    title: `Credentials issued by ${domain}`,
+    robots: { index: false, follow: true },
+    // docs/api.md#feeds: the changes of what it issues, for feed readers.
+    alternates: {
+      types: { "application/atom+xml": [{ url: `/issuer/${domain}/feed.xml`, title: `Changes of the credentials ${domain} issues` }] },
+    },
+  };
 }
 
 const reasonText = (reason: string | null) =>
