@@ -126,7 +126,7 @@ describe.each(ENGINES)("feeds on $name", ({ location }) => {
     const changes = (await entityChanges(store.db, "bob.example"))!.changes;
     const xml = atomFeed(changes, options("/entity/bob.example/feed.xml", "/entity/bob.example"));
     expect(xml).not.toContain("<script>");
-    expect(xml).not.toMatch(/[\u0007\u202e]/);
+    for (const c of ["\u0007", "\u202e"]) expect(xml).not.toContain(c);
     const feed = parseFeed(xml);
     expect(xml).toContain("&lt;script&gt;alert(1)&lt;/script&gt; &amp;amp;");
     expect(feed.items[0]!.title).toContain("<script>alert(1)</script>");
