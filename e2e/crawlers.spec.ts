@@ -1,5 +1,5 @@
 import { Readable } from "node:stream";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./helpers/test";
 import ogs from "open-graph-scraper";
 import { PNG } from "pngjs";
 import robotsParser from "robots-parser";

@@ -5,7 +5,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import path from "node:path";
-import { expect, test, type APIRequestContext } from "@playwright/test";
+import type { APIRequestContext } from "@playwright/test";
+import { expect, test } from "./helpers/test";
 import { startPostgres, type PostgresServer } from "../test/helpers/postgres";
 import { startRedis, type RedisServer } from "../test/helpers/redis";
 import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./helpers/test";
 
 /**
  * hostile.test puts </script>, <img onerror>, <svg onload>, U+2028/U+2029, bidi overrides and

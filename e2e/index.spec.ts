@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./helpers/test";
 import { SearchResponse } from "../lib/result/record";
 
 test("a lookup is recorded: the API carries last_checked_at and each claim's since; the history lists the first verdicts", async ({
@@ -24,7 +24,7 @@ test("a lookup is recorded: the API carries last_checked_at and each claim's sin
   expect(again.properties.map((c) => c.since?.first_seen_at)).toEqual(r.properties.map((c) => c.since?.first_seen_at));
   const history = await request.get("/api/entity/acme.example/history");
   expect(history.status()).toBe(200);
-  expect(history.headers()["cache-control"]).toBe("no-store");
+  expect(history.headers()["cache-control"]).toBe("public, max-age=60");
   const body = (await history.json()) as { schema: string; domain: string; changes: { kind: string; status?: string }[] };
   expect(body.schema).toBe("ident-resolver/history@1");
   expect(body.domain).toBe("acme.example");

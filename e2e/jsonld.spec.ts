@@ -1,4 +1,5 @@
-import { expect, test, type Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
+import { expect, test } from "./helpers/test";
 import jsonld from "jsonld";
 
 /** An entity page's JSON-LD is a ProfilePage around the entity's (docs/decisions.md#json-ld): the entity's, as the API gives it. */

@@ -7,7 +7,7 @@
 import type { ChildProcess } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./helpers/test";
 import { ready, startServer as start } from "./helpers/server";
 
 test.describe.configure({ mode: "serial", timeout: 120_000 });
@@ -49,6 +49,13 @@ test.describe("cold lookups per client and the budget of one host (the sample ne
       retry_after_s: Number(refused.headers()["retry-after"]),
     });
     expect(body.error.message).toMatch(/^You have started the 3 lookups a minute that fetch from publishers one client may/);
+    // docs/api.md#limits: the 429 says which quota is spent, and when room comes back, as its Retry-After does.
+    expect(refused.headers()["ratelimit-policy"]).toMatch(/^"cold";q=3;w=60, "search";q=\d+;w=60$/);
+    const cold = /^"cold";r=(\d+);t=(\d+)/.exec(refused.headers().ratelimit ?? "");
+    expect(cold?.[1]).toBe("0");
+    expect(Number(cold?.[2])).toBeGreaterThan(0);
+    expect(Number(cold?.[2])).toBeLessThanOrEqual(Number(refused.headers()["retry-after"]));
+    expect(refused.headers()["access-control-allow-origin"]).toBe("*");
     // A lookup the cache answers starts no fetch, so it is not counted.
     expect((await api("minimal.test", "198.51.100.1")).status()).toBe(200);
     expect((await api("dana.test", "198.51.100.2")).status()).toBe(200);

@@ -10,7 +10,7 @@ import { execFileSync, type ChildProcess } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { Agent, get as httpGet, type IncomingHttpHeaders } from "node:http";
 import path from "node:path";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./helpers/test";
 import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
 import { ready, startServer } from "./helpers/server";
 

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./helpers/test";
 
 test("every page has a CSP with a fresh nonce per request, and the page still works", async ({ page }) => {
   const cspErrors: string[] = [];
@@ -44,7 +44,7 @@ test("the API answers as docs/decisions.md#interfaces says, with sensible cachin
   expect(head.status()).toBe(200);
   expect(head.headers()["content-type"]).toBe("application/json");
   expect(await head.body()).toHaveLength(0);
-  // Other methods, and paths beside it, are Next's: 405 and 404, never a 500.
+  // Other methods, and paths beside it: 405 and 404 (web/api.ts), never a 500.
   expect((await request.post("/api/resolve?q=alice.example")).status()).toBe(405);
   expect((await request.get("/api/resolve/extra?q=alice.example")).status()).toBe(404);
   const bad = await request.get("/api/resolve?q=not%20a%20query");

@@ -67,7 +67,8 @@ export function frontDoor(req: IncomingMessage, res: ServerResponse): boolean {
   const target = req.url ?? "/";
   const at = target.indexOf("?");
   const path = at < 0 ? target : target.slice(0, at);
-  if (!decodes(path)) return answer(req, res, 400, "The path is not valid percent-encoded UTF-8.");
+  // The API answers its own malformed paths, with its headers (web/api.ts); it never hands them to Next.
+  if (!decodes(path) && !path.startsWith("/api/")) return answer(req, res, 400, "The path is not valid percent-encoded UTF-8.");
   if (req.headers["next-action"] !== undefined) return answer(req, res, 400, "This app has no server actions.");
   if (hasBody(req)) {
     const cap = req.method === "POST" ? BODY_CAPS[path] : undefined;

@@ -1,0 +1,182 @@
+/**
+ * The API for builders (docs/api.md), as builders use it: every answer checked against the server's
+ * own OpenAPI document (helpers/test.ts), validators and 304s, the rate-limit headers read by a
+ * Structured Fields parser, a script on another origin in the browser (preflight, CORS, no
+ * credentials), and the feeds read by a feed parser.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { parseFeed } from "@rowanmanning/feed-parser";
+import { parseList } from "structured-headers";
+import { expect, test } from "./helpers/test";
+
+const items = (value: string | undefined) => parseList(value ?? "").map(([name, params]) => [name, Object.fromEntries(params)] as const);
+
+test("the OpenAPI document is valid 3.1, served with CORS and a validator", async ({ request }) => {
+  const r = await request.get("/api/openapi.json");
+  expect(r.status()).toBe(200);
+  expect(r.headers()["access-control-allow-origin"]).toBe("*");
+  const doc = await r.json();
+  await SwaggerParser.validate(doc);
+  expect(doc.openapi).toBe("3.1.0");
+  expect((await request.get("/api/openapi.json", { headers: { "if-none-match": r.headers().etag! } })).status()).toBe(304);
+});
+
+test("every route answers as its description says: 200, 400, 404 (each checked against the document)", async ({ request }) => {
+  expect((await request.get("/api/resolve?q=alice.example")).status()).toBe(200);
+  expect((await request.get("/api/resolve?q=not%20a%20query")).status()).toBe(400);
+  expect((await request.get("/api/resolve")).status()).toBe(400);
+  expect((await request.get("/api/resolve?q=alice.example&refresh=yes")).status()).toBe(400);
+  expect((await request.get("/api/search?q=alice")).status()).toBe(200);
+  expect((await request.get(`/api/search?q=${"x".repeat(201)}`)).status()).toBe(400);
+  expect((await request.get("/api/search?q=guild&cursor=bogus")).status()).toBe(400);
+  expect((await request.get("/api/entity/alice.example/history")).status()).toBe(200);
+  expect((await request.get("/api/entity/never-seen.example/history")).status()).toBe(404);
+  expect((await request.get("/api/entity/%FF/history")).status()).toBe(400);
+  expect((await request.head("/api/search?q=alice")).status()).toBe(200);
+  const other = await request.get("/api/nothing-here");
+  expect(other.status()).toBe(404);
+  expect(other.headers()["access-control-allow-origin"]).toBe("*");
+});
+
+test("a 200 carries a content ETag; If-None-Match with it answers 304 with no body, on every route", async ({ request }) => {
+  for (const path of ["/api/resolve?q=alice.example", "/api/search?q=alice", "/api/entity/alice.example/history"]) {
+    const first = await request.get(path);
+    const etag = first.headers().etag;
+    expect(etag, path).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(first.headers()["cache-control"], path).toMatch(/max-age=\d+/);
+    const again = await request.get(path, { headers: { "if-none-match": etag! } });
+    expect(again.status(), path).toBe(304);
+    expect((await again.body()).length).toBe(0);
+    expect(again.headers().etag).toBe(etag);
+    expect((await request.get(path, { headers: { "if-none-match": `"other", W/${etag}` } })).status(), path).toBe(304);
+    expect((await request.get(path, { headers: { "if-none-match": '"other"' } })).status(), path).toBe(200);
+  }
+});
+
+test("RateLimit and RateLimit-Policy name the client's cold-lookup and search limits; a search spends one", async ({ request }) => {
+  const first = await request.get("/api/search?q=acme");
+  const policy = items(first.headers()["ratelimit-policy"]);
+  expect(policy.map(([name]) => name)).toEqual(["cold", "search"]);
+  for (const [, params] of policy) expect(params).toEqual({ q: expect.any(Number), w: 60 });
+  const left = (r: typeof first) => Number(items(r.headers().ratelimit).find(([name]) => name === "search")?.[1].r);
+  const second = await request.get("/api/search?q=acme");
+  // Another test may search meanwhile (the suite runs in parallel): one at least, from this one.
+  expect(left(second)).toBeLessThan(left(first));
+  expect(Number(items(second.headers().ratelimit).find(([name]) => name === "search")?.[1].t)).toBeGreaterThanOrEqual(0);
+});
+
+test.describe("from a page on another origin", () => {
+  let server: Server;
+  let origin: string;
+  test.beforeAll(async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<!doctype html><title>a builder's page</title><p>elsewhere</p>");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  test.afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test("a script reads the API, its validators and limits after a preflight; credentials are refused", async ({ page, baseURL }) => {
+    await page.goto(origin);
+    const api = `${baseURL}/api/resolve?q=alice.example`;
+    const seen = await page.evaluate(async (url) => {
+      // If-None-Match is not a safelisted header: the browser asks first (a preflight).
+      const a = await fetch(url, { headers: { "If-None-Match": '"not-this-one"' } });
+      const body = (await a.json()) as { schema: string };
+      const etag = a.headers.get("ETag");
+      const b = await fetch(url, { headers: { "If-None-Match": etag ?? "" }, cache: "no-store" });
+      const withCredentials = await fetch(url, { credentials: "include" }).then(
+        () => "read",
+        () => "refused",
+      );
+      // A header the preflight's answer does not allow: the browser does not send the request at all.
+      const otherHeader = await fetch(url, { headers: { "X-Not-Allowed": "1" } }).then(
+        () => "read",
+        () => "refused",
+      );
+      return {
+        status: a.status,
+        schema: body.schema,
+        etag,
+        rateLimit: a.headers.get("RateLimit"),
+        policy: a.headers.get("RateLimit-Policy"),
+        again: b.status,
+        withCredentials,
+        otherHeader,
+      };
+    }, api);
+    // If-None-Match passed the preflight; a header it does not allow did not; credentials are never allowed with "*".
+    expect(seen).toMatchObject({
+      status: 200,
+      schema: "ident-resolver/search@1",
+      again: 304,
+      withCredentials: "refused",
+      otherHeader: "refused",
+    });
+    expect(seen.etag).toMatch(/^"/);
+    expect(items(seen.rateLimit ?? "").map(([name]) => name)).toEqual(["cold", "search"]);
+    expect(items(seen.policy ?? "").map(([name]) => name)).toEqual(["cold", "search"]);
+  });
+
+  test("a preflight is answered 204 with the methods and headers the API takes", async ({ request }) => {
+    const r = await request.fetch("/api/search?q=x", {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://builder.example",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "if-none-match",
+      },
+    });
+    expect(r.status()).toBe(204);
+    expect(r.headers()).toMatchObject({
+      "access-control-allow-origin": "*",
+      "access-control-allow-methods": "GET, HEAD, OPTIONS",
+      "access-control-max-age": "86400",
+    });
+    expect(r.headers()["access-control-allow-headers"]).toContain("If-None-Match");
+    expect(r.headers()["access-control-allow-credentials"]).toBeUndefined();
+  });
+});
+
+test.describe("feeds", () => {
+  test("an entity's feed is Atom a feed parser reads, linked from its page, with a validator", async ({ request, page }) => {
+    await request.get("/api/resolve?q=alice.example");
+    const r = await request.get("/entity/alice.example/feed.xml");
+    expect(r.status()).toBe(200);
+    expect(r.headers()["content-type"]).toBe("application/atom+xml; charset=utf-8");
+    const feed = parseFeed(await r.text());
+    expect(feed.meta.type).toBe("atom");
+    expect(feed.self).toMatch(/\/entity\/alice\.example\/feed\.xml$/);
+    expect(feed.items.length).toBeGreaterThan(0);
+    for (const item of feed.items) {
+      expect(item.id).toMatch(/^urn:uuid:/);
+      expect(item.url).toMatch(/\/entity\/alice\.example$/);
+    }
+    const dates = feed.items.map((i) => i.updated?.getTime() ?? 0);
+    expect([...dates].sort((a, b) => b - a)).toEqual(dates);
+    expect((await request.get("/entity/alice.example/feed.xml", { headers: { "if-none-match": r.headers().etag! } })).status()).toBe(304);
+    await page.goto("/entity/alice.example");
+    const link = page.locator('head link[rel="alternate"][type="application/atom+xml"]');
+    await expect(link).toHaveAttribute("href", /\/entity\/alice\.example\/feed\.xml$/);
+  });
+
+  test("an issuer's feed lists the changes of the credentials it issues; an unknown entity has none", async ({ request, page }) => {
+    await request.get("/api/resolve?q=alice.example");
+    const r = await request.get("/issuer/guild.example/feed.xml");
+    expect(r.status()).toBe(200);
+    const feed = parseFeed(await r.text());
+    expect(feed.items.length).toBeGreaterThan(0);
+    expect(feed.items.every((i) => /\/entity\/[^/]+$/.test(i.url ?? ""))).toBe(true);
+    await page.goto("/issuer/guild.example");
+    await expect(page.locator('head link[rel="alternate"][type="application/atom+xml"]')).toHaveAttribute(
+      "href",
+      "/issuer/guild.example/feed.xml",
+    );
+    expect((await request.get("/entity/never-seen.example/feed.xml")).status()).toBe(404);
+    expect((await request.get("/entity/not%20a%20domain/feed.xml")).status()).toBe(400);
+  });
+});
