@@ -264,7 +264,10 @@ export async function benchApp(
     const etag = await etagOf(api.resolve);
     for (const url of Object.values(urls)) await rps(url, 2);
     await rps(urls.twenty, 2, app.pid, false, CRAWLER);
-    const rounds: Record<keyof typeof urls | "rendered" | "crawler" | "resolve" | "search" | "notModified", { rps: number; cpu: number }[]> = {
+    const rounds: Record<
+      keyof typeof urls | "rendered" | "crawler" | "resolve" | "search" | "notModified",
+      { rps: number; cpu: number }[]
+    > = {
       home: [],
       typical: [],
       twenty: [],
