@@ -6,12 +6,12 @@
  * is full or when the host it asks about has spent its minute (`hostPerMinute`).
  */
 import { z } from "zod";
-import type { Query } from "@/lib/protocol/ids";
-import type { SearchResponse } from "@/lib/result/record";
-import type { ConfiguredResolver } from "@/lib/setup";
-import { answerRefusal, OVER_LIMIT_DELAY_MS } from "@/lib/traffic/answer";
-import { hostSpent } from "@/lib/traffic";
-import { refusal, REFUSAL_KINDS, type Refusal } from "@/lib/traffic/refusal";
+import type { Query } from "../lib/protocol/ids";
+import type { SearchResponse } from "../lib/result/record";
+import type { ConfiguredResolver } from "../lib/setup";
+import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
+import { hostSpent } from "../lib/traffic";
+import { refusal, REFUSAL_KINDS, type Refusal } from "../lib/traffic/refusal";
 
 /** What admission needs: the resolver's cache probe, its limits and metrics, and the client of a request. */
 export type AdmissionDeps = {

@@ -1,0 +1,129 @@
+/**
+ * The API's warm answers (docs/api.md#speed): a lookup the cache answers is kept as sent, and sent
+ * again only while the cache's answer for it is the same: a document fetched again, an answer past
+ * the time it stood until, or `?refresh=1` each make it anew. Searches are kept 10 seconds. Every
+ * answer carries CORS and the limits; a 200 its ETag.
+ */
+import { describe, expect, it } from "vitest";
+import type { Probe } from "../lib/resolver";
+import type { SearchResponse } from "../lib/result/record";
+import type { Store } from "../lib/store";
+import type { IndexSearch } from "../lib/store/search";
+import { createWindows, trafficSettings } from "../lib/traffic";
+import { createApi, type ApiDeps, type ApiRequest } from "./api";
+
+const response = (name: string): SearchResponse => ({
+  schema: "ident-resolver/search@1",
+  query: { input: "alice.example", kind: "domain", domain: "alice.example" },
+  results: [
+    {
+      entity: { status: "accepted", domain: "alice.example", details: { name }, problems: [] },
+      properties: [],
+      credentials: [],
+      connections: [],
+      jsonld: null,
+      cache: { fetched_at: "2026-05-01T08:00:00.000Z", stale: false },
+    },
+  ],
+  problems: [],
+});
+
+/** A resolver whose cache holds `state.name`'s answer until `state.until`, in generation `state.generation`. */
+function fixture() {
+  const state = { name: "Alice", until: Date.now() + 60_000, generation: 1, remembered: 0, resolved: 0, searched: 0 };
+  const search: IndexSearch = { schema: "ident-resolver/index-search@1", query: "alice", results: [], next_cursor: null };
+  const store = { search: async () => (state.searched++, search) } as unknown as Store;
+  const resolver = {
+    probe: async (): Promise<Probe> => ({ state: "cached", response: response(state.name), until: state.until }),
+    remember: async (r: SearchResponse) => (state.remembered++, r),
+    resolve: async () => (state.resolved++, response(`${state.name} (fetched)`)),
+    generation: () => state.generation,
+    traffic: { settings: trafficSettings(), windows: createWindows(trafficSettings()), outbound: { full: () => false, retryAfterS: 1 } },
+    metrics: { refusals: { inc: () => undefined } },
+    store: Promise.resolve(store),
+  } as unknown as ApiDeps["resolver"];
+  const log = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined } as unknown as ApiDeps["log"];
+  const api = createApi({ resolver, log, clientOf: () => "192.0.2.1" });
+  const get = (target: string, headers: Record<string, string> = {}, method = "GET") => {
+    const url = new URL(target, "http://localhost");
+    const request: ApiRequest = { method, path: url.pathname, params: url.searchParams, header: (n) => headers[n] ?? null };
+    return api.answer(request);
+  };
+  const name = async (target: string) => JSON.parse(String((await get(target)).body)).results[0].entity.details.name as string;
+  return { state, get, name };
+}
+
+describe("warm lookups (docs/api.md#speed)", () => {
+  it("are made once while the cache's answer stands, then sent as they were", async () => {
+    const { state, get, name } = fixture();
+    const first = await get("/api/resolve?q=alice.example");
+    expect(first.status).toBe(200);
+    expect(await name("/api/resolve?q=alice.example")).toBe("Alice");
+    expect(await name("/api/resolve?q=%20alice.example%20")).toBe("Alice");
+    // Annotated from the index once, by the first request; the others were sent as kept.
+    expect(state.remembered).toBe(1);
+    const again = await get("/api/resolve?q=alice.example");
+    expect(again.body?.equals(first.body!)).toBe(true);
+    expect(again.headers.ETag).toBe(first.headers.ETag);
+  });
+  it("a document fetched again (the generation moves) with a new answer: made anew", async () => {
+    const { state, name } = fixture();
+    expect(await name("/api/resolve?q=alice.example")).toBe("Alice");
+    state.name = "Alice Moreau";
+    // Same generation, before `until`: the answer is still the cache's as it was worked out.
+    expect(await name("/api/resolve?q=alice.example")).toBe("Alice");
+    state.generation++;
+    expect(await name("/api/resolve?q=alice.example")).toBe("Alice Moreau");
+  });
+  it("past the time the answer stood until: worked out again", async () => {
+    const { state, name } = fixture();
+    state.until = Date.now() + 40;
+    expect(await name("/api/resolve?q=alice.example")).toBe("Alice");
+    state.name = "Alice, stale";
+    expect(await name("/api/resolve?q=alice.example")).toBe("Alice");
+    await new Promise((r) => setTimeout(r, 60));
+    expect(await name("/api/resolve?q=alice.example")).toBe("Alice, stale");
+  });
+  it("?refresh=1 is never answered from what is kept", async () => {
+    const { state, name } = fixture();
+    expect(await name("/api/resolve?q=alice.example")).toBe("Alice");
+    expect(await name("/api/resolve?q=alice.example&refresh=1")).toBe("Alice (fetched)");
+    expect(state.resolved).toBe(1);
+  });
+});
+
+describe("every answer", () => {
+  it("carries CORS and both limits; a 200 an ETag, and If-None-Match with it is 304 without a body", async () => {
+    const { get } = fixture();
+    const ok = await get("/api/resolve?q=alice.example");
+    expect(ok.headers).toMatchObject({ "Access-Control-Allow-Origin": "*", ETag: expect.stringMatching(/^"/) });
+    expect(ok.headers["RateLimit-Policy"]).toMatch(/^"cold";q=\d+;w=60, "search";q=\d+;w=60$/);
+    const not = await get("/api/resolve?q=alice.example", { "if-none-match": ok.headers.ETag! });
+    expect(not).toMatchObject({ status: 304, body: null });
+    expect(not.headers.ETag).toBe(ok.headers.ETag);
+    const bad = await get("/api/resolve?q=not%20a%20query");
+    expect(bad.status).toBe(400);
+    expect(bad.headers.RateLimit).toMatch(/^"cold";r=\d+;t=\d+, "search";r=\d+;t=\d+$/);
+    expect(bad.headers.ETag).toBeUndefined();
+  });
+  it("a search spends one of the client's searches, even when it is answered from the last 10 s", async () => {
+    const { state, get } = fixture();
+    const left = (h: Record<string, string>) => Number(/"search";r=(\d+)/.exec(h.RateLimit ?? "")?.[1]);
+    const a = await get("/api/search?q=alice");
+    const b = await get("/api/search?q=alice");
+    expect(state.searched).toBe(1);
+    expect(left(b.headers)).toBe(left(a.headers) - 1);
+  });
+  it("a preflight is 204; another method 405 naming the ones it takes; HEAD has no body", async () => {
+    const { get } = fixture();
+    const preflight = await get("/api/search?q=a", {}, "OPTIONS");
+    expect(preflight).toMatchObject({ status: 204, body: null });
+    expect(preflight.headers).toMatchObject({ "Access-Control-Allow-Origin": "*", "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS" });
+    const put = await get("/api/resolve?q=alice.example", {}, "PUT");
+    expect(put.status).toBe(405);
+    expect(put.headers.Allow).toBe("GET, HEAD, OPTIONS");
+    const head = await get("/api/resolve?q=alice.example", {}, "HEAD");
+    expect(head).toMatchObject({ status: 200, body: null });
+    expect(Number(head.headers["Content-Length"])).toBeGreaterThan(0);
+  });
+});
