@@ -4,6 +4,7 @@
  * the time it stood until, or `?refresh=1` each make it anew. Searches are kept 10 seconds. Every
  * answer carries CORS and the limits; a 200 its ETag.
  */
+import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { Probe } from "../lib/resolver";
 import type { SearchResponse } from "../lib/result/record";
@@ -17,7 +18,12 @@ const response = (name: string): SearchResponse => ({
   query: { input: "alice.example", kind: "domain", domain: "alice.example" },
   results: [
     {
-      entity: { status: "accepted", domain: "alice.example", details: { name }, problems: [] },
+      entity: {
+        status: "accepted",
+        domain: "alice.example",
+        details: { name, description: "A long description. ".repeat(100) },
+        problems: [],
+      },
       properties: [],
       credentials: [],
       connections: [],
@@ -105,6 +111,20 @@ describe("every answer", () => {
     expect(bad.status).toBe(400);
     expect(bad.headers.RateLimit).toMatch(/^"cold";r=\d+;t=\d+, "search";r=\d+;t=\d+$/);
     expect(bad.headers.ETag).toBeUndefined();
+  });
+  it("compressed for a client that takes gzip, with a tag of its own; small answers are sent as they are", async () => {
+    const { get } = fixture();
+    const plain = await get("/api/resolve?q=alice.example");
+    expect(plain.body!.length).toBeGreaterThan(1024);
+    const gz = await get("/api/resolve?q=alice.example", { "accept-encoding": "gzip, br" });
+    expect(gz.headers["Content-Encoding"]).toBe("gzip");
+    expect(gunzipSync(gz.body!).equals(plain.body!)).toBe(true);
+    expect(gz.headers.ETag).not.toBe(plain.headers.ETag);
+    expect(gz.headers.Vary).toBe("Accept-Encoding");
+    expect((await get("/api/resolve?q=alice.example", { "accept-encoding": "gzip", "if-none-match": gz.headers.ETag! })).status).toBe(304);
+    const small = await get("/api/search?q=alice", { "accept-encoding": "gzip" });
+    expect(small.body!.length).toBeLessThan(1024);
+    expect(small.headers["Content-Encoding"]).toBeUndefined();
   });
   it("a search spends one of the client's searches, even when it is answered from the last 10 s", async () => {
     const { state, get } = fixture();

@@ -7,6 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "../lib/log";
 import { parseQuery } from "../lib/protocol/ids";
@@ -19,6 +20,7 @@ import { admit, admitSearch, type AdmissionDeps } from "./admission";
 import { checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
 import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders } from "./api-headers";
 import { openApiDocument } from "./openapi";
+import { acceptsGzip } from "./page-cache";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
 import { createVersions } from "./versions";
 
@@ -65,6 +67,22 @@ const refused = (refusal: Refusal): Answer => {
 
 const UNAVAILABLE = "The index is not available on this server; lookups are answered without it.";
 const UNREADABLE = "The index could not be read just now; try again shortly.";
+/** Answers shorter than this are sent as they are: compressing them saves less than it costs. */
+const GZIP_FROM = 1024;
+/** Tags and compressed copies of the answers kept (warm lookups, searches), made once each. */
+const tags = new WeakMap<Buffer, string>();
+const compressed = new WeakMap<Buffer, Buffer>();
+function tagOf(bytes: Buffer): string {
+  let tag = tags.get(bytes);
+  if (tag === undefined) tags.set(bytes, (tag = etagOf(bytes)));
+  return tag;
+}
+function gzipped(bytes: Buffer): Buffer {
+  let gz = compressed.get(bytes);
+  if (gz === undefined) compressed.set(bytes, (gz = gzipSync(bytes)));
+  return gz;
+}
+
 /** The parameters of `names` that were given, a missing `q` as the empty text (refused by its parser in its words). */
 function given(params: URLSearchParams, names: string[]): Record<string, string> {
   const values: Record<string, string> = { q: "" };
@@ -84,7 +102,7 @@ export function createApi(deps: ApiDeps): Api {
     maxSize: 16 * 1024 * 1024,
     sizeCalculation: (w) => w.bytes.length + 256,
   });
-  const versionOf = createVersions({
+  const versions = createVersions<string>({
     version: async (q) => {
       const parsed = parseQuery(q);
       if (!parsed.ok) return null;
@@ -93,6 +111,7 @@ export function createApi(deps: ApiDeps): Api {
     },
     generation: () => resolver.generation(),
   });
+  const versionOf = (q: string) => versions(q, q);
   /** Searches answered lately, for {@link SEARCH_FRESH_S}. */
   const searches = new LRUCache<string, Buffer>({
     maxSize: 8 * 1024 * 1024,
@@ -202,11 +221,14 @@ export function createApi(deps: ApiDeps): Api {
     const bytes = made.bytes ?? Buffer.from(JSON.stringify(made.json));
     const headers = Object.assign({}, made.headers, CORS_HEADERS, limits, { "Content-Type": "application/json" });
     if (made.status !== 200) return { status: made.status, headers, body: request.method === "HEAD" ? null : bytes };
-    const etag = etagOf(bytes);
-    headers.ETag = etag;
+    // Compressed for a client that takes gzip, once per kept answer; each coding has its own tag (RFC 9110 §8.8.3).
+    const gzip = bytes.length >= GZIP_FROM && acceptsGzip(request.header("accept-encoding") ?? undefined);
+    const sent = gzip ? gzipped(bytes) : bytes;
+    const etag = gzip ? `${tagOf(bytes).slice(0, -1)}-gzip"` : tagOf(bytes);
+    Object.assign(headers, { ETag: etag, Vary: "Accept-Encoding" }, gzip ? { "Content-Encoding": "gzip" } : {});
     if (notModified(request.header("if-none-match"), etag)) return { status: 304, headers, body: null };
-    headers["Content-Length"] = String(bytes.length);
-    return { status: 200, headers, body: request.method === "HEAD" ? null : bytes };
+    headers["Content-Length"] = String(sent.length);
+    return { status: 200, headers, body: request.method === "HEAD" ? null : sent };
   }
 
   function serve(req: IncomingMessage, res: ServerResponse): boolean {

@@ -231,12 +231,12 @@ export function createPageCache(options: PageCacheOptions): PageCache {
   const lru = new LRUCache<string, Stored>({ maxSize: options.maxBytes ?? 32 * 1024 * 1024, sizeCalculation: (p) => p.bytes + 1024 });
   const now = options.now ?? Date.now;
   /** Versions worked out, by URL: a warm page is answered without resolving it again from the cache. */
-  const versions = createVersions({
-    version: (key) => options.version(new URL(key, "http://localhost")),
+  const versions = createVersions<URL>({
+    version: (url) => options.version(url),
     ...(options.generation ? { generation: options.generation } : {}),
     now,
   });
-  const versionOf = (url: URL) => versions(`${url.pathname}${url.search}`);
+  const versionOf = (url: URL) => versions(`${url.pathname}${url.search}`, url);
 
   async function serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void> {
     const url = cacheableUrl(req);

@@ -10,9 +10,9 @@ import { LRUCache } from "lru-cache";
 /** What an answer shows, as text, and until when (ms) that text stands unless the generation moves. */
 export type Version = { text: string; until: number };
 
-export type VersionOptions = {
-  /** The version of `key` now; null when it is not all known (a document not cached, a refresh). */
-  version(key: string): Promise<Version | string | null>;
+export type VersionOptions<T> = {
+  /** The version of `input` now; null when it is not all known (a document not cached, a refresh). */
+  version(input: T): Promise<Version | string | null>;
   /** A number that moves whenever anything a version is made from changes. */
   generation?(): number;
   /** Clock, in ms. @default Date.now */
@@ -21,15 +21,18 @@ export type VersionOptions = {
   max?: number;
 };
 
-/** The digest of `key`'s version now (equal digests are equal answers), or null. */
-export function createVersions(options: VersionOptions): (key: string) => Promise<string | null> {
+/** The digest of the version of `input`, kept under `key`, now (equal digests are equal answers), or null. */
+export function createVersions<T>(options: VersionOptions<T>): (key: string, input: T) => Promise<string | null> {
   const now = options.now ?? Date.now;
   const known = new LRUCache<string, { digest: string; generation: number; until: number }>({ max: options.max ?? 10_000 });
-  return async (key) => {
+  return async (key, input) => {
     const generation = options.generation?.();
     const kept = generation === undefined ? undefined : known.get(key);
     if (kept && kept.generation === generation && now() < kept.until) return kept.digest;
-    const v = await options.version(key).catch(() => null);
+    // A version that cannot be worked out (it throws, even at once) is none: the answer is made afresh.
+    const v = await Promise.resolve()
+      .then(() => options.version(input))
+      .catch(() => null);
     if (v === null) return null;
     const digest = createHash("sha256")
       .update(typeof v === "string" ? v : v.text)
