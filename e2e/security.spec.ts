@@ -39,7 +39,7 @@ test("the API answers as docs/decisions.md#interfaces says, with sensible cachin
   expect(headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
   expect(headers["x-frame-options"]).toBe("DENY");
   expect(headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
-  expect(headers.vary).toBeUndefined(); // Next would add "Vary: rsc, …"
+  expect(headers.vary).toBe("Accept-Encoding"); // Next would add "Vary: rsc, …"
   const head = await request.head("/api/resolve?q=alice.example");
   expect(head.status()).toBe(200);
   expect(head.headers()["content-type"]).toBe("application/json");
