@@ -11,6 +11,8 @@ const code = await run(process.argv.slice(2), process.env, {
   err: (t) => out.push(write(process.stderr)(t)),
   // Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
   color: process.stdout.isTTY === true && !process.env.NO_COLOR,
+  stdout: process.stdout,
+  progress: process.stderr.isTTY === true,
 });
 await Promise.all(out);
 process.exitCode = code;

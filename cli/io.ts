@@ -3,4 +3,14 @@
  * terminal that wants colour. Passed in to each command, so `main.ts` and `check.ts` share it without
  * importing each other.
  */
-export type Io = { out: (text: string) => void; err: (text: string) => void; color?: boolean };
+import type { Writable } from "node:stream";
+
+export type Io = {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  color?: boolean;
+  /** Standard output as a stream, for what is too large to hold (an export); else `out` takes it. */
+  stdout?: Writable;
+  /** Whether standard error is a terminal: long work (an export, an import) shows its progress there. */
+  progress?: boolean;
+};

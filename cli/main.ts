@@ -10,22 +10,28 @@ import { parseQuery, QUERY_FORMS } from "../lib/protocol/ids";
 import type { Claim, EntityResult, EntityStatus, SearchResponse, Source } from "../lib/result/record";
 import { VERSION } from "../lib/version";
 import { check } from "./check";
+import { storeExport, storeImport } from "./store";
 import type { Io } from "./io";
 import { printable } from "./print";
 
 const USAGE = `usage: ident resolve <query> [--json]
        ident search <text> [--json] [--cursor <cursor>]
        ident check <domain | file> [--json]
+       ident store export [FILE]
+       ident store import FILE [--merge]
 
   resolve   looks up <query>: ${QUERY_FORMS}
   search    searches the index (names, domains, descriptions, claims) for <text>; fetches nothing
   check     checks a domain live (cache bypassed) or a document file offline, and says what to fix
   --json    print the record (docs/decisions.md#the-result-record, docs/decisions.md#search) and nothing else
   --cursor  the next page of a search, as the previous page gave it
+  store     the configured store's whole index as NDJSON (to FILE, or standard output), and back into
+            the configured store (docs/deploying.md#moving-the-index); --merge adds to a store that
+            already holds entities
 
 Exit status: resolve: 0 when an entity is accepted, 1 when none is; search: 0 with hits, 1 with none;
-check: 0 with no errors (warnings allowed), 1 with errors; 2 for a bad query or usage, or an index that
-cannot be searched.`;
+check: 0 with no errors (warnings allowed), 1 with errors; store: 0 when done, 1 when refused (a bad
+file, a store in use or not empty); 2 for a bad query or usage, or an index that cannot be searched.`;
 
 export { printable };
 
@@ -88,7 +94,7 @@ export function formatResponse(response: SearchResponse): string {
 function readArgs(
   argv: readonly string[],
 ):
-  | { ok: true; json: boolean; help: boolean; version: boolean; cursor: string | null; positionals: string[] }
+  | { ok: true; json: boolean; help: boolean; version: boolean; merge: boolean; cursor: string | null; positionals: string[] }
   | { ok: false; message: string } {
   try {
     const { values, positionals } = parseArgs({
@@ -98,6 +104,7 @@ function readArgs(
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },
         cursor: { type: "string" },
+        merge: { type: "boolean" },
       },
       allowPositionals: true,
       strict: true,
@@ -107,6 +114,7 @@ function readArgs(
       json: values.json === true,
       help: values.help === true,
       version: values.version === true,
+      merge: values.merge === true,
       cursor: values.cursor ?? null,
       positionals,
     };
@@ -128,6 +136,13 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
     return argv.length === 0 ? 2 : 0;
   }
   const [command, query, ...extra] = args.ok ? args.positionals : [];
+  if (args.ok && command === "store" && !args.json && args.cursor === null) {
+    const [file, ...more] = extra;
+    if (query === "export" && more.length === 0 && !args.merge) return storeExport(file ?? null, env, io);
+    if (query === "import" && file !== undefined && more.length === 0) return storeImport(file, args.merge, env, io);
+    io.err(`ident: expected: store export [FILE] or store import FILE [--merge]\n${USAGE}\n`);
+    return 2;
+  }
   if (args.ok && command === "search" && query !== undefined && extra.length === 0) return search(query, args, env, io);
   if (args.ok && command === "check" && query !== undefined && extra.length === 0 && args.cursor === null) {
     return check(query, args.json, env, io);

@@ -134,6 +134,16 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX entities_never_accepted ON entities (last_checked_at) WHERE NOT ever_accepted;
     `,
   },
+  {
+    version: 6,
+    name: "domains in byte order, for exports",
+    // docs/deploying.md#moving-the-index: an export lists domains in byte order whatever the server's
+    // locale, so the file of an index is the same from every store; these let it read them in that order.
+    sql: `
+      CREATE INDEX entities_domain_bytes ON entities ((domain COLLATE "C"));
+      CREATE INDEX crawl_queue_domain_bytes ON crawl_queue ((domain COLLATE "C"));
+    `,
+  },
 ];
 
 /** Brings the schema to the latest version; returns the versions it applied. */

@@ -1,0 +1,151 @@
+/**
+ * `ident store export [FILE]` and `ident store import FILE [--merge]` (docs/deploying.md#moving-the-index):
+ * the configured store's whole index as NDJSON, and back, streamed both ways. An import checks the
+ * whole file before it writes anything, then writes it in one transaction.
+ */
+import { createReadStream, createWriteStream, existsSync, renameSync, rmSync } from "node:fs";
+import { once } from "node:events";
+import type { Writable } from "node:stream";
+import { createInterface } from "node:readline";
+import { configErrorMessage, parseConfig } from "../lib/config";
+import { openStore, type Store } from "../lib/store";
+import { checkExport, exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine, type Progress } from "../lib/store/export";
+import type { Io } from "./io";
+
+/** The lines of `file`, numbered from 1. */
+async function* linesOf(file: string): AsyncGenerator<NumberedLine> {
+  const rl = createInterface({ input: createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
+  let n = 0;
+  for await (const text of rl) yield { n: ++n, text };
+}
+
+const thousands = (n: number) => n.toLocaleString("en-US");
+
+/** Progress on a terminal: one line rewritten at most four times a second, for `verb` (exported, imported). */
+function progressLine(io: Io, verb: string): { progress: Progress; end(): void } {
+  if (!io.progress) return { progress: () => undefined, end: () => undefined };
+  const started = Date.now();
+  let shown = 0;
+  let wrote = false;
+  return {
+    progress: (done, total) => {
+      const now = Date.now();
+      if (now - shown < 250) return;
+      shown = now;
+      wrote = true;
+      const rate = done.entities / Math.max(0.001, (now - started) / 1000);
+      io.err(
+        `\r${verb} ${thousands(done.entities)} of ${thousands(total.entities)} entities, ${thousands(done.jobs)} of ${thousands(total.jobs)} jobs (${thousands(Math.round(rate))} entities/s)   `,
+      );
+    },
+    end: () => {
+      if (wrote) io.err("\n");
+    },
+  };
+}
+
+/** Writes to `stream`, waiting while it is full. */
+function writerTo(stream: Writable): (text: string) => Promise<void> {
+  return async (text) => {
+    if (!stream.write(text)) await once(stream, "drain");
+  };
+}
+
+/** The configured store, opened; or the exit status after saying why not in one line. */
+async function open(env: Readonly<Record<string, string | undefined>>, io: Io, forImport: boolean): Promise<Store | number> {
+  const config = parseConfig(env);
+  if (!config.ok) {
+    io.err(`${configErrorMessage(config.errors)}\n`);
+    return 2;
+  }
+  const where = config.config.store;
+  if (where.kind === "embedded" && where.dataDir === null) {
+    io.err("ident: IDENT_DATA_DIR is :memory:, which nothing outlives; name a folder or set IDENT_DATABASE_URL\n");
+    return 2;
+  }
+  if (!forImport && where.kind === "embedded" && where.dataDir && !existsSync(where.dataDir)) {
+    io.err(`ident: there is no index in ${where.dataDir} to export\n`);
+    return 1;
+  }
+  try {
+    return await openStore(where);
+  } catch (err) {
+    // The running app holds the embedded store: stop it first (docs/deploying.md#moving-the-index).
+    io.err(`ident: the store cannot be opened: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+export async function storeExport(file: string | null, env: Readonly<Record<string, string | undefined>>, io: Io): Promise<number> {
+  const store = await open(env, io, false);
+  if (typeof store === "number") return store;
+  // To a file: written beside it and renamed when whole, so a file of that name is never a part of one.
+  const partial = file === null ? null : `${file}.partial`;
+  const stream: Writable | null = partial ? createWriteStream(partial) : (io.stdout ?? null);
+  const write = stream ? writerTo(stream) : (text: string) => io.out(text);
+  const shown = progressLine(io, "exported");
+  const started = Date.now();
+  try {
+    const counts = await exportIndex(store.db, write, shown.progress);
+    shown.end();
+    if (partial && stream) {
+      stream.end();
+      await once(stream, "finish");
+      renameSync(partial, file ?? partial);
+    }
+    const s = (Date.now() - started) / 1000;
+    io.err(
+      `ident: exported ${thousands(counts.entities)} entities (${thousands(counts.claims)} claims, ${thousands(counts.changes)} changes) and ` +
+        `${thousands(counts.jobs)} jobs in ${s.toFixed(1)} s${file ? ` to ${file}` : ""}\n`,
+    );
+    return 0;
+  } catch (err) {
+    shown.end();
+    if (partial) rmSync(partial, { force: true });
+    io.err(`ident: the export failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}
+
+export async function storeImport(
+  file: string,
+  merge: boolean,
+  env: Readonly<Record<string, string | undefined>>,
+  io: Io,
+): Promise<number> {
+  if (!existsSync(file)) {
+    io.err(`ident: there is no file ${file} to import\n`);
+    return 1;
+  }
+  const store = await open(env, io, true);
+  if (typeof store === "number") return store;
+  const started = Date.now();
+  const shown = progressLine(io, "imported");
+  try {
+    if (!merge) {
+      const [held] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
+      if ((held?.n ?? 0) > 0) throw new StoreNotEmpty(held?.n ?? 0);
+    }
+    // The whole file is read and checked first: a bad line is found before anything is written.
+    const total = await checkExport(linesOf(file));
+    const done = await importIndex(store.db, linesOf(file), { merge, total, progress: shown.progress });
+    shown.end();
+    const s = (Date.now() - started) / 1000;
+    const kept = done.kept > 0 ? `; ${thousands(done.kept)} the store had checked as late or later were kept as they were` : "";
+    io.err(
+      `ident: imported ${thousands(done.entities)} entities (${thousands(done.claims)} claims, ${thousands(done.changes)} changes) and ` +
+        `${thousands(done.jobs)} jobs in ${s.toFixed(1)} s (${thousands(Math.round(done.entities / Math.max(0.001, s)))} entities/s)${kept}\n`,
+    );
+    return 0;
+  } catch (err) {
+    shown.end();
+    if (err instanceof ImportError) io.err(`ident: ${file} ${err.message}; nothing was imported\n`);
+    else if (err instanceof StoreNotEmpty) io.err(`ident: ${err.message}; nothing was imported\n`);
+    else io.err(`ident: the import failed, and nothing was imported: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}
