@@ -42,6 +42,12 @@ export default defineConfig({
       ],
     },
   },
+  // Lighthouse measures the main thread of the page it audits: it runs last, alone, so that the
+  // other specs' servers and browsers do not take the machine's two cores while it times the page.
+  projects: [
+    { name: "pages", testIgnore: /lighthouse\.spec\.ts$/ },
+    { name: "lighthouse", testMatch: /lighthouse\.spec\.ts$/, dependencies: ["pages"] },
+  ],
   webServer: {
     command: "node scripts/demo.js --quiet",
     url: `http://localhost:${PORT}/`,

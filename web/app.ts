@@ -49,6 +49,12 @@ export type App = {
   quietConsole(): void;
   /** Discovery and re-verification; null when off (`IDENT_CRAWL=0`) or without an index. */
   crawler?: Promise<Crawler | null>;
+  /**
+   * Stops the instance's own work (docs/deploying.md#upgrading-without-losing-results): background
+   * resolutions given 5 s to finish, the results waiting for the store 10 s to be written (what
+   * still waits is logged, by count), then the resolver and the store closed.
+   */
+  close(): Promise<void>;
 };
 
 /** Validates the environment (docs/decisions.md#configuration); throws one message naming every bad variable. */
@@ -117,6 +123,13 @@ export function app(): App {
         metrics: async () => ({ text: await resolver.metrics.registry.metrics(), contentType: resolver.metrics.registry.contentType }),
       }),
     quietConsole: () => quietConsole(log),
+    async close() {
+      await (await built.crawler)?.stop(5000);
+      const store = await resolver.store;
+      const left = store ? await store.flush(10_000) : 0;
+      if (left > 0) log.error(`store: stopping with ${left} results not recorded (the database did not take them within 10 s)`);
+      await resolver.close();
+    },
   };
   holder.__identApp = built;
   // docs/decisions.md#discovery: background resolutions start with the server.

@@ -145,5 +145,33 @@ function serve(req, res) {
   });
 }
 
-// SIGTERM ends the process normally, so that `--cpu-prof` (npm run load with LOAD_PROF=1) writes its profile.
-process.on("SIGTERM", () => process.exit(0));
+// docs/deploying.md#upgrading-without-losing-results: SIGTERM (systemd's stop) and SIGINT stop the
+// instance without losing what it holds: no new connection is taken, the requests in progress are
+// answered (20 s at most), then the app's own work is finished (web/app.ts, close) and the process
+// ends normally (so `--cpu-prof`, npm run load with LOAD_PROF=1, writes its profile). A second
+// signal ends it at once.
+let inProgress = 0;
+server.on("request", (_req, res) => {
+  inProgress++;
+  res.once("close", () => inProgress--);
+});
+let stopping = false;
+async function stop(signal) {
+  if (stopping) process.exit(1);
+  stopping = true;
+  const log = globalThis.__identApp?.log;
+  log?.info(`stopping on ${signal}: ${inProgress} requests in progress`);
+  server.close();
+  server.closeIdleConnections();
+  for (let waited = 0; inProgress > 0 && waited < 20_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  server.closeAllConnections();
+  try {
+    await globalThis.__identApp?.close();
+  } catch (err) {
+    log?.error(`stopping: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  log?.info("stopped");
+  process.exit(0);
+}
+process.on("SIGTERM", () => void stop("SIGTERM"));
+process.on("SIGINT", () => void stop("SIGINT"));

@@ -44,6 +44,11 @@ export type Store = {
   /** The index's size and its queue, for /metrics. */
   stats(): Promise<StoreStats>;
   /**
+   * Records the results waiting now, trying for at most `timeoutMs` (an instance that stops,
+   * docs/deploying.md#upgrading-without-losing-results); answers how many still wait. Never throws.
+   */
+  flush(timeoutMs: number): Promise<number>;
+  /**
    * Removes what was never accepted and was last checked over 7 days before `now`
    * (docs/decisions.md#the-index); how many domains left, 0 when the database cannot say. Never throws.
    * The store does it by itself every hour.
@@ -263,6 +268,17 @@ export async function openStore(
       return { entities: Number(row?.entities ?? 0), queueDepth: Number(row?.depth ?? 0), lagS: Math.max(0, row?.lag ?? 0) };
     },
     prune: (now) => pruneNeverAccepted(db, now).catch(() => 0),
+    async flush(timeoutMs) {
+      const until = Date.now() + timeoutMs;
+      while (backlog.length + draining > 0 && Date.now() < until) {
+        if (draining === 0) {
+          clearTimeout(retry);
+          await drain().catch(() => undefined);
+        }
+        if (backlog.length + draining > 0) await new Promise((r) => setTimeout(r, Math.min(200, Math.max(0, until - Date.now()))));
+      }
+      return backlog.length + draining;
+    },
     async close() {
       clearTimeout(retry);
       clearInterval(pruning);

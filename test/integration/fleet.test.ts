@@ -380,6 +380,29 @@ describe("one index for the fleet", () => {
   }, 30_000);
 });
 
+describe("an instance that stops (docs/deploying.md#upgrading-without-losing-results)", () => {
+  it("flush: the results waiting for the database are written before the store closes; when it stays away, it says how many wait", async () => {
+    const database = await postgres.database(`fleet${process.pid}_${n++}`);
+    const { a } = await fleet({}, database);
+    const store = (await a.store)!;
+    expect(await store.ping()).toBe(true);
+    await postgres.pause();
+    try {
+      answered(await a.resolveEntity("carol.example", { refresh: true }));
+      answered(await a.resolveEntity("bob.example", { refresh: true }));
+      expect(store.backlog).toBe(2);
+      // Still away: the flush gives up after its time, and answers what still waits.
+      expect(await store.flush(300)).toBe(2);
+    } finally {
+      await postgres.resume();
+    }
+    // Back: the flush writes them now, not at the next retry.
+    expect(await store.flush(15_000)).toBe(0);
+    expect(await store.history("carol.example")).not.toBeNull();
+    expect(await store.history("bob.example")).not.toBeNull();
+  }, 40_000);
+});
+
 /** The value of one sample of a Prometheus text exposition; 0 when absent. */
 function metric(text: string, name: string, labels: Record<string, string> = {}): number {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
