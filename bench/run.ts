@@ -13,7 +13,8 @@
  *   fleet: sharing over 2 instances, warm lookups/s with 1 and 2, the Redis tier's cost (bench/fleet.ts)
  *
  * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, rps),
- * `BENCH_ONLY=fleet` the fleet's, `BENCH_ONLY=resolver` fan-out, sharing and memory.
+ * `BENCH_ONLY=fleet` the fleet's, `BENCH_ONLY=resolver` fan-out, sharing and memory, `BENCH_ONLY=export`
+ * moving the index: export and import at 100k entities on both engines, and 1M into PostgreSQL (bench/export.ts).
  */
 import { answered } from "../test/helpers/answered";
 import { spawnSync } from "node:child_process";
@@ -26,6 +27,7 @@ import { createResolver } from "../lib/resolver";
 import { spawnSampleNetwork } from "../test/network/spawn";
 import { benchApp } from "./app";
 import type { BareInput, BareOutput } from "./bare-client";
+import { benchExport } from "./export";
 import { benchFleet } from "./fleet";
 import { benchDiscovery, benchIndex, crawlSites } from "./index";
 import { median } from "./stats";
@@ -40,6 +42,7 @@ const ONLY_INDEX = process.env.BENCH_ONLY === "index";
 const ONLY_APP = process.env.BENCH_ONLY === "app";
 const ONLY_FLEET = process.env.BENCH_ONLY === "fleet";
 const ONLY_RESOLVER = process.env.BENCH_ONLY === "resolver";
+const ONLY_EXPORT = process.env.BENCH_ONLY === "export";
 const S = "\u00a7";
 
 const json = (v: unknown) => JSON.stringify(v);
@@ -216,9 +219,11 @@ async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
   if (ONLY_FLEET) return benchFleet();
   if (ONLY_APP) return benchTheApp(net);
   if (ONLY_RESOLVER) return measureResolver(net);
+  if (ONLY_EXPORT) return benchExport();
   if (!ONLY_INDEX) await measureResolver(net);
   await benchDiscovery(net, CRAWL_ENTITIES);
   await benchIndex();
+  await benchExport();
   if (!ONLY_INDEX) await benchFleet();
 }
 

@@ -1,7 +1,7 @@
 /**
  * `ident store export [FILE]` and `ident store import FILE [--merge]` (docs/deploying.md#moving-the-index):
- * the configured store's whole index as NDJSON, and back, streamed both ways. An import checks the
- * whole file before it writes anything, then writes it in one transaction.
+ * the configured store's whole index as NDJSON, and back, streamed both ways. An import checks each
+ * line as it reads it and writes the file in one transaction: all of it, or nothing.
  */
 import { createReadStream, createWriteStream, existsSync, renameSync, rmSync } from "node:fs";
 import { once } from "node:events";
@@ -9,7 +9,7 @@ import type { Writable } from "node:stream";
 import { createInterface } from "node:readline";
 import { configErrorMessage, parseConfig } from "../lib/config";
 import { openStore, type Store } from "../lib/store";
-import { checkExport, exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine, type Progress } from "../lib/store/export";
+import { exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine, type Progress } from "../lib/store/export";
 import type { Io } from "./io";
 
 /** The lines of `file`, numbered from 1. */
@@ -128,9 +128,8 @@ export async function storeImport(
       const [held] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
       if ((held?.n ?? 0) > 0) throw new StoreNotEmpty(held?.n ?? 0);
     }
-    // The whole file is read and checked first: a bad line is found before anything is written.
-    const total = await checkExport(linesOf(file));
-    const done = await importIndex(store.db, linesOf(file), { merge, total, progress: shown.progress });
+    // Each line is checked as it is read; a bad one rolls back the one transaction: nothing is written.
+    const done = await importIndex(store.db, linesOf(file), { merge, progress: shown.progress });
     shown.end();
     const s = (Date.now() - started) / 1000;
     const kept = done.kept > 0 ? `; ${thousands(done.kept)} the store had checked as late or later were kept as they were` : "";

@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import type { Db, Queryable } from "./db";
-import { jsonb, searchColumns } from "./verdicts";
+import { jsonb, searchExpressions } from "./verdicts";
 
 export const EXPORT_SCHEMA = "ident-resolver/export@1";
 
@@ -97,70 +97,38 @@ export const EXPORT_BATCH = 1000;
 type Counts = ExportHeader["counts"];
 export type Progress = (done: { entities: number; jobs: number }, total: Counts) => void;
 
-const iso = (d: unknown): string | null => (d === null || d === undefined ? null : new Date(d as string | Date).toISOString());
-const isoNow = (d: unknown): string => iso(d) ?? "";
+/** A time as the file writes it, in SQL: UTC, milliseconds, as JavaScript's toISOString. */
+const T = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** The keys of each line in their fixed order, from a row of either engine. */
-function entityLine(e: Record<string, unknown>, claims: Record<string, unknown>[], changes: Record<string, unknown>[]): string {
-  const line: ExportEntity = {
-    entity: {
-      domain: String(e.domain),
-      status: String(e.status),
-      network_id: (e.network_id as string | null) ?? null,
-      entity_type: (e.entity_type as string | null) ?? null,
-      details: (e.details as Record<string, unknown>) ?? {},
-      problems: (e.problems as unknown[]) ?? [],
-      verified: Number(e.verified),
-      unverified: Number(e.unverified),
-      first_seen_at: isoNow(e.first_seen_at),
-      last_checked_at: isoNow(e.last_checked_at),
-      name: (e.name as string | null) ?? null,
-      description: (e.description as string | null) ?? null,
-      ever_accepted: Boolean(e.ever_accepted),
-      failed_checks: Number(e.failed_checks),
-    },
-    claims: claims.map((c) => ({
-      kind: c.kind as ExportEntity["claims"][number]["kind"],
-      claim_key: String(c.claim_key),
-      id: (c.id as string | null) ?? null,
-      label: (c.label as string | null) ?? null,
-      issuer: (c.issuer as string | null) ?? null,
-      issuer_name: (c.issuer_name as string | null) ?? null,
-      present: Boolean(c.present),
-      verified: Boolean(c.verified),
-      reason: (c.reason as string | null) ?? null,
-      stale_reason: (c.stale_reason as string | null) ?? null,
-      stale_message: (c.stale_message as string | null) ?? null,
-      first_seen_at: isoNow(c.first_seen_at),
-      last_checked_at: isoNow(c.last_checked_at),
-      last_verified_at: iso(c.last_verified_at),
-      verified_since: iso(c.verified_since),
-      failing_since: iso(c.failing_since),
-    })),
-    changes: changes.map((c) => ({
-      kind: c.kind as ExportEntity["changes"][number]["kind"],
-      claim_key: String(c.claim_key),
-      id: (c.id as string | null) ?? null,
-      at: isoNow(c.at),
-      verified: (c.verified as boolean | null) ?? null,
-      status: (c.status as string | null) ?? null,
-      reason: (c.reason as string | null) ?? null,
-    })),
-  };
-  return JSON.stringify(line);
-}
+/**
+ * An entity's line, made by the engine itself (one statement a batch, no row crossing into
+ * JavaScript): keys in the order of {@link ExportEntity}, claims by kind and key, changes oldest first.
+ */
+const ENTITY_LINES = `
+  SELECT e.domain, json_build_object(
+    'entity', json_build_object('domain', e.domain, 'status', e.status, 'network_id', e.network_id, 'entity_type', e.entity_type,
+      'details', e.details, 'problems', e.problems, 'verified', e.verified, 'unverified', e.unverified,
+      'first_seen_at', ${T("e.first_seen_at")}, 'last_checked_at', ${T("e.last_checked_at")}, 'name', e.name,
+      'description', e.description, 'ever_accepted', e.ever_accepted, 'failed_checks', e.failed_checks),
+    'claims', coalesce((
+      SELECT json_agg(json_build_object('kind', c.kind, 'claim_key', c.claim_key, 'id', c.id, 'label', c.label, 'issuer', c.issuer,
+          'issuer_name', c.issuer_name, 'present', c.present, 'verified', c.verified, 'reason', c.reason,
+          'stale_reason', c.stale_reason, 'stale_message', c.stale_message, 'first_seen_at', ${T("c.first_seen_at")},
+          'last_checked_at', ${T("c.last_checked_at")}, 'last_verified_at', ${T("c.last_verified_at")},
+          'verified_since', ${T("c.verified_since")}, 'failing_since', ${T("c.failing_since")})
+        ORDER BY c.kind COLLATE "C", c.claim_key COLLATE "C")
+      FROM claims c WHERE c.domain = e.domain), '[]'::json),
+    'changes', coalesce((
+      SELECT json_agg(json_build_object('kind', ch.kind, 'claim_key', ch.claim_key, 'id', ch.id, 'at', ${T("ch.at")},
+          'verified', ch.verified, 'status', ch.status, 'reason', ch.reason) ORDER BY ch.seq)
+      FROM changes ch WHERE ch.domain = e.domain), '[]'::json)
+  )::text AS line
+  FROM entities e WHERE e.domain COLLATE "C" > $1 ORDER BY e.domain COLLATE "C" LIMIT $2`;
 
-/** Rows grouped by their `domain`, in the order read. */
-function byDomain(rows: Record<string, unknown>[]): Map<string, Record<string, unknown>[]> {
-  const out = new Map<string, Record<string, unknown>[]>();
-  for (const { domain, ...rest } of rows) {
-    const key = String(domain);
-    const list = out.get(key);
-    if (list) list.push(rest);
-    else out.set(key, [rest]);
-  }
-  return out;
-}
+const JOB_LINES = `
+  SELECT domain, json_build_object('job', json_build_object('domain', domain, 'reason', reason, 'priority', priority,
+    'due_at', ${T("due_at")}, 'backoff_s', backoff_s, 'attempts', attempts, 'queued_at', ${T("queued_at")}))::text AS line
+  FROM crawl_queue WHERE domain COLLATE "C" > $1 ORDER BY domain COLLATE "C" LIMIT $2`;
 
 /**
  * Writes the whole index of `db` to `write`, a line at a time (each ends with a newline), from one
@@ -183,73 +151,26 @@ export async function exportIndex(db: Db, write: (line: string) => Promise<void>
     };
     await write(`${JSON.stringify({ schema: EXPORT_SCHEMA, counts } satisfies ExportHeader)}\n`);
     const done = { entities: 0, jobs: 0 };
-    let after = "";
-    for (;;) {
-      const entities = await tx.query(
-        `SELECT domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
-           name, description, ever_accepted, failed_checks
-         FROM entities WHERE domain COLLATE "C" > $1 ORDER BY domain COLLATE "C" LIMIT $2`,
-        [after, EXPORT_BATCH],
-      );
-      if (entities.length === 0) break;
-      const domains = entities.map((e) => String(e.domain));
-      const [claims, changes] = await Promise.all([
-        readClaims(tx, domains),
-        tx.query(
-          `SELECT domain, kind, claim_key, id, at, verified, status, reason FROM changes WHERE domain = ANY($1::text[]) ORDER BY domain, seq`,
-          [domains],
-        ),
-      ]);
-      const claimsOf = byDomain(claims);
-      const changesOf = byDomain(changes);
-      let chunk = "";
-      for (const e of entities) chunk += `${entityLine(e, claimsOf.get(String(e.domain)) ?? [], changesOf.get(String(e.domain)) ?? [])}\n`;
-      await write(chunk);
-      done.entities += entities.length;
-      progress?.(done, counts);
-      after = domains.at(-1) ?? after;
-    }
-    after = "";
-    for (;;) {
-      const jobs = await tx.query(
-        `SELECT domain, reason, priority, due_at, backoff_s, attempts, queued_at FROM crawl_queue
-         WHERE domain COLLATE "C" > $1 ORDER BY domain COLLATE "C" LIMIT $2`,
-        [after, EXPORT_BATCH],
-      );
-      if (jobs.length === 0) break;
-      let chunk = "";
-      for (const j of jobs) {
-        const line: ExportJob = {
-          job: {
-            domain: String(j.domain),
-            reason: String(j.reason),
-            priority: Number(j.priority),
-            due_at: isoNow(j.due_at),
-            backoff_s: Number(j.backoff_s),
-            attempts: Number(j.attempts),
-            queued_at: isoNow(j.queued_at),
-          },
-        };
-        chunk += `${JSON.stringify(line)}\n`;
+    for (const [sql, kind] of [
+      [ENTITY_LINES, "entities"],
+      [JOB_LINES, "jobs"],
+    ] as const) {
+      let after = "";
+      for (;;) {
+        const rows = await tx.query<{ domain: string; line: string }>(sql, [after, EXPORT_BATCH]);
+        if (rows.length === 0) break;
+        await write(`${rows.map((r) => r.line).join("\n")}\n`);
+        done[kind] += rows.length;
+        progress?.(done, counts);
+        after = rows.at(-1)?.domain ?? after;
       }
-      await write(chunk);
-      done.jobs += jobs.length;
-      progress?.(done, counts);
-      after = String(jobs.at(-1)?.domain ?? after);
     }
     return counts;
   });
 }
 
-/** The claims of `domains`, in domain, kind and key order, bytewise. */
-function readClaims(tx: Queryable, domains: string[]) {
-  return tx.query(
-    `SELECT domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
-       first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since
-     FROM claims WHERE domain = ANY($1::text[]) ORDER BY domain COLLATE "C", kind COLLATE "C", claim_key COLLATE "C"`,
-    [domains],
-  );
-}
+/** An identifier for SQL text, quoted. */
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** A line of a file that cannot be imported, and why; nothing was written. */
 export class ImportError extends Error {
@@ -271,115 +192,152 @@ const issueOf = (error: z.ZodError) => {
   return first ? `${first.path.length > 0 ? `${first.path.join(".")}: ` : ""}${first.message}` : "not valid";
 };
 
+/** A line checked: the header, an entity or a job, as the file gives it. */
+type Checked = { kind: "header"; value: ExportHeader } | { kind: "entity"; value: ExportEntity } | { kind: "job"; value: ExportJob };
+
 /**
- * Reads the whole file once, checking every line (the header first, entities then jobs, each in
- * strictly increasing domain order, counts as the header says); throws an {@link ImportError} naming
- * the first bad line. Memory holds one line.
+ * Checks a file's lines in order: the header first, entities then jobs, each in strictly increasing
+ * domain order, every line valid; `end` checks the counts the header gave. Each problem is an
+ * {@link ImportError} naming its line. Holds nothing but the last domain.
  */
-export async function checkExport(lines: AsyncIterable<NumberedLine>): Promise<Counts> {
+function lineChecker() {
   let header: ExportHeader | null = null;
   const seen = { entities: 0, claims: 0, changes: 0, jobs: 0 };
   let last = "";
   let inJobs = false;
   let n = 0;
-  for await (const line of lines) {
-    n = line.n;
-    if (line.text.trim() === "") throw new ImportError(n, "an empty line");
-    let value: unknown;
-    try {
-      value = JSON.parse(line.text);
-    } catch {
-      throw new ImportError(n, "not valid JSON (the file may be cut short)");
-    }
-    if (header === null) {
-      const parsed = ExportHeader.safeParse(value);
-      if (!parsed.success) {
-        const schema = (value as { schema?: unknown } | null)?.schema;
-        throw new ImportError(
-          n,
-          typeof schema === "string" && schema !== EXPORT_SCHEMA
-            ? `the file is ${JSON.stringify(schema)}, not ${EXPORT_SCHEMA}`
-            : `not an export's first line (${issueOf(parsed.error)})`,
-        );
+  return {
+    check(line: NumberedLine): Checked {
+      n = line.n;
+      if (line.text.trim() === "") throw new ImportError(n, "an empty line");
+      let value: unknown;
+      try {
+        value = JSON.parse(line.text);
+      } catch {
+        throw new ImportError(n, "not valid JSON (the file may be cut short)");
       }
-      header = parsed.data;
-      continue;
-    }
-    const isJob = value !== null && typeof value === "object" && "job" in value;
-    if (isJob) {
-      const parsed = ExportJob.safeParse(value);
-      if (!parsed.success) throw new ImportError(n, `not a valid job (${issueOf(parsed.error)})`);
-      if (!inJobs) last = "";
-      inJobs = true;
-      if (!(parsed.data.job.domain > last)) throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order`);
-      last = parsed.data.job.domain;
-      seen.jobs++;
-      continue;
-    }
-    if (inJobs) throw new ImportError(n, "an entity after the jobs: entities come first");
-    const parsed = ExportEntity.safeParse(value);
-    if (!parsed.success) throw new ImportError(n, `not a valid entity (${issueOf(parsed.error)})`);
-    const domain = parsed.data.entity.domain;
-    if (!(domain > last)) throw new ImportError(n, `${domain} is out of domain order, or there twice`);
-    last = domain;
-    seen.entities++;
-    seen.claims += parsed.data.claims.length;
-    seen.changes += parsed.data.changes.length;
-  }
-  if (header === null) throw new ImportError(0, "the file is empty");
-  for (const key of ["entities", "claims", "changes", "jobs"] as const) {
-    if (seen[key] !== header.counts[key]) {
-      throw new ImportError(
-        n,
-        `the file holds ${seen[key]} ${key} where its first line says ${header.counts[key]}: it is cut short or was edited`,
-      );
-    }
-  }
-  return header.counts;
+      if (header === null) {
+        const parsed = ExportHeader.safeParse(value);
+        if (!parsed.success) {
+          const schema = (value as { schema?: unknown } | null)?.schema;
+          throw new ImportError(
+            n,
+            typeof schema === "string" && schema !== EXPORT_SCHEMA
+              ? `the file is ${JSON.stringify(schema)}, not ${EXPORT_SCHEMA}`
+              : `not an export's first line (${issueOf(parsed.error)})`,
+          );
+        }
+        header = parsed.data;
+        return { kind: "header", value: header };
+      }
+      if (value !== null && typeof value === "object" && "job" in value) {
+        const parsed = ExportJob.safeParse(value);
+        if (!parsed.success) throw new ImportError(n, `not a valid job (${issueOf(parsed.error)})`);
+        if (!inJobs) last = "";
+        inJobs = true;
+        if (!(parsed.data.job.domain > last)) throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order`);
+        last = parsed.data.job.domain;
+        seen.jobs++;
+        return { kind: "job", value: parsed.data };
+      }
+      if (inJobs) throw new ImportError(n, "an entity after the jobs: entities come first");
+      const parsed = ExportEntity.safeParse(value);
+      if (!parsed.success) throw new ImportError(n, `not a valid entity (${issueOf(parsed.error)})`);
+      const domain = parsed.data.entity.domain;
+      if (!(domain > last)) throw new ImportError(n, `${domain} is out of domain order, or there twice`);
+      last = domain;
+      seen.entities++;
+      seen.claims += parsed.data.claims.length;
+      seen.changes += parsed.data.changes.length;
+      return { kind: "entity", value: parsed.data };
+    },
+    end(): Counts {
+      if (header === null) throw new ImportError(0, "the file is empty");
+      for (const key of ["entities", "claims", "changes", "jobs"] as const) {
+        if (seen[key] !== header.counts[key]) {
+          throw new ImportError(
+            n,
+            `the file holds ${seen[key]} ${key} where its first line says ${header.counts[key]}: it is cut short or was edited`,
+          );
+        }
+      }
+      return header.counts;
+    },
+    get total(): Counts {
+      return header?.counts ?? { entities: 0, claims: 0, changes: 0, jobs: 0 };
+    },
+  };
 }
 
 /** What an import did. */
 export type Imported = { entities: number; kept: number; claims: number; changes: number; jobs: number };
 
 /**
- * Loads a file already checked by {@link checkExport} into `db`, in one transaction: all of it or
- * nothing. Without `merge`, a store that holds an entity is refused. With it, an entity the store
- * has checked as late or later is kept as it is; otherwise the file's row and claims replace it.
- * Changes of verdict are kept from both, each once; a job keeps the earlier due time.
+ * Loads a file into `db` in one transaction, checking each line as it is read (the header first, entities
+ * then jobs in domain order, each valid): the first bad line, or counts that differ from the header, roll everything back, so it is
+ * all of the file or nothing. Without `merge`, a store that holds an entity is refused. With it, an
+ * entity the store has checked as late or later is kept as it is; otherwise the file's row and claims
+ * replace it. Changes of verdict are kept from both, each once; a job keeps the earlier due time.
+ * The next batch is read and checked while the engine writes the one before.
  */
 export async function importIndex(
   db: Db,
   lines: AsyncIterable<NumberedLine>,
-  options: { merge: boolean; total?: Counts; progress?: Progress },
+  options: { merge: boolean; progress?: Progress },
 ): Promise<Imported> {
   return db.transaction(async (tx) => {
     if (!options.merge) {
       const [held] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
       if ((held?.n ?? 0) > 0) throw new StoreNotEmpty(held?.n ?? 0);
     }
+    // Into an empty store, the secondary indexes are built once at the end rather than entry by entry
+    // (their definitions read back from the catalogue, so they are the migrations' own); the
+    // transaction puts them back whatever happens.
+    const rebuilt = options.merge
+      ? []
+      : await tx.query<{ indexname: string; indexdef: string }>(
+          `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()
+           AND tablename IN ('entities', 'claims', 'changes', 'crawl_queue', 'search_words') AND indexdef NOT LIKE 'CREATE UNIQUE%'`,
+        );
+    for (const { indexname } of rebuilt) await tx.query(`DROP INDEX ${quoteIdent(indexname)}`);
     const done: Imported = { entities: 0, kept: 0, claims: 0, changes: 0, jobs: 0 };
-    const total = options.total ?? { entities: 0, claims: 0, changes: 0, jobs: 0 };
+    const checker = lineChecker();
     let entities: ExportEntity[] = [];
     let jobs: ExportJob["job"][] = [];
+    let writing: Promise<void> = Promise.resolve();
     const flush = async () => {
-      if (entities.length > 0) await writeEntities(tx, entities, done);
-      if (jobs.length > 0) await writeJobs(tx, jobs, done);
+      const batch = { entities, jobs };
       entities = [];
       jobs = [];
-      options.progress?.({ entities: done.entities + done.kept, jobs: done.jobs }, total);
+      // One statement at a time on the transaction: this batch after the one before.
+      await writing;
+      writing = (async () => {
+        if (batch.entities.length > 0) await writeEntities(tx, batch.entities, done, options.merge);
+        if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, done);
+        options.progress?.({ entities: done.entities + done.kept, jobs: done.jobs }, checker.total);
+      })();
+      // A failed write is awaited (and thrown) at the next flush, or at the end.
+      writing.catch(() => undefined);
     };
-    let first = true;
-    for await (const line of lines) {
-      if (first) {
-        first = false;
-        continue;
+    try {
+      for await (const line of lines) {
+        const checked = checker.check(line);
+        if (checked.kind === "entity") entities.push(checked.value);
+        else if (checked.kind === "job") jobs.push(checked.value.job);
+        if (entities.length + jobs.length >= EXPORT_BATCH) await flush();
       }
-      const value = JSON.parse(line.text) as ExportEntity | ExportJob;
-      if ("job" in value) jobs.push(value.job);
-      else entities.push(value);
-      if (entities.length + jobs.length >= EXPORT_BATCH) await flush();
+      checker.end();
+      await flush();
+      await writing;
+    } catch (err) {
+      // The write in progress ends before the transaction is rolled back.
+      await writing.catch(() => undefined);
+      throw err;
     }
-    await flush();
+    for (const { indexdef } of rebuilt) await tx.query(indexdef);
+    // The planner's statistics, as after any bulk load: without them the first reads of a new
+    // index (an export, a search) may scan where they would look up.
+    await tx.query("ANALYZE entities, claims, changes, crawl_queue, search_words");
     return done;
   });
 }
@@ -392,47 +350,68 @@ export class StoreNotEmpty extends Error {
   }
 }
 
-/** One batch of entities: their rows, claims and changes, then their search columns (docs/decisions.md#search). */
-async function writeEntities(tx: Queryable, batch: ExportEntity[], done: Imported): Promise<void> {
+/**
+ * One batch of entities: their rows with their search columns worked out as recording a check does
+ * (docs/decisions.md#search) and the words of their names, then their claims and changes. Into a
+ * store that was empty (`merge` false) nothing can collide, and nothing is looked up first.
+ */
+async function writeEntities(tx: Queryable, batch: ExportEntity[], done: Imported, merge: boolean): Promise<void> {
+  const rows = batch.map((b) =>
+    Object.assign({}, b.entity, {
+      // The words of the claims listed now, as recording a check joins them.
+      words: b.claims
+        .filter((c) => c.present)
+        .flatMap((c) => [c.label, c.issuer_name])
+        .filter((w) => w !== null)
+        .join(" ")
+        .slice(0, 20_000),
+    }),
+  );
+  const search = searchExpressions("x.name", "x.description", "x.words");
   const written = await tx.query<{ domain: string }>(
-    `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
-       name, description, ever_accepted, failed_checks)
-     SELECT domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
-       name, description, ever_accepted, failed_checks
-     FROM jsonb_to_recordset($1::jsonb) AS x(domain text, status text, network_id text, entity_type text, details jsonb, problems jsonb,
-       verified integer, unverified integer, first_seen_at timestamptz, last_checked_at timestamptz, name text, description text,
-       ever_accepted boolean, failed_checks integer)
-     ON CONFLICT (domain) DO UPDATE SET status = excluded.status, network_id = excluded.network_id, entity_type = excluded.entity_type,
-       details = excluded.details, problems = excluded.problems, verified = excluded.verified, unverified = excluded.unverified,
-       first_seen_at = LEAST(entities.first_seen_at, excluded.first_seen_at), last_checked_at = excluded.last_checked_at,
-       name = excluded.name, description = excluded.description, ever_accepted = entities.ever_accepted OR excluded.ever_accepted,
-       failed_checks = excluded.failed_checks
-     WHERE entities.last_checked_at < excluded.last_checked_at
-     RETURNING domain`,
-    [jsonb(batch.map((b) => b.entity))],
+    `WITH ins AS (
+       INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at,
+         last_checked_at, name, description, ever_accepted, failed_checks, names_plain, search)
+       SELECT domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
+         name, description, ever_accepted, failed_checks, ${search.names_plain}, ${search.search}
+       FROM jsonb_to_recordset($1::jsonb) AS x(domain text, status text, network_id text, entity_type text, details jsonb, problems jsonb,
+         verified integer, unverified integer, first_seen_at timestamptz, last_checked_at timestamptz, name text, description text,
+         ever_accepted boolean, failed_checks integer, words text)
+       ON CONFLICT (domain) DO UPDATE SET status = excluded.status, network_id = excluded.network_id, entity_type = excluded.entity_type,
+         details = excluded.details, problems = excluded.problems, verified = excluded.verified, unverified = excluded.unverified,
+         first_seen_at = LEAST(entities.first_seen_at, excluded.first_seen_at), last_checked_at = excluded.last_checked_at,
+         name = excluded.name, description = excluded.description, ever_accepted = entities.ever_accepted OR excluded.ever_accepted,
+         failed_checks = excluded.failed_checks, names_plain = excluded.names_plain, search = excluded.search
+       WHERE entities.last_checked_at < excluded.last_checked_at
+       RETURNING domain, names_plain
+     ), words AS (
+       INSERT INTO search_words (word)
+       SELECT DISTINCT w FROM ins, regexp_split_to_table(ins.names_plain, '[^[:alnum:]]+') AS w WHERE length(w) >= 3
+       ON CONFLICT DO NOTHING
+     )
+     SELECT domain FROM ins`,
+    [jsonb(rows)],
   );
   const replaced = new Set(written.map((w) => w.domain));
   const taken = batch.filter((b) => replaced.has(b.entity.domain));
   done.entities += taken.length;
   done.kept += batch.length - taken.length;
   const domains = taken.map((b) => b.entity.domain);
-  if (domains.length > 0) {
-    await tx.query("DELETE FROM claims WHERE domain = ANY($1::text[])", [domains]);
-    const claims = taken.flatMap((b) => b.claims.map((c) => Object.assign({ domain: b.entity.domain }, c)));
-    if (claims.length > 0) {
-      await tx.query(
-        `INSERT INTO claims (domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
-           first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(domain text, kind text, claim_key text, id text, label text, issuer text,
-           issuer_name text, present boolean, verified boolean, reason text, stale_reason text, stale_message text,
-           first_seen_at timestamptz, last_checked_at timestamptz, last_verified_at timestamptz, verified_since timestamptz,
-           failing_since timestamptz)`,
-        [jsonb(claims)],
-      );
-      done.claims += claims.length;
-    }
+  if (merge && domains.length > 0) await tx.query("DELETE FROM claims WHERE domain = ANY($1::text[])", [domains]);
+  const claims = taken.flatMap((b) => b.claims.map((c) => Object.assign({ domain: b.entity.domain }, c)));
+  if (claims.length > 0) {
+    await tx.query(
+      `INSERT INTO claims (domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
+         first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(domain text, kind text, claim_key text, id text, label text, issuer text,
+         issuer_name text, present boolean, verified boolean, reason text, stale_reason text, stale_message text,
+         first_seen_at timestamptz, last_checked_at timestamptz, last_verified_at timestamptz, verified_since timestamptz,
+         failing_since timestamptz)`,
+      [jsonb(claims)],
+    );
+    done.claims += claims.length;
   }
-  // Changes from every entity of the file, the store's own kept: each change once, in the file's order.
+  // Changes from every entity of the file, in the file's order; merged, the store's own are kept and each change is written once.
   let n = 0;
   const changes = batch.flatMap((b) => b.changes.map((c) => Object.assign({ domain: b.entity.domain, n: n++ }, c)));
   if (changes.length > 0) {
@@ -441,29 +420,12 @@ async function writeEntities(tx: Queryable, batch: ExportEntity[], done: Importe
        SELECT x.domain, x.kind, x.claim_key, x.id, x.at, x.verified, x.status, x.reason
        FROM jsonb_to_recordset($1::jsonb) AS x(domain text, n integer, kind text, claim_key text, id text, at timestamptz,
          verified boolean, status text, reason text)
-       WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)
+       ${merge ? "WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)" : ""}
        ORDER BY x.n
        RETURNING 1 AS n`,
       [jsonb(changes)],
     );
     done.changes += added.length;
-  }
-  if (domains.length > 0) {
-    // The search columns and the words of names, worked out as recording a check does.
-    await tx.query(
-      `UPDATE entities e SET ${searchColumns(
-        "e.name",
-        "e.description",
-        `(SELECT string_agg(concat_ws(' ', c.label, c.issuer_name), ' ' ORDER BY c.kind, c.claim_key) FROM claims c WHERE c.domain = e.domain AND c.present)`,
-      )} WHERE e.domain = ANY($1::text[])`,
-      [domains],
-    );
-    await tx.query(
-      `INSERT INTO search_words (word)
-       SELECT DISTINCT w FROM entities, regexp_split_to_table(names_plain, '[^[:alnum:]]+') AS w
-       WHERE domain = ANY($1::text[]) AND length(w) >= 3 ON CONFLICT DO NOTHING`,
-      [domains],
-    );
   }
 }
 

@@ -81,12 +81,23 @@ const iso = (d: Date | null) => (d ? isoOf(d) : null);
  * its name, description and claim words; the domain and network_id are the row's own.
  */
 export function searchColumns(name: string, description: string, words: string): string {
+  const e = searchExpressions(name, description, words);
+  return `names_plain = ${e.names_plain}, search = ${e.search}`;
+}
+
+/**
+ * The values of the search columns, as SQL expressions over a row that has `domain` and `network_id`
+ * (an entity's, or a row of an import, lib/store/export.ts).
+ */
+export function searchExpressions(name: string, description: string, words: string): { names_plain: string; search: string } {
   // The domain's labels as words, but its last: a top-level domain is in every other name.
   const a = `coalesce(${name}, '') || ' ' || translate(regexp_replace(domain, '[.][^.]*$', ''), '.-', '  ')`;
-  return `names_plain = lower(unaccent(${a})),
-    search = setweight(to_tsvector('simple', lower(unaccent(${a} || ' ' || translate(domain, '.-', '  ') || ' ' || coalesce(network_id, '')))), 'A')
+  return {
+    names_plain: `lower(unaccent(${a}))`,
+    search: `setweight(to_tsvector('simple', lower(unaccent(${a} || ' ' || translate(domain, '.-', '  ') || ' ' || coalesce(network_id, '')))), 'A')
       || setweight(to_tsvector('simple', lower(unaccent(coalesce(${words}, '')))), 'B')
-      || setweight(to_tsvector('simple', lower(unaccent(coalesce(${description}, '')))), 'C')`;
+      || setweight(to_tsvector('simple', lower(unaccent(coalesce(${description}, '')))), 'C')`,
+  };
 }
 
 /** A string at `path` in a claimed entry (untrusted JSON), or null. */

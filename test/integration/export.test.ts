@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult } from "../../lib/result/record";
 import { openStore, type Store, type StoreLocation } from "../../lib/store";
-import { checkExport, exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine } from "../../lib/store/export";
+import { exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine } from "../../lib/store/export";
 import { useEngines } from "../helpers/engines";
 
 const HOUR = 3600_000;
@@ -100,10 +100,7 @@ async function* linesOfText(text: string): AsyncGenerator<NumberedLine> {
   for (const line of lines) yield { n: ++n, text: line };
 }
 
-async function load(store: Store, text: string, merge = false) {
-  const total = await checkExport(linesOfText(text));
-  return importIndex(store.db, linesOfText(text), { merge, total });
-}
+const load = (store: Store, text: string, merge = false) => importIndex(store.db, linesOfText(text), { merge });
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 const count = async (store: Store, table: string) => (await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]?.n;
