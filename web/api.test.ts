@@ -2,7 +2,7 @@
  * The API's warm answers (docs/api.md#speed): a lookup the cache answers is kept as sent, and sent
  * again only while the cache's answer for it is the same: a document fetched again, an answer past
  * the time it stood until, or `?refresh=1` each make it anew. Searches are kept 10 seconds. Every
- * answer carries CORS and the limits; a 200 its ETag.
+ * answer carries CORS and the limits; a 200 its ETag. Each answer is checked against the OpenAPI document.
  */
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
@@ -11,7 +11,39 @@ import type { SearchResponse } from "../lib/result/record";
 import type { Store } from "../lib/store";
 import type { IndexSearch } from "../lib/store/search";
 import { createWindows, trafficSettings } from "../lib/traffic";
-import { createApi, type ApiDeps, type ApiRequest } from "./api";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { createApi, type ApiDeps, type ApiReply, type ApiRequest } from "./api";
+import { openApiDocument } from "./openapi";
+
+type Operation = {
+  responses: Record<string, { headers?: Record<string, unknown>; content?: { "application/json"?: { schema: object } } }>;
+};
+let paths: Promise<Record<string, Record<string, Operation>>> | null = null;
+const ajv = new Ajv2020({ strict: false });
+
+/**
+ * Every answer these tests receive, checked against the API's own OpenAPI document: its status one
+ * the route gives, its declared headers there, its body (uncompressed) valid by its schema.
+ */
+async function described(method: string, path: string, reply: ApiReply): Promise<void> {
+  paths ??= SwaggerParser.dereference(structuredClone(openApiDocument()) as never).then(
+    (d) => (d as unknown as { paths: Record<string, Record<string, Operation>> }).paths,
+  );
+  const all = await paths;
+  const template = Object.keys(all).find((t) => new RegExp(`^${t.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(path));
+  const operation = template ? all[template]?.[method === "HEAD" ? "get" : method.toLowerCase()] : undefined;
+  if (!operation) return; // not one of the API's operations (a preflight, a method it refuses)
+  const answer = operation.responses[String(reply.status)];
+  if (!answer) throw new Error(`${method} ${path}: ${reply.status} is not an answer the document gives`);
+  for (const name of Object.keys(answer.headers ?? {}))
+    if (reply.headers[name] === undefined) throw new Error(`${method} ${path}: no ${name}`);
+  const schema = answer.content?.["application/json"]?.schema;
+  if (!schema || reply.body === null) return;
+  const bytes = reply.headers["Content-Encoding"] === "gzip" ? gunzipSync(reply.body) : reply.body;
+  const validate = ajv.compile(schema);
+  if (!validate(JSON.parse(bytes.toString("utf8")))) throw new Error(`${method} ${path}: ${ajv.errorsText(validate.errors)}`);
+}
 
 const response = (name: string): SearchResponse => ({
   schema: "ident-resolver/search@1",
@@ -50,10 +82,12 @@ function fixture() {
   } as unknown as ApiDeps["resolver"];
   const log = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined } as unknown as ApiDeps["log"];
   const api = createApi({ resolver, log, clientOf: () => "192.0.2.1" });
-  const get = (target: string, headers: Record<string, string> = {}, method = "GET") => {
+  const get = async (target: string, headers: Record<string, string> = {}, method = "GET") => {
     const url = new URL(target, "http://localhost");
     const request: ApiRequest = { method, path: url.pathname, params: url.searchParams, header: (n) => headers[n] ?? null };
-    return api.answer(request);
+    const reply = await api.answer(request);
+    await described(method, url.pathname, reply);
+    return reply;
   };
   const name = async (target: string) => JSON.parse(String((await get(target)).body)).results[0].entity.details.name as string;
   return { state, get, name };
