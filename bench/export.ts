@@ -35,7 +35,7 @@ const WORDS = [
 ];
 
 /** A synthetic export of `n` entities (2 claims and 3 changes each, a queued re-check each), written to `file`. */
-async function writeSynthetic(file: string, n: number): Promise<void> {
+export async function writeSynthetic(file: string, n: number): Promise<void> {
   const out = createWriteStream(file);
   const write = async (text: string) => {
     if (!out.write(text)) await once(out, "drain");

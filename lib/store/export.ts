@@ -300,6 +300,15 @@ export async function importIndex(
            AND tablename IN ('entities', 'claims', 'changes', 'crawl_queue', 'search_words') AND indexdef NOT LIKE 'CREATE UNIQUE%'`,
         );
     for (const { indexname } of rebuilt) await tx.query(`DROP INDEX ${quoteIdent(indexname)}`);
+    // And the claims' and changes' references to their entity, checked once at the end for the whole
+    // table rather than row by row.
+    const references = options.merge
+      ? []
+      : await tx.query<{ table: string; name: string; def: string }>(
+          `SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint
+           WHERE contype = 'f' AND conrelid IN ('claims'::regclass, 'changes'::regclass)`,
+        );
+    for (const r of references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} DROP CONSTRAINT ${quoteIdent(r.name)}`);
     const done: Imported = { entities: 0, kept: 0, claims: 0, changes: 0, jobs: 0 };
     const checker = lineChecker();
     let entities: ExportEntity[] = [];
@@ -335,6 +344,7 @@ export async function importIndex(
       throw err;
     }
     for (const { indexdef } of rebuilt) await tx.query(indexdef);
+    for (const r of references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} ADD CONSTRAINT ${quoteIdent(r.name)} ${r.def}`);
     // The planner's statistics, as after any bulk load: without them the first reads of a new
     // index (an export, a search) may scan where they would look up.
     await tx.query("ANALYZE entities, claims, changes, crawl_queue, search_words");
@@ -401,33 +411,60 @@ async function writeEntities(tx: Queryable, batch: ExportEntity[], done: Importe
   const claims = taken.flatMap((b) => b.claims.map((c) => Object.assign({ domain: b.entity.domain }, c)));
   if (claims.length > 0) {
     await tx.query(
-      `INSERT INTO claims (domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
-         first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(domain text, kind text, claim_key text, id text, label text, issuer text,
-         issuer_name text, present boolean, verified boolean, reason text, stale_reason text, stale_message text,
-         first_seen_at timestamptz, last_checked_at timestamptz, last_verified_at timestamptz, verified_since timestamptz,
-         failing_since timestamptz)`,
-      [jsonb(claims)],
+      `INSERT INTO claims (${CLAIM_COLUMNS.map(([c]) => c).join(", ")}) SELECT * FROM ${unnest(CLAIM_COLUMNS)}`,
+      CLAIM_COLUMNS.map(([c]) => claims.map((row) => row[c])),
     );
     done.claims += claims.length;
   }
   // Changes from every entity of the file, in the file's order; merged, the store's own are kept and each change is written once.
-  let n = 0;
-  const changes = batch.flatMap((b) => b.changes.map((c) => Object.assign({ domain: b.entity.domain, n: n++ }, c)));
+  const changes = batch.flatMap((b) => b.changes.map((c) => Object.assign({ domain: b.entity.domain }, c)));
   if (changes.length > 0) {
     const added = await tx.query<{ n: number }>(
-      `INSERT INTO changes (domain, kind, claim_key, id, at, verified, status, reason)
-       SELECT x.domain, x.kind, x.claim_key, x.id, x.at, x.verified, x.status, x.reason
-       FROM jsonb_to_recordset($1::jsonb) AS x(domain text, n integer, kind text, claim_key text, id text, at timestamptz,
-         verified boolean, status text, reason text)
+      `INSERT INTO changes (${CHANGE_COLUMNS.map(([c]) => c).join(", ")})
+       SELECT ${CHANGE_COLUMNS.map(([c]) => `x.${c}`).join(", ")} FROM ${unnest(CHANGE_COLUMNS)} WITH ORDINALITY AS x(${CHANGE_COLUMNS.map(([c]) => c).join(", ")}, n)
        ${merge ? "WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)" : ""}
        ORDER BY x.n
        RETURNING 1 AS n`,
-      [jsonb(changes)],
+      CHANGE_COLUMNS.map(([c]) => changes.map((row) => row[c])),
     );
     done.changes += added.length;
   }
 }
+
+/** The columns of the claims and changes an import writes, with their types, a parameter (an array) each. */
+const CLAIM_COLUMNS = [
+  ["domain", "text"],
+  ["kind", "text"],
+  ["claim_key", "text"],
+  ["id", "text"],
+  ["label", "text"],
+  ["issuer", "text"],
+  ["issuer_name", "text"],
+  ["present", "boolean"],
+  ["verified", "boolean"],
+  ["reason", "text"],
+  ["stale_reason", "text"],
+  ["stale_message", "text"],
+  ["first_seen_at", "timestamptz"],
+  ["last_checked_at", "timestamptz"],
+  ["last_verified_at", "timestamptz"],
+  ["verified_since", "timestamptz"],
+  ["failing_since", "timestamptz"],
+] as const;
+const CHANGE_COLUMNS = [
+  ["domain", "text"],
+  ["kind", "text"],
+  ["claim_key", "text"],
+  ["id", "text"],
+  ["at", "timestamptz"],
+  ["verified", "boolean"],
+  ["status", "text"],
+  ["reason", "text"],
+] as const;
+
+/** Rows given as one array per column: the engine reads them without parsing JSON (a third faster than jsonb_to_recordset). */
+const unnest = (columns: readonly (readonly [string, string])[]) =>
+  `unnest(${columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})`;
 
 /** One batch of queued jobs; a domain already queued keeps the earlier due time. */
 async function writeJobs(tx: Queryable, jobs: ExportJob["job"][], done: Imported): Promise<void> {
