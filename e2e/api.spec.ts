@@ -42,11 +42,19 @@ test("every route answers as its description says: 200, 400, 404 (each checked a
 
 test("a 200 carries a content ETag; If-None-Match with it answers 304 with no body, on every route", async ({ request }) => {
   for (const path of ["/api/resolve?q=alice.example", "/api/search?q=alice", "/api/entity/alice.example/history"]) {
-    const first = await request.get(path);
-    const etag = first.headers().etag;
+    let first = await request.get(path);
+    let etag = first.headers().etag;
     expect(etag, path).toMatch(/^"[A-Za-z0-9_-]{27}(?:-gzip)?"$/);
     expect(first.headers()["cache-control"], path).toMatch(/max-age=\d+/);
-    const again = await request.get(path, { headers: { "if-none-match": etag! } });
+    let again = await request.get(path, { headers: { "if-none-match": etag! } });
+    if (again.status() === 200) {
+      // The answer changed in between (a lookup's freshness ran out, another spec recorded a check):
+      // a new tag for new content, and that one answers 304.
+      expect(again.headers().etag, path).not.toBe(etag);
+      first = again;
+      etag = first.headers().etag;
+      again = await request.get(path, { headers: { "if-none-match": etag! } });
+    }
     expect(again.status(), path).toBe(304);
     expect((await again.body()).length).toBe(0);
     expect(again.headers().etag).toBe(etag);
