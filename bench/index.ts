@@ -17,7 +17,7 @@ import { createResolver } from "../lib/resolver";
 import { openStore, type Store, type StoreLocation } from "../lib/store";
 import { queueStats } from "../lib/store/queue";
 import { sitemapCount } from "../lib/store/sitemap";
-import { searchColumns } from "../lib/store/verdicts";
+import { reindexSearch } from "../lib/store/verdicts";
 import { sitemapStream } from "../web/crawlers";
 import { startPostgres } from "../test/helpers/postgres";
 import { median } from "./stats";
@@ -151,10 +151,7 @@ export async function generateFor(store: Store, n: number): Promise<void> {
            FROM generate_series(1, $1::int) AS i) g`,
     [n],
   );
-  await store.db.query(`UPDATE entities SET ${searchColumns("name", "description", "NULL")}`);
-  await store.db.query(
-    "INSERT INTO search_words SELECT DISTINCT w FROM entities, regexp_split_to_table(names_plain, '[^[:alnum:]]+') AS w WHERE length(w) >= 3 ON CONFLICT DO NOTHING",
-  );
+  await store.db.transaction(reindexSearch);
   await store.db.query("ANALYZE entities");
 }
 

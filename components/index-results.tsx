@@ -12,12 +12,23 @@ function Marked({ text, search }: { text: string; search: string }) {
 
 const BADGE: Record<string, string> = { person: "Person", organization: "Organization" };
 
+/** Said when a search of very common words stopped before it filled its page (docs/decisions.md#search-at-size). */
+function CutShort({ page }: { page: IndexSearch }) {
+  if (!page.cut_short) return null;
+  return (
+    <p className="hit-facts" role="status" data-testid="cut-short">
+      This search stopped early: its words are in so many entries that going on would hold the index up for everyone. More words narrow it.
+    </p>
+  );
+}
+
 /** One page of index hits (docs/decisions.md#search), or the empty state that suggests a lookup. */
 export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSearch; cursor: string | null; now?: Date }) {
   const search = page.query;
   if (page.results.length === 0) {
     return (
       <div className="state" data-testid="no-hits">
+        <CutShort page={page} />
         <h2>Nothing in the index matches</h2>
         <p>
           The index knows the entities that were looked up or found from them. If you know the domain, look it up instead: type it above
@@ -33,6 +44,7 @@ export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSe
   }
   return (
     <>
+      <CutShort page={page} />
       <ol className="hits" data-testid="hits">
         {page.results.map((hit) => {
           const badge = hit.entity_type ? BADGE[hit.entity_type.toLowerCase()] : undefined;

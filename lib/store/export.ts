@@ -11,7 +11,8 @@
  */
 import { z } from "zod";
 import type { Db, Queryable } from "./db";
-import { jsonb, searchExpressions } from "./verdicts";
+import { addTypoWords, jsonb } from "./verdicts";
+import { searchColumns } from "./words";
 
 export const EXPORT_SCHEMA = "ident-resolver/export@1";
 
@@ -366,43 +367,43 @@ export class StoreNotEmpty extends Error {
  * store that was empty (`merge` false) nothing can collide, and nothing is looked up first.
  */
 async function writeEntities(tx: Queryable, batch: ExportEntity[], done: Imported, merge: boolean): Promise<void> {
-  const rows = batch.map((b) =>
-    Object.assign({}, b.entity, {
+  const namesOf = new Map<string, string[]>();
+  const rows = batch.map((b) => {
+    const columns = searchColumns({
+      name: b.entity.name,
+      domain: b.entity.domain,
+      networkId: b.entity.network_id,
       // The words of the claims listed now, as recording a check joins them.
-      words: b.claims
+      claims: b.claims
         .filter((c) => c.present)
         .flatMap((c) => [c.label, c.issuer_name])
         .filter((w) => w !== null)
         .join(" ")
         .slice(0, 20_000),
-    }),
-  );
-  const search = searchExpressions("x.name", "x.description", "x.words");
+      description: b.entity.description,
+    });
+    namesOf.set(b.entity.domain, columns.names);
+    return Object.assign({}, b.entity, { search: columns.search, search_names: columns.search_names });
+  });
   const written = await tx.query<{ domain: string }>(
-    `WITH ins AS (
-       INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at,
-         last_checked_at, name, description, ever_accepted, failed_checks, names_plain, search)
-       SELECT domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
-         name, description, ever_accepted, failed_checks, ${search.names_plain}, ${search.search}
-       FROM jsonb_to_recordset($1::jsonb) AS x(domain text, status text, network_id text, entity_type text, details jsonb, problems jsonb,
-         verified integer, unverified integer, first_seen_at timestamptz, last_checked_at timestamptz, name text, description text,
-         ever_accepted boolean, failed_checks integer, words text)
-       ON CONFLICT (domain) DO UPDATE SET status = excluded.status, network_id = excluded.network_id, entity_type = excluded.entity_type,
-         details = excluded.details, problems = excluded.problems, verified = excluded.verified, unverified = excluded.unverified,
-         first_seen_at = LEAST(entities.first_seen_at, excluded.first_seen_at), last_checked_at = excluded.last_checked_at,
-         name = excluded.name, description = excluded.description, ever_accepted = entities.ever_accepted OR excluded.ever_accepted,
-         failed_checks = excluded.failed_checks, names_plain = excluded.names_plain, search = excluded.search
-       WHERE entities.last_checked_at < excluded.last_checked_at
-       RETURNING domain, names_plain
-     ), words AS (
-       INSERT INTO search_words (word)
-       SELECT DISTINCT w FROM ins, regexp_split_to_table(ins.names_plain, '[^[:alnum:]]+') AS w WHERE length(w) >= 3
-       ON CONFLICT DO NOTHING
-     )
-     SELECT domain FROM ins`,
+    `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at,
+       last_checked_at, name, description, ever_accepted, failed_checks, search, search_names)
+     SELECT domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
+       name, description, ever_accepted, failed_checks, search::tsvector, search_names::tsvector
+     FROM jsonb_to_recordset($1::jsonb) AS x(domain text, status text, network_id text, entity_type text, details jsonb, problems jsonb,
+       verified integer, unverified integer, first_seen_at timestamptz, last_checked_at timestamptz, name text, description text,
+       ever_accepted boolean, failed_checks integer, search text, search_names text)
+     ON CONFLICT (domain) DO UPDATE SET status = excluded.status, network_id = excluded.network_id, entity_type = excluded.entity_type,
+       details = excluded.details, problems = excluded.problems, verified = excluded.verified, unverified = excluded.unverified,
+       first_seen_at = LEAST(entities.first_seen_at, excluded.first_seen_at), last_checked_at = excluded.last_checked_at,
+       name = excluded.name, description = excluded.description, ever_accepted = entities.ever_accepted OR excluded.ever_accepted,
+       failed_checks = excluded.failed_checks, search = excluded.search, search_names = excluded.search_names
+     WHERE entities.last_checked_at < excluded.last_checked_at
+     RETURNING domain`,
     [jsonb(rows)],
   );
   const replaced = new Set(written.map((w) => w.domain));
+  await addTypoWords(tx, new Set([...replaced].flatMap((d) => namesOf.get(d) ?? [])));
   const taken = batch.filter((b) => replaced.has(b.entity.domain));
   done.entities += taken.length;
   done.kept += batch.length - taken.length;

@@ -3,9 +3,11 @@
  * A migration is never edited once released: a change is a new one. Applied in one transaction under
  * an advisory lock, so two instances starting together on one database apply each once.
  */
-import type { Db } from "./db";
+import type { Db, Queryable } from "./db";
+import { reindexSearch } from "./verdicts";
 
-export type Migration = { version: number; name: string; sql: string };
+/** A migration: statements, then, where rows must be rewritten by this resolver's own code, `run`. */
+export type Migration = { version: number; name: string; sql: string; run?: (tx: Queryable) => Promise<void> };
 
 export const MIGRATIONS: Migration[] = [
   {
@@ -144,6 +146,23 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX crawl_queue_domain_bytes ON crawl_queue ((domain COLLATE "C"));
     `,
   },
+  {
+    version: 7,
+    name: "one folding of text; search in rank order",
+    // docs/decisions.md#search: the search vectors are written by lib/store/words.ts, the one folding
+    // used for searching too (the engine's unaccent folded "ø" where the query did not): every word
+    // in \`search\`, the names' words in \`search_names\`; entities in rank order, so that a search of a
+    // common word reads them in that order and stops after its page. The names' trigram index is
+    // gone (typos are found through search_words).
+    sql: `
+      DROP INDEX IF EXISTS entities_names_trgm;
+      ALTER TABLE entities DROP COLUMN IF EXISTS names_plain;
+      ALTER TABLE entities ADD COLUMN search_names tsvector NOT NULL DEFAULT ''::tsvector;
+      CREATE INDEX entities_search_names ON entities USING gin (search_names);
+      CREATE INDEX entities_by_rank ON entities ((status = 'accepted') DESC, verified DESC, domain);
+    `,
+    run: reindexSearch,
+  },
 ];
 
 /** Brings the schema to the latest version; returns the versions it applied. */
@@ -162,6 +181,7 @@ export async function migrate(db: Db, migrations: Migration[] = MIGRATIONS): Pro
       if (done.has(m.version)) continue;
       try {
         for (const statement of splitStatements(m.sql)) await tx.query(statement);
+        await m.run?.(tx);
       } catch (err) {
         throw new Error(`migration ${m.version} (${m.name}) failed: ${(err as Error).message}`);
       }

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { parseNetworkId } from "../protocol/ids";
 import type { Db, Queryable } from "./db";
+import { foldedWords, prefixQuery, typoQuery } from "./words";
 
 export const INDEX_SEARCH_SCHEMA = "ident-resolver/index-search@1";
 export const SEARCH_PAGE_SIZE = 20;
@@ -41,6 +42,8 @@ export const IndexSearch = z.object({
   query: z.string(),
   results: z.array(IndexHit),
   next_cursor: z.string().nullable(),
+  /** Present when a search of very common words stopped before it filled its page (docs/decisions.md#search-at-size). */
+  cut_short: z.literal(true).optional(),
 });
 export type IndexSearch = z.infer<typeof IndexSearch>;
 
@@ -56,10 +59,9 @@ export function parseSearchText(raw: string): SearchTextParse {
   return { ok: true, text };
 }
 
-/** The words of a search as the index stores words: lower case, accents removed, letters and digits only. */
+/** The words of a search as the index stores words (lib/store/words.ts): the first {@link MAX_WORDS} distinct ones. */
 export function searchWords(text: string): string[] {
-  const folded = text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
-  return [...new Set(folded.match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, MAX_WORDS);
+  return [...new Set(foldedWords(text))].slice(0, MAX_WORDS);
 }
 
 /** A cursor is the offset of the next page, opaque to clients. */
@@ -95,74 +97,165 @@ export const SEARCH_TIMEOUT_MS = 2000;
  * One page of a search: on a PostgreSQL server in one transaction under {@link SEARCH_TIMEOUT_MS}
  * (PGlite runs one statement at a time, in a process of its own, and has no timer to stop one).
  */
-export async function searchIndex(db: Db, text: string, offset = 0): Promise<IndexSearch> {
-  if (db.engine !== "postgres") return searchOn(db, text, offset);
+export async function searchIndex(db: Db, text: string, offset = 0, opts: { walkLimit?: number } = {}): Promise<IndexSearch> {
+  const walkLimit = opts.walkLimit ?? WALK_LIMIT;
+  if (db.engine !== "postgres") return searchOn(db, text, offset, walkLimit);
   return db.transaction(async (tx) => {
     await tx.query(`SET LOCAL statement_timeout = ${SEARCH_TIMEOUT_MS}`);
-    return searchOn(asDb(tx, db), text, offset);
+    return searchOn(asDb(tx, db), text, offset, walkLimit);
   });
 }
 
 /** A transaction seen as a database whose transactions are that one (PostgreSQL nests none). */
-const asDb = (tx: Queryable, db: Db): Db => ({
-  engine: db.engine,
-  query: (sql, params) => tx.query(sql, params),
-  transaction: (body) => body(tx),
-  close: async () => undefined,
-});
-
-async function searchOn(db: Db, text: string, offset: number): Promise<IndexSearch> {
-  const words = searchWords(text);
-  const exact = text.toLowerCase();
-  const networkDomain = parseNetworkId(text)?.toLowerCase() ?? null;
-  // Every word must match as a prefix; each is letters and digits only, so the tsquery text cannot
-  // carry an operator. `:*A` matches in the name, the domain or the network_id only.
-  const tsquery = words.map((w) => `${w}:*`).join(" & ");
-  const inName = words.map((w) => `${w}:*A`).join(" & ");
-  // Each tsquery is written into the statement as to_tsquery($n), so the planner sees it and uses
-  // the text index; a part with no words is left out.
-  const page = (q: Queryable, typoQuery: string) => {
-    const params: unknown[] = [exact, networkDomain ?? "", offset, SEARCH_PAGE_SIZE + 1];
-    const tsq = (text: string) => {
-      params.push(text);
-      return `to_tsquery('simple', $${params.length})`;
-    };
-    const all = tsquery ? tsq(tsquery) : null;
-    const named = tsquery ? tsq(inName) : null;
-    const typo = typoQuery ? tsq(typoQuery) : null;
-    return q.query<HitRow>(
-      `SELECT domain, network_id, entity_type, name, description, status, verified, unverified, last_checked_at
-       FROM entities
-       WHERE domain = $1 OR domain = $2 ${all ? `OR search @@ ${all}` : ""} ${typo ? `OR search @@ ${typo}` : ""}
-       ORDER BY
-         CASE WHEN domain = $1 OR domain = $2 THEN 0
-              ${named ? `WHEN search @@ ${named} THEN 1` : ""}
-              ${typo ? `WHEN search @@ ${typo} THEN 2` : ""}
-              ELSE 3 END,
-         (status = 'accepted') DESC,
-         verified DESC,
-         domain
-       OFFSET $3 LIMIT $4`,
-      params,
-    );
+function asDb(tx: Queryable, db: Db): Db {
+  const inner: Db = {
+    engine: db.engine,
+    query: (sql, params) => tx.query(sql, params),
+    transaction: (body) => body(tx),
+    close: async () => undefined,
   };
-  // Typos are looked for only when nothing has every word: then each word may also be one of the
-  // words of names most like it (docs/decisions.md#search). On a first page, an empty answer says
-  // so; further pages ask. The trigram threshold is set for one transaction only.
-  const withTypos = () => db.transaction(async (tx) => page(tx, await typoTsquery(tx, words)));
-  let rows: HitRow[];
-  if (tsquery === "") rows = await page(db, "");
-  else if (offset === 0) {
-    rows = await page(db, "");
-    if (rows.length === 0) rows = await withTypos();
-  } else rows = (await db.transaction((tx) => anyMatch(tx, tsquery))) ? await page(db, "") : await withTypos();
-  const more = rows.length > SEARCH_PAGE_SIZE && offset + SEARCH_PAGE_SIZE <= MAX_OFFSET;
+  storeOf.set(inner, db);
+  return inner;
+}
+/** The store a transaction seen as a database belongs to. */
+const storeOf = new WeakMap<Db, Db>();
+
+async function searchOn(db: Db, text: string, offset: number, walkLimit: number): Promise<IndexSearch> {
+  const words = searchWords(text);
+  // Hits up to the end of this page, and one more to know whether another page follows.
+  const want = offset + SEARCH_PAGE_SIZE + 1;
+  const hits = await exactHits(db, text);
+  const seen = new Set(hits.map((h) => h.domain));
+  const take = (rows: HitRow[]) => {
+    for (const r of rows) {
+      if (seen.has(r.domain) || hits.length >= want) continue;
+      hits.push(r);
+      seen.add(r.domain);
+    }
+  };
+  let cut = false;
+  if (words.length > 0) {
+    // Names with every word; then everything else with every word (the names' hits are among the
+    // first of those, so as many more are read and they are skipped).
+    const named = await ranked(db, "search_names", prefixQuery(words), want, walkLimit);
+    cut ||= named.cut;
+    take(named.rows);
+    const any = hits.length < want ? await ranked(db, "search", prefixQuery(words), want + named.rows.length, walkLimit) : null;
+    cut ||= any?.cut ?? false;
+    take(any?.rows ?? []);
+    // docs/decisions.md#search: typos are looked for only when nothing has every word.
+    if (named.rows.length === 0 && any?.rows.length === 0) {
+      const typos = await db.transaction(async (tx) => typoQuery(await lookAlikes(tx, words)));
+      if (typos.length > 0) {
+        const alike = await ranked(db, "search_names", typos, want, walkLimit);
+        cut ||= alike.cut;
+        take(alike.rows);
+      }
+    }
+  }
+  const more = hits.length > offset + SEARCH_PAGE_SIZE && offset + SEARCH_PAGE_SIZE <= MAX_OFFSET;
   return {
     schema: INDEX_SEARCH_SCHEMA,
     query: text,
-    results: rows.slice(0, SEARCH_PAGE_SIZE).map(toHit),
+    results: hits.slice(offset, offset + SEARCH_PAGE_SIZE).map(toHit),
     next_cursor: more ? encodeCursor(offset + SEARCH_PAGE_SIZE) : null,
+    ...(cut ? { cut_short: true } : {}),
   };
+}
+
+const HIT_COLUMNS = "domain, network_id, entity_type, name, description, status, verified, unverified, last_checked_at";
+/** The order of hits of one kind: accepted entities first, then more verified claims, then the domain (index entities_by_rank). */
+const RANK = "(status = 'accepted') DESC, verified DESC, domain";
+
+/** An exact domain, or the domain of an exact network_id. */
+async function exactHits(db: Queryable, text: string): Promise<HitRow[]> {
+  const domains = [text.toLowerCase(), parseNetworkId(text)?.toLowerCase() ?? ""];
+  const rows = await db.query<HitRow>(`SELECT ${HIT_COLUMNS} FROM entities WHERE domain = ANY($1::text[])`, [domains]);
+  return domains.flatMap((d) => rows.filter((r) => r.domain === d));
+}
+
+/** Rows a walk in rank order reads at most before it stops and says so (docs/decisions.md#search-at-size). */
+export const WALK_LIMIT = 200_000;
+
+type Ranked = { rows: HitRow[]; cut: boolean };
+/** How the engine is told to read for one statement: set_config local to the transaction. */
+const READ_BY = {
+  rank: "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('enable_indexscan', 'on', true)",
+  text: "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'on', true), set_config('enable_indexscan', 'off', true)",
+  any: "SELECT set_config('enable_seqscan', 'on', true), set_config('enable_bitmapscan', 'on', true), set_config('enable_indexscan', 'on', true)",
+};
+
+/**
+ * The first `limit` entities whose `column` matches every one of `parts` (tsqueries), in rank order,
+ * at a cost that follows `limit` rather than the matches (docs/decisions.md#search-at-size). With m
+ * matches among n entities, walking the entities in rank order until `limit` match reads about
+ * limit × n / m rows; reading the matches through the text index reads each part's posting list
+ * (a prefix's, whole) and then the m rows. The engine's statistics estimate both (`EXPLAIN`, no row
+ * read). Cheaper to walk: walk, as far as 4 × the estimate says is needed. Cheaper to read, or the
+ * walk came up short: read the matches, up to 4 × √(limit × n); more than that after all, and the
+ * walk goes on, to `walkLimit` rows at most, and stops there (`cut`).
+ */
+async function ranked(db: Db, column: "search" | "search_names", parts: string[], limit: number, walkLimit: number): Promise<Ranked> {
+  const tsquery = parts.join(" & ");
+  return db.transaction(async (tx) => {
+    const estimate = async (q: string) => {
+      const [plan] = await tx.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM entities WHERE ${column} @@ $1::tsquery`, [q]);
+      return planRows(plan?.["QUERY PLAN"]);
+    };
+    const estimated = await estimate(tsquery);
+    // Each part's posting list is read whole when there are several (one part: they are the matches).
+    const postings = parts.length > 1 ? (await Promise.all(parts.map(estimate))).reduce((a, b) => a + b, 0) : 0;
+    const n = await entityCount(db, tx);
+    // At least `limit`: more matches than that and a walk that ends short has met its end.
+    const few = Math.max(limit, 1000, Math.ceil(Math.sqrt(limit * n)));
+    const walk = async (rows: number): Promise<HitRow[]> => {
+      await tx.query(READ_BY.rank);
+      // No ORDER BY outside: the filter keeps the index's order, and one there would make the
+      // planner sort every row of the walk before taking the first (121 ms for 100k, 0.3 without).
+      return tx.query<HitRow>(
+        `SELECT ${HIT_COLUMNS} FROM (SELECT * FROM entities ORDER BY ${RANK} LIMIT $2) e WHERE ${column} @@ $1::tsquery LIMIT $3`,
+        [tsquery, rows, limit],
+      );
+    };
+    const out = await (async (): Promise<Ranked> => {
+      // Costs in rows: a posting is a third of a row read (measured at 1M entities).
+      if ((limit * n) / Math.max(estimated, 1) < estimated + postings / 3) {
+        const rows = await walk(Math.min(walkLimit, Math.ceil((4 * limit * n) / estimated)));
+        if (rows.length >= limit) return { rows, cut: false };
+      }
+      const cap = 4 * few;
+      await tx.query(READ_BY.text);
+      const found = await tx.query<HitRow & { matched: number }>(
+        `WITH m AS MATERIALIZED (SELECT ${HIT_COLUMNS} FROM entities WHERE ${column} @@ $1::tsquery LIMIT $2)
+         SELECT *, (SELECT count(*) FROM m)::int AS matched FROM m ORDER BY ${RANK} LIMIT $3`,
+        [tsquery, cap + 1, limit],
+      );
+      if ((found[0]?.matched ?? 0) <= cap) return { rows: found, cut: false };
+      const rows = await walk(walkLimit);
+      return { rows, cut: rows.length < limit };
+    })();
+    // The embedded engine's transaction ends here, and its settings with it; a server's search goes on.
+    if (db.engine === "postgres") await tx.query(READ_BY.any);
+    return out;
+  });
+}
+
+/** The rows a plan (EXPLAIN's JSON, parsed or not) says it returns. */
+function planRows(plan: unknown): number {
+  const parsed: unknown = typeof plan === "string" ? JSON.parse(plan) : plan;
+  const rows = Array.isArray(parsed) ? (parsed[0] as { Plan?: { "Plan Rows"?: unknown } } | undefined)?.Plan?.["Plan Rows"] : undefined;
+  return typeof rows === "number" ? rows : 0;
+}
+
+/** Entities in the index as the engine last counted them (its statistics), read again after a minute. */
+const counted = new WeakMap<Db, { n: number; until: number }>();
+async function entityCount(db: Db, tx: Queryable): Promise<number> {
+  const store = storeOf.get(db) ?? db;
+  const kept = counted.get(store);
+  if (kept && kept.until > Date.now()) return kept.n;
+  const [row] = await tx.query<{ n: number }>("SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE relname = 'entities'");
+  counted.set(store, { n: row?.n ?? 0, until: Date.now() + 60_000 });
+  return row?.n ?? 0;
 }
 
 function toHit(r: HitRow): IndexHit {
@@ -218,11 +311,8 @@ export async function issuedBy(db: Queryable, issuer: string, limit = 500): Prom
   }));
 }
 
-/**
- * A tsquery in which each typed word matches in a name as typed (a prefix) or as one of the words of
- * names most like it; "" when no word has a likely meaning.
- */
-async function typoTsquery(tx: Queryable, words: string[]): Promise<string> {
+/** Each typed word with the words of names most like it (docs/decisions.md#search). */
+async function lookAlikes(tx: Queryable, words: string[]): Promise<{ word: string; alike: string[] }[]> {
   // Through the trigram index, always: for a long word the planner would rather compute the
   // similarity of every word of the index (docs/decisions.md#search).
   await tx.query("SELECT set_config('pg_trgm.similarity_threshold', $1, true), set_config('enable_seqscan', 'off', true)", [
@@ -241,26 +331,6 @@ async function typoTsquery(tx: Queryable, words: string[]): Promise<string> {
     [words, TYPO_CANDIDATES],
   );
   await tx.query("SELECT set_config('enable_seqscan', 'on', true)");
-  let corrected = false;
-  const groups = words.map((word, i) => {
-    // Words of the index are letters and digits; anything else is not put in a query.
-    const alternatives = like.filter((r) => r.n === i + 1 && /^[\p{L}\p{N}]+$/u.test(r.word)).map((r) => r.word);
-    if (alternatives.length > 0) corrected = true;
-    return `(${[`${word}:*A`, ...alternatives.map((w) => `${w}:A`)].join(" | ")})`;
-  });
-  return corrected ? groups.join(" & ") : "";
-}
-
-/**
- * Whether any entity has every word, through the text index: for a first row the planner would
- * rather scan the table, which is slow when there is none.
- */
-async function anyMatch(tx: Queryable, tsquery: string): Promise<boolean> {
-  await tx.query("SELECT set_config('enable_seqscan', 'off', true)");
-  const [row] = await tx.query<{ found: boolean }>(
-    "SELECT EXISTS (SELECT 1 FROM entities WHERE search @@ to_tsquery('simple', $1)) AS found",
-    [tsquery],
-  );
-  await tx.query("SELECT set_config('enable_seqscan', 'on', true)");
-  return row?.found === true;
+  const groups = words.map((word, i) => ({ word, alike: like.filter((r) => r.n === i + 1).map((r) => r.word) }));
+  return groups.some((g) => g.alike.length > 0) ? groups : [];
 }

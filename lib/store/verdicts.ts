@@ -10,6 +10,7 @@ import { extend } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
 import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue";
+import { searchColumns } from "./words";
 
 /**
  * JSON for a jsonb column. Publishers' text may hold a lone surrogate, which JSON.stringify escapes
@@ -75,30 +76,6 @@ function isoOf(d: Date): string {
   return lastText;
 }
 const iso = (d: Date | null) => (d ? isoOf(d) : null);
-
-/**
- * The SQL that sets an entity row's search columns (docs/decisions.md#search) from expressions for
- * its name, description and claim words; the domain and network_id are the row's own.
- */
-export function searchColumns(name: string, description: string, words: string): string {
-  const e = searchExpressions(name, description, words);
-  return `names_plain = ${e.names_plain}, search = ${e.search}`;
-}
-
-/**
- * The values of the search columns, as SQL expressions over a row that has `domain` and `network_id`
- * (an entity's, or a row of an import, lib/store/export.ts).
- */
-export function searchExpressions(name: string, description: string, words: string): { names_plain: string; search: string } {
-  // The domain's labels as words, but its last: a top-level domain is in every other name.
-  const a = `coalesce(${name}, '') || ' ' || translate(regexp_replace(domain, '[.][^.]*$', ''), '.-', '  ')`;
-  return {
-    names_plain: `lower(unaccent(${a}))`,
-    search: `setweight(to_tsvector('simple', lower(unaccent(${a} || ' ' || translate(domain, '.-', '  ') || ' ' || coalesce(network_id, '')))), 'A')
-      || setweight(to_tsvector('simple', lower(unaccent(coalesce(${words}, '')))), 'B')
-      || setweight(to_tsvector('simple', lower(unaccent(coalesce(${description}, '')))), 'C')`,
-  };
-}
 
 /** A string at `path` in a claimed entry (untrusted JSON), or null. */
 function textAt(value: unknown, ...path: string[]): string | null {
@@ -218,7 +195,7 @@ async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before
     ],
   );
   // What an entity that is not accepted is called stays what it was last called.
-  if (accepted || !before) await writeSearchText(tx, domain, details, plan.listed);
+  if (accepted || !before) await writeSearchText(tx, result, details, plan.listed);
   if (before?.status !== result.entity.status) {
     await tx.query("INSERT INTO changes (domain, kind, claim_key, at, status) VALUES ($1, 'entity', '', $2, $3)", [
       domain,
@@ -238,20 +215,31 @@ async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before
 }
 
 /** docs/decisions.md#search: names and domain weigh most, then what the claims are called, then the description; the name's words kept for typos. */
-async function writeSearchText(tx: Queryable, domain: string, details: Record<string, string>, listed: Listed[]): Promise<void> {
+async function writeSearchText(tx: Queryable, result: EntityResult, details: Record<string, string>, listed: Listed[]): Promise<void> {
+  const domain = result.entity.domain;
   const claimWords = listed.flatMap(({ claim, kind }) => [labelOf(claim, kind), issuerNameOf(claim, kind)]).filter((w) => w !== null);
-  await tx.query(`UPDATE entities SET name = $2, description = $3, ${searchColumns("$2", "$3", "$4")} WHERE domain = $1`, [
+  const columns = searchColumns({
+    name: details.name ?? null,
+    domain,
+    networkId: result.entity.network_id ?? null,
+    claims: claimWords.join(" ").slice(0, 20_000),
+    description: details.description ?? null,
+  });
+  await tx.query("UPDATE entities SET name = $2, description = $3, search = $4::tsvector, search_names = $5::tsvector WHERE domain = $1", [
     domain,
     details.name ?? null,
     details.description ?? null,
-    claimWords.join(" ").slice(0, 20_000),
+    columns.search,
+    columns.search_names,
   ]);
-  await tx.query(
-    `INSERT INTO search_words (word)
-     SELECT DISTINCT w FROM entities, regexp_split_to_table(names_plain, '[^[:alnum:]]+') AS w
-     WHERE domain = $1 AND length(w) >= 3 ON CONFLICT DO NOTHING`,
-    [domain],
-  );
+  await addTypoWords(tx, columns.names);
+}
+
+/** Words of names into the typo table (docs/decisions.md#search): those of 3 letters or more. */
+export async function addTypoWords(tx: Queryable, words: Iterable<string>): Promise<void> {
+  const long = [...words].filter((w) => [...w].length >= 3);
+  if (long.length === 0) return;
+  await tx.query("INSERT INTO search_words (word) SELECT DISTINCT unnest($1::text[]) ON CONFLICT DO NOTHING", [long]);
 }
 
 /** Every checked claim's row, in one statement (docs/decisions.md#the-index). */
@@ -456,4 +444,47 @@ export async function history(db: Queryable, domain: string, limit = 200): Promi
       ...(r.reason !== null ? { reason: r.reason } : {}),
     })),
   };
+}
+
+/**
+ * Every entity's search columns and the typo table made again by this folding (docs/decisions.md#search,
+ * migration 7), a batch of 5,000 entities at a time, in the caller's transaction.
+ */
+export async function reindexSearch(tx: Queryable): Promise<void> {
+  await tx.query("TRUNCATE search_words");
+  let after = "";
+  for (;;) {
+    const rows = await tx.query<{
+      domain: string;
+      name: string | null;
+      network_id: string | null;
+      description: string | null;
+      claims: string;
+    }>(
+      `SELECT e.domain, e.name, e.network_id, e.description,
+         coalesce((SELECT string_agg(concat_ws(' ', c.label, c.issuer_name), ' ') FROM claims c WHERE c.domain = e.domain AND c.present), '') AS claims
+       FROM entities e WHERE e.domain > $1 ORDER BY e.domain LIMIT 5000`,
+      [after],
+    );
+    if (rows.length === 0) return;
+    const names = new Set<string>();
+    const columns = rows.map((r) => {
+      const c = searchColumns({
+        name: r.name,
+        domain: r.domain,
+        networkId: r.network_id,
+        claims: r.claims.slice(0, 20_000),
+        description: r.description,
+      });
+      for (const w of c.names) names.add(w);
+      return c;
+    });
+    await tx.query(
+      `UPDATE entities SET search = x.search::tsvector, search_names = x.search_names::tsvector
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS x (domain, search, search_names) WHERE entities.domain = x.domain`,
+      [rows.map((r) => r.domain), columns.map((c) => c.search), columns.map((c) => c.search_names)],
+    );
+    await addTypoWords(tx, names);
+    after = rows[rows.length - 1]?.domain ?? after;
+  }
 }

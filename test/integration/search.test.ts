@@ -5,8 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult } from "../../lib/result/record";
 import { openStore, type Store } from "../../lib/store";
-import { openDb, type StoreLocation } from "../../lib/store/db";
+import { openDb, type Db, type Queryable, type StoreLocation } from "../../lib/store/db";
 import { migrate, MIGRATIONS } from "../../lib/store/migrations";
+import { reindexSearch } from "../../lib/store/verdicts";
 import { SEARCH_TIMEOUT_MS, searchIndex } from "../../lib/store/search";
 import { decodeCursor, encodeCursor, parseSearchText, searchWords } from "../../lib/store/search";
 import { useEngines } from "../helpers/engines";
@@ -86,6 +87,17 @@ const NETWORK: Spec[] = [
     credentials: [{ id: "@bob@guild.example/members", title: "Member", issuer: "The Makers Guild", verified: true }],
   },
   { domain: "zed.example", name: "Zed Weber", description: "mentions makers and guild in passing", verified: 5 },
+  // One folding of text (docs/decisions.md#search): a name per letter family.
+  { domain: "aero.example", name: "Ærøskøbing Færgeri" },
+  { domain: "lodz.example", name: "Łódź Szkoła" },
+  { domain: "strasse.example", name: "Hauptstraße Bäckerei" },
+  { domain: "dordevic.example", name: "Đorđe Đorđević" },
+  { domain: "isil.example", name: "Işıl Yıldız" },
+  { domain: "nguyen.example", name: "Nguyễn Thị Ánh" },
+  { domain: "odysseas.example", name: "Οδυσσέας Ελύτης" },
+  { domain: "muhammad.example", name: "مُحَمَّد الخَطِيب" },
+  { domain: "shalom.example", name: "שָׁלוֹם כֹּהֵן" },
+  { domain: "fullwidth.example", name: "ＴＯＫＹＯ ﬁsh Ŀlibre" },
   ...Array.from({ length: 45 }, (_, i) => ({
     domain: `paging${String(i).padStart(2, "0")}.test`,
     name: `Paging Person ${i}`,
@@ -125,6 +137,23 @@ describe.each(ENGINES)("search on $name", ({ location }) => {
     expect(await domains("Alise")).toContain("alice.example");
     expect(await domains("makers guld")).toContain("guild.example");
     expect(await domains("Moreua")).toContain("alice.example");
+  });
+
+  // One folding of text, the same when indexing and when searching (lib/store/words.ts): each family
+  // found as written, without its marks, and in upper case.
+  it.each([
+    ["ø and æ", "aero.example", ["Ærøskøbing", "aeroskobing", "ÆRØ", "faergeri"]],
+    ["ł", "lodz.example", ["Łódź", "lodz", "szkola", "SZKOŁA"]],
+    ["ß", "strasse.example", ["Hauptstraße", "hauptstrasse", "HAUPTSTRASSE", "backerei"]],
+    ["đ", "dordevic.example", ["Đorđević", "dordevic", "đorđe"]],
+    ["ı and İ", "isil.example", ["Işıl", "isil", "IŞIL", "yildiz", "YILDIZ"]],
+    ["letters with marks", "nguyen.example", ["Nguyễn", "nguyen", "thi anh", "NGUYỄN THỊ"]],
+    ["Greek: tonos and final sigma", "odysseas.example", ["Οδυσσέας", "οδυσσεας", "ΟΔΥΣΣΕΑΣ", "ελυτης"]],
+    ["Arabic vowel marks", "muhammad.example", ["مُحَمَّد", "محمد", "الخطيب"]],
+    ["Hebrew points", "shalom.example", ["שָׁלוֹם", "שלום", "כהן"]],
+    ["compatibility forms", "fullwidth.example", ["tokyo", "ＴＯＫＹＯ", "fish", "ﬁsh", "llibre"]],
+  ])("folds %s the same both ways", async (_family, domain, typed) => {
+    for (const text of typed) expect(await domains(text), text).toContain(domain);
   });
 
   it("searches property names, credential titles and issuer names, and descriptions", async () => {
@@ -239,20 +268,103 @@ it.each(ENGINES)("entities recorded before search existed are found after the mi
       MIGRATIONS.filter((m) => m.version === 1),
     );
     await db.query(
-      `INSERT INTO entities (domain, status, details, first_seen_at, last_checked_at) VALUES ('old.example', 'accepted', '{"name": "Élodie Old"}', now(), now())`,
+      `INSERT INTO entities (domain, status, details, first_seen_at, last_checked_at) VALUES ('old.example', 'accepted', '{"name": "Élodie Bjørnsdóttir"}', now(), now())`,
     );
     await db.query(
       `INSERT INTO claims (domain, kind, claim_key, id, present, verified, first_seen_at, last_checked_at)
        VALUES ('old.example', 'credentials', 'k', '@elodie@Issuer.Example/members', true, true, now(), now())`,
     );
     await migrate(db);
-    expect((await searchIndex(db, "elodie")).results.map((h) => [h.domain, h.name])).toEqual([["old.example", "Élodie Old"]]);
+    expect((await searchIndex(db, "elodie")).results.map((h) => [h.domain, h.name])).toEqual([["old.example", "Élodie Bjørnsdóttir"]]);
+    // Folded as a search folds (migration 7): "ø" typed is the "o" stored.
+    expect((await searchIndex(db, "Bjørnsdóttir")).results.map((h) => h.domain)).toEqual(["old.example"]);
     // The words of its name were gathered too: a typo finds it.
     expect((await searchIndex(db, "elodei")).results.map((h) => h.domain)).toEqual(["old.example"]);
     expect(await db.query("SELECT issuer FROM claims")).toEqual([{ issuer: "issuer.example" }]);
   } finally {
     await db.close();
   }
+});
+
+describe.each(ENGINES)("a common word on $name", ({ location }) => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await openDb(await location("common"));
+    await migrate(db);
+    // 1,500 "Filler" entities ranked first, then 4,100 "Common" ones (some rejected, fewer verified
+    // claims): each word in more entities than a search reads and sorts (docs/decisions.md#search-at-size).
+    await db.query(
+      `INSERT INTO entities (domain, status, details, name, verified, unverified, first_seen_at, last_checked_at)
+       SELECT 'f' || i || '.example', 'accepted', '{}', 'Filler ' || i, 5, 0, now(), now() FROM generate_series(1, 1500) AS i`,
+    );
+    await db.query(
+      `INSERT INTO entities (domain, status, details, name, verified, unverified, first_seen_at, last_checked_at)
+       SELECT 'c' || i || '.example', CASE WHEN i % 4 = 0 THEN 'rejected' ELSE 'accepted' END, '{}', 'Common ' || i, i % 3, 0, now(), now()
+       FROM generate_series(1, 4100) AS i`,
+    );
+    await db.transaction(reindexSearch);
+    await db.query("ANALYZE entities");
+  }, 60_000);
+  afterAll(() => db?.close());
+
+  /** Every entity whose name starts with `word`, in rank order, as a full sort gives it. */
+  const expected = async (word = "Common") =>
+    (
+      await db.query<{ domain: string }>(
+        "SELECT domain FROM entities WHERE name LIKE $1 || '%' ORDER BY (status = 'accepted') DESC, verified DESC, domain",
+        [word],
+      )
+    ).map((r) => r.domain);
+  /** How often the entities have been read in rank order (entities_by_rank), from the engine's statistics. */
+  const walks = async () => {
+    await db.query("SELECT pg_stat_force_next_flush()");
+    await db.query("SELECT pg_stat_clear_snapshot()");
+    const [row] = await db.query<{ n: string }>("SELECT idx_scan AS n FROM pg_stat_user_indexes WHERE indexrelname = 'entities_by_rank'");
+    return Number(row?.n);
+  };
+  /** A search on a server, whose connection sends its statistics as soon as it is done (the engine's own sends them as it goes). */
+  const search = async (text: string, offset = 0) => {
+    if (db.engine !== "postgres") return searchIndex(db, text, offset);
+    const flushing: Db = Object.assign({}, db, {
+      transaction: <T>(body: (tx: Queryable) => Promise<T>) =>
+        db.transaction(async (tx) => {
+          const out = await body(tx);
+          await tx.query("SELECT pg_stat_force_next_flush()");
+          return out;
+        }),
+    });
+    const out = await searchIndex(flushing, text, offset);
+    await new Promise((r) => setTimeout(r, 300));
+    return out;
+  };
+
+  it("is read in rank order and stops after its page: the same hits, in the same order, as sorting every match", async () => {
+    // Where the word is at the top of the order, the walk fills the page at once.
+    let before = await walks();
+    expect((await search("filler")).results.map((h) => h.domain)).toEqual((await expected("Filler")).slice(0, 20));
+    expect(await walks()).toBeGreaterThan(before);
+    // Below 1,500 entities without it, and in more than are read and sorted: the walk goes on.
+    before = await walks();
+    const first = await search("common");
+    const second = await search("Common", 20);
+    expect([...first.results, ...second.results].map((h) => h.domain)).toEqual((await expected()).slice(0, 40));
+    expect(first.cut_short).toBeUndefined();
+    expect(await walks()).toBeGreaterThan(before);
+    expect((await search("comm")).results.map((h) => h.domain)).toEqual((await expected()).slice(0, 20));
+    // Rare: read through the text index and sorted, never walked.
+    const walked = await walks();
+    expect((await search("filler 7")).results.map((h) => h.domain)).toContain("f7.example");
+    expect(await walks()).toBe(walked);
+  });
+
+  it("a walk that reads its limit without filling its page stops there and says so", async () => {
+    // 1,500 entities without the word, then 10 with it, then the limit.
+    const cut = await searchIndex(db, "common", 0, { walkLimit: 1510 });
+    expect(cut.cut_short).toBe(true);
+    // What it found is the start of the true order.
+    expect(cut.results.map((h) => h.domain)).toEqual((await expected()).slice(0, cut.results.length));
+    expect(cut.results).toHaveLength(10);
+  });
 });
 
 describe("the typo lookup on the embedded engine", () => {
@@ -296,6 +408,7 @@ describe("search text and cursors", () => {
     expect(searchWords("Café  MÜLLER, café!")).toEqual(["cafe", "muller"]);
     expect(searchWords("'; DROP --")).toEqual(["drop"]);
     expect(searchWords("😀")).toEqual([]);
+    expect(searchWords("Bjørn Ærøskøbing Łódź Straße Đorđe Işıl")).toEqual(["bjorn", "aeroskobing", "lodz", "strasse", "dorde", "isil"]);
   });
 
   it("a cursor is opaque and checked", () => {
