@@ -34,8 +34,16 @@ const WORDS = [
   "garden",
 ];
 
+/** What the synthetic entity `i` is called and says of itself. */
+export type Shape = { name: (i: number) => string; description: (i: number) => string };
+
+const SMALL_WORDS: Shape = {
+  name: (i) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${i}`,
+  description: (i) => `The site of ${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${i}.`,
+};
+
 /** A synthetic export of `n` entities (2 claims and 3 changes each, a queued re-check each), written to `file`. */
-export async function writeSynthetic(file: string, n: number): Promise<void> {
+export async function writeSynthetic(file: string, n: number, shape: Shape = SMALL_WORDS): Promise<void> {
   const out = createWriteStream(file);
   const write = async (text: string) => {
     if (!out.write(text)) await once(out, "drain");
@@ -46,7 +54,8 @@ export async function writeSynthetic(file: string, n: number): Promise<void> {
   let chunk = "";
   for (let i = 0; i < n; i++) {
     const d = domains[i] ?? "";
-    const name = `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${i}`;
+    const name = shape.name(i);
+    const description = shape.description(i);
     const claim = (kind: "properties" | "credentials", id: string, label: string, verified: boolean) => ({
       kind,
       claim_key: id.toLowerCase(),
@@ -71,14 +80,14 @@ export async function writeSynthetic(file: string, n: number): Promise<void> {
         status: "accepted",
         network_id: `§:entity:${d}`,
         entity_type: i % 5 === 0 ? "organization" : "person",
-        details: { name, description: `The site of ${name}.` },
+        details: { name, description },
         problems: [],
         verified: 1 + (i % 2),
         unverified: 1 - (i % 2),
         first_seen_at: t(i),
         last_checked_at: t(i + 3600),
         name,
-        description: `The site of ${name}.`,
+        description,
         ever_accepted: true,
         failed_checks: 0,
       },
@@ -130,7 +139,7 @@ export async function writeSynthetic(file: string, n: number): Promise<void> {
 }
 
 /** Resident memory of `pid` in MB, 0 once it is gone. */
-function rssMb(pid: number): number {
+export function rssMb(pid: number): number {
   try {
     const line = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+) kB/m);
     return line ? Number(line[1]) / 1024 : 0;
@@ -151,7 +160,10 @@ function childrenOf(pid: number): number[] {
 }
 
 /** Runs `ident` with `args`; its time, the entities a second it says, and the peak RSS of it and its children. */
-async function ident(args: string[], env: Record<string, string>): Promise<{ s: number; peak: number; engine: number; said: string }> {
+export async function ident(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ s: number; peak: number; engine: number; said: string }> {
   const started = performance.now();
   const child = spawn(process.execPath, [BIN, ...args], {
     env: Object.assign({}, process.env, { IDENT_CRAWL: "0", IDENT_LOG_LEVEL: "warn" }, env),

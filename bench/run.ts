@@ -15,6 +15,7 @@
  * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, rps),
  * `BENCH_ONLY=fleet` the fleet's, `BENCH_ONLY=resolver` fan-out, sharing and memory, `BENCH_ONLY=export`
  * moving the index: export and import at 100k entities on both engines, and 1M into PostgreSQL (bench/export.ts).
+ * `npm run bench -- scale` (or `BENCH_ONLY=scale`) search, sitemaps, job claims and size at 100k and 1M entities (bench/scale.ts).
  */
 import { answered } from "../test/helpers/answered";
 import { spawnSync } from "node:child_process";
@@ -28,6 +29,7 @@ import { spawnSampleNetwork } from "../test/network/spawn";
 import { benchApp } from "./app";
 import type { BareInput, BareOutput } from "./bare-client";
 import { benchExport } from "./export";
+import { benchScale } from "./scale";
 import { benchFleet } from "./fleet";
 import { benchDiscovery, benchIndex, crawlSites } from "./index";
 import { median } from "./stats";
@@ -43,6 +45,8 @@ const ONLY_APP = process.env.BENCH_ONLY === "app";
 const ONLY_FLEET = process.env.BENCH_ONLY === "fleet";
 const ONLY_RESOLVER = process.env.BENCH_ONLY === "resolver";
 const ONLY_EXPORT = process.env.BENCH_ONLY === "export";
+/** Search at a million entities (bench/scale.ts): asked for by name, being long (`npm run bench -- scale`). */
+const ONLY_SCALE = process.env.BENCH_ONLY === "scale" || process.argv.slice(2).includes("scale");
 const S = "\u00a7";
 
 const json = (v: unknown) => JSON.stringify(v);
@@ -203,6 +207,7 @@ function bareFanOut(connectTo: BareInput["connectTo"], caFile: string): BareOutp
 }
 
 async function main() {
+  if (ONLY_SCALE) return benchScale();
   // The publishers run in their own process, so their TLS work is not timed as the resolver's.
   const root = mkdtempSync(path.join(tmpdir(), "ident-bench-"));
   writeSites(root);
