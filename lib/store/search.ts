@@ -94,19 +94,20 @@ type HitRow = {
 export const SEARCH_TIMEOUT_MS = 2000;
 
 /**
- * One page of a search: on a PostgreSQL server in one transaction under {@link SEARCH_TIMEOUT_MS}
+ * One page of a search, in one transaction; on a PostgreSQL server under {@link SEARCH_TIMEOUT_MS}
  * (PGlite runs one statement at a time, in a process of its own, and has no timer to stop one).
  */
 export async function searchIndex(db: Db, text: string, offset = 0, opts: { walkLimit?: number } = {}): Promise<IndexSearch> {
   const walkLimit = opts.walkLimit ?? WALK_LIMIT;
-  if (db.engine !== "postgres") return searchOn(db, text, offset, walkLimit);
+  // One transaction for the whole search on both engines: on the embedded one, a begin and a commit
+  // are each a round trip to its process, and a search asks for up to four kinds of hit.
   return db.transaction(async (tx) => {
-    await tx.query(`SET LOCAL statement_timeout = ${SEARCH_TIMEOUT_MS}`);
+    if (db.engine === "postgres") await tx.query(`SET LOCAL statement_timeout = ${SEARCH_TIMEOUT_MS}`);
     return searchOn(asDb(tx, db), text, offset, walkLimit);
   });
 }
 
-/** A transaction seen as a database whose transactions are that one (PostgreSQL nests none). */
+/** A transaction seen as a database whose transactions are that one (neither engine nests them). */
 function asDb(tx: Queryable, db: Db): Db {
   const inner: Db = {
     engine: db.engine,
@@ -247,8 +248,8 @@ async function ranked(db: Db, column: "search" | "search_names", parts: string[]
       const rows = await walk(walkLimit);
       return { rows, cut: rows.length < limit };
     })();
-    // The embedded engine's transaction ends here, and its settings with it; a server's search goes on.
-    if (told && db.engine === "postgres") await tx.query(READ_BY.any);
+    // The search's transaction goes on: the next statement is the planner's own choice again.
+    if (told) await tx.query(READ_BY.any);
     return out;
   });
 }
