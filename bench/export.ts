@@ -37,10 +37,8 @@ const WORDS = [
 /** What the synthetic entity `i` is called and says of itself. */
 export type Shape = { name: (i: number) => string; description: (i: number) => string };
 
-const SMALL_WORDS: Shape = {
-  name: (i) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${i}`,
-  description: (i) => `The site of ${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${i}.`,
-};
+const smallName = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${i}`;
+const SMALL_WORDS: Shape = { name: smallName, description: (i) => `The site of ${smallName(i)}.` };
 
 /** A synthetic export of `n` entities (2 claims and 3 changes each, a queued re-check each), written to `file`. */
 export async function writeSynthetic(file: string, n: number, shape: Shape = SMALL_WORDS): Promise<void> {

@@ -22,8 +22,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ident, rssMb, writeSynthetic } from "./export";
-import { startApp, stopApp, type App } from "./load-kit";
+import { p95, startApp, stopApp, type App } from "./load-kit";
 import { SKEWED, word } from "./scale-data";
+import { median } from "./stats";
 import { startPostgres } from "../test/helpers/postgres";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -73,7 +74,6 @@ function timed(port: number, target: string): Promise<{ status: number; ms: numb
   });
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
 const ms = (x: number) => (x < 10 ? x.toFixed(1) : x.toFixed(0));
 
 async function searchFigures(app: App): Promise<string[]> {
@@ -93,7 +93,7 @@ async function searchFigures(app: App): Promise<string[]> {
       times.push(r.ms);
     }
     lines.push(
-      `${kind.padEnd(12)} p50 ${ms(pct(times, 0.5))} / p95 ${ms(pct(times, 0.95))} / max ${ms(Math.max(...times))} ms` +
+      `${kind.padEnd(12)} p50 ${ms(median(times))} / p95 ${ms(p95(times))} / max ${ms(Math.max(...times))} ms` +
         ` (${texts.length} searches, ${hits} with hits${bad > 0 ? `, ${bad} NOT 200` : ""})`,
     );
   }

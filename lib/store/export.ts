@@ -373,13 +373,8 @@ async function writeEntities(tx: Queryable, batch: ExportEntity[], done: Importe
       name: b.entity.name,
       domain: b.entity.domain,
       networkId: b.entity.network_id,
-      // The words of the claims listed now, as recording a check joins them.
-      claims: b.claims
-        .filter((c) => c.present)
-        .flatMap((c) => [c.label, c.issuer_name])
-        .filter((w) => w !== null)
-        .join(" ")
-        .slice(0, 20_000),
+      // What the claims listed now are called, as recording a check takes them.
+      claims: b.claims.filter((c) => c.present).flatMap((c) => [c.label, c.issuer_name]),
       description: b.entity.description,
     });
     namesOf.set(b.entity.domain, columns.names);

@@ -103,25 +103,22 @@ export async function searchIndex(db: Db, text: string, offset = 0, opts: { walk
   // are each a round trip to its process, and a search asks for up to four kinds of hit.
   return db.transaction(async (tx) => {
     if (db.engine === "postgres") await tx.query(`SET LOCAL statement_timeout = ${SEARCH_TIMEOUT_MS}`);
-    return searchOn(asDb(tx, db), text, offset, walkLimit);
+    return searchOn(asDb(tx, db), text, offset, { walkLimit, entities: await entityCount(db, tx) });
   });
 }
 
 /** A transaction seen as a database whose transactions are that one (neither engine nests them). */
-function asDb(tx: Queryable, db: Db): Db {
-  const inner: Db = {
-    engine: db.engine,
-    query: (sql, params) => tx.query(sql, params),
-    transaction: (body) => body(tx),
-    close: async () => undefined,
-  };
-  storeOf.set(inner, db);
-  return inner;
-}
-/** The store a transaction seen as a database belongs to. */
-const storeOf = new WeakMap<Db, Db>();
+const asDb = (tx: Queryable, db: Db): Db => ({
+  engine: db.engine,
+  query: (sql, params) => tx.query(sql, params),
+  transaction: (body) => body(tx),
+  close: async () => undefined,
+});
 
-async function searchOn(db: Db, text: string, offset: number, walkLimit: number): Promise<IndexSearch> {
+/** What every kind of hit of one search is read with: the walk's limit, and how many entities the index holds. */
+type Reading = { walkLimit: number; entities: number };
+
+async function searchOn(db: Db, text: string, offset: number, reading: Reading): Promise<IndexSearch> {
   const words = searchWords(text);
   // Hits up to the end of this page, and one more to know whether another page follows.
   const want = offset + SEARCH_PAGE_SIZE + 1;
@@ -138,17 +135,17 @@ async function searchOn(db: Db, text: string, offset: number, walkLimit: number)
   if (words.length > 0) {
     // Names with every word; then everything else with every word (the names' hits are among the
     // first of those, so as many more are read and they are skipped).
-    const named = await ranked(db, "search_names", prefixQuery(words), want, walkLimit);
+    const named = await ranked(db, "search_names", prefixQuery(words), want, reading);
     cut ||= named.cut;
     take(named.rows);
-    const any = hits.length < want ? await ranked(db, "search", prefixQuery(words), want + named.rows.length, walkLimit) : null;
+    const any = hits.length < want ? await ranked(db, "search", prefixQuery(words), want + named.rows.length, reading) : null;
     cut ||= any?.cut ?? false;
     take(any?.rows ?? []);
     // docs/decisions.md#search: typos are looked for only when nothing has every word.
     if (named.rows.length === 0 && any?.rows.length === 0) {
       const typos = await db.transaction(async (tx) => typoQuery(await lookAlikes(tx, words)));
       if (typos.length > 0) {
-        const alike = await ranked(db, "search_names", typos, want, walkLimit);
+        const alike = await ranked(db, "search_names", typos, want, reading);
         cut ||= alike.cut;
         take(alike.rows);
       }
@@ -196,7 +193,8 @@ const READ_BY = {
  * walk came up short: read the matches, up to 4 × √(limit × n); more than that after all, and the
  * walk goes on, to `walkLimit` rows at most, and stops there (`cut`).
  */
-async function ranked(db: Db, column: "search" | "search_names", parts: string[], limit: number, walkLimit: number): Promise<Ranked> {
+async function ranked(db: Db, column: "search" | "search_names", parts: string[], limit: number, reading: Reading): Promise<Ranked> {
+  const { walkLimit, entities: n } = reading;
   const tsquery = parts.join(" & ");
   return db.transaction(async (tx) => {
     const estimate = async (q: string) => {
@@ -209,7 +207,6 @@ async function ranked(db: Db, column: "search" | "search_names", parts: string[]
     const estimated = await estimate(tsquery);
     // Each part's posting list is read whole when there are several (one part: they are the matches).
     const postings = parts.length > 1 ? (await Promise.all(parts.map(estimate))).reduce((a, b) => a + b, 0) : 0;
-    const n = await entityCount(db, tx);
     // At least `limit`: more matches than that and a walk that ends short has met its end.
     const few = Math.max(limit, 1000, Math.ceil(Math.sqrt(limit * n)));
     // The engine is told which index to read only where its planner may choose otherwise: a walk of
@@ -220,8 +217,8 @@ async function ranked(db: Db, column: "search" | "search_names", parts: string[]
       await tx.query(how);
       told = true;
     };
-    const walk = async (rows: number): Promise<HitRow[]> => {
-      if (rows > n / 10) await tell(READ_BY.rank);
+    const walk = async (rows: number, force = rows > n / 10): Promise<HitRow[]> => {
+      if (force) await tell(READ_BY.rank);
       // No ORDER BY outside: the filter keeps the index's order, and one there would make the
       // planner sort every row of the walk before taking the first (121 ms for 100k, 0.3 without).
       return tx.query<HitRow>(
@@ -244,8 +241,7 @@ async function ranked(db: Db, column: "search" | "search_names", parts: string[]
         [tsquery, cap + 1, limit],
       );
       if ((found[0]?.matched ?? 0) <= cap) return { rows: found, cut: false };
-      await tell(READ_BY.rank);
-      const rows = await walk(walkLimit);
+      const rows = await walk(walkLimit, true);
       return { rows, cut: rows.length < limit };
     })();
     // The search's transaction goes on: the next statement is the planner's own choice again.
@@ -264,11 +260,10 @@ function planRows(plan: unknown): number {
 /** Entities in the index as the engine last counted them (its statistics), read again after a minute. */
 const counted = new WeakMap<Db, { n: number; until: number }>();
 async function entityCount(db: Db, tx: Queryable): Promise<number> {
-  const store = storeOf.get(db) ?? db;
-  const kept = counted.get(store);
+  const kept = counted.get(db);
   if (kept && kept.until > Date.now()) return kept.n;
   const [row] = await tx.query<{ n: number }>("SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE relname = 'entities'");
-  counted.set(store, { n: row?.n ?? 0, until: Date.now() + 60_000 });
+  counted.set(db, { n: row?.n ?? 0, until: Date.now() + 60_000 });
   return row?.n ?? 0;
 }
 

@@ -217,12 +217,11 @@ async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before
 /** docs/decisions.md#search: names and domain weigh most, then what the claims are called, then the description; the name's words kept for typos. */
 async function writeSearchText(tx: Queryable, result: EntityResult, details: Record<string, string>, listed: Listed[]): Promise<void> {
   const domain = result.entity.domain;
-  const claimWords = listed.flatMap(({ claim, kind }) => [labelOf(claim, kind), issuerNameOf(claim, kind)]).filter((w) => w !== null);
   const columns = searchColumns({
     name: details.name ?? null,
     domain,
     networkId: result.entity.network_id ?? null,
-    claims: claimWords.join(" ").slice(0, 20_000),
+    claims: listed.flatMap(({ claim, kind }) => [labelOf(claim, kind), issuerNameOf(claim, kind)]),
     description: details.description ?? null,
   });
   await tx.query("UPDATE entities SET name = $2, description = $3, search = $4::tsvector, search_names = $5::tsvector WHERE domain = $1", [
@@ -459,10 +458,10 @@ export async function reindexSearch(tx: Queryable): Promise<void> {
       name: string | null;
       network_id: string | null;
       description: string | null;
-      claims: string;
+      claims: string[];
     }>(
       `SELECT e.domain, e.name, e.network_id, e.description,
-         coalesce((SELECT string_agg(concat_ws(' ', c.label, c.issuer_name), ' ') FROM claims c WHERE c.domain = e.domain AND c.present), '') AS claims
+         coalesce((SELECT array_agg(concat_ws(' ', c.label, c.issuer_name)) FROM claims c WHERE c.domain = e.domain AND c.present), '{}') AS claims
        FROM entities e WHERE e.domain > $1 ORDER BY e.domain LIMIT 5000`,
       [after],
     );
@@ -473,7 +472,7 @@ export async function reindexSearch(tx: Queryable): Promise<void> {
         name: r.name,
         domain: r.domain,
         networkId: r.network_id,
-        claims: r.claims.slice(0, 20_000),
+        claims: r.claims,
         description: r.description,
       });
       for (const w of c.names) names.add(w);

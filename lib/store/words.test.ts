@@ -27,7 +27,7 @@ describe("one folding of text (docs/decisions.md#search)", () => {
       name: "Bjørn's \\ Studio",
       domain: "bjorn-studio.example",
       networkId: "§:entity:bjorn-studio.example",
-      claims: "Blog",
+      claims: ["Blog", null],
       description: "Furniture",
     });
     expect(c.search_names).toBe("'bjorn' 's' 'studio' 'example' 'entity'");

@@ -56,10 +56,13 @@ export type SearchText = {
   name: string | null;
   domain: string;
   networkId: string | null;
-  /** What its claims are called: property names, credential titles, the names it gives issuers. */
-  claims: string;
+  /** What its claims are called: property names, credential titles, the names it gives issuers (null: none). */
+  claims: (string | null)[];
   description: string | null;
 };
+
+/** The most text of claims' names an entity is searched by. */
+const MAX_CLAIM_TEXT = 20_000;
 
 /** A word of a tsvector or tsquery written as a quoted lexeme; folded words hold no quote, but none is trusted to. */
 const lexeme = (word: string) => `'${word.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
@@ -75,7 +78,16 @@ const lexeme = (word: string) => `'${word.replace(/\\/g, "\\\\").replace(/'/g, "
 export function searchColumns(text: SearchText): { search: string; search_names: string; names: string[] } {
   const names = foldedWords(`${text.name ?? ""} ${text.domain.replace(/\.[^.]*$/, "")}`);
   const named = new Set([...names, ...foldedWords(`${text.domain} ${text.networkId ?? ""}`)]);
-  const all = new Set([...named, ...foldedWords(text.claims), ...foldedWords(text.description ?? "")]);
+  const all = new Set([
+    ...named,
+    ...foldedWords(
+      text.claims
+        .filter((c) => c !== null)
+        .join(" ")
+        .slice(0, MAX_CLAIM_TEXT),
+    ),
+    ...foldedWords(text.description ?? ""),
+  ]);
   const vector = (words: Set<string>) => [...words].map(lexeme).join(" ");
   return { search: vector(all), search_names: vector(named), names: [...new Set(names)] };
 }
