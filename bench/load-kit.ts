@@ -293,7 +293,9 @@ const control = spawn(
   ["-e", `require("node:http").createServer((q, s) => s.end("ok")).listen(${CONTROL_PORT}, "127.0.0.1")`],
   { stdio: "ignore" },
 );
-// Stopped however this script ends, a failed run included.
+// Not waited for: held, it kept every bench that imports this file from exiting once done. Stopped
+// however this script ends, a failed run included.
+control.unref();
 process.on("exit", () => control.kill());
 
 /** Times `/` of the app and the bare server together; the stop gives both p95s. */
