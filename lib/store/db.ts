@@ -7,7 +7,9 @@ import { fork } from "node:child_process";
 import { statfsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { finished } from "node:stream/promises";
 import pg from "pg";
+import { from as copyFromStdin, to as copyToStdout } from "pg-copy-streams";
 import { extend } from "../objects";
 
 export type Row = Record<string, unknown>;
@@ -15,6 +17,19 @@ export type Row = Record<string, unknown>;
 /** Runs one statement; what a transaction hands its body too. */
 export interface Queryable {
   query<T extends Row = Row>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+/**
+ * What a transaction hands its body: statements, and PostgreSQL's COPY both ways in its text format
+ * (tab between fields, `\N` for null, backslash escapes), the bulk path of moving the index
+ * (docs/deploying.md#moving-the-index). `table`, `columns` and `select` are the caller's own SQL, never
+ * a stranger's text.
+ */
+export interface Tx extends Queryable {
+  /** Loads `rows` (COPY text, a line per row) into `columns` of `table`. */
+  copyFrom(table: string, columns: readonly string[], rows: string): Promise<void>;
+  /** The rows `select` answers, as COPY text. */
+  copyTo(select: string): Promise<string>;
 }
 
 /** What a store's engine is doing, for /readyz (docs/deploying.md#health). */
@@ -30,7 +45,7 @@ export interface Db extends Queryable {
    */
   restart?(): void;
   /** Runs `body` in one transaction: committed when it returns, rolled back when it throws. */
-  transaction<T>(body: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(body: (tx: Tx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -42,7 +57,7 @@ export class StoreError extends Error {
   override name = "StoreError";
 }
 
-type Reply = { id: number; rows?: Row[]; error?: { message: string; code?: string } };
+type Reply = { id: number; rows?: Row[]; text?: string; error?: { message: string; code?: string } };
 type Started = { kind: "ready" } | { kind: "failed"; message: string; held?: boolean };
 
 /** An error from the engine's thread, with PostgreSQL's SQLSTATE `code` when it has one. */
@@ -143,6 +158,13 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
     (tx?: number) =>
     async <T extends Row>(sql: string, params: unknown[] = []) =>
       ((await send({ op: "query", sql, params, tx })).rows ?? []) as T[];
+  // PGlite's COPY reads from and writes to its device /dev/blob (https://pglite.dev/docs/api#query-options).
+  const txOn = (tx: number): Tx => ({
+    query: queryOn(tx),
+    copyFrom: async (table, columns, rows) =>
+      void (await send({ op: "copyFrom", sql: `COPY ${table} (${columns.join(", ")}) FROM '/dev/blob'`, text: rows, tx })),
+    copyTo: async (select) => (await send({ op: "copyTo", sql: `COPY (${select}) TO '/dev/blob'`, tx })).text ?? "",
+  });
 
   return {
     engine: "pglite",
@@ -150,7 +172,7 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
     async transaction(body) {
       const { id } = await send({ op: "begin" });
       try {
-        const out = await body({ query: queryOn(id) });
+        const out = await body(txOn(id));
         await send({ op: "end", tx: id, commit: true });
         return out;
       } catch (err) {
@@ -198,6 +220,16 @@ export async function openServer(url: string, log: (line: string) => void = cons
         await client.query("BEGIN");
         const out = await body({
           query: async <T extends Row>(sql: string, params: unknown[] = []) => (await client.query<T>(sql, params)).rows,
+          async copyFrom(table, columns, rows) {
+            const stream = client.query(copyFromStdin(`COPY ${table} (${columns.join(", ")}) FROM STDIN`));
+            stream.end(rows);
+            await finished(stream);
+          },
+          async copyTo(select) {
+            const chunks: Buffer[] = [];
+            for await (const chunk of client.query(copyToStdout(`COPY (${select}) TO STDOUT`))) chunks.push(chunk as Buffer);
+            return Buffer.concat(chunks).toString("utf8");
+          },
         });
         await client.query("COMMIT");
         return out;

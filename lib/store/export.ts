@@ -10,7 +10,8 @@
  * works it out again, as recording a check does.
  */
 import { z } from "zod";
-import type { Db, Queryable } from "./db";
+import type { Db, Queryable, Tx } from "./db";
+import { copyLine, CopyReader, isoTime, sqlLiteral } from "./copy-text";
 import { addTypoWords, jsonb } from "./verdicts";
 import { searchColumns } from "./words";
 
@@ -98,48 +99,159 @@ export const EXPORT_BATCH = 1000;
 type Counts = ExportHeader["counts"];
 export type Progress = (done: { entities: number; jobs: number }, total: Counts) => void;
 
-/** A time as the file writes it, in SQL: UTC, milliseconds, as JavaScript's toISOString. */
-const T = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** How a column's COPY text becomes JSON in a line: as text, as the JSON it already is, a number, a boolean or a UTC time. */
+type Shape = "text" | "json" | "number" | "boolean" | "time";
+type Columns = readonly (readonly [name: string, shape: Shape])[];
+
+/** The columns of each kind of line, in the order of its keys in the file ({@link ExportEntity}, {@link ExportJob}). */
+const ENTITY_COLUMNS = [
+  ["domain", "text"],
+  ["status", "text"],
+  ["network_id", "text"],
+  ["entity_type", "text"],
+  ["details", "json"],
+  ["problems", "json"],
+  ["verified", "number"],
+  ["unverified", "number"],
+  ["first_seen_at", "time"],
+  ["last_checked_at", "time"],
+  ["name", "text"],
+  ["description", "text"],
+  ["ever_accepted", "boolean"],
+  ["failed_checks", "number"],
+] as const satisfies Columns;
+const CLAIM_FIELDS = [
+  ["kind", "text"],
+  ["claim_key", "text"],
+  ["id", "text"],
+  ["label", "text"],
+  ["issuer", "text"],
+  ["issuer_name", "text"],
+  ["present", "boolean"],
+  ["verified", "boolean"],
+  ["reason", "text"],
+  ["stale_reason", "text"],
+  ["stale_message", "text"],
+  ["first_seen_at", "time"],
+  ["last_checked_at", "time"],
+  ["last_verified_at", "time"],
+  ["verified_since", "time"],
+  ["failing_since", "time"],
+] as const satisfies Columns;
+const CHANGE_FIELDS = [
+  ["kind", "text"],
+  ["claim_key", "text"],
+  ["id", "text"],
+  ["at", "time"],
+  ["verified", "boolean"],
+  ["status", "text"],
+  ["reason", "text"],
+] as const satisfies Columns;
+const JOB_COLUMNS = [
+  ["domain", "text"],
+  ["reason", "text"],
+  ["priority", "number"],
+  ["due_at", "time"],
+  ["backoff_s", "number"],
+  ["attempts", "number"],
+  ["queued_at", "time"],
+] as const satisfies Columns;
+
+/** Each column's key as the line writes it (`"name":`), worked out once. */
+const keysOf = new Map<Columns, string[]>();
+const keys = (columns: Columns): string[] => {
+  let known = keysOf.get(columns);
+  if (!known) keysOf.set(columns, (known = columns.map(([name], i) => `${i === 0 ? "{" : ","}"${name}":`)));
+  return known;
+};
+
+/** Adds to `out` a JSON object of the next fields of `row`, in `columns`' order, keys in that order. */
+function objectOf(columns: Columns, row: CopyReader, out: string[]): void {
+  const key = keys(columns);
+  for (let i = 0; i < columns.length; i++) {
+    const shape = (columns[i] as Columns[number])[1];
+    const v = row.field();
+    out.push(key[i] ?? "");
+    if (v === null) out.push("null");
+    else if (shape === "text") out.push(JSON.stringify(v));
+    else if (shape === "time") out.push('"', isoTime(v), '"');
+    else if (shape === "boolean") out.push(v === "t" || v === "true" ? "true" : "false");
+    else out.push(v); // a number, or jsonb as the engine writes it: already JSON
+  }
+  out.push("}");
+}
+
+/** A column list for SQL, each column as text (a union's branches must agree), with `prefix`. */
+const asText = (columns: Columns, prefix: string) => columns.map(([c]) => `${prefix}.${c}::text`).join(", ");
+const nulls = (n: number) => Array.from({ length: n }, () => "NULL::text").join(", ");
+const WIDEST = Math.max(ENTITY_COLUMNS.length, CLAIM_FIELDS.length, CHANGE_FIELDS.length);
+const padded = (columns: Columns, prefix: string) =>
+  [asText(columns, prefix), ...(columns.length < WIDEST ? [nulls(WIDEST - columns.length)] : [])].join(", ");
 
 /**
- * An entity's line, made by the engine itself (one statement a batch, no row crossing into
- * JavaScript): keys in the order of {@link ExportEntity}, claims by kind and key, changes oldest first.
+ * One batch of entities after `after`, with their claims and changes, in one statement (the engine
+ * works on the next batch while this side writes the one before): rows tagged 0 (the entity), 1 (a
+ * claim, by kind and key) and 2 (a change, oldest first), in domain order, every value as text.
+ * Domains and keys compare as bytes (`COLLATE "C"`), whatever the server's locale.
  */
-const ENTITY_LINES = `
-  SELECT e.domain, json_build_object(
-    'entity', json_build_object('domain', e.domain, 'status', e.status, 'network_id', e.network_id, 'entity_type', e.entity_type,
-      'details', e.details, 'problems', e.problems, 'verified', e.verified, 'unverified', e.unverified,
-      'first_seen_at', ${T("e.first_seen_at")}, 'last_checked_at', ${T("e.last_checked_at")}, 'name', e.name,
-      'description', e.description, 'ever_accepted', e.ever_accepted, 'failed_checks', e.failed_checks),
-    'claims', coalesce((
-      SELECT json_agg(json_build_object('kind', c.kind, 'claim_key', c.claim_key, 'id', c.id, 'label', c.label, 'issuer', c.issuer,
-          'issuer_name', c.issuer_name, 'present', c.present, 'verified', c.verified, 'reason', c.reason,
-          'stale_reason', c.stale_reason, 'stale_message', c.stale_message, 'first_seen_at', ${T("c.first_seen_at")},
-          'last_checked_at', ${T("c.last_checked_at")}, 'last_verified_at', ${T("c.last_verified_at")},
-          'verified_since', ${T("c.verified_since")}, 'failing_since', ${T("c.failing_since")})
-        ORDER BY c.kind COLLATE "C", c.claim_key COLLATE "C")
-      FROM claims c WHERE c.domain = e.domain), '[]'::json),
-    'changes', coalesce((
-      SELECT json_agg(json_build_object('kind', ch.kind, 'claim_key', ch.claim_key, 'id', ch.id, 'at', ${T("ch.at")},
-          'verified', ch.verified, 'status', ch.status, 'reason', ch.reason) ORDER BY ch.seq)
-      FROM changes ch WHERE ch.domain = e.domain), '[]'::json)
-  )::text AS line
-  FROM entities e WHERE e.domain COLLATE "C" > $1 ORDER BY e.domain COLLATE "C" LIMIT $2`;
+const entityBatch = (after: string) => `
+  WITH b AS MATERIALIZED (SELECT domain FROM entities WHERE domain COLLATE "C" > ${sqlLiteral(after)} ORDER BY domain COLLATE "C" LIMIT ${EXPORT_BATCH})
+  SELECT 0, b.domain COLLATE "C", NULL::text COLLATE "C", NULL::text COLLATE "C", NULL::bigint,
+    ${padded(ENTITY_COLUMNS, "e")} FROM b JOIN entities e ON e.domain = b.domain
+  UNION ALL SELECT 1, b.domain, c.kind, c.claim_key, NULL, ${padded(CLAIM_FIELDS, "c")} FROM b JOIN claims c ON c.domain = b.domain
+  UNION ALL SELECT 2, b.domain, NULL, NULL, ch.seq, ${padded(CHANGE_FIELDS, "ch")} FROM b JOIN changes ch ON ch.domain = b.domain
+  ORDER BY 2, 1, 3, 4, 5`;
 
-const JOB_LINES = `
-  SELECT domain, json_build_object('job', json_build_object('domain', domain, 'reason', reason, 'priority', priority,
-    'due_at', ${T("due_at")}, 'backoff_s', backoff_s, 'attempts', attempts, 'queued_at', ${T("queued_at")}))::text AS line
-  FROM crawl_queue WHERE domain COLLATE "C" > $1 ORDER BY domain COLLATE "C" LIMIT $2`;
+const jobBatch = (after: string) => `
+  SELECT q.domain, ${asText(JOB_COLUMNS, "q")} FROM crawl_queue q WHERE q.domain COLLATE "C" > ${sqlLiteral(after)}
+  ORDER BY q.domain COLLATE "C" LIMIT ${EXPORT_BATCH}`;
+
+/** What ends an entity's line after a row of each part (0 the entity, 1 a claim, 2 a change). */
+const CLOSE: Record<string, string> = { "0": ',"claims":[],"changes":[]}\n', "1": '],"changes":[]}\n', "2": "]}\n" };
+
+/** The lines of one batch of {@link entityBatch}'s rows, and how many entities they hold. */
+function entityLines(text: string): { text: string; n: number } {
+  const row = new CopyReader(text);
+  const out: string[] = [];
+  let n = 0;
+  let part: string | null = null;
+  while (row.row()) {
+    const was: string | null = part;
+    part = row.field();
+    for (let skip = 0; skip < 4; skip++) row.field(); // the domain and the keys of the order
+    // Rows come entity, its claims, its changes: what closes one list and opens the next.
+    if (part === "0") {
+      if (was !== null) out.push(CLOSE[was] ?? "");
+      out.push('{"entity":');
+      n++;
+    } else if (part !== was) out.push(part === "1" ? ',"claims":[' : was === "0" ? ',"claims":[],"changes":[' : '],"changes":[');
+    else out.push(",");
+    objectOf(part === "0" ? ENTITY_COLUMNS : part === "1" ? CLAIM_FIELDS : CHANGE_FIELDS, row, out);
+  }
+  if (part !== null) out.push(CLOSE[part] ?? "");
+  return { text: out.join(""), n };
+}
 
 /**
  * Writes the whole index of `db` to `write`, a line at a time (each ends with a newline), from one
  * consistent snapshot; `write` may wait (a full pipe): nothing more is read meanwhile, so memory holds
- * one batch. Answers the counts.
+ * two batches. Answers the counts.
  */
 export async function exportIndex(db: Db, write: (line: string) => Promise<void> | void, progress?: Progress): Promise<Counts> {
   return db.transaction(async (tx) => {
     // One snapshot for the whole file, while the app may write (PostgreSQL; the embedded engine is the export's alone).
     if (db.engine === "postgres") await tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    // Times as isoTime reads them; literals as sqlLiteral writes them; each batch's claims and changes
+    // looked up by their entity's domain, never a scan of the table a batch.
+    for (const setting of [
+      "TimeZone = 'UTC'",
+      "DateStyle = 'ISO'",
+      "standard_conforming_strings = on",
+      "enable_hashjoin = off",
+      "enable_mergejoin = off",
+    ]) {
+      await tx.query(`SET LOCAL ${setting}`);
+    }
     const [count] = await tx.query<{ entities: number; claims: number; changes: number; jobs: number }>(
       `SELECT (SELECT count(*) FROM entities)::int AS entities, (SELECT count(*) FROM claims)::int AS claims,
          (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM crawl_queue)::int AS jobs`,
@@ -152,19 +264,41 @@ export async function exportIndex(db: Db, write: (line: string) => Promise<void>
     };
     await write(`${JSON.stringify({ schema: EXPORT_SCHEMA, counts } satisfies ExportHeader)}\n`);
     const done = { entities: 0, jobs: 0 };
-    for (const [sql, kind] of [
-      [ENTITY_LINES, "entities"],
-      [JOB_LINES, "jobs"],
-    ] as const) {
-      let after = "";
-      for (;;) {
-        const rows = await tx.query<{ domain: string; line: string }>(sql, [after, EXPORT_BATCH]);
-        if (rows.length === 0) break;
-        await write(`${rows.map((r) => r.line).join("\n")}\n`);
-        done[kind] += rows.length;
-        progress?.(done, counts);
-        after = rows.at(-1)?.domain ?? after;
+    // Entities: the next batch is asked for before this one is written.
+    let next = tx.copyTo(entityBatch(""));
+    next.catch(() => undefined);
+    for (;;) {
+      const rows = await next;
+      if (rows === "") break;
+      // The next batch starts after this one's last domain, that of its last row (rows are in domain order):
+      // the engine reads it while this side writes these lines.
+      const last = new CopyReader(rows.slice(rows.lastIndexOf("\n", rows.length - 2) + 1));
+      last.row();
+      last.field();
+      next = tx.copyTo(entityBatch(last.field() ?? ""));
+      // Awaited at the top of the loop; should the write fail first, its failure is the one thrown.
+      next.catch(() => undefined);
+      const batch = entityLines(rows);
+      await write(batch.text);
+      done.entities += batch.n;
+      progress?.(done, counts);
+    }
+    let after = "";
+    for (;;) {
+      const row = new CopyReader(await tx.copyTo(jobBatch(after)));
+      const lines: string[] = [];
+      let n = 0;
+      while (row.row()) {
+        after = row.field() ?? after;
+        lines.push('{"job":');
+        objectOf(JOB_COLUMNS, row, lines);
+        lines.push("}\n");
+        n++;
       }
+      if (n === 0) break;
+      await write(lines.join(""));
+      done.jobs += n;
+      progress?.(done, counts);
     }
     return counts;
   });
@@ -322,7 +456,10 @@ export async function importIndex(
       // One statement at a time on the transaction: this batch after the one before.
       await writing;
       writing = (async () => {
-        if (batch.entities.length > 0) await writeEntities(tx, batch.entities, done, options.merge);
+        if (batch.entities.length > 0) {
+          if (options.merge) await mergeEntities(tx, batch.entities, done);
+          else await loadEntities(tx, batch.entities, done);
+        }
         if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, done);
         options.progress?.({ entities: done.entities + done.kept, jobs: done.jobs }, checker.total);
       })();
@@ -361,22 +498,104 @@ export class StoreNotEmpty extends Error {
   }
 }
 
+/** An entity's search columns, worked out as recording a check does (docs/decisions.md#search). */
+const searchOf = (b: ExportEntity) =>
+  searchColumns({
+    name: b.entity.name,
+    domain: b.entity.domain,
+    networkId: b.entity.network_id,
+    // What the claims listed now are called, as recording a check takes them.
+    claims: b.claims.filter((c) => c.present).flatMap((c) => [c.label, c.issuer_name]),
+    description: b.entity.description,
+  });
+
 /**
- * One batch of entities: their rows with their search columns worked out as recording a check does
- * (docs/decisions.md#search) and the words of their names, then their claims and changes. Into a
- * store that was empty (`merge` false) nothing can collide, and nothing is looked up first.
+ * One batch of entities into a store that was empty: nothing can collide and nothing is looked up, so
+ * each table takes its rows through COPY, the engine's bulk path (rows, claims and changes in the
+ * file's order; each change's sequence number follows it), and the words of their names.
  */
-async function writeEntities(tx: Queryable, batch: ExportEntity[], done: Imported, merge: boolean): Promise<void> {
+async function loadEntities(tx: Tx, batch: ExportEntity[], done: Imported): Promise<void> {
+  const entities: string[] = [];
+  const claims: string[] = [];
+  const changes: string[] = [];
+  const words = new Set<string>();
+  for (const b of batch) {
+    const e = b.entity;
+    const columns = searchOf(b);
+    for (const word of columns.names) words.add(word);
+    entities.push(
+      copyLine([
+        e.domain,
+        e.status,
+        e.network_id,
+        e.entity_type,
+        jsonb(e.details),
+        jsonb(e.problems),
+        e.verified,
+        e.unverified,
+        e.first_seen_at,
+        e.last_checked_at,
+        e.name,
+        e.description,
+        e.ever_accepted,
+        e.failed_checks,
+        columns.search,
+        columns.search_names,
+      ]),
+    );
+    // In the order of CLAIM_COLUMNS and CHANGE_COLUMNS.
+    for (const c of b.claims) {
+      claims.push(
+        copyLine([
+          e.domain,
+          c.kind,
+          c.claim_key,
+          c.id,
+          c.label,
+          c.issuer,
+          c.issuer_name,
+          c.present,
+          c.verified,
+          c.reason,
+          c.stale_reason,
+          c.stale_message,
+          c.first_seen_at,
+          c.last_checked_at,
+          c.last_verified_at,
+          c.verified_since,
+          c.failing_since,
+        ]),
+      );
+    }
+    for (const c of b.changes) changes.push(copyLine([e.domain, c.kind, c.claim_key, c.id, c.at, c.verified, c.status, c.reason]));
+  }
+  await tx.copyFrom("entities", [...ENTITY_COLUMNS.map(([name]) => name), "search", "search_names"], entities.join(""));
+  await addTypoWords(tx, words);
+  if (claims.length > 0)
+    await tx.copyFrom(
+      "claims",
+      CLAIM_COLUMNS.map(([name]) => name),
+      claims.join(""),
+    );
+  if (changes.length > 0)
+    await tx.copyFrom(
+      "changes",
+      CHANGE_COLUMNS.map(([name]) => name),
+      changes.join(""),
+    );
+  done.entities += batch.length;
+  done.claims += claims.length;
+  done.changes += changes.length;
+}
+
+/**
+ * One batch of entities merged into a store that holds some: an entity the store checked as late or
+ * later is kept, the others' rows, claims and changes replace or join the store's.
+ */
+async function mergeEntities(tx: Queryable, batch: ExportEntity[], done: Imported): Promise<void> {
   const namesOf = new Map<string, string[]>();
   const rows = batch.map((b) => {
-    const columns = searchColumns({
-      name: b.entity.name,
-      domain: b.entity.domain,
-      networkId: b.entity.network_id,
-      // What the claims listed now are called, as recording a check takes them.
-      claims: b.claims.filter((c) => c.present).flatMap((c) => [c.label, c.issuer_name]),
-      description: b.entity.description,
-    });
+    const columns = searchOf(b);
     namesOf.set(b.entity.domain, columns.names);
     return Object.assign({}, b.entity, { search: columns.search, search_names: columns.search_names });
   });
@@ -403,7 +622,7 @@ async function writeEntities(tx: Queryable, batch: ExportEntity[], done: Importe
   done.entities += taken.length;
   done.kept += batch.length - taken.length;
   const domains = taken.map((b) => b.entity.domain);
-  if (merge && domains.length > 0) await tx.query("DELETE FROM claims WHERE domain = ANY($1::text[])", [domains]);
+  if (domains.length > 0) await tx.query("DELETE FROM claims WHERE domain = ANY($1::text[])", [domains]);
   const claims = taken.flatMap((b) => b.claims.map((c) => Object.assign({ domain: b.entity.domain }, c)));
   if (claims.length > 0) {
     await tx.query(
@@ -418,7 +637,7 @@ async function writeEntities(tx: Queryable, batch: ExportEntity[], done: Importe
     const added = await tx.query<{ n: number }>(
       `INSERT INTO changes (${CHANGE_COLUMNS.map(([c]) => c).join(", ")})
        SELECT ${CHANGE_COLUMNS.map(([c]) => `x.${c}`).join(", ")} FROM ${unnest(CHANGE_COLUMNS)} WITH ORDINALITY AS x(${CHANGE_COLUMNS.map(([c]) => c).join(", ")}, n)
-       ${merge ? "WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)" : ""}
+       WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)
        ORDER BY x.n
        RETURNING 1 AS n`,
       CHANGE_COLUMNS.map(([c]) => changes.map((row) => row[c])),

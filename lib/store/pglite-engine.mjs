@@ -8,12 +8,14 @@
  * IPC channel; plain JavaScript, because it runs as it is, outside any bundle.
  *
  * Argument: the data folder, or none for a store in memory.
- * Messages in: { id, op: "query", sql, params, tx? } | { id, op: "begin" } | { id, op: "end", tx, commit } | { id, op: "close" }
- * Messages out: { kind: "ready" } | { kind: "failed", message, held? } | { id, rows? , error? }
+ * Messages in: { id, op: "query", sql, params, tx? } | { id, op: "copyFrom", sql, text, tx } | { id, op: "copyTo", sql, tx }
+ *   | { id, op: "begin" } | { id, op: "end", tx, commit } | { id, op: "close" }
+ * Messages out: { kind: "ready" } | { kind: "failed", message, held? } | { id, rows?, text?, error? }
  *
  * The engine holds its folder's lock (`ident.lock`, with its own pid) for as long as it runs, not the
  * app: an engine still writing after its app died keeps a new app out until it has finished.
  */
+import { Blob } from "node:buffer";
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { getPriority, setPriority } from "node:os";
@@ -162,7 +164,7 @@ function begin() {
   });
 }
 
-/** @typedef {{ id: number, op: "query" | "begin" | "end" | "close", sql: string, params?: unknown[], tx?: number, commit?: boolean }} Message */
+/** @typedef {{ id: number, op: "query" | "copyFrom" | "copyTo" | "begin" | "end" | "close", sql: string, params?: unknown[], text?: string, tx?: number, commit?: boolean }} Message */
 process.on("message", async (/** @type {Message} */ m) => {
   try {
     if (m.op === "query") {
@@ -170,6 +172,12 @@ process.on("message", async (/** @type {Message} */ m) => {
       if (!on) throw new Error("no such transaction");
       const result = await on.query(m.sql, m.params);
       send({ id: m.id, rows: result.rows });
+    } else if (m.op === "copyFrom" || m.op === "copyTo") {
+      // COPY through PGlite's /dev/blob: the rows in, or out, as one text (lib/store/db.ts, Tx).
+      const on = open.get(m.tx)?.tx;
+      if (!on) throw new Error("no such transaction");
+      const result = await on.query(m.sql, [], m.op === "copyFrom" ? { blob: new Blob([m.text ?? ""]) } : {});
+      send({ id: m.id, text: m.op === "copyTo" ? ((await result.blob?.text()) ?? "") : undefined });
     } else if (m.op === "begin") {
       open.set(m.id, await begin());
       send({ id: m.id });

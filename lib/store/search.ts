@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { parseNetworkId } from "../protocol/ids";
-import type { Db, Queryable } from "./db";
+import type { Db, Queryable, Tx } from "./db";
 import { foldedWords, prefixQuery, typoQuery } from "./words";
 
 export const INDEX_SEARCH_SCHEMA = "ident-resolver/index-search@1";
@@ -108,7 +108,7 @@ export async function searchIndex(db: Db, text: string, offset = 0, opts: { walk
 }
 
 /** A transaction seen as a database whose transactions are that one (neither engine nests them). */
-const asDb = (tx: Queryable, db: Db): Db => ({
+const asDb = (tx: Tx, db: Db): Db => ({
   engine: db.engine,
   query: (sql, params) => tx.query(sql, params),
   transaction: (body) => body(tx),

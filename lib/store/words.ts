@@ -34,11 +34,15 @@ const PLAIN: Record<string, string> = {
 };
 const PLAIN_LETTERS = new RegExp(`[${Object.keys(PLAIN).join("")}]`, "gu");
 
+const ASCII = /^[\x20-\x7e]*$/;
+
 /** Words longer than this are not indexed or searched (a tsvector refuses lexemes over 2 KB). */
 export const MAX_WORD_LENGTH = 100;
 
 /** `text` folded: lower case, no marks, plain letters (see above). Separators are kept. */
 export function fold(text: string): string {
+  // Printable ASCII has no marks, no compatibility forms and none of PLAIN's letters: lower case is all it needs.
+  if (ASCII.test(text)) return text.toLowerCase();
   return text
     .toLowerCase()
     .normalize("NFKD")
@@ -65,7 +69,7 @@ export type SearchText = {
 const MAX_CLAIM_TEXT = 20_000;
 
 /** A word of a tsvector or tsquery written as a quoted lexeme; folded words hold no quote, but none is trusted to. */
-const lexeme = (word: string) => `'${word.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
+const lexeme = (word: string) => (/['\\]/.test(word) ? `'${word.replace(/\\/g, "\\\\").replace(/'/g, "''")}'` : `'${word}'`);
 
 /**
  * An entity's search columns (migration 7), as tsvector literals: `search_names`, the words of its

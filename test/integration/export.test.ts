@@ -54,7 +54,10 @@ function result(
   };
 }
 
-/** An index with turns of verdict, a rejected entity, names from several scripts, and queued jobs. */
+/** What COPY's text format escapes or could mistake (tab, newline, carriage return, backslash, `\N`), and quotes. */
+const HOSTILE = 'Tab\there "quoted" back\\slash \\N new\nline cr\r end';
+
+/** An index with turns of verdict, a rejected entity, names from several scripts and hostile ones, and queued jobs. */
 async function fill(store: Store): Promise<void> {
   const names = ["Ærøskøbing Bjørn", "Zoë Ünal", "محمد", "山田 太郎", "Alice \ud800 Moreau"];
   for (let i = 0; i < 60; i++) {
@@ -76,6 +79,12 @@ async function fill(store: Store): Promise<void> {
   }
   await store.record(result("Z-last.example".toLowerCase(), at(2), "Last", [], "rejected"));
   await store.record(result("a-b.example", at(2), "Hyphen", []));
+  // A name that is COPY's null, a name of everything COPY escapes, and a domain that SQL must quote (the last: the
+  // export asks for what comes after it).
+  await store.record(
+    result("null-name.example", at(2), "\\N", [{ id: "§:property:blog.null-name.example", verified: false, title: "\\N" }]),
+  );
+  await store.record(result("zz-o'neil\\x.example", at(2), HOSTILE, [{ id: "@o@guild.example/members", verified: true, title: HOSTILE }]));
   await store.record(result("ab.example", at(2), "No hyphen", []));
   await store.db.query(
     `INSERT INTO crawl_queue (domain, reason, priority, due_at, backoff_s, attempts, queued_at, locked_until)
@@ -133,13 +142,13 @@ describe("the round trip embedded → PostgreSQL → embedded", () => {
     expect(sha(third)).toBe(sha(first));
     const header = JSON.parse(first.split("\n")[0]!);
     expect(header.counts).toEqual({
-      entities: 63,
+      entities: 65,
       claims: await count(embedded, "claims"),
       changes: await count(embedded, "changes"),
       jobs: await count(embedded, "crawl_queue"),
     });
     expect(intoServer).toMatchObject({
-      entities: 63,
+      entities: 65,
       kept: 0,
       claims: header.counts.claims,
       changes: header.counts.changes,
@@ -175,6 +184,15 @@ describe("the round trip embedded → PostgreSQL → embedded", () => {
     });
     // A lone surrogate a publisher sent is kept as U+FFFD, as the pages show it.
     expect(first).toContain("Alice \ufffd Moreau");
+    // Text COPY escapes, and a name that is its null, come out as they went in.
+    expect(lines.find((l) => l.entity?.domain === "null-name.example")).toMatchObject({
+      entity: { name: "\\N" },
+      claims: [{ label: "\\N" }],
+    });
+    expect(lines.find((l) => l.entity?.domain === "zz-o'neil\\x.example")).toMatchObject({
+      entity: { name: HOSTILE, details: { name: HOSTILE } },
+      claims: [{ label: HOSTILE }],
+    });
   });
 
   it("the imported index searches as the one it came from", async () => {
@@ -224,7 +242,7 @@ describe.each(ENGINES)("refusals on $name", ({ location }) => {
   });
   it("a file cut short at the end of a line: its counts say so", async () => {
     expect(await refused(`${lines().slice(0, 20).join("\n")}\n`)).toMatch(
-      /the file holds 19 entities where its first line says 63: it is cut short/,
+      /the file holds 19 entities where its first line says 65: it is cut short/,
     );
   });
   it("a malformed line, with its number", async () => {
@@ -262,7 +280,7 @@ describe.each(ENGINES)("refusals on $name", ({ location }) => {
     });
     const changesBefore = await count(store, "changes");
     const merged = await load(store, edited.join("\n"), true);
-    expect(merged).toMatchObject({ entities: 1, kept: 62, changes: 0 });
+    expect(merged).toMatchObject({ entities: 1, kept: 64, changes: 0 });
     expect(await count(store, "changes")).toBe(changesBefore);
     const names = await store.db.query<{ domain: string; name: string }>(
       "SELECT domain, name FROM entities WHERE domain IN ('e001.example', 'e002.example') ORDER BY domain",
@@ -293,7 +311,7 @@ describe("the command line", () => {
     const toFile = await run(["store", "export", file], { IDENT_DATA_DIR: dataDir });
     expect(toFile.code, toFile.stderr).toBe(0);
     expect(toFile.stderr).toMatch(
-      /^ident: exported 63 entities \(\d+ claims, \d+ changes\) and \d+ jobs in [\d.]+ s to .*index\.ndjson\n$/,
+      /^ident: exported 65 entities \(\d+ claims, \d+ changes\) and \d+ jobs in [\d.]+ s to .*index\.ndjson\n$/,
     );
     expect(readFileSync(file, "utf8")).toBe(expected);
     const toStdout = await run(["store", "export"], { IDENT_DATA_DIR: dataDir });
@@ -303,12 +321,12 @@ describe("the command line", () => {
     const into = await run(["store", "import", file], { IDENT_DATABASE_URL: server.url });
     expect(into.code, into.stderr).toBe(0);
     expect(into.stderr).toMatch(
-      /^ident: imported 63 entities \(\d+ claims, \d+ changes\) and \d+ jobs in [\d.]+ s \([\d,]+ entities\/s\)\n$/,
+      /^ident: imported 65 entities \(\d+ claims, \d+ changes\) and \d+ jobs in [\d.]+ s \([\d,]+ entities\/s\)\n$/,
     );
     const again = await run(["store", "import", file], { IDENT_DATABASE_URL: server.url });
     expect(again.code).toBe(1);
     expect(again.stderr).toBe(
-      "ident: the store already holds 63 entities; import into an empty store, or give --merge to add the file's to them; nothing was imported\n",
+      "ident: the store already holds 65 entities; import into an empty store, or give --merge to add the file's to them; nothing was imported\n",
     );
     expect((await run(["store", "import", file, "--merge"], { IDENT_DATABASE_URL: server.url })).code).toBe(0);
     expect((await run(["store", "export"], { IDENT_DATABASE_URL: server.url })).stdout).toBe(expected);
