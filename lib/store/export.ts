@@ -99,28 +99,29 @@ export const EXPORT_BATCH = 1000;
 type Counts = ExportHeader["counts"];
 export type Progress = (done: { entities: number; jobs: number }, total: Counts) => void;
 
-/** How a column's COPY text becomes JSON in a line: as text, as the JSON it already is, a number, a boolean or a UTC time. */
-type Shape = "text" | "json" | "number" | "boolean" | "time";
-type Columns = readonly (readonly [name: string, shape: Shape])[];
+/** A column of a table the file carries, with its SQL type: what the engine reads it as, and how a line writes it. */
+type Columns = readonly (readonly [name: string, type: "text" | "jsonb" | "integer" | "boolean" | "timestamptz"])[];
 
-/** The columns of each kind of line, in the order of its keys in the file ({@link ExportEntity}, {@link ExportJob}). */
+/** The columns of each table, in the order of their keys in the file ({@link ExportEntity}, {@link ExportJob}). */
 const ENTITY_COLUMNS = [
   ["domain", "text"],
   ["status", "text"],
   ["network_id", "text"],
   ["entity_type", "text"],
-  ["details", "json"],
-  ["problems", "json"],
-  ["verified", "number"],
-  ["unverified", "number"],
-  ["first_seen_at", "time"],
-  ["last_checked_at", "time"],
+  ["details", "jsonb"],
+  ["problems", "jsonb"],
+  ["verified", "integer"],
+  ["unverified", "integer"],
+  ["first_seen_at", "timestamptz"],
+  ["last_checked_at", "timestamptz"],
   ["name", "text"],
   ["description", "text"],
   ["ever_accepted", "boolean"],
-  ["failed_checks", "number"],
+  ["failed_checks", "integer"],
 ] as const satisfies Columns;
-const CLAIM_FIELDS = [
+/** A claim's and a change's, after their entity's domain (not in the file: the line's entity). */
+const CLAIM_COLUMNS = [
+  ["domain", "text"],
   ["kind", "text"],
   ["claim_key", "text"],
   ["id", "text"],
@@ -132,29 +133,32 @@ const CLAIM_FIELDS = [
   ["reason", "text"],
   ["stale_reason", "text"],
   ["stale_message", "text"],
-  ["first_seen_at", "time"],
-  ["last_checked_at", "time"],
-  ["last_verified_at", "time"],
-  ["verified_since", "time"],
-  ["failing_since", "time"],
+  ["first_seen_at", "timestamptz"],
+  ["last_checked_at", "timestamptz"],
+  ["last_verified_at", "timestamptz"],
+  ["verified_since", "timestamptz"],
+  ["failing_since", "timestamptz"],
 ] as const satisfies Columns;
-const CHANGE_FIELDS = [
+const CHANGE_COLUMNS = [
+  ["domain", "text"],
   ["kind", "text"],
   ["claim_key", "text"],
   ["id", "text"],
-  ["at", "time"],
+  ["at", "timestamptz"],
   ["verified", "boolean"],
   ["status", "text"],
   ["reason", "text"],
 ] as const satisfies Columns;
+const CLAIM_FIELDS = CLAIM_COLUMNS.slice(1);
+const CHANGE_FIELDS = CHANGE_COLUMNS.slice(1);
 const JOB_COLUMNS = [
   ["domain", "text"],
   ["reason", "text"],
-  ["priority", "number"],
-  ["due_at", "time"],
-  ["backoff_s", "number"],
-  ["attempts", "number"],
-  ["queued_at", "time"],
+  ["priority", "integer"],
+  ["due_at", "timestamptz"],
+  ["backoff_s", "integer"],
+  ["attempts", "integer"],
+  ["queued_at", "timestamptz"],
 ] as const satisfies Columns;
 
 /** Each column's key as the line writes it (`"name":`), worked out once. */
@@ -169,13 +173,13 @@ const keys = (columns: Columns): string[] => {
 function objectOf(columns: Columns, row: CopyReader, out: string[]): void {
   const key = keys(columns);
   for (let i = 0; i < columns.length; i++) {
-    const shape = (columns[i] as Columns[number])[1];
+    const type = (columns[i] as Columns[number])[1];
     const v = row.field();
     out.push(key[i] ?? "");
     if (v === null) out.push("null");
-    else if (shape === "text") out.push(JSON.stringify(v));
-    else if (shape === "time") out.push('"', isoTime(v), '"');
-    else if (shape === "boolean") out.push(v === "t" || v === "true" ? "true" : "false");
+    else if (type === "text") out.push(JSON.stringify(v));
+    else if (type === "timestamptz") out.push('"', isoTime(v), '"');
+    else if (type === "boolean") out.push(v === "t" || v === "true" ? "true" : "false");
     else out.push(v); // a number, or jsonb as the engine writes it: already JSON
   }
   out.push("}");
@@ -645,37 +649,6 @@ async function mergeEntities(tx: Queryable, batch: ExportEntity[], done: Importe
     done.changes += added.length;
   }
 }
-
-/** The columns of the claims and changes an import writes, with their types, a parameter (an array) each. */
-const CLAIM_COLUMNS = [
-  ["domain", "text"],
-  ["kind", "text"],
-  ["claim_key", "text"],
-  ["id", "text"],
-  ["label", "text"],
-  ["issuer", "text"],
-  ["issuer_name", "text"],
-  ["present", "boolean"],
-  ["verified", "boolean"],
-  ["reason", "text"],
-  ["stale_reason", "text"],
-  ["stale_message", "text"],
-  ["first_seen_at", "timestamptz"],
-  ["last_checked_at", "timestamptz"],
-  ["last_verified_at", "timestamptz"],
-  ["verified_since", "timestamptz"],
-  ["failing_since", "timestamptz"],
-] as const;
-const CHANGE_COLUMNS = [
-  ["domain", "text"],
-  ["kind", "text"],
-  ["claim_key", "text"],
-  ["id", "text"],
-  ["at", "timestamptz"],
-  ["verified", "boolean"],
-  ["status", "text"],
-  ["reason", "text"],
-] as const;
 
 /** Rows given as one array per column: the engine reads them without parsing JSON (a third faster than jsonb_to_recordset). */
 const unnest = (columns: readonly (readonly [string, string])[]) =>
