@@ -69,7 +69,8 @@ export type SearchText = {
 const MAX_CLAIM_TEXT = 20_000;
 
 /** A word of a tsvector or tsquery written as a quoted lexeme; folded words hold no quote, but none is trusted to. */
-const lexeme = (word: string) => (/['\\]/.test(word) ? `'${word.replace(/\\/g, "\\\\").replace(/'/g, "''")}'` : `'${word}'`);
+const lexeme = (word: string) =>
+  word.includes("'") || word.includes("\\") ? `'${word.replace(/\\/g, "\\\\").replace(/'/g, "''")}'` : `'${word}'`;
 
 /**
  * An entity's search columns (migration 7), as tsvector literals: `search_names`, the words of its
