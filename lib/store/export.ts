@@ -198,26 +198,26 @@ const padded = (columns: Columns, prefix: string) =>
  * claim, by kind and key) and 2 (a change, oldest first), in domain order, every value as text.
  * Domains and keys compare as bytes (`COLLATE "C"`), whatever the server's locale.
  */
-const entityBatch = (after: string) => `
-  WITH b AS MATERIALIZED (SELECT domain FROM entities WHERE domain COLLATE "C" > ${sqlLiteral(after)} ORDER BY domain COLLATE "C" LIMIT ${EXPORT_BATCH})
+const entityBatch = (after: string, size: number) => `
+  WITH b AS MATERIALIZED (SELECT domain FROM entities WHERE domain COLLATE "C" > ${sqlLiteral(after)} ORDER BY domain COLLATE "C" LIMIT ${size})
   SELECT 0, b.domain COLLATE "C", NULL::text COLLATE "C", NULL::text COLLATE "C", NULL::bigint,
     ${padded(ENTITY_COLUMNS, "e")} FROM b JOIN entities e ON e.domain = b.domain
   UNION ALL SELECT 1, b.domain, c.kind, c.claim_key, NULL, ${padded(CLAIM_FIELDS, "c")} FROM b JOIN claims c ON c.domain = b.domain
   UNION ALL SELECT 2, b.domain, NULL, NULL, ch.seq, ${padded(CHANGE_FIELDS, "ch")} FROM b JOIN changes ch ON ch.domain = b.domain
   ORDER BY 2, 1, 3, 4, 5`;
 
-const jobBatch = (after: string) => `
+const jobBatch = (after: string, size: number) => `
   SELECT q.domain, ${asText(JOB_COLUMNS, "q")} FROM crawl_queue q WHERE q.domain COLLATE "C" > ${sqlLiteral(after)}
-  ORDER BY q.domain COLLATE "C" LIMIT ${EXPORT_BATCH}`;
+  ORDER BY q.domain COLLATE "C" LIMIT ${size}`;
 
 /** What ends an entity's line after a row of each part (0 the entity, 1 a claim, 2 a change). */
 const CLOSE: Record<string, string> = { "0": ',"claims":[],"changes":[]}\n', "1": '],"changes":[]}\n', "2": "]}\n" };
 
-/** The lines of one batch of {@link entityBatch}'s rows, and how many entities they hold. */
-function entityLines(text: string): { text: string; n: number } {
+/** The lines of one batch of {@link entityBatch}'s rows, and how many entities, claims and changes they hold. */
+function entityLines(text: string): { text: string; n: Omit<Counts, "jobs"> } {
   const row = new CopyReader(text);
   const out: string[] = [];
-  let n = 0;
+  const n = { entities: 0, claims: 0, changes: 0 };
   let part: string | null = null;
   while (row.row()) {
     const was: string | null = part;
@@ -227,9 +227,11 @@ function entityLines(text: string): { text: string; n: number } {
     if (part === "0") {
       if (was !== null) out.push(CLOSE[was] ?? "");
       out.push('{"entity":');
-      n++;
+      n.entities++;
     } else if (part !== was) out.push(part === "1" ? ',"claims":[' : was === "0" ? ',"claims":[],"changes":[' : '],"changes":[');
     else out.push(",");
+    if (part === "1") n.claims++;
+    else if (part === "2") n.changes++;
     objectOf(part === "0" ? ENTITY_COLUMNS : part === "1" ? CLAIM_FIELDS : CHANGE_FIELDS, row, out);
   }
   if (part !== null) out.push(CLOSE[part] ?? "");
@@ -239,9 +241,15 @@ function entityLines(text: string): { text: string; n: number } {
 /**
  * Writes the whole index of `db` to `write`, a line at a time (each ends with a newline), from one
  * consistent snapshot; `write` may wait (a full pipe): nothing more is read meanwhile, so memory holds
- * two batches. Answers the counts.
+ * two batches of `batch` entities. Answers the counts; throws, after writing, if what it wrote is not
+ * what the store counted (an export that would not import is never said to be whole).
  */
-export async function exportIndex(db: Db, write: (line: string) => Promise<void> | void, progress?: Progress): Promise<Counts> {
+export async function exportIndex(
+  db: Db,
+  write: (line: string) => Promise<void> | void,
+  progress?: Progress,
+  batch: number = EXPORT_BATCH,
+): Promise<Counts> {
   return db.transaction(async (tx) => {
     // One snapshot for the whole file, while the app may write (PostgreSQL; the embedded engine is the export's alone).
     if (db.engine === "postgres") await tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
@@ -268,8 +276,9 @@ export async function exportIndex(db: Db, write: (line: string) => Promise<void>
     };
     await write(`${JSON.stringify({ schema: EXPORT_SCHEMA, counts } satisfies ExportHeader)}\n`);
     const done = { entities: 0, jobs: 0 };
+    const wrote = { claims: 0, changes: 0 };
     // Entities: the next batch is asked for before this one is written.
-    let next = tx.copyTo(entityBatch(""));
+    let next = tx.copyTo(entityBatch("", batch));
     next.catch(() => undefined);
     for (;;) {
       const rows = await next;
@@ -279,17 +288,19 @@ export async function exportIndex(db: Db, write: (line: string) => Promise<void>
       const last = new CopyReader(rows.slice(rows.lastIndexOf("\n", rows.length - 2) + 1));
       last.row();
       last.field();
-      next = tx.copyTo(entityBatch(last.field() ?? ""));
+      next = tx.copyTo(entityBatch(last.field() ?? "", batch));
       // Awaited at the top of the loop; should the write fail first, its failure is the one thrown.
       next.catch(() => undefined);
-      const batch = entityLines(rows);
-      await write(batch.text);
-      done.entities += batch.n;
+      const lines = entityLines(rows);
+      await write(lines.text);
+      done.entities += lines.n.entities;
+      wrote.claims += lines.n.claims;
+      wrote.changes += lines.n.changes;
       progress?.(done, counts);
     }
     let after = "";
     for (;;) {
-      const row = new CopyReader(await tx.copyTo(jobBatch(after)));
+      const row = new CopyReader(await tx.copyTo(jobBatch(after, batch)));
       const lines: string[] = [];
       let n = 0;
       while (row.row()) {
@@ -303,6 +314,10 @@ export async function exportIndex(db: Db, write: (line: string) => Promise<void>
       await write(lines.join(""));
       done.jobs += n;
       progress?.(done, counts);
+    }
+    const whole = { entities: done.entities, claims: wrote.claims, changes: wrote.changes, jobs: done.jobs };
+    if ((["entities", "claims", "changes", "jobs"] as const).some((k) => whole[k] !== counts[k])) {
+      throw new Error(`the export wrote ${JSON.stringify(whole)} where the store counted ${JSON.stringify(counts)}: the file is not whole`);
     }
     return counts;
   });
@@ -330,6 +345,24 @@ const issueOf = (error: z.ZodError) => {
   const first = error.issues[0];
   return first ? `${first.path.length > 0 ? `${first.path.join(".")}: ` : ""}${first.message}` : "not valid";
 };
+
+/**
+ * Whether `a` comes after `b` in UTF-8 byte order, the file's (`COLLATE "C"`): code point order.
+ * JavaScript's `>` compares UTF-16 units, which disagree where a character beyond U+FFFF (a
+ * surrogate pair) meets one of U+E000–U+FFFF.
+ */
+export function bytesAfter(a: string, b: string): boolean {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const pairX = x >= 0xd800 && x <= 0xdfff;
+    const pairY = y >= 0xd800 && y <= 0xdfff;
+    return pairX === pairY ? x > y : pairX;
+  }
+  return a.length > b.length;
+}
 
 /** A line checked: the header, an entity or a job, as the file gives it. */
 type Checked = { kind: "header"; value: ExportHeader } | { kind: "entity"; value: ExportEntity } | { kind: "job"; value: ExportJob };
@@ -374,7 +407,7 @@ function lineChecker() {
         if (!parsed.success) throw new ImportError(n, `not a valid job (${issueOf(parsed.error)})`);
         if (!inJobs) last = "";
         inJobs = true;
-        if (!(parsed.data.job.domain > last)) throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order`);
+        if (!bytesAfter(parsed.data.job.domain, last)) throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order`);
         last = parsed.data.job.domain;
         seen.jobs++;
         return { kind: "job", value: parsed.data };
@@ -383,7 +416,7 @@ function lineChecker() {
       const parsed = ExportEntity.safeParse(value);
       if (!parsed.success) throw new ImportError(n, `not a valid entity (${issueOf(parsed.error)})`);
       const domain = parsed.data.entity.domain;
-      if (!(domain > last)) throw new ImportError(n, `${domain} is out of domain order, or there twice`);
+      if (!bytesAfter(domain, last)) throw new ImportError(n, `${domain} is out of domain order, or there twice`);
       last = domain;
       seen.entities++;
       seen.claims += parsed.data.claims.length;
@@ -422,7 +455,7 @@ export type Imported = { entities: number; kept: number; claims: number; changes
 export async function importIndex(
   db: Db,
   lines: AsyncIterable<NumberedLine>,
-  options: { merge: boolean; progress?: Progress },
+  options: { merge: boolean; progress?: Progress; batch?: number },
 ): Promise<Imported> {
   return db.transaction(async (tx) => {
     if (!options.merge) {
@@ -475,7 +508,7 @@ export async function importIndex(
         const checked = checker.check(line);
         if (checked.kind === "entity") entities.push(checked.value);
         else if (checked.kind === "job") jobs.push(checked.value.job);
-        if (entities.length + jobs.length >= EXPORT_BATCH) await flush();
+        if (entities.length + jobs.length >= (options.batch ?? EXPORT_BATCH)) await flush();
       }
       checker.end();
       await flush();

@@ -9,10 +9,11 @@ import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult } from "../../lib/result/record";
 import { openStore, type Store, type StoreLocation } from "../../lib/store";
-import { exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine } from "../../lib/store/export";
+import { bytesAfter, exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine } from "../../lib/store/export";
 import { useEngines } from "../helpers/engines";
 
 const HOUR = 3600_000;
@@ -86,6 +87,9 @@ async function fill(store: Store): Promise<void> {
   );
   await store.record(result("zz-o'neil\\x.example", at(2), HOSTILE, [{ id: "@o@guild.example/members", verified: true, title: HOSTILE }]));
   await store.record(result("ab.example", at(2), "No hyphen", []));
+  // Byte order where JavaScript's < differs: U+FF21 (3 bytes) before U+1F642 (4 bytes; a surrogate pair).
+  await store.record(result("\uff21-wide.example", at(2), "Wide", []));
+  await store.record(result("\u{1f642}-smile.example", at(2), "Smile", []));
   await store.db.query(
     `INSERT INTO crawl_queue (domain, reason, priority, due_at, backoff_s, attempts, queued_at, locked_until)
      VALUES ('queued-one.example', 'discovered', 1, $1, 0, 0, $1, NULL), ('queued-two.example', 'recheck', 2, $2, 3600, 2, $1, $2)
@@ -94,11 +98,16 @@ async function fill(store: Store): Promise<void> {
   );
 }
 
-async function exported(store: Store): Promise<string> {
+async function exported(store: Store, batch?: number): Promise<string> {
   let text = "";
-  await exportIndex(store.db, (line) => {
-    text += line;
-  });
+  await exportIndex(
+    store.db,
+    (line) => {
+      text += line;
+    },
+    undefined,
+    batch,
+  );
   return text;
 }
 
@@ -109,12 +118,12 @@ async function* linesOfText(text: string): AsyncGenerator<NumberedLine> {
   for (const line of lines) yield { n: ++n, text: line };
 }
 
-const load = (store: Store, text: string, merge = false) => importIndex(store.db, linesOfText(text), { merge });
+const load = (store: Store, text: string, merge = false, batch?: number) => importIndex(store.db, linesOfText(text), { merge, batch });
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 const count = async (store: Store, table: string) => (await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]?.n;
 
-const { engines: ENGINES, tempDir } = useEngines("export");
+const { engines: ENGINES, tempDir, database } = useEngines("export");
 const pglite = () => ENGINES.find((e) => e.name === "PGlite")!;
 const postgres = () => ENGINES.find((e) => e.name === "PostgreSQL")!;
 
@@ -142,13 +151,13 @@ describe("the round trip embedded → PostgreSQL → embedded", () => {
     expect(sha(third)).toBe(sha(first));
     const header = JSON.parse(first.split("\n")[0]!);
     expect(header.counts).toEqual({
-      entities: 65,
+      entities: 67,
       claims: await count(embedded, "claims"),
       changes: await count(embedded, "changes"),
       jobs: await count(embedded, "crawl_queue"),
     });
     expect(intoServer).toMatchObject({
-      entities: 65,
+      entities: 67,
       kept: 0,
       claims: header.counts.claims,
       changes: header.counts.changes,
@@ -164,7 +173,8 @@ describe("the round trip embedded → PostgreSQL → embedded", () => {
       .split("\n")
       .map((l) => JSON.parse(l));
     const domains = lines.filter((l) => l.entity).map((l) => l.entity.domain as string);
-    expect(domains).toEqual([...domains].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(domains).toEqual([...domains].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+    expect(domains.indexOf("\uff21-wide.example")).toBeLessThan(domains.indexOf("\u{1f642}-smile.example"));
     // Byte order, whatever the server's locale: "a-b" before "ab".
     expect(domains.indexOf("a-b.example")).toBeLessThan(domains.indexOf("ab.example"));
     const e000 = lines.find((l) => l.entity?.domain === "e000.example");
@@ -195,6 +205,21 @@ describe("the round trip embedded → PostgreSQL → embedded", () => {
     });
   });
 
+  it("batches of any size give the same file, from a server whose collation is not byte order too", async () => {
+    // A database whose text sorts by ICU's en-US rules ("a" before "B"), and batches of 4 and 5 that
+    // cut the file everywhere: each batch starts where the one before ended, in byte order.
+    const url = await database("exporticu");
+    const icuName = `${new URL(url).pathname.slice(1)}_icu`;
+    const admin = new pg.Client(url);
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${icuName} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
+    await admin.end();
+    const icu = await fresh({ kind: "server", url: Object.assign(new URL(url), { pathname: `/${icuName}` }).toString() });
+    await load(icu, first, false, 5);
+    expect(sha(await exported(icu, 4))).toBe(sha(first));
+    expect(sha(await exported(stores[0]!, 3))).toBe(sha(first));
+  }, 120_000);
+
   it("the imported index searches as the one it came from", async () => {
     const back = stores.at(-1)!;
     const source = stores[0]!;
@@ -207,6 +232,19 @@ describe("the round trip embedded → PostgreSQL → embedded", () => {
     }
     expect((await back.search("bjorn"))?.results.length).toBeGreaterThan(0);
     expect(await back.history("e000.example")).toEqual(await source.history("e000.example"));
+  });
+});
+
+describe("byte order, the file's", () => {
+  it("is UTF-8's: code points, not JavaScript's UTF-16 units", () => {
+    expect(bytesAfter("b", "a")).toBe(true);
+    expect(bytesAfter("ab", "a")).toBe(true);
+    expect(bytesAfter("a", "a")).toBe(false);
+    expect(bytesAfter("a-b", "ab")).toBe(false);
+    // U+1F642 is a surrogate pair (0xD83D…) in JavaScript, below U+FF21; in UTF-8 it comes after.
+    expect(bytesAfter("\u{1f642}", "\uff21")).toBe(true);
+    expect(bytesAfter("\uff21", "\u{1f642}")).toBe(false);
+    expect(bytesAfter("\u{1f643}", "\u{1f642}")).toBe(true);
   });
 });
 
@@ -242,7 +280,7 @@ describe.each(ENGINES)("refusals on $name", ({ location }) => {
   });
   it("a file cut short at the end of a line: its counts say so", async () => {
     expect(await refused(`${lines().slice(0, 20).join("\n")}\n`)).toMatch(
-      /the file holds 19 entities where its first line says 65: it is cut short/,
+      /the file holds 19 entities where its first line says 67: it is cut short/,
     );
   });
   it("a malformed line, with its number", async () => {
@@ -280,7 +318,7 @@ describe.each(ENGINES)("refusals on $name", ({ location }) => {
     });
     const changesBefore = await count(store, "changes");
     const merged = await load(store, edited.join("\n"), true);
-    expect(merged).toMatchObject({ entities: 1, kept: 64, changes: 0 });
+    expect(merged).toMatchObject({ entities: 1, kept: 66, changes: 0 });
     expect(await count(store, "changes")).toBe(changesBefore);
     const names = await store.db.query<{ domain: string; name: string }>(
       "SELECT domain, name FROM entities WHERE domain IN ('e001.example', 'e002.example') ORDER BY domain",
@@ -311,7 +349,7 @@ describe("the command line", () => {
     const toFile = await run(["store", "export", file], { IDENT_DATA_DIR: dataDir });
     expect(toFile.code, toFile.stderr).toBe(0);
     expect(toFile.stderr).toMatch(
-      /^ident: exported 65 entities \(\d+ claims, \d+ changes\) and \d+ jobs in [\d.]+ s to .*index\.ndjson\n$/,
+      /^ident: exported 67 entities \(\d+ claims, \d+ changes\) and \d+ jobs in [\d.]+ s to .*index\.ndjson\n$/,
     );
     expect(readFileSync(file, "utf8")).toBe(expected);
     const toStdout = await run(["store", "export"], { IDENT_DATA_DIR: dataDir });
@@ -321,12 +359,12 @@ describe("the command line", () => {
     const into = await run(["store", "import", file], { IDENT_DATABASE_URL: server.url });
     expect(into.code, into.stderr).toBe(0);
     expect(into.stderr).toMatch(
-      /^ident: imported 65 entities \(\d+ claims, \d+ changes\) and \d+ jobs in [\d.]+ s \([\d,]+ entities\/s\)\n$/,
+      /^ident: imported 67 entities \(\d+ claims, \d+ changes\) and \d+ jobs in [\d.]+ s \([\d,]+ entities\/s\)\n$/,
     );
     const again = await run(["store", "import", file], { IDENT_DATABASE_URL: server.url });
     expect(again.code).toBe(1);
     expect(again.stderr).toBe(
-      "ident: the store already holds 65 entities; import into an empty store, or give --merge to add the file's to them; nothing was imported\n",
+      "ident: the store already holds 67 entities; import into an empty store, or give --merge to add the file's to them; nothing was imported\n",
     );
     expect((await run(["store", "import", file, "--merge"], { IDENT_DATABASE_URL: server.url })).code).toBe(0);
     expect((await run(["store", "export"], { IDENT_DATABASE_URL: server.url })).stdout).toBe(expected);
