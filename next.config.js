@@ -3,7 +3,7 @@ const nextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
   // The index's engines load files of their own at run time (PGlite's WebAssembly): not bundled.
-  serverExternalPackages: ["@electric-sql/pglite", "pg"],
+  serverExternalPackages: ["@electric-sql/pglite", "pg", "pg-copy-streams"],
   // docs/decisions.md#cold-pages: the stylesheet (8 KB) in the page itself, not a request the page
   // must wait for before it can show anything.
   experimental: { inlineCss: true },

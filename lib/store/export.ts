@@ -407,7 +407,8 @@ function lineChecker() {
         if (!parsed.success) throw new ImportError(n, `not a valid job (${issueOf(parsed.error)})`);
         if (!inJobs) last = "";
         inJobs = true;
-        if (!bytesAfter(parsed.data.job.domain, last)) throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order`);
+        if (!bytesAfter(parsed.data.job.domain, last))
+          throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order`);
         last = parsed.data.job.domain;
         seen.jobs++;
         return { kind: "job", value: parsed.data };
