@@ -491,13 +491,13 @@ export async function importIndex(
       const batch = { entities, jobs };
       entities = [];
       jobs = [];
+      // Into an empty store, this batch's rows are made ready while the engine still writes the one before.
+      const load = !options.merge && batch.entities.length > 0 ? loadEntities(batch.entities) : null;
       // One statement at a time on the transaction: this batch after the one before.
       await writing;
       writing = (async () => {
-        if (batch.entities.length > 0) {
-          if (options.merge) await mergeEntities(tx, batch.entities, done);
-          else await loadEntities(tx, batch.entities, done);
-        }
+        if (load) await load(tx, done);
+        else if (batch.entities.length > 0) await mergeEntities(tx, batch.entities, done);
         if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, done);
         options.progress?.({ entities: done.entities + done.kept, jobs: done.jobs }, checker.total);
       })();
@@ -550,9 +550,10 @@ const searchOf = (b: ExportEntity) =>
 /**
  * One batch of entities into a store that was empty: nothing can collide and nothing is looked up, so
  * each table takes its rows through COPY, the engine's bulk path (rows, claims and changes in the
- * file's order; each change's sequence number follows it), and the words of their names.
+ * file's order; each change's sequence number follows it), and the words of their names. The rows are
+ * made into COPY text at once; the function answered sends them, once the batch before is written.
  */
-async function loadEntities(tx: Tx, batch: ExportEntity[], done: Imported): Promise<void> {
+function loadEntities(batch: ExportEntity[]): (tx: Tx, done: Imported) => Promise<void> {
   const entities: string[] = [];
   const claims: string[] = [];
   const changes: string[] = [];
@@ -607,23 +608,26 @@ async function loadEntities(tx: Tx, batch: ExportEntity[], done: Imported): Prom
     }
     for (const c of b.changes) changes.push(copyLine([e.domain, c.kind, c.claim_key, c.id, c.at, c.verified, c.status, c.reason]));
   }
-  await tx.copyFrom("entities", [...ENTITY_COLUMNS.map(([name]) => name), "search", "search_names"], entities.join(""));
-  await addTypoWords(tx, words);
-  if (claims.length > 0)
-    await tx.copyFrom(
-      "claims",
-      CLAIM_COLUMNS.map(([name]) => name),
-      claims.join(""),
-    );
-  if (changes.length > 0)
-    await tx.copyFrom(
-      "changes",
-      CHANGE_COLUMNS.map(([name]) => name),
-      changes.join(""),
-    );
-  done.entities += batch.length;
-  done.claims += claims.length;
-  done.changes += changes.length;
+  const rows = { entities: entities.join(""), claims: claims.join(""), changes: changes.join("") };
+  return async (tx, done) => {
+    await tx.copyFrom("entities", [...ENTITY_COLUMNS.map(([name]) => name), "search", "search_names"], rows.entities);
+    await addTypoWords(tx, words);
+    if (claims.length > 0)
+      await tx.copyFrom(
+        "claims",
+        CLAIM_COLUMNS.map(([name]) => name),
+        rows.claims,
+      );
+    if (changes.length > 0)
+      await tx.copyFrom(
+        "changes",
+        CHANGE_COLUMNS.map(([name]) => name),
+        rows.changes,
+      );
+    done.entities += batch.length;
+    done.claims += claims.length;
+    done.changes += changes.length;
+  };
 }
 
 /**
