@@ -463,6 +463,10 @@ export async function importIndex(
       const [held] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
       if ((held?.n ?? 0) > 0) throw new StoreNotEmpty(held?.n ?? 0);
     }
+    // A queue with nothing in it takes the file's jobs (each domain once, the checker saw to it) through
+    // COPY; one that holds jobs (seeds queued before any check) merges them.
+    const [queued] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM crawl_queue");
+    const copyJobs = !options.merge && (queued?.n ?? 0) === 0;
     // Into an empty store, the secondary indexes are built once at the end rather than entry by entry
     // (their definitions read back from the catalogue, so they are the migrations' own); the
     // transaction puts them back whatever happens.
@@ -498,7 +502,7 @@ export async function importIndex(
       writing = (async () => {
         if (load) await load(tx, done);
         else if (batch.entities.length > 0) await mergeEntities(tx, batch.entities, done);
-        if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, done);
+        if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, copyJobs, done);
         options.progress?.({ entities: done.entities + done.kept, jobs: done.jobs }, checker.total);
       })();
       // A failed write is awaited (and thrown) at the next flush, or at the end.
@@ -692,16 +696,25 @@ async function mergeEntities(tx: Queryable, batch: ExportEntity[], done: Importe
 const unnest = (columns: readonly (readonly [string, string])[]) =>
   `unnest(${columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})`;
 
-/** One batch of queued jobs; a domain already queued keeps the earlier due time. */
-async function writeJobs(tx: Queryable, jobs: ExportJob["job"][], done: Imported): Promise<void> {
-  await tx.query(
-    `INSERT INTO crawl_queue (domain, reason, priority, due_at, backoff_s, attempts, queued_at)
-     SELECT domain, reason, priority, due_at, backoff_s, attempts, queued_at
-     FROM jsonb_to_recordset($1::jsonb) AS x(domain text, reason text, priority integer, due_at timestamptz, backoff_s integer,
-       attempts integer, queued_at timestamptz)
-     ON CONFLICT (domain) DO UPDATE SET due_at = LEAST(crawl_queue.due_at, excluded.due_at),
-       priority = LEAST(crawl_queue.priority, excluded.priority)`,
-    [jsonb(jobs)],
-  );
+/** One batch of queued jobs: through COPY into an empty queue, or merged (a domain already queued keeps the earlier due time). */
+async function writeJobs(tx: Tx, jobs: ExportJob["job"][], copy: boolean, done: Imported): Promise<void> {
+  if (copy) {
+    const rows = jobs.map((j) => copyLine([j.domain, j.reason, j.priority, j.due_at, j.backoff_s, j.attempts, j.queued_at]));
+    await tx.copyFrom(
+      "crawl_queue",
+      JOB_COLUMNS.map(([name]) => name),
+      rows.join(""),
+    );
+  } else {
+    await tx.query(
+      `INSERT INTO crawl_queue (domain, reason, priority, due_at, backoff_s, attempts, queued_at)
+       SELECT domain, reason, priority, due_at, backoff_s, attempts, queued_at
+       FROM jsonb_to_recordset($1::jsonb) AS x(domain text, reason text, priority integer, due_at timestamptz, backoff_s integer,
+         attempts integer, queued_at timestamptz)
+       ON CONFLICT (domain) DO UPDATE SET due_at = LEAST(crawl_queue.due_at, excluded.due_at),
+         priority = LEAST(crawl_queue.priority, excluded.priority)`,
+      [jsonb(jobs)],
+    );
+  }
   done.jobs += jobs.length;
 }

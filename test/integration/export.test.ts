@@ -305,6 +305,27 @@ describe.each(ENGINES)("refusals on $name", ({ location }) => {
     twice.splice(4, 0, twice[3]!);
     expect(await refused(twice.join("\n"))).toMatch(/^line 5: \S+ is out of domain order, or there twice$/);
   });
+  it("a store with no entity but queued seeds takes the file: its jobs join the seeds, a domain queued twice keeps the earlier due time", async () => {
+    const seeded = await openStore(await location());
+    try {
+      await seeded.db.query(
+        `INSERT INTO crawl_queue (domain, reason, priority, due_at, backoff_s, attempts, queued_at)
+         VALUES ('queued-one.example', 'seed', 0, $1, 0, 0, $1), ('seed-only.example', 'seed', 0, $1, 0, 0, $1)`,
+        [at(-5)],
+      );
+      await load(seeded, file);
+      const rows = await seeded.db.query<{ domain: string; due_at: Date }>(
+        "SELECT domain, due_at FROM crawl_queue WHERE domain IN ('queued-one.example', 'seed-only.example') ORDER BY domain",
+      );
+      expect(rows.map((r) => [r.domain, new Date(r.due_at).toISOString()])).toEqual([
+        ["queued-one.example", at(-5)],
+        ["seed-only.example", at(-5)],
+      ]);
+      expect(await count(seeded, "crawl_queue")).toBe(JSON.parse(lines()[0]!).counts.jobs + 1);
+    } finally {
+      await seeded.close();
+    }
+  });
   it("a store that holds entities, unless merging; merged, the later check of each entity stays", async () => {
     await load(store, file);
     await expect(load(store, file)).rejects.toBeInstanceOf(StoreNotEmpty);
