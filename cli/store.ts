@@ -124,11 +124,7 @@ export async function storeImport(
   const started = Date.now();
   const shown = progressLine(io, "imported");
   try {
-    if (!merge) {
-      const [held] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
-      if ((held?.n ?? 0) > 0) throw new StoreNotEmpty(held?.n ?? 0);
-    }
-    // Each line is checked as it is read; a bad one rolls back the one transaction: nothing is written.
+    // A store that holds entities is refused by importIndex (StoreNotEmpty), unless merging. Each line is checked as it is read; a bad one rolls back the one transaction: nothing is written.
     const done = await importIndex(store.db, linesOf(file), { merge, progress: shown.progress });
     shown.end();
     const s = (Date.now() - started) / 1000;

@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import type { Db, Queryable, Tx } from "./db";
-import { copyLine, CopyReader, isoTime, sqlLiteral } from "./copy-text";
+import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./copy-text";
 import { addTypoWords, jsonb } from "./verdicts";
 import { searchColumns } from "./words";
 
@@ -465,8 +465,7 @@ export async function importIndex(
     }
     // A queue with nothing in it takes the file's jobs (each domain once, the checker saw to it) through
     // COPY; one that holds jobs (seeds queued before any check) merges them.
-    const [queued] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM crawl_queue");
-    const copyJobs = !options.merge && (queued?.n ?? 0) === 0;
+    const copyJobs = !options.merge && !(await tx.query<{ any: boolean }>("SELECT EXISTS (SELECT 1 FROM crawl_queue) AS any"))[0]?.any;
     // Into an empty store, the secondary indexes are built once at the end rather than entry by entry
     // (their definitions read back from the catalogue, so they are the migrations' own); the
     // transaction puts them back whatever happens.
@@ -552,6 +551,15 @@ const searchOf = (b: ExportEntity) =>
   });
 
 /**
+ * A row to load, in COPY text: `before`, then `row`'s value of each of `columns` (jsonb as JSON), then `after`;
+ * made from the same column list the COPY statement names, so the two cannot disagree.
+ */
+function copyRow(columns: Columns, row: Readonly<Record<string, unknown>>, before: CopyValue[], after: CopyValue[] = []): string {
+  const values = columns.map(([name, type]) => (type === "jsonb" ? jsonb(row[name]) : (row[name] as CopyValue)));
+  return copyLine([...before, ...values, ...after]);
+}
+
+/**
  * One batch of entities into a store that was empty: nothing can collide and nothing is looked up, so
  * each table takes its rows through COPY, the engine's bulk path (rows, claims and changes in the
  * file's order; each change's sequence number follows it), and the words of their names. The rows are
@@ -566,51 +574,9 @@ function loadEntities(batch: ExportEntity[]): (tx: Tx, done: Imported) => Promis
     const e = b.entity;
     const columns = searchOf(b);
     for (const word of columns.names) words.add(word);
-    entities.push(
-      copyLine([
-        e.domain,
-        e.status,
-        e.network_id,
-        e.entity_type,
-        jsonb(e.details),
-        jsonb(e.problems),
-        e.verified,
-        e.unverified,
-        e.first_seen_at,
-        e.last_checked_at,
-        e.name,
-        e.description,
-        e.ever_accepted,
-        e.failed_checks,
-        columns.search,
-        columns.search_names,
-      ]),
-    );
-    // In the order of CLAIM_COLUMNS and CHANGE_COLUMNS.
-    for (const c of b.claims) {
-      claims.push(
-        copyLine([
-          e.domain,
-          c.kind,
-          c.claim_key,
-          c.id,
-          c.label,
-          c.issuer,
-          c.issuer_name,
-          c.present,
-          c.verified,
-          c.reason,
-          c.stale_reason,
-          c.stale_message,
-          c.first_seen_at,
-          c.last_checked_at,
-          c.last_verified_at,
-          c.verified_since,
-          c.failing_since,
-        ]),
-      );
-    }
-    for (const c of b.changes) changes.push(copyLine([e.domain, c.kind, c.claim_key, c.id, c.at, c.verified, c.status, c.reason]));
+    entities.push(copyRow(ENTITY_COLUMNS, e, [], [columns.search, columns.search_names]));
+    for (const c of b.claims) claims.push(copyRow(CLAIM_FIELDS, c, [e.domain]));
+    for (const c of b.changes) changes.push(copyRow(CHANGE_FIELDS, c, [e.domain]));
   }
   const rows = { entities: entities.join(""), claims: claims.join(""), changes: changes.join("") };
   return async (tx, done) => {
@@ -699,7 +665,7 @@ const unnest = (columns: readonly (readonly [string, string])[]) =>
 /** One batch of queued jobs: through COPY into an empty queue, or merged (a domain already queued keeps the earlier due time). */
 async function writeJobs(tx: Tx, jobs: ExportJob["job"][], copy: boolean, done: Imported): Promise<void> {
   if (copy) {
-    const rows = jobs.map((j) => copyLine([j.domain, j.reason, j.priority, j.due_at, j.backoff_s, j.attempts, j.queued_at]));
+    const rows = jobs.map((j) => copyRow(JOB_COLUMNS, j, []));
     await tx.copyFrom(
       "crawl_queue",
       JOB_COLUMNS.map(([name]) => name),
