@@ -86,10 +86,13 @@ describe.each(ENGINES)("discovery on $name", ({ location }) => {
 
   it("a restart loses nothing queued, and a job taken by an instance is not taken by another", async () => {
     const { takeJobs, finishJob } = await import("../../lib/store/queue");
+    // Queued while the crawler runs, due only after it stops: a running crawler polls the queue and
+    // would otherwise take the job before the two instances below ask.
     await store.db.query(
-      "INSERT INTO crawl_queue (domain, reason, priority, due_at) VALUES ('queued-one.test', 'discovered', 1, now()) ON CONFLICT DO NOTHING",
+      "INSERT INTO crawl_queue (domain, reason, priority, due_at) VALUES ('queued-one.test', 'discovered', 1, now() + interval '1 hour') ON CONFLICT DO NOTHING",
     );
     await crawler.stop();
+    await store.db.query("UPDATE crawl_queue SET due_at = now() WHERE domain = 'queued-one.test'");
     const first = await takeJobs(store.db, 10);
     const second = await takeJobs(store.db, 10);
     expect(first).toContain("queued-one.test");
