@@ -2,6 +2,8 @@
 const nextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
+  // web/serve.js compresses what Next writes, below its rewrite of read pages (web/script-free.ts).
+  compress: false,
   // The index's engines load files of their own at run time (PGlite's WebAssembly): not bundled.
   serverExternalPackages: ["@electric-sql/pglite", "pg", "pg-copy-streams"],
   // docs/decisions.md#cold-pages: the stylesheet (8 KB) in the page itself, not a request the page

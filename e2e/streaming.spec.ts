@@ -37,3 +37,21 @@ test("while the entity document itself is on its way, a browser already has the 
   await expect(page.getByTestId("entity-header").getByRole("heading")).toHaveText("Sal Luggish");
   await expect(page.getByTestId("loading")).toHaveCount(0);
 });
+
+test("read pages ship none of the framework's script, and still stream; the check keeps its own (web/script-free.ts)", async ({
+  page,
+  request,
+}) => {
+  for (const path of ["/", "/entity/alice.example", "/search?q=alice", "/search?q=alice.example", "/issuer/guild.example", "/reasons"]) {
+    await page.goto(path);
+    await expect(page.locator("main h1").first(), path).toBeVisible();
+    expect(await page.locator('script[src^="/_next/"], link[rel="preload"][as="script"], link[rel="modulepreload"]').count(), path).toBe(0);
+    expect(await page.evaluate(() => document.documentElement.outerHTML.includes("__next_f")), path).toBe(false);
+    // Compressed all the same, as the client asked.
+    const r = await request.get(path, { headers: { "accept-encoding": "gzip" } });
+    expect(r.headers()["content-encoding"], path).toBe("gzip");
+  }
+  // The publisher's check has buttons that need the runtime: it keeps it.
+  await page.goto("/check");
+  expect(await page.locator('script[src^="/_next/"]').count()).toBeGreaterThan(0);
+});

@@ -18,6 +18,7 @@ import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
 import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
 import { isAnswer, pageOf } from "./pages";
+import { aroundNext } from "./script-free";
 import { createShedder, type Shed } from "./shed";
 
 export type App = {
@@ -37,6 +38,8 @@ export type App = {
   log: Logger;
   /** The front door (web/front.ts): web/serve.js asks it first about every request; true when it answered. */
   front(req: IncomingMessage, res: ServerResponse): boolean;
+  /** Compression, and the read pages' rewrite (web/script-free.ts), around a request web/serve.js hands to Next. */
+  aroundNext(req: IncomingMessage, res: ServerResponse): void;
   /** The headers every answer carries (web/front.ts), for what web/serve.js answers itself. */
   frontHeaders: Readonly<Record<string, string>>;
   /** Starts the operators' listener of `/metrics` (web/operations.ts); instrumentation.ts calls it once. */
@@ -108,6 +111,7 @@ export function app(): App {
     api: (req, res) => api.serve(req, res),
     apiAnswers: api,
     front: frontDoor,
+    aroundNext,
     frontHeaders: FRONT_HEADERS,
     clientErrorAnswer,
     guard: (server) =>

@@ -72,6 +72,8 @@ function takeTurn() {
 function enter(req, res) {
   inTurn(() => {
     if (res.destroyed || globalThis.__identApp?.api(req, res)) return;
+    // Compression, and read pages without the framework's script (web/script-free.ts).
+    globalThis.__identApp?.aroundNext(req, res);
     void handle(req, res);
   });
 }

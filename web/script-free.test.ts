@@ -1,0 +1,176 @@
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { gunzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { aroundNext, isReadPage, isRuntimeTag, RuntimeStripper } from "./script-free";
+
+const N = 'nonce="abc=="';
+/** What Next writes for a streamed entity page, shortened: the runtime's tags among the page's own. */
+const PAGE = [
+  `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"/>`,
+  `<link rel="preload" as="script" fetchPriority="low" ${N} href="/_next/static/chunks/a.js"/>`,
+  `<link rel="modulepreload" href="/_next/static/chunks/m.js"/>`,
+  `<link rel="preload" as="font" href="/font.woff2" crossorigin=""/>`,
+  `<link rel="icon" href="/favicon.ico" sizes="32x32"/>`,
+  `<script src="/_next/static/chunks/b.js" async="" ${N}></script>`,
+  `<script ${N}>Object.defineProperty(window,"$RT",{get:function(){return -1e9}});</script>`,
+  `<script src="/_next/static/chunks/poly.js" noModule="" ${N}></script></head><body>`,
+  `<script ${N} id="_R_">(globalThis["TURBOPACK"] || (globalThis["TURBOPACK"] = [])).push({"otherChunks":[]});</script>`,
+  `<script ${N}>(self.__next_f=self.__next_f||[]).push([0])</script>`,
+  `<p>Text about &lt;script&gt; and &lt;link&gt;, and the name Ünïcødé 🙂 אבג</p><scripts-not></scripts-not><linked-data></linked-data>`,
+  // Over the 1 KB below which nothing is compressed.
+  `<ul>${"<li>claim</li>".repeat(80)}</ul>`,
+  `<script ${N}>self.__next_f.push([1,"1:\\"$Sreact.fragment\\"\\n2:I[\\u003c/script\\u003e]"])</script>`,
+  `<noscript><meta http-equiv="refresh" content="3"/></noscript>`,
+  `<div hidden id="S:1"><h1 data-testid="entity-header">Zoë</h1></div><script ${N}>$RC("B:1","S:1")</script>`,
+  `<script type="application/ld+json">{"@context":"https://schema.org","name":"\\u003c/script\\u003e"}</script>`,
+  `</body></html>`,
+].join("");
+/** The same page as it should leave: only the runtime's tags are gone. */
+const EXPECTED = [
+  `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"/>`,
+  `<link rel="preload" as="font" href="/font.woff2" crossorigin=""/>`,
+  `<link rel="icon" href="/favicon.ico" sizes="32x32"/>`,
+  `<script ${N}>Object.defineProperty(window,"$RT",{get:function(){return -1e9}});</script>`,
+  `</head><body>`,
+  `<p>Text about &lt;script&gt; and &lt;link&gt;, and the name Ünïcødé 🙂 אבג</p><scripts-not></scripts-not><linked-data></linked-data>`,
+  // Over the 1 KB below which nothing is compressed.
+  `<ul>${"<li>claim</li>".repeat(80)}</ul>`,
+  `<noscript><meta http-equiv="refresh" content="3"/></noscript>`,
+  `<div hidden id="S:1"><h1 data-testid="entity-header">Zoë</h1></div><script ${N}>$RC("B:1","S:1")</script>`,
+  `<script type="application/ld+json">{"@context":"https://schema.org","name":"\\u003c/script\\u003e"}</script>`,
+  `</body></html>`,
+].join("");
+
+function strip(chunks: (string | Buffer)[]): string {
+  const s = new RuntimeStripper();
+  return chunks.map((c) => s.push(c)).join("") + s.end();
+}
+
+describe("read pages without the framework's script (docs/decisions.md#cold-pages)", () => {
+  it("removes the runtime's chunks, preloads and feeds, and keeps the page's own scripts, JSON-LD and text", () => {
+    expect(strip([PAGE])).toBe(EXPECTED);
+  });
+
+  it("gives the same page however it is cut, even inside a tag or a character's bytes", () => {
+    const bytes = Buffer.from(PAGE);
+    for (let i = 0; i <= bytes.length; i++) {
+      expect(strip([bytes.subarray(0, i), bytes.subarray(i)]), `cut at byte ${i}`).toBe(EXPECTED);
+    }
+    // Byte by byte.
+    expect(strip([...bytes].map((b) => Buffer.from([b])))).toBe(EXPECTED);
+  });
+
+  it("sends what precedes a tag at once, and holds only a tag that has not ended", () => {
+    const s = new RuntimeStripper();
+    expect(s.push("<h1>Zoë</h1><scr")).toBe("<h1>Zoë</h1>");
+    expect(s.push(`ipt ${N}>self.__next_f.push([1,"x`)).toBe("");
+    expect(s.push(`"])</script><p>after</p>`)).toBe("<p>after</p>");
+    // A page cut off inside a tag ends as it came.
+    expect(s.push(`<script ${N}>$RC("B:1"`)).toBe("");
+    expect(s.end()).toBe(`<script ${N}>$RC("B:1"`);
+  });
+
+  it("knows the runtime's tags from the page's own", () => {
+    expect(isRuntimeTag(`<script src="/_next/static/chunks/x.js" async=""></script>`)).toBe(true);
+    expect(isRuntimeTag(`<link rel="preload" as="script" href="/_next/static/chunks/x.js"/>`)).toBe(true);
+    expect(isRuntimeTag(`<link rel="preload" as="style" href="/x.css"/>`)).toBe(false);
+    expect(isRuntimeTag(`<script ${N}>$RC("B:0","S:0")</script>`)).toBe(false);
+    expect(isRuntimeTag(`<script src="/elsewhere.js"></script>`)).toBe(false);
+    expect(isRuntimeTag(`<script type="application/ld+json">{"name":"self.__next_f"}</script>`)).toBe(false);
+  });
+
+  it("applies to the pages that are read, not to the check or the API", () => {
+    for (const path of ["/", "/entity/alice.example", "/issuer/tools.example", "/search", "/reasons"])
+      expect(isReadPage(path), path).toBe(true);
+    for (const path of [
+      "/check",
+      "/api/resolve",
+      "/entity/alice.example/feed.xml",
+      "/entity/alice.example/preview.png",
+      "/_next/static/x.js",
+    ])
+      expect(isReadPage(path), path).toBe(false);
+  });
+});
+
+describe("aroundNext on a server (web/serve.js's order: compression below, the rewrite above)", () => {
+  let server: Server;
+  let base = "";
+  /** Writes PAGE in two pieces as Next streams, with the status and type the path asks for. */
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    aroundNext(req, res);
+    const url = new URL(req.url ?? "/", "http://x");
+    res.statusCode = Number(url.searchParams.get("status") ?? 200);
+    res.setHeader("content-type", url.searchParams.get("type") ?? "text/html; charset=utf-8");
+    if (url.searchParams.has("whole")) {
+      res.setHeader("content-length", Buffer.byteLength(PAGE));
+      res.end(PAGE);
+      return;
+    }
+    res.flushHeaders();
+    const half = Math.floor(PAGE.length / 2);
+    res.write(Buffer.from(PAGE.slice(0, half)));
+    (res as ServerResponse & { flush?: () => void }).flush?.();
+    // The second half only once the client has seen the first: streaming survives compression.
+    const timer = setTimeout(() => res.end(Buffer.from(PAGE.slice(half))), 300);
+    req.once("close", () => clearTimeout(timer));
+  };
+  beforeAll(async () => {
+    server = createServer(handler);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  function get(path: string, encoding?: string) {
+    return new Promise<{ status: number; headers: IncomingMessage["headers"]; body: Buffer; firstAt: number; endAt: number }>(
+      (resolve, reject) => {
+        const t0 = performance.now();
+        let firstAt = NaN;
+        request(`${base}${path}`, { headers: encoding ? { "accept-encoding": encoding } : {} }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => {
+            if (Number.isNaN(firstAt)) firstAt = performance.now() - t0;
+            chunks.push(c);
+          });
+          res.on("end", () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks),
+              firstAt,
+              endAt: performance.now() - t0,
+            }),
+          );
+        })
+          .on("error", reject)
+          .end();
+      },
+    );
+  }
+
+  it("a read page leaves gzip-compressed without the runtime, its first part before the end", async () => {
+    const r = await get("/entity/alice.example", "gzip");
+    expect(r.headers["content-encoding"]).toBe("gzip");
+    expect(gunzipSync(r.body).toString()).toBe(EXPECTED);
+    // The first half arrived while the server still held the second (300 ms later).
+    expect(r.endAt - r.firstAt).toBeGreaterThan(150);
+  });
+
+  it("a whole page loses its Content-Length, which no longer holds, and arrives whole", async () => {
+    const plain = await get("/entity/alice.example?whole=1");
+    expect(plain.headers["content-length"]).toBeUndefined();
+    expect(plain.body.toString()).toBe(EXPECTED);
+    const zipped = await get("/entity/alice.example?whole=1", "gzip");
+    expect(zipped.headers["content-encoding"]).toBe("gzip");
+    expect(gunzipSync(zipped.body).toString()).toBe(EXPECTED);
+  });
+
+  it("the check, an error page and anything but HTML are left as Next wrote them", async () => {
+    expect((await get("/check")).body.toString()).toBe(PAGE);
+    expect((await get("/entity/alice.example?status=500")).body.toString()).toBe(PAGE);
+    expect((await get("/search?type=text/plain")).body.toString()).toBe(PAGE);
+    expect(gunzipSync((await get("/check", "gzip")).body).toString()).toBe(PAGE);
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * Read pages ship no framework script (docs/decisions.md#cold-pages). A result page is read, not
+ * used: everything it shows is server-rendered HTML, its streamed parts are revealed by React's own
+ * inline scripts, its links and forms work as plain HTML. The App Router still sends its runtime
+ * (about 230 KB of script, and the page's RSC payload again as inline scripts); a browser on a cold
+ * page spent its main thread, and on a small machine the server's CPU, on them while the entity's
+ * header waited. So, on the pages named below, this removes from the HTML Next writes:
+ *
+ * - `<script src="/_next/…">` (the runtime's chunks) and `<link rel="preload" as="script">` /
+ *   `rel="modulepreload"` for them;
+ * - inline scripts that only feed the runtime: `self.__next_f` (the RSC payload) and Turbopack's
+ *   chunk list (`globalThis["TURBOPACK"]`).
+ *
+ * Everything else stays: React's `$RC` reveals, JSON-LD, `<noscript>`, the app's own inline scripts.
+ * Pages with client behaviour (the publisher's check with its copy buttons, error pages with "try
+ * again") keep the runtime. Compression happens after the rewrite (serve.js puts `compression` under
+ * it), so Next's own is off (next.config.ts).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { StringDecoder } from "node:string_decoder";
+import compression from "compression";
+
+/** Pages that are read, not used: the home page, entity, issuer, search and lookup pages, reasons. */
+const READ_PAGES = /^\/(?:|entity\/[^/]*\/?|issuer\/[^/]*\/?|search|reasons)$/;
+
+/** An inline script whose only reader is the framework's runtime. */
+const RUNTIME_FEED = /^\s*(?:\(?self\.__next_f\b|\(globalThis\["TURBOPACK"\])/;
+
+/** Whether a complete `<script …>…</script>` or `<link …>` element belongs to the framework's runtime. */
+export function isRuntimeTag(tag: string): boolean {
+  const open = tag.slice(0, tag.indexOf(">") + 1);
+  if (open.startsWith("<link")) {
+    const rel = /\srel="([^"]*)"/.exec(open)?.[1] ?? "";
+    return rel === "modulepreload" || (rel === "preload" && /\sas="script"/.test(open));
+  }
+  if (/\ssrc="\/_next\//.test(open)) return true;
+  return RUNTIME_FEED.test(tag.slice(open.length, tag.length - "</script>".length));
+}
+
+const OPENERS = ["<script", "<link"];
+
+type Callback = (error?: Error | null) => void;
+
+/**
+ * Removes the runtime's tags from HTML that arrives in pieces, cut anywhere: a tag is held until it
+ * is whole, everything before it passes at once. React escapes `<` in text and attributes, and in
+ * inline JSON (`\u003c`), so `<script` and `<link` are only ever tags.
+ */
+export class RuntimeStripper {
+  private pending = "";
+  private readonly decoder = new StringDecoder("utf8");
+
+  /** What of `chunk` (with what was held) can be sent now. */
+  push(chunk: Buffer | string): string {
+    this.pending += typeof chunk === "string" ? chunk : this.decoder.write(chunk);
+    let out = "";
+    let from = 0;
+    for (;;) {
+      const at = nextOpener(this.pending, from);
+      if (at === -1) {
+        // Hold a tail that could be the start of an opener ("<scr").
+        const lt = this.pending.lastIndexOf("<");
+        const keep = lt >= from && OPENERS.some((o) => o.startsWith(this.pending.slice(lt))) ? lt : this.pending.length;
+        out += this.pending.slice(from, keep);
+        this.pending = this.pending.slice(keep);
+        return out;
+      }
+      out += this.pending.slice(from, at);
+      const end = tagEnd(this.pending, at);
+      if (end === -1) {
+        this.pending = this.pending.slice(at);
+        return out;
+      }
+      const tag = this.pending.slice(at, end);
+      if (!isRuntimeTag(tag)) out += tag;
+      from = end;
+    }
+  }
+
+  /** Whatever is still held, as it came: a tag cut off by the end of the page is not ours to judge. */
+  end(): string {
+    const rest = this.pending + this.decoder.end();
+    this.pending = "";
+    return rest;
+  }
+}
+
+function nextOpener(text: string, from: number): number {
+  let best = -1;
+  for (const opener of OPENERS) {
+    let at = text.indexOf(opener, from);
+    // `<scriptx` or `<linked` is not the element.
+    while (at !== -1 && /[\w-]/.test(text[at + opener.length] ?? " ")) at = text.indexOf(opener, at + 1);
+    if (at !== -1 && (best === -1 || at < best)) best = at;
+  }
+  return best;
+}
+
+/** Where the element starting at `at` ends (after `</script>` or the link's `>`), or -1 when not yet arrived. */
+function tagEnd(text: string, at: number): number {
+  if (text.startsWith("<link", at)) {
+    const gt = text.indexOf(">", at);
+    return gt === -1 ? -1 : gt + 1;
+  }
+  const close = text.indexOf("</script>", at);
+  return close === -1 ? -1 : close + "</script>".length;
+}
+
+/** Whether the page at `pathname` ships without the runtime. */
+export function isReadPage(pathname: string): boolean {
+  return READ_PAGES.test(pathname);
+}
+
+/**
+ * Strips the runtime's tags from what Next writes to `res` for a read page, when it is an HTML answer
+ * below 500 (an error page keeps "try again"). Installed above the compression layer, so it sees the
+ * HTML itself; drops Content-Length, which no longer holds.
+ */
+export function stripRuntime(req: IncomingMessage, res: ServerResponse): void {
+  const pathname = (req.url ?? "/").split("?")[0] ?? "/";
+  if ((req.method !== "GET" && req.method !== "HEAD") || !isReadPage(pathname)) return;
+  const inner = { write: res.write, end: res.end, writeHead: res.writeHead, flushHeaders: res.flushHeaders };
+  let stripper: RuntimeStripper | null | undefined;
+  /** Decided once, when the headers are about to leave. */
+  const decide = (): RuntimeStripper | null => {
+    if (stripper !== undefined) return stripper;
+    const type = String(res.getHeader("content-type") ?? "");
+    stripper = res.statusCode < 500 && type.startsWith("text/html") ? new RuntimeStripper() : null;
+    if (stripper && !res.headersSent) res.removeHeader("content-length");
+    return stripper;
+  };
+  const callbackOf = (...args: unknown[]) => args.find((a): a is Callback => typeof a === "function");
+  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    res.statusCode = status;
+    // Headers given here are applied first, so that the decision sees them and Content-Length can go.
+    const headers = rest.find(
+      (r): r is Record<string, string | number | string[]> => typeof r === "object" && r !== null && !Array.isArray(r),
+    );
+    for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) res.setHeader(name, value);
+    const message = rest.find((r): r is string => typeof r === "string");
+    decide();
+    return message === undefined
+      ? inner.writeHead.call(res, status)
+      : (inner.writeHead as (s: number, m: string) => ServerResponse).call(res, status, message);
+  } as typeof res.writeHead;
+  res.flushHeaders = function (this: ServerResponse) {
+    decide();
+    inner.flushHeaders.call(res);
+  };
+  res.write = function (this: ServerResponse, ...args: unknown[]) {
+    const s = decide();
+    const [chunk, encoding, cb] = args;
+    if (!s || (typeof chunk !== "string" && !(chunk instanceof Uint8Array)))
+      return (inner.write as (...a: unknown[]) => boolean).apply(res, args);
+    const callback = callbackOf(encoding, cb);
+    const text = s.push(typeof chunk === "string" ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    if (text === "") {
+      if (callback) process.nextTick(callback);
+      return true;
+    }
+    return callback ? inner.write.call(res, text, "utf8", callback) : inner.write.call(res, text, "utf8");
+  } as typeof res.write;
+  res.end = function (this: ServerResponse, ...args: unknown[]) {
+    const s = decide();
+    if (!s) return (inner.end as (...a: unknown[]) => ServerResponse).apply(res, args);
+    const [chunk, encoding, cb] = args;
+    const callback = callbackOf(chunk, encoding, cb);
+    const body = typeof chunk === "string" || chunk instanceof Uint8Array ? chunk : undefined;
+    const text =
+      (body === undefined ? "" : s.push(typeof body === "string" ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength))) +
+      s.end();
+    return callback ? inner.end.call(res, text, "utf8", callback) : inner.end.call(res, text, "utf8");
+  } as typeof res.end;
+}
+
+/** gzip or Brotli as the client asks, for whatever Next writes (the `compression` middleware; Next's own is off). */
+const compress = compression();
+
+/**
+ * What web/serve.js puts around Next for each request it hands it: compression below, the read
+ * pages' rewrite above, so the rewrite reads HTML and the client gets it compressed.
+ */
+export function aroundNext(req: IncomingMessage, res: ServerResponse): void {
+  compress(req as Parameters<typeof compress>[0], res as Parameters<typeof compress>[1], () => {});
+  stripRuntime(req, res);
+}
