@@ -5,6 +5,8 @@ import { clipName } from "@/lib/present/display";
 import type { ClaimSlot } from "@/lib/resolver";
 import { claimView, type ClaimKind } from "@/lib/present/view";
 import { ClaimCard, ClaimList, ClaimSkeleton } from "./claim-card";
+import { FAILED, orFailure } from "@/web/settle";
+import { StreamFailure } from "./stream-failure";
 
 const TITLES: Record<ClaimKind, string> = { property: "Properties", credential: "Credentials", connection: "Connections" };
 
@@ -12,13 +14,15 @@ type Slot = { id: string | null; claim: Promise<Claim> | Claim };
 
 /** Renders the claim in the list it belongs to once it settles; nothing in the other list. */
 async function Settled({ slot, kind, want }: { slot: Slot; kind: ClaimKind; want: boolean }) {
-  const claim = await slot.claim;
+  const claim = await orFailure(slot.claim, "a claim's check", app().log.error);
+  // A failed check is said once, among the claims that did not verify.
+  if (claim === FAILED) return want ? null : <StreamFailure what="The check of" claim={clipName(slot.id ?? "(no id)")} />;
   return claim.verified === want ? <ClaimCard view={claimView(kind, claim, app().config)} /> : null;
 }
 
 /** Shows a placeholder until the claim settles, then nothing: the card appears in its own list. */
 async function Pending({ slot }: { slot: Slot }) {
-  await slot.claim;
+  await Promise.resolve(slot.claim).catch(() => undefined);
   return null;
 }
 

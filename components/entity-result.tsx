@@ -6,6 +6,8 @@ import type { Claim, EntityResult } from "@/lib/result/record";
 import { claimView, entityView } from "@/lib/present/view";
 import { CardActions, SettledCardActions } from "./card-actions";
 import { ClaimCard } from "./claim-card";
+import { FAILED, orFailure } from "@/web/settle";
+import { StreamFailure } from "./stream-failure";
 import { ClaimGroup, fromClaims, fromStaged } from "./claim-group";
 import { EntityHeader } from "./entity-header";
 import { JsonLd } from "./json-ld";
@@ -45,7 +47,8 @@ export async function StreamedEntityResult({
   headingLevel = 2,
   linkToPage = true,
 }: Layout & { staged: Promise<StagedEntity | Refused> }) {
-  const entity = await staged;
+  const entity = await orFailure(staged, "an entity's lookup", app().log.error);
+  if (entity === FAILED) return <StreamFailure what="This lookup" />;
   if ("refused" in entity) return <RefusalNotice refusal={entity.refused} headingLevel={headingLevel} />;
   const sub = headingLevel === 1 ? 2 : 3;
   return (

@@ -4,6 +4,9 @@ import type { Delivery, Refused } from "@/web/page-request";
 import { EntityResultView, StreamedEntityResult } from "./entity-result";
 import { LoadingCard } from "./loading-card";
 import { RefusalNotice } from "./refusal-notice";
+import { app } from "@/web/app";
+import { FAILED, orFailure } from "@/web/settle";
+import { StreamFailure } from "./stream-failure";
 
 type Layout = { headingLevel?: 1 | 2; linkToPage?: boolean };
 
@@ -28,7 +31,8 @@ export function Results({ delivery, ...layout }: Layout & { delivery: Delivery }
 }
 
 async function StreamedResponse({ response, ...layout }: Layout & { response: Promise<SearchResponse | Refused> }) {
-  const settled = await response;
+  const settled = await orFailure(response, "a lookup", app().log.error);
+  if (settled === FAILED) return <StreamFailure what="This lookup" />;
   if ("refused" in settled) return <RefusalNotice refusal={settled.refused} headingLevel={layout.headingLevel} />;
   return <ResponseResults response={settled} jsonLd {...layout} />;
 }
