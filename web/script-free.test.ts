@@ -71,6 +71,19 @@ describe("read pages without the framework's script (docs/decisions.md#cold-page
     expect(s.end()).toBe(`<script ${N}>$RC("B:1"`);
   });
 
+  it("a long inline script arriving in many pieces is held whole, and dropped or kept whole", () => {
+    const payload = "x".repeat(200_000);
+    for (const [tag, kept] of [
+      [`<script ${N}>self.__next_f.push([1,"${payload}"])</script>`, false],
+      [`<script type="application/ld+json">{"a":"${payload}"}</script>`, true],
+    ] as const) {
+      const page = `<p>a</p>${tag}<p>b</p>`;
+      const pieces: string[] = [];
+      for (let i = 0; i < page.length; i += 997) pieces.push(page.slice(i, i + 997));
+      expect(strip(pieces)).toBe(kept ? page : "<p>a</p><p>b</p>");
+    }
+  });
+
   it("knows the runtime's tags from the page's own", () => {
     expect(isRuntimeTag(`<script src="/_next/static/chunks/x.js" async=""></script>`)).toBe(true);
     expect(isRuntimeTag(`<link rel="preload" as="script" href="/_next/static/chunks/x.js"/>`)).toBe(true);

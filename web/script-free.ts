@@ -48,6 +48,8 @@ type Callback = (error?: Error | null) => void;
  */
 export class RuntimeStripper {
   private pending = "";
+  /** How far into a held tag its end has been looked for: a long inline script is not scanned again from its start. */
+  private searched = 0;
   private readonly decoder = new StringDecoder("utf8");
 
   /** What of `chunk` (with what was held) can be sent now. */
@@ -66,11 +68,13 @@ export class RuntimeStripper {
         return out;
       }
       out += this.pending.slice(from, at);
-      const end = tagEnd(this.pending, at);
+      const end = tagEnd(this.pending, at, at === 0 ? Math.max(0, this.searched - "</script>".length) : at);
       if (end === -1) {
         this.pending = this.pending.slice(at);
+        this.searched = this.pending.length;
         return out;
       }
+      this.searched = 0;
       const tag = this.pending.slice(at, end);
       if (!isRuntimeTag(tag)) out += tag;
       from = end;
@@ -81,6 +85,7 @@ export class RuntimeStripper {
   end(): string {
     const rest = this.pending + this.decoder.end();
     this.pending = "";
+    this.searched = 0;
     return rest;
   }
 }
@@ -97,12 +102,12 @@ function nextOpener(text: string, from: number): number {
 }
 
 /** Where the element starting at `at` ends (after `</script>` or the link's `>`), or -1 when not yet arrived. */
-function tagEnd(text: string, at: number): number {
+function tagEnd(text: string, at: number, searchFrom: number): number {
   if (text.startsWith("<link", at)) {
-    const gt = text.indexOf(">", at);
+    const gt = text.indexOf(">", searchFrom);
     return gt === -1 ? -1 : gt + 1;
   }
-  const close = text.indexOf("</script>", at);
+  const close = text.indexOf("</script>", searchFrom);
   return close === -1 ? -1 : close + "</script>".length;
 }
 
