@@ -1,6 +1,6 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { gunzipSync } from "node:zlib";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aroundNext, isReadPage, isRuntimeTag, RuntimeStripper } from "./script-free";
 
@@ -82,6 +82,14 @@ describe("read pages without the framework's script (docs/decisions.md#cold-page
       for (let i = 0; i < page.length; i += 997) pieces.push(page.slice(i, i + 997));
       expect(strip(pieces)).toBe(kept ? page : "<p>a</p><p>b</p>");
     }
+  });
+
+  it("many tags in one piece give what they give one by one", () => {
+    const many = Array.from({ length: 2000 }, (_, i) =>
+      i % 2 ? `<script ${N}>self.__next_f.push([1,"${i}"])</script>` : `<li>${i}</li>`,
+    ).join("");
+    const kept = Array.from({ length: 1000 }, (_, i) => `<li>${2 * i}</li>`).join("");
+    expect(strip([many])).toBe(kept);
   });
 
   it("knows the runtime's tags from the page's own", () => {
@@ -171,6 +179,12 @@ describe("aroundNext on a server (web/serve.js's order: compression below, the r
     expect(r.endAt - r.firstAt).toBeGreaterThan(150);
   });
 
+  it("a client that takes Brotli gets it", async () => {
+    const r = await get("/entity/alice.example", "br");
+    expect(r.headers["content-encoding"]).toBe("br");
+    expect(brotliDecompressSync(r.body).toString()).toBe(EXPECTED);
+  });
+
   it("a whole page loses its Content-Length, which no longer holds, and arrives whole", async () => {
     const plain = await get("/entity/alice.example?whole=1");
     expect(plain.headers["content-length"]).toBeUndefined();
@@ -178,6 +192,44 @@ describe("aroundNext on a server (web/serve.js's order: compression below, the r
     const zipped = await get("/entity/alice.example?whole=1", "gzip");
     expect(zipped.headers["content-encoding"]).toBe("gzip");
     expect(gunzipSync(zipped.body).toString()).toBe(EXPECTED);
+  });
+
+  it("headers as Node's flat list, a string in another encoding, a character cut between a Buffer and the next piece, and callbacks", async () => {
+    const called: string[] = [];
+    let ended = () => {};
+    const endCalled = new Promise<void>((r) => (ended = r));
+    const server = createServer((req, res) => {
+      aroundNext(req, res);
+      res.writeHead(200, ["Content-Type", "text/html; charset=utf-8", "X-Two", "a", "X-Two", "b"]);
+      const e = Buffer.from("é");
+      res.write(Buffer.concat([Buffer.from("<p>caf"), e.subarray(0, 1)]), () => called.push("write"));
+      res.write(e.subarray(1));
+      res.write(Buffer.from(`</p><script ${N}>self.__next_f.push([0])</script>`).toString("hex"), "hex");
+      res.end("<p>end</p>", () => {
+        called.push("end");
+        ended();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const got = await new Promise<{ headers: IncomingMessage["headers"]; body: string }>((resolve, reject) =>
+        request(`http://127.0.0.1:${port}/entity/a.example`, (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (c: string) => (body += c));
+          res.on("end", () => resolve({ headers: res.headers, body }));
+        })
+          .on("error", reject)
+          .end(),
+      );
+      expect(got.headers["x-two"]).toBe("a, b");
+      expect(got.body).toBe("<p>café</p><p>end</p>");
+      await endCalled;
+      expect(called).toEqual(["write", "end"]);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 
   it("the check, an error page and anything but HTML are left as Next wrote them", async () => {

@@ -12,6 +12,9 @@
  *   chunk list (`globalThis["TURBOPACK"]`).
  *
  * Everything else stays: React's `$RC` reveals, JSON-LD, `<noscript>`, the app's own inline scripts.
+ * Turbopack's bootstrap script carries React's shell id (`_R_`), which stable React does not refer
+ * to; an experimental build that did (`<link rel="expect" href="#_R_">`) would hold the page's first
+ * paint for it, and e2e/streaming.spec.ts's loading card would not be seen.
  * Pages with client behaviour (the publisher's check with its copy buttons, error pages with "try
  * again") keep the runtime. Compression happens after the rewrite (serve.js puts `compression` under
  * it), so Next's own is off (next.config.ts).
@@ -57,8 +60,11 @@ export class RuntimeStripper {
     this.pending += typeof chunk === "string" ? chunk : this.decoder.write(chunk);
     let out = "";
     let from = 0;
+    // Where each opener next occurs in this text, found once and reused until passed: one scan per
+    // push however many tags a piece holds (Next sends the claims that settle together as one piece).
+    const found = new Map<string, number>();
     for (;;) {
-      const at = nextOpener(this.pending, from);
+      const at = nextOpener(this.pending, from, found);
       if (at === -1) {
         // Hold a tail that could be the start of an opener ("<scr").
         const lt = this.pending.lastIndexOf("<");
@@ -90,12 +96,16 @@ export class RuntimeStripper {
   }
 }
 
-function nextOpener(text: string, from: number): number {
+function nextOpener(text: string, from: number, found: Map<string, number>): number {
   let best = -1;
   for (const opener of OPENERS) {
-    let at = text.indexOf(opener, from);
-    // `<scriptx` or `<linked` is not the element.
-    while (at !== -1 && /[\w-]/.test(text[at + opener.length] ?? " ")) at = text.indexOf(opener, at + 1);
+    let at = found.get(opener);
+    if (at === undefined || (at !== -1 && at < from)) {
+      at = text.indexOf(opener, from);
+      // `<scriptx` or `<linked` is not the element.
+      while (at !== -1 && /[\w-]/.test(text[at + opener.length] ?? " ")) at = text.indexOf(opener, at + 1);
+      found.set(opener, at);
+    }
     if (at !== -1 && (best === -1 || at < best)) best = at;
   }
   return best;
@@ -135,13 +145,19 @@ export function stripRuntime(req: IncomingMessage, res: ServerResponse): void {
     return stripper;
   };
   const callbackOf = (...args: unknown[]) => args.find((a): a is Callback => typeof a === "function");
+  /** A piece as bytes, a string in the encoding it was given in (the decoder keeps a character cut between pieces whole). */
+  const bytesOf = (chunk: string | Uint8Array, encoding: unknown): Buffer =>
+    typeof chunk === "string"
+      ? Buffer.from(chunk, typeof encoding === "string" && Buffer.isEncoding(encoding) ? encoding : "utf8")
+      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
     res.statusCode = status;
-    // Headers given here are applied first, so that the decision sees them and Content-Length can go.
-    const headers = rest.find(
-      (r): r is Record<string, string | number | string[]> => typeof r === "object" && r !== null && !Array.isArray(r),
-    );
-    for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) res.setHeader(name, value);
+    // Headers given here are applied first, so that the decision sees them and Content-Length can go:
+    // an object, or Node's flat list of names and values.
+    const headers = rest.find((r): r is Record<string, string | number | string[]> | unknown[] => typeof r === "object" && r !== null);
+    if (Array.isArray(headers)) {
+      for (let i = 0; i + 1 < headers.length; i += 2) res.appendHeader(String(headers[i]), String(headers[i + 1]));
+    } else for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) res.setHeader(name, value);
     const message = rest.find((r): r is string => typeof r === "string");
     decide();
     return message === undefined
@@ -152,18 +168,17 @@ export function stripRuntime(req: IncomingMessage, res: ServerResponse): void {
     decide();
     inner.flushHeaders.call(res);
   };
+  // The compression layer below takes no callbacks: they are called here once the piece is handed on.
   res.write = function (this: ServerResponse, ...args: unknown[]) {
     const s = decide();
     const [chunk, encoding, cb] = args;
     if (!s || (typeof chunk !== "string" && !(chunk instanceof Uint8Array)))
       return (inner.write as (...a: unknown[]) => boolean).apply(res, args);
     const callback = callbackOf(encoding, cb);
-    const text = s.push(typeof chunk === "string" ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    if (text === "") {
-      if (callback) process.nextTick(callback);
-      return true;
-    }
-    return callback ? inner.write.call(res, text, "utf8", callback) : inner.write.call(res, text, "utf8");
+    const text = s.push(bytesOf(chunk, encoding));
+    const ok = text === "" ? true : inner.write.call(res, text, "utf8");
+    if (callback) process.nextTick(callback);
+    return ok;
   } as typeof res.write;
   res.end = function (this: ServerResponse, ...args: unknown[]) {
     const s = decide();
@@ -171,10 +186,9 @@ export function stripRuntime(req: IncomingMessage, res: ServerResponse): void {
     const [chunk, encoding, cb] = args;
     const callback = callbackOf(chunk, encoding, cb);
     const body = typeof chunk === "string" || chunk instanceof Uint8Array ? chunk : undefined;
-    const text =
-      (body === undefined ? "" : s.push(typeof body === "string" ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength))) +
-      s.end();
-    return callback ? inner.end.call(res, text, "utf8", callback) : inner.end.call(res, text, "utf8");
+    const text = (body === undefined ? "" : s.push(bytesOf(body, encoding))) + s.end();
+    if (callback) res.once("finish", () => callback());
+    return inner.end.call(res, text, "utf8");
   } as typeof res.end;
 }
 
