@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { JsonLd } from "@/components/json-ld";
+import { FailedParts } from "@/components/failed-parts";
 import { RevealAtOnce } from "@/components/reveal-at-once";
 import { connection } from "next/server";
 import { headResults, isProfilePage } from "@/web/page-request";
@@ -34,6 +35,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
     <html lang="en">
       <head>
         <RevealAtOnce />
+        <FailedParts />
         {inHead.map((r) => (
           <JsonLd key={r.entity.domain} result={r} profile={profile} />
         ))}

@@ -10,11 +10,11 @@ import { headers } from "next/headers";
 const SCRIPT = 'Object.defineProperty(window,"$RT",{configurable:true,get:function(){return -1e9},set:function(){}});';
 
 /** The CSP nonce of this response (proxy.ts), which an inline script needs. */
-async function nonce(): Promise<string | undefined> {
+export async function inlineNonce(): Promise<string | undefined> {
   return /'nonce-([^']+)'/.exec((await headers()).get("content-security-policy") ?? "")?.[1];
 }
 
 /** An inline script, first in the head, before React's own streaming scripts run. */
 export async function RevealAtOnce() {
-  return <script nonce={await nonce()} suppressHydrationWarning dangerouslySetInnerHTML={{ __html: SCRIPT }} />;
+  return <script nonce={await inlineNonce()} suppressHydrationWarning dangerouslySetInnerHTML={{ __html: SCRIPT }} />;
 }

@@ -1,4 +1,7 @@
 import { expect, test } from "@playwright/test";
+import { createElement, Suspense, type ReactElement } from "react";
+import { renderToReadableStream } from "react-dom/server";
+import { FAILED_PART_TEXT, FAILED_PARTS_SCRIPT } from "../web/failed-parts";
 
 test("with a publisher that answers after 5 s, the entity and the other claims show before it finishes", async ({ page }) => {
   await page.addInitScript(() => {
@@ -54,4 +57,55 @@ test("read pages ship none of the framework's script, and still stream; the chec
   // The publisher's check has buttons that need the runtime: it keeps it.
   await page.goto("/check");
   expect(await page.locator('script[src^="/_next/"]').count()).toBeGreaterThan(0);
+});
+
+test("a streamed part that fails in render says so in place of its loading card, on a page without the runtime (web/failed-parts.ts)", async ({
+  page,
+}) => {
+  // React's own streaming output for a part that throws after its data arrived, with the app's script first in the head.
+  async function Broken(): Promise<ReactElement> {
+    await new Promise((r) => setTimeout(r, 20));
+    throw new Error("a fault after the await");
+  }
+  const html = async (runtime: boolean) => {
+    const tree = createElement(
+      "html",
+      null,
+      createElement(
+        "head",
+        null,
+        createElement("script", { dangerouslySetInnerHTML: { __html: FAILED_PARTS_SCRIPT } }),
+        runtime ? createElement("script", { src: "/_next/static/chunks/runtime.js", async: true }) : null,
+      ),
+      createElement(
+        "body",
+        null,
+        createElement(
+          "main",
+          null,
+          createElement(Suspense, { fallback: createElement("div", { "data-testid": "loading" }, "Looking up…") }, createElement(Broken)),
+        ),
+        createElement("footer", null, "after"),
+      ),
+    );
+    // Read as it streams: the shell first, then the part's failure (`$RX`); or, when React knows of
+    // the failure before the shell leaves, the part sent failed (`<!--$!-->`).
+    const stream = await renderToReadableStream(tree, { onError: () => {} });
+    if (whole) await stream.allReady;
+    return new Response(stream).text();
+  };
+  let whole = false;
+  for (const w of [false, true]) {
+    whole = w;
+    const text = await html(false);
+    expect(text.includes("$RX("), `streamed: ${!w}`).toBe(!w);
+    await page.setContent(text);
+    await expect(page.getByTestId("stream-failure")).toHaveText(FAILED_PART_TEXT);
+    await expect(page.getByTestId("loading")).toHaveCount(0);
+    await expect(page.locator("footer")).toHaveText("after");
+    // With the runtime on the page, the part is its to render (app/error.tsx): left alone here.
+    await page.setContent(await html(true));
+    await expect(page.getByTestId("loading")).toHaveCount(1);
+    await expect(page.getByTestId("stream-failure")).toHaveCount(0);
+  }
 });

@@ -1,0 +1,26 @@
+/**
+ * Read pages have no client runtime (web/script-free.ts), which is what would have put an error page
+ * where a streamed part failed. React's inline `$RX` marks such a part failed and leaves its
+ * placeholder (a loading card) for ever. This script, first in the head, wraps `$RX` when React
+ * defines it: on a page without the runtime, the placeholder's nodes give way to a sentence. Pages
+ * with the runtime are left to it. Parts that fail in a known way settle on the server (web/settle.ts);
+ * this is for the rest.
+ */
+export const FAILED_PART_TEXT = "This part of the page could not be shown because of a fault on this server. Reload the page to try again.";
+
+/**
+ * `fail(c)` replaces what follows the failed part's opening comment `c` (its `<template>` first, kept)
+ * up to the matching `<!--/$-->` with the sentence, once. Called from `$RX` for a part that failed
+ * after the shell was sent, and once the document is parsed for those that failed before (`<!--$!-->`
+ * sent as such).
+ */
+export const FAILED_PARTS_SCRIPT = `(function(){
+function runtime(){return !!document.querySelector('script[src*="/_next/"]')}
+function fail(c){if(!c||c.nodeType!==8||c.__identFailed)return;c.__identFailed=true;var parent=c.parentNode,end=null,depth=0,n;
+for(n=c.nextSibling;n;n=n.nextSibling){if(n.nodeType!==8)continue;if(n.data==="/$"){if(depth===0){end=n;break}depth--}else if(n.data.charAt(0)==="$")depth++}
+if(!end)return;var from=c.nextSibling&&c.nextSibling.nodeName==="TEMPLATE"?c.nextSibling.nextSibling:c.nextSibling;
+for(n=from;n&&n!==end;){var next=n.nextSibling;parent.removeChild(n);n=next}
+var p=document.createElement("p");p.className="query-problems error";p.setAttribute("role","alert");p.setAttribute("data-testid","stream-failure");p.textContent=${JSON.stringify(FAILED_PART_TEXT)};parent.insertBefore(p,end)}
+var rx;Object.defineProperty(window,"$RX",{configurable:true,set:function(f){rx=f},get:function(){return function(id){if(rx)rx.apply(this,arguments);if(runtime())return;var t=document.getElementById(id);if(t)fail(t.previousSibling)}}});
+document.addEventListener("DOMContentLoaded",function(){if(runtime())return;var w=document.createTreeWalker(document.body,128),c,found=[];while((c=w.nextNode()))if(c.data==="$!")found.push(c);found.forEach(fail)});
+})();`.replace(/\n/g, "");
