@@ -33,6 +33,7 @@ const EXPECTED = [
   `<link rel="icon" href="/favicon.ico" sizes="32x32"/>`,
   `<script ${N}>Object.defineProperty(window,"$RT",{get:function(){return -1e9}});</script>`,
   `</head><body>`,
+  `<template id="_R_"></template>`,
   `<p>Text about &lt;script&gt; and &lt;link&gt;, and the name Ünïcødé 🙂 אבג</p><scripts-not></scripts-not><linked-data></linked-data>`,
   // Over the 1 KB below which nothing is compressed.
   `<ul>${"<li>claim</li>".repeat(80)}</ul>`,

@@ -12,9 +12,9 @@
  *   chunk list (`globalThis["TURBOPACK"]`).
  *
  * Everything else stays: React's `$RC` reveals, JSON-LD, `<noscript>`, the app's own inline scripts.
- * Turbopack's bootstrap script carries React's shell id (`_R_`), which stable React does not refer
- * to; an experimental build that did (`<link rel="expect" href="#_R_">`) would hold the page's first
- * paint for it, and e2e/streaming.spec.ts's loading card would not be seen.
+ * A dropped tag that carried an id leaves an empty `<template>` with it: Turbopack's bootstrap script
+ * carries React's shell id (`_R_`), which an experimental React points a render-blocking
+ * `<link rel="expect" href="#_R_">` at; without the element, first paint would wait for the last byte.
  * Pages with client behaviour (the publisher's check with its copy buttons, error pages with "try
  * again") keep the runtime. Compression happens after the rewrite (serve.js puts `compression` under
  * it), so Next's own is off (next.config.ts).
@@ -41,6 +41,12 @@ export function isRuntimeTag(tag: string): boolean {
 }
 
 const OPENERS = ["<script", "<link"];
+
+/** What stands in for a dropped tag: nothing, or an empty template keeping its id. */
+function placeholderOf(tag: string): string {
+  const id = /\sid="([^"]*)"/.exec(tag.slice(0, tag.indexOf(">") + 1))?.[1];
+  return id === undefined ? "" : `<template id="${id}"></template>`;
+}
 
 type Callback = (error?: Error | null) => void;
 
@@ -83,6 +89,7 @@ export class RuntimeStripper {
       this.searched = 0;
       const tag = this.pending.slice(at, end);
       if (!isRuntimeTag(tag)) out += tag;
+      else out += placeholderOf(tag);
       from = end;
     }
   }
