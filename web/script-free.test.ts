@@ -1,8 +1,8 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aroundNext, isReadPage, isRuntimeTag, RuntimeStripper } from "./script-free";
+import { aroundNext, gzipOnly, isReadPage, isRuntimeTag, RuntimeStripper } from "./script-free";
 
 const N = 'nonce="abc=="';
 /** What Next writes for a streamed entity page, shortened: the runtime's tags among the page's own. */
@@ -180,10 +180,16 @@ describe("aroundNext on a server (web/serve.js's order: compression below, the r
     expect(r.endAt - r.firstAt).toBeGreaterThan(150);
   });
 
-  it("a client that takes Brotli gets it", async () => {
-    const r = await get("/entity/alice.example", "br");
-    expect(r.headers["content-encoding"]).toBe("br");
-    expect(brotliDecompressSync(r.body).toString()).toBe(EXPECTED);
+  it("gzip only: a client that offers Brotli first gets gzip, one that takes only Brotli gets the page as it is", async () => {
+    const both = await get("/entity/alice.example", "br, gzip");
+    expect(both.headers["content-encoding"]).toBe("gzip");
+    expect(gunzipSync(both.body).toString()).toBe(EXPECTED);
+    const brOnly = await get("/entity/alice.example", "br");
+    expect(brOnly.headers["content-encoding"]).toBeUndefined();
+    expect(brOnly.body.toString()).toBe(EXPECTED);
+    expect(gzipOnly("gzip, deflate, br, zstd")).toBe("gzip");
+    expect(gzipOnly("br;q=1, gzip;q=0.5, *;q=0.1")).toBe("gzip;q=0.5, gzip;q=0.1");
+    expect(gzipOnly("identity")).toBe("identity");
   });
 
   it("a whole page loses its Content-Length, which no longer holds, and arrives whole", async () => {

@@ -199,14 +199,31 @@ export function stripRuntime(req: IncomingMessage, res: ServerResponse): void {
   } as typeof res.end;
 }
 
-/** gzip or Brotli as the client asks, for whatever Next writes (the `compression` middleware; Next's own is off). */
+/** gzip when the client takes it, for whatever Next writes (the `compression` middleware; Next's own is off). */
 const compress = compression();
+
+/**
+ * What the client takes, offered to the compression layer as gzip or nothing: a Brotli stream holds
+ * about 590 KB while a page streams, gzip about 230 KB (measured, quality 4 as the middleware sets it),
+ * and a cold page holds its stream open until its last claim settles (docs/decisions.md#memory).
+ * Next's own compression offered gzip only too.
+ */
+export function gzipOnly(acceptEncoding: string): string {
+  return acceptEncoding
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => /^(?:gzip|identity|\*)(?:\s*;|$)/i.test(entry))
+    .map((entry) => entry.replace(/^\*/, "gzip"))
+    .join(", ");
+}
 
 /**
  * What web/serve.js puts around Next for each request it hands it: compression below, the read
  * pages' rewrite above, so the rewrite reads HTML and the client gets it compressed.
  */
 export function aroundNext(req: IncomingMessage, res: ServerResponse): void {
+  const offered = req.headers["accept-encoding"];
+  if (typeof offered === "string") req.headers["accept-encoding"] = gzipOnly(offered);
   compress(req as Parameters<typeof compress>[0], res as Parameters<typeof compress>[1], () => {});
   stripRuntime(req, res);
 }
