@@ -10,6 +10,7 @@ import type { EntityResult } from "@/lib/result/record";
 import { pageRequest, requestUrl, type Delivery } from "@/web/page-request";
 import { claimCounts, entityPreviewPath, previewAlt, previewImage } from "@/web/preview-image";
 import { app } from "@/web/app";
+import { FAILED, orFailure } from "@/web/settle";
 
 /** The entity this page is about, as far as it is known before its claims settle; null when the lookup was declined. */
 async function entityOf(): Promise<Pick<EntityResult, "entity" | "cache"> | null> {
@@ -22,8 +23,9 @@ async function entityOf(): Promise<Pick<EntityResult, "entity" | "cache"> | null
     return result;
   }
   if ("entity" in delivery) {
-    const staged = await delivery.entity;
-    return "refused" in staged ? null : staged;
+    // A failed lookup is said in the page (web/settle.ts, logged there); the metadata is the declined one's.
+    const staged = await orFailure(delivery.entity, "an entity's metadata", () => {});
+    return staged === FAILED || "refused" in staged ? null : staged;
   }
   notFound();
 }
