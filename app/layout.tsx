@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { JsonLd } from "@/components/json-ld";
-import { FailedParts } from "@/components/failed-parts";
+import { FailedParts } from "@/components/failed-parts-script";
 import { RevealAtOnce } from "@/components/reveal-at-once";
 import { connection } from "next/server";
 import { headResults, isProfilePage } from "@/web/page-request";

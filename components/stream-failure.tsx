@@ -6,12 +6,12 @@
 export function StreamFailure({ what, claim }: { what: string; claim?: string }) {
   const rest = " could not be shown because of a fault on this server. Reload the page to try again.";
   return claim === undefined ? (
-    <p className="query-problems error" role="alert" data-testid="stream-failure">
+    <p className="query-problems error" role="alert" data-testid="part-failed">
       {what}
       {rest}
     </p>
   ) : (
-    <li className="claim claim-unverified" data-testid="stream-failure">
+    <li className="claim claim-unverified" data-testid="part-failed">
       {what} <bdi>{claim}</bdi>
       {rest}
     </li>

@@ -100,12 +100,12 @@ test("a streamed part that fails in render says so in place of its loading card,
     const text = await html(false);
     expect(text.includes("$RX("), `streamed: ${!w}`).toBe(!w);
     await page.setContent(text);
-    await expect(page.getByTestId("stream-failure")).toHaveText(FAILED_PART_TEXT);
+    await expect(page.getByTestId("part-failed")).toHaveText(FAILED_PART_TEXT);
     await expect(page.getByTestId("loading")).toHaveCount(0);
     await expect(page.locator("footer")).toHaveText("after");
     // With the runtime on the page, the part is its to render (app/error.tsx): left alone here.
     await page.setContent(await html(true));
     await expect(page.getByTestId("loading")).toHaveCount(1);
-    await expect(page.getByTestId("stream-failure")).toHaveCount(0);
+    await expect(page.getByTestId("part-failed")).toHaveCount(0);
   }
 });

@@ -1,7 +1,7 @@
 /**
  * A streamed part of a read page settles on the server whatever happens: read pages have no client
  * runtime to swap in an error page (web/script-free.ts), so a part whose work throws (a fault, not a
- * verdict: a publisher's failure is a verdict) is said in words (components/stream-failure.tsx)
+ * verdict: a publisher's failure is a verdict) is said in words by the part (docs/decisions.md#cold-pages)
  * instead of leaving its placeholder for ever.
  */
 
