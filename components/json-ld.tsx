@@ -8,7 +8,7 @@ import { FAILED, orFailure } from "@/web/settle";
  * The text is escaped so nothing in it can close the element, and it parses back to the same value.
  */
 export async function JsonLd({ result, profile = false }: { result: Promise<EntityResult> | EntityResult; profile?: boolean }) {
-  // Nothing for crawlers to read rather than a page that fails (components/stream-failure.tsx).
+  // Nothing for crawlers to read rather than a page that fails (web/settle.ts).
   const r = await orFailure(result, "an entity's JSON-LD", app().log.error);
   if (r === FAILED || !r.jsonld) return null;
   // On the entity's own page, the page is a ProfilePage about it: a named Person or Organization

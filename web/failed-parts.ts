@@ -6,7 +6,9 @@
  * with the runtime are left to it. Parts that fail in a known way settle on the server (web/settle.ts);
  * this is for the rest.
  */
-export const FAILED_PART_TEXT = "This part of the page could not be shown because of a fault on this server. Reload the page to try again.";
+/** How a part that failed is said, after what it names: the same words here and on the server (web/settle.ts). */
+export const FAULT_SAID = " could not be shown because of a fault on this server. Reload the page to try again.";
+export const FAILED_PART_TEXT = `This part of the page${FAULT_SAID}`;
 
 /**
  * `fail(c)` replaces what follows the failed part's opening comment `c` (its `<template>` first, kept)

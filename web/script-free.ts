@@ -2,7 +2,7 @@
  * Read pages ship no framework script (docs/decisions.md#cold-pages). A result page is read, not
  * used: everything it shows is server-rendered HTML, its streamed parts are revealed by React's own
  * inline scripts, its links and forms work as plain HTML. The App Router still sends its runtime
- * (about 230 KB of script, and the page's RSC payload again as inline scripts); a browser on a cold
+ * (about 580 KB of script, and the page's RSC payload again as inline scripts); a browser on a cold
  * page spent its main thread, and on a small machine the server's CPU, on them while the entity's
  * header waited. So, on the pages named below, this removes from the HTML Next writes:
  *
@@ -17,11 +17,12 @@
  * `<link rel="expect" href="#_R_">` at; without the element, first paint would wait for the last byte.
  * Pages with client behaviour (the publisher's check with its copy buttons, error pages with "try
  * again") keep the runtime. Compression happens after the rewrite (serve.js puts `compression` under
- * it), so Next's own is off (next.config.ts).
+ * it), so Next's own is off (next.config.js).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StringDecoder } from "node:string_decoder";
 import compression from "compression";
+import { acceptsGzip } from "./page-cache";
 
 /** Pages that are read, not used: the home page, entity, issuer, search and lookup pages, reasons. */
 const READ_PAGES = /^\/(?:|entity\/[^/]*\/?|issuer\/[^/]*\/?|search|reasons)$/;
@@ -63,7 +64,8 @@ export class RuntimeStripper {
 
   /** What of `chunk` (with what was held) can be sent now. */
   push(chunk: Buffer | string): string {
-    this.pending += typeof chunk === "string" ? chunk : this.decoder.write(chunk);
+    // Strings too go through the decoder, so one never overtakes a character cut at a piece's end.
+    this.pending += this.decoder.write(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
     let out = "";
     let from = 0;
     // Where each opener next occurs in this text, found once and reused until passed: one scan per
@@ -203,27 +205,15 @@ export function stripRuntime(req: IncomingMessage, res: ServerResponse): void {
 const compress = compression();
 
 /**
- * What the client takes, offered to the compression layer as gzip or nothing: a Brotli stream holds
- * about 590 KB while a page streams, gzip about 230 KB (measured, quality 4 as the middleware sets it),
- * and a cold page holds its stream open until its last claim settles (docs/decisions.md#memory).
- * Next's own compression offered gzip only too.
- */
-export function gzipOnly(acceptEncoding: string): string {
-  return acceptEncoding
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter((entry) => /^(?:gzip|identity|\*)(?:\s*;|$)/i.test(entry))
-    .map((entry) => entry.replace(/^\*/, "gzip"))
-    .join(", ");
-}
-
-/**
  * What web/serve.js puts around Next for each request it hands it: compression below, the read
  * pages' rewrite above, so the rewrite reads HTML and the client gets it compressed.
  */
 export function aroundNext(req: IncomingMessage, res: ServerResponse): void {
-  const offered = req.headers["accept-encoding"];
-  if (typeof offered === "string") req.headers["accept-encoding"] = gzipOnly(offered);
+  // gzip or nothing, as Next's own compression offered: a Brotli stream holds about 590 KB while a
+  // page streams, gzip about 230 KB (measured, quality 4 as the middleware sets it), and a cold page
+  // holds its stream open until its last claim settles (docs/decisions.md#memory).
+  if (acceptsGzip(req.headers["accept-encoding"])) req.headers["accept-encoding"] = "gzip";
+  else delete req.headers["accept-encoding"];
   compress(req as Parameters<typeof compress>[0], res as Parameters<typeof compress>[1], () => {});
   stripRuntime(req, res);
 }
