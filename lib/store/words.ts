@@ -50,9 +50,14 @@ export function fold(text: string): string {
     .replace(PLAIN_LETTERS, (c) => PLAIN[c] ?? c);
 }
 
+const LONG_WORD = (w: string) => w.length <= MAX_WORD_LENGTH;
+
 /** The folded words of `text`, in order, repeated as they come. */
 export function foldedWords(text: string): string[] {
-  return (fold(text).match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length <= MAX_WORD_LENGTH);
+  // Printable ASCII folded is lower case, whose letters and digits are a-z and 0-9: no Unicode classes to test.
+  const words = ASCII.test(text) ? text.toLowerCase().match(/[a-z0-9]+/g) : fold(text).match(/[\p{L}\p{N}]+/gu);
+  if (words === null) return [];
+  return words.every(LONG_WORD) ? words : words.filter(LONG_WORD);
 }
 
 /** What an entity is searched by (docs/decisions.md#search). */
@@ -81,20 +86,25 @@ const lexeme = (word: string) =>
  * module makes.
  */
 export function searchColumns(text: SearchText): { search: string; search_names: string; names: string[] } {
-  const names = foldedWords(`${text.name ?? ""} ${text.domain.replace(/\.[^.]*$/, "")}`);
-  const named = new Set([...names, ...foldedWords(`${text.domain} ${text.networkId ?? ""}`)]);
-  const all = new Set([
-    ...named,
-    ...foldedWords(
-      text.claims
-        .filter((c) => c !== null)
-        .join(" ")
-        .slice(0, MAX_CLAIM_TEXT),
-    ),
-    ...foldedWords(text.description ?? ""),
-  ]);
-  const vector = (words: Set<string>) => [...words].map(lexeme).join(" ");
-  return { search: vector(all), search_names: vector(named), names: [...new Set(names)] };
+  const names = new Set(foldedWords(`${text.name ?? ""} ${text.domain.replace(/\.[^.]*$/, "")}`));
+  const named = new Set(names);
+  for (const w of foldedWords(`${text.domain} ${text.networkId ?? ""}`)) named.add(w);
+  const all = new Set(named);
+  let claims = "";
+  for (const c of text.claims) {
+    if (c !== null) claims = claims === "" ? c : `${claims} ${c}`;
+    if (claims.length >= MAX_CLAIM_TEXT) break;
+  }
+  for (const w of foldedWords(claims.slice(0, MAX_CLAIM_TEXT))) all.add(w);
+  for (const w of foldedWords(text.description ?? "")) all.add(w);
+  return { search: vector(all), search_names: vector(named), names: [...names] };
+}
+
+/** Words as a tsvector literal: each a quoted lexeme, a space between. */
+function vector(words: Set<string>): string {
+  let out = "";
+  for (const w of words) out = out === "" ? lexeme(w) : `${out} ${lexeme(w)}`;
+  return out;
 }
 
 /** The parts of a tsquery literal that all must match (joined by `&`): each word, as a prefix. */
