@@ -6,20 +6,39 @@
 import { createReadStream, createWriteStream, existsSync, renameSync, rmSync } from "node:fs";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
-import { createInterface } from "node:readline";
 import { configErrorMessage, parseConfig } from "../lib/config";
 import { openStore, type Store } from "../lib/store";
 import { exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine, type Progress } from "../lib/store/export";
 import type { Io } from "./io";
 
-/** The lines of `file`, numbered from 1. */
-async function* linesOf(file: string): AsyncGenerator<NumberedLine> {
-  const rl = createInterface({ input: createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
-  let n = 0;
-  for await (const text of rl) yield { n: ++n, text };
-}
-
 const thousands = (n: number) => n.toLocaleString("en-US");
+
+/**
+ * The longest line an import reads: an entity with every claim the resolver checks and years of
+ * changes is far shorter; a file that is not an export (one line of a dump) is refused by its number
+ * before it fills memory.
+ */
+export const MAX_LINE_CHARS = 64 * 1024 * 1024;
+
+/** The lines of `file`, numbered from 1; a carriage return before a newline is not part of the line. */
+export async function* linesOf(file: string, maxChars = MAX_LINE_CHARS): AsyncGenerator<NumberedLine> {
+  let n = 0;
+  let rest = "";
+  const line = (text: string): NumberedLine => ({ n: ++n, text: text.endsWith("\r") ? text.slice(0, -1) : text });
+  // Split here, not by readline: a line past maxChars is refused before it is held whole.
+  for await (const chunk of createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 20 })) {
+    const text = rest === "" ? (chunk as string) : rest + (chunk as string);
+    let start = 0;
+    for (let eol = text.indexOf("\n"); eol >= 0; eol = text.indexOf("\n", start)) {
+      if (eol - start > maxChars) break;
+      yield line(text.slice(start, eol));
+      start = eol + 1;
+    }
+    rest = text.slice(start);
+    if (rest.length > maxChars) throw new ImportError(n + 1, `a line longer than ${thousands(maxChars)} characters: not an export`);
+  }
+  if (rest !== "") yield line(rest);
+}
 
 /** Progress on a terminal: one line rewritten at most four times a second, for `verb` (exported, imported). */
 function progressLine(io: Io, verb: string): { progress: Progress; end(): void } {

@@ -7,10 +7,12 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { linesOf } from "../../cli/store";
 import type { Claim, EntityResult } from "../../lib/result/record";
 import { openStore, type Store, type StoreLocation } from "../../lib/store";
 import { bytesAfter, exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine } from "../../lib/store/export";
@@ -245,6 +247,58 @@ describe("byte order, the file's", () => {
     expect(bytesAfter("\u{1f642}", "\uff21")).toBe(true);
     expect(bytesAfter("\uff21", "\u{1f642}")).toBe(false);
     expect(bytesAfter("\u{1f643}", "\u{1f642}")).toBe(true);
+  });
+});
+
+describe("the file's lines, as the command reads them", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "ident-lines-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const read = async (text: string, maxChars?: number) => {
+    const file = path.join(dir, "f.ndjson");
+    writeFileSync(file, text);
+    const out: NumberedLine[] = [];
+    for await (const line of linesOf(file, maxChars)) out.push(line);
+    return out;
+  };
+
+  it("numbered from 1, a carriage return before a newline dropped, the last line with or without its newline", async () => {
+    expect(await read('{"a":1}\r\n{"b":2}\n\n{"c":3}')).toEqual([
+      { n: 1, text: '{"a":1}' },
+      { n: 2, text: '{"b":2}' },
+      { n: 3, text: "" },
+      { n: 4, text: '{"c":3}' },
+    ]);
+    expect(await read("x\n")).toEqual([{ n: 1, text: "x" }]);
+    expect(await read("")).toEqual([]);
+  });
+
+  it("lines across the reads of the file (1 MB each) and characters cut between them come whole", async () => {
+    const long = "é".repeat(700_000); // 1.4 MB of UTF-8: every read ends inside a line, some inside a character
+    const lines = await read(`${long}\n${long}x\ny\n`);
+    expect(lines.map((l) => [l.n, l.text.length])).toEqual([
+      [1, long.length],
+      [2, long.length + 1],
+      [3, 1],
+    ]);
+    expect(lines[0]?.text).toBe(long);
+  });
+
+  it("a line longer than the limit is refused with its number before it is held whole", async () => {
+    const limit = 1000;
+    expect((await read(`a\n${"b".repeat(limit)}\n`, limit)).map((l) => l.text.length)).toEqual([1, limit]);
+    const refusal = await read(`a\nb\n${"c".repeat(3_000_000)}\nd\n`, limit).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refusal).toBeInstanceOf(ImportError);
+    expect((refusal as ImportError).line).toBe(3);
+    expect((refusal as ImportError).message).toMatch(/^line 3: a line longer than 1,000 characters/);
+    // Without a newline at all (a file that is one long line).
+    const one = await read("z".repeat(2_500_000), limit).then(
+      () => null,
+      (e: unknown) => (e as ImportError).line,
+    );
+    expect(one).toBe(1);
   });
 });
 
