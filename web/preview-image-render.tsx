@@ -1,19 +1,23 @@
 /**
- * Draws a preview card (web/preview-image.ts) as a 1200×630 PNG with next/og (satori, then resvg or
- * sharp), with the one font Next ships, read from disk once (docs/decisions.md#crawlers). Every text
- * drawn was first reduced to what that font has (`drawable`), so next/og never looks for another font
- * or an emoji picture: it would fetch them from Google Fonts and a CDN.
+ * Draws a preview card (web/preview-image.ts) as a 1200×630 PNG: satori lays it out and shapes its
+ * text with HarfBuzz, resvg paints it off the page thread (docs/decisions.md#preview-images). Fonts
+ * and emoji pictures come from packages on disk, read once: Geist (as Next ships it) for Latin and
+ * Cyrillic, Noto Sans for Greek, Hebrew, Arabic, Thai and Devanagari, and for Chinese, Japanese and
+ * Korean only once a card needs them (16 MB more); Twemoji for emoji. Nothing is ever fetched:
+ * satori asks for what it lacks and is answered nothing, and the text was first reduced to what these
+ * have (web/preview-text.ts, `drawable`).
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ImageResponse } from "next/og";
+import { renderAsync } from "@resvg/resvg-js";
 import type { ReactElement } from "react";
+import satori from "satori";
 import {
   CACHED_MAX_AGE_S,
   COLD_MAX_AGE_S,
   createPreviewCache,
   entityCard,
-  fontCoverage,
   PREVIEW_COLORS as C,
   PREVIEW_HEIGHT,
   PREVIEW_WIDTH,
@@ -24,20 +28,73 @@ import {
   type PreviewCache,
   type PreviewCard,
 } from "./preview-image";
+import { drawnLines, fontCoverage, hasRightToLeft, type Glyphs } from "./preview-text";
 
-/** Geist Regular, as next/og itself uses it; every Next install has it. */
-const FONT_FILE = join("node_modules", "next", "dist", "compiled", "@vercel", "og", "Geist-Regular.ttf");
-const FONT_NAME = "Geist";
+const MODULES = join(process.cwd(), "node_modules");
+const LATIN = { name: "Geist", file: "next/dist/compiled/@vercel/og/Geist-Regular.ttf" };
+/** What Geist lacks: Greek and the rest of Latin and Cyrillic, Hebrew, Arabic, Thai, Devanagari (1.6 MB). */
+const SCRIPTS = [
+  { name: "Noto Sans", file: "@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf" },
+  { name: "Noto Sans Hebrew", file: "@expo-google-fonts/noto-sans-hebrew/400Regular/NotoSansHebrew_400Regular.ttf" },
+  { name: "Noto Sans Arabic", file: "@expo-google-fonts/noto-sans-arabic/400Regular/NotoSansArabic_400Regular.ttf" },
+  { name: "Noto Sans Thai", file: "@expo-google-fonts/noto-sans-thai/400Regular/NotoSansThai_400Regular.ttf" },
+  { name: "Noto Sans Devanagari", file: "@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf" },
+];
+const IDEOGRAPHS = [
+  { name: "Noto Sans SC", file: "@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf" },
+  { name: "Noto Sans KR", file: "@expo-google-fonts/noto-sans-kr/400Regular/NotoSansKR_400Regular.ttf" },
+];
+/** Twemoji's pictures, one SVG a sequence, named by its code points in hex. */
+const EMOJI_DIR = join(MODULES, "@twemoji", "svg");
 
-type Font = { data: Buffer; covered: ReadonlySet<number>; options: { name: string; data: Buffer; weight: 400; style: "normal" }[] };
-let font: Font | null = null;
+/** Han, kana and Hangul: text that needs the larger set of fonts. */
+const IDEOGRAPHIC = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 
-/** The font, read once; the same objects each time, so satori parses it once too. */
-export function previewFont(): Font {
-  if (font) return font;
-  const data = readFileSync(join(process.cwd(), FONT_FILE));
-  font = { data, covered: fontCoverage(data), options: [{ name: FONT_NAME, data, weight: 400, style: "normal" }] };
-  return font;
+type FontOption = { name: string; data: Buffer; weight: 400; style: "normal" };
+type FontSet = { options: FontOption[]; glyphs: Glyphs };
+
+const read = (font: { name: string; file: string }): FontOption => ({
+  name: font.name,
+  data: readFileSync(join(MODULES, font.file)),
+  weight: 400,
+  style: "normal",
+});
+
+/** Twemoji's file name of an emoji: its code points, without U+FE0F unless it joins a sequence. */
+function emojiFile(emoji: string): string {
+  const points = Array.from(emoji.includes("\u200d") ? emoji : emoji.replace(/\ufe0f/g, ""), (c) => (c.codePointAt(0) ?? 0).toString(16));
+  return `${points.join("-")}.svg`;
+}
+let emojiFiles: ReadonlySet<string> | null = null;
+const hasPicture = (emoji: string): boolean => {
+  emojiFiles ??= new Set(readdirSync(EMOJI_DIR).filter((f) => f.endsWith(".svg")));
+  return emojiFiles.has(emojiFile(emoji));
+};
+
+/** The two sets, each read once and the same objects each time, so satori parses each font once. */
+const sets: { small?: FontSet; wide?: FontSet } = {};
+function fontSet(wide: boolean): FontSet {
+  const key = wide ? "wide" : "small";
+  const known = sets[key];
+  if (known) return known;
+  const options = [LATIN, ...SCRIPTS, ...(wide ? IDEOGRAPHS : [])].map(read);
+  const covered = new Set<number>();
+  for (const font of options) for (const c of fontCoverage(font.data)) covered.add(c);
+  return (sets[key] = { options, glyphs: { covered, picture: hasPicture } });
+}
+
+/** What can be drawn of `text`: with the fonts of ideographs only when it has some. */
+export const glyphsFor = (text: string): Glyphs => fontSet(IDEOGRAPHIC.test(text)).glyphs;
+
+/** The fonts of a card: those its text was made drawable with. */
+const fontsOf = (card: PreviewCard): FontOption[] =>
+  fontSet(card.kind === "entity" && IDEOGRAPHIC.test(`${card.heading} ${card.domain ?? ""}`)).options;
+
+/** What satori asks for when its fonts lack a glyph: an emoji's picture from disk; nothing else, ever. */
+async function additionalAsset(code: string, segment: string): Promise<string | never[]> {
+  if (code !== "emoji" || !hasPicture(segment)) return [];
+  const svg = await readFile(join(EMOJI_DIR, emojiFile(segment)));
+  return `data:image/svg+xml;base64,${svg.toString("base64")}`;
 }
 
 /** Two linked rings on the accent blue: the site's icon (scripts/make-icons.mts), `size` pixels square. */
@@ -83,12 +140,21 @@ const PAGE = {
   flexDirection: "column",
   justifyContent: "space-between",
   padding: "64px 72px",
+  // satori's layout (0.63) sizes a box without its padding unless told.
+  boxSizing: "border-box",
   backgroundColor: C.bg,
   color: C.fg,
-  fontFamily: FONT_NAME,
+  fontFamily: LATIN.name,
 } as const;
 
-/** A block of text on at most `lines` lines, cut with an ellipsis, never wider than its column. */
+/** The width of the text's column: the image less its margins. */
+const COLUMN = PREVIEW_WIDTH - 2 * 72;
+
+/**
+ * A block of text on at most `lines` lines, cut with an ellipsis, never wider than its column. Text
+ * with right-to-left letters is broken into lines here and each line put in display order
+ * (web/preview-text.ts), right-aligned when it reads right to left; other text is broken by satori.
+ */
 function Lines({
   text,
   size,
@@ -103,23 +169,30 @@ function Lines({
   marginTop?: number;
 }) {
   const lineHeight = 1.2;
-  return (
-    <div
-      style={{
-        display: "block",
-        marginTop,
-        fontSize: size,
-        lineHeight,
-        color,
-        lineClamp: lines,
-        maxHeight: Math.ceil(lines * size * lineHeight),
-        overflow: "hidden",
-        wordBreak: "break-word",
-      }}
-    >
-      {text}
-    </div>
-  );
+  const box = {
+    marginTop,
+    fontSize: size,
+    lineHeight,
+    color,
+    maxHeight: Math.ceil(lines * size * lineHeight),
+    overflow: "hidden",
+  } as const;
+  if (hasRightToLeft(text)) {
+    // About 0.55 em a Latin letter (web/preview-text.ts, widthOf); a line that is wider is cut at the column's edge.
+    const rows = drawnLines(text, Math.floor(COLUMN / (0.55 * size)), lines);
+    return (
+      <div style={{ display: "flex", flexDirection: "column", ...box }}>
+        {rows.map((row, i) => (
+          <div key={i} style={{ display: "block", whiteSpace: "pre", overflow: "hidden", textAlign: row.rtl ? "right" : "left" }}>
+            {row.pieces.map((piece, k) => (
+              <span key={k}>{piece}</span>
+            ))}
+          </div>
+        ))}
+      </div>
+    );
+  }
+  return <div style={{ display: "block", lineClamp: lines, wordBreak: "break-word", ...box }}>{text}</div>;
 }
 
 /** The image of a card, as satori takes it. */
@@ -153,13 +226,23 @@ export function cardElement(card: PreviewCard): ReactElement {
   );
 }
 
-/** The PNG of a card, drawn now: about 40 ms, the first half a second (docs/decisions.md#crawlers). */
+/**
+ * The PNG of a card, drawn now: laid out on this thread (about 20 ms once the fonts are parsed; the
+ * first drawing, and the first with ideographs, several hundred), painted on libuv's threads
+ * (docs/decisions.md#preview-images). The picture is all paths: resvg needs no font of its own.
+ */
 export async function renderCard(card: PreviewCard): Promise<Buffer> {
-  const response = new ImageResponse(cardElement(card), { width: PREVIEW_WIDTH, height: PREVIEW_HEIGHT, fonts: previewFont().options });
-  return Buffer.from(await response.arrayBuffer());
+  const svg = await satori(cardElement(card), {
+    width: PREVIEW_WIDTH,
+    height: PREVIEW_HEIGHT,
+    fonts: fontsOf(card),
+    loadAdditionalAsset: additionalAsset,
+  });
+  const image = await renderAsync(svg, { fitTo: { mode: "width", value: PREVIEW_WIDTH }, font: { loadSystemFonts: false } });
+  return image.asPng();
 }
 
-/** Bytes of rendered PNGs kept: an entity's is 25 to 65 KB, so a few hundred (docs/decisions.md#crawlers). */
+/** Bytes of rendered PNGs kept: an entity's is 25 to 65 KB, so a few hundred (docs/decisions.md#preview-images). */
 export const PREVIEW_CACHE_BYTES = 8 * 1024 * 1024;
 
 /** One cache per process, on `globalThis` as the app is (web/app.ts): each route's bundle finds the same one. */
@@ -185,7 +268,7 @@ export async function entityPreview(facts: EntityFacts | null, warn?: (line: str
   if (facts === null) return sitePreview(COLD_MAX_AGE_S);
   try {
     const settled = facts.status === "accepted" && facts.claims.verified !== null;
-    const png = await previews().png(entityCard(facts, previewFont().covered));
+    const png = await previews().png(entityCard(facts, glyphsFor(`${facts.name ?? ""} ${facts.domain}`)));
     // Drawings busy: the site's image for now, briefly cacheable.
     if (png === null) return sitePreview(COLD_MAX_AGE_S);
     return { png, maxAgeS: settled ? CACHED_MAX_AGE_S : UNSETTLED_MAX_AGE_S };

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { PNG } from "pngjs";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { FetchMode, FetchOutcome } from "../lib/fetch/fetcher";
@@ -11,9 +12,7 @@ import {
   claimWords,
   COLD_MAX_AGE_S,
   createPreviewCache,
-  drawable,
   entityCard,
-  fontCoverage,
   MAX_HEADING,
   PREVIEW_COLORS,
   previewAlt,
@@ -24,7 +23,8 @@ import {
   type EntityFacts,
   type PreviewCard,
 } from "./preview-image";
-import { entityPreview, previewFont, renderCard, sitePreview } from "./preview-image-render";
+import { entityPreview, glyphsFor, renderCard, sitePreview } from "./preview-image-render";
+import { drawable, EMOJI, fontCoverage } from "./preview-text";
 
 const facts = (name: string | null, claims: EntityFacts["claims"] = { verified: 3, total: 4 }): EntityFacts => ({
   domain: "alice.example",
@@ -75,8 +75,8 @@ afterEach(() => {
 
 describe("preview images: hostile names still render inside the image (docs/decisions.md#crawlers)", () => {
   beforeAll(async () => {
-    // The first drawing starts next/og's layout engine, whose WebAssembly is inlined as a data: URL
-    // that it asks `fetch` for (and decodes itself when that fails): no network. Nothing else, ever.
+    // The first drawing starts satori's layout engine and HarfBuzz, WebAssembly from their packages:
+    // if either asks `fetch`, it is for a data: URL. Nothing else, ever.
     const urls: string[] = [];
     vi.stubGlobal(
       "fetch",
@@ -98,7 +98,7 @@ describe("preview images: hostile names still render inside the image (docs/deci
     it(`${what}: a 1200×630 PNG, its text inside the margins, and nothing fetched`, async () => {
       const fetch = vi.fn(() => Promise.reject(new Error("a preview image must fetch nothing")));
       vi.stubGlobal("fetch", fetch);
-      const card = entityCard(facts(name), previewFont().covered);
+      const card = entityCard(facts(name), glyphsFor(name ?? ""));
       const png = PNG.sync.read(await renderCard(card));
       expect(fetch).not.toHaveBeenCalled();
       expect([png.width, png.height]).toEqual([1200, 630]);
@@ -112,36 +112,94 @@ describe("preview images: hostile names still render inside the image (docs/deci
     });
   }
 
-  it("the guard is needed: text the font lacks, drawn as it is, makes next/og fetch from a third party", async () => {
-    const urls: string[] = [];
-    vi.stubGlobal(
-      "fetch",
-      vi.fn((url: unknown) => {
-        urls.push(String(url));
-        return Promise.reject(new Error("refused"));
-      }),
-    );
+  /** The columns of the heading's band (y 150–420) that hold ink: the first and the last. */
+  const inkColumns = (png: PNG): [number, number] => {
+    let first = -1;
+    let last = -1;
+    for (let x = 0; x < png.width; x++)
+      if (!blank(png, x, 150, x + 1, 420)) {
+        if (first < 0) first = x;
+        last = x;
+      }
+    return [first, last];
+  };
+
+  it("a name that reads right to left is drawn against the right margin, its first word rightmost", async () => {
+    const draw = async (heading: string) =>
+      PNG.sync.read(
+        await renderCard({ kind: "entity", heading, headingSize: 80, headingLines: 1, domain: null, claims: "", allVerified: false }),
+      );
+    const [hebrewFirst, hebrewLast] = inkColumns(await draw("שלום עולם"));
+    expect(hebrewLast).toBeGreaterThan(1100);
+    expect(hebrewFirst).toBeGreaterThan(600);
+    const [latinFirst, latinLast] = inkColumns(await draw("Alice Example"));
+    expect(latinFirst).toBeLessThan(80);
+    expect(latinLast).toBeLessThan(700);
+    // In display order the first word is the rightmost: the right end of "שלום עולם" is "שלום" drawn
+    // alone, pixel for pixel (a reversed order would end with "עולם").
+    const pair = await draw("שלום עולם");
+    const alone = await draw("שלום");
+    const [aloneFirst] = inkColumns(alone);
+    let differ = 0;
+    for (let y = 150; y < 420; y++)
+      for (let x = aloneFirst; x < 1130; x++) {
+        const i = (y * pair.width + x) * 4;
+        if (Math.abs((pair.data[i] ?? 0) - (alone.data[i] ?? 0)) > 16) differ++;
+      }
+    expect(aloneFirst).toBeGreaterThan(hebrewFirst + 100);
+    expect(differ).toBeLessThan(20);
+    const reversed = await draw("עולם שלום");
+    let differReversed = 0;
+    for (let y = 150; y < 420; y++)
+      for (let x = aloneFirst; x < 1130; x++) {
+        const i = (y * pair.width + x) * 4;
+        if (Math.abs((reversed.data[i] ?? 0) - (alone.data[i] ?? 0)) > 16) differReversed++;
+      }
+    expect(differReversed).toBeGreaterThan(500);
+  });
+
+  it("emoji are drawn as their pictures, in colour", async () => {
+    const png = PNG.sync.read(await renderCard(entityCard(facts("🚀 🇫🇷"), glyphsFor(""))));
+    let coloured = 0;
+    for (let y = 150; y < 420; y++)
+      for (let x = 72; x < 600; x++) {
+        const i = (y * png.width + x) * 4;
+        const [r, g, b] = [png.data[i] ?? 0, png.data[i + 1] ?? 0, png.data[i + 2] ?? 0];
+        if (Math.max(r, g, b) - Math.min(r, g, b) > 80) coloured++;
+      }
+    expect(coloured).toBeGreaterThan(500);
+  });
+
+  it("text no font has, drawn as it is, fetches nothing: satori's request for a font or a picture is answered with none", async () => {
+    const fetch = vi.fn(() => Promise.reject(new Error("a preview image must fetch nothing")));
+    vi.stubGlobal("fetch", fetch);
     const raw: PreviewCard = {
       kind: "entity",
-      heading: "Rocket 🚀",
+      heading: "Runes ᚠᚢᚦ, Cherokee ᏣᎳᎩ, an emoji Twemoji lacks 🐦‍🔥 and one it has 🚀",
       headingSize: 80,
       headingLines: 1,
       domain: null,
       claims: "",
       allVerified: false,
     };
-    await expect(renderCard(raw)).rejects.toThrow("refused");
-    expect(urls.some((url) => url.startsWith("https://"))).toBe(true);
+    expect(PNG.sync.read(await renderCard(raw)).width).toBe(1200);
+    expect(fetch).not.toHaveBeenCalled();
   });
 
-  it("every text drawn is made only of code points the bundled font has", () => {
-    const covered = previewFont().covered;
+  it("every text drawn is made of code points the fonts have, or of emoji Twemoji has a picture of", () => {
     for (const [, name] of HOSTILE) {
-      const card = entityCard(facts(name), covered);
+      const glyphs = glyphsFor(name ?? "");
+      const card = entityCard(facts(name), glyphs);
       if (card.kind !== "entity") throw new Error("an entity card");
       for (const text of [card.heading, card.domain ?? "", card.claims]) {
-        for (const p of text)
-          expect(covered.has(p.codePointAt(0) ?? -1), `U+${p.codePointAt(0)?.toString(16)} in ${JSON.stringify(text)}`).toBe(true);
+        for (const { segment } of new Intl.Segmenter("en", { granularity: "grapheme" }).segment(text)) {
+          if (EMOJI.test(segment)) expect(glyphs.picture(segment), segment).toBe(true);
+          else
+            for (const p of segment)
+              expect(glyphs.covered.has(p.codePointAt(0) ?? -1), `U+${p.codePointAt(0)?.toString(16)} in ${JSON.stringify(text)}`).toBe(
+                true,
+              );
+        }
       }
     }
   });
@@ -158,35 +216,46 @@ describe("preview images: hostile names still render inside the image (docs/deci
 });
 
 describe("drawable text", () => {
-  const covered = previewFont().covered;
-  it("keeps what the font has: Latin with its accents, Cyrillic, punctuation", () => {
-    expect(drawable("Ça va, Zoë — Ёжик № 5…", covered)).toBe("Ça va, Zoë — Ёжик № 5…");
-    // Decomposed accents are composed first, so they survive.
-    expect(drawable("Zoe\u0308", covered)).toBe("Zoë");
+  const glyphs = glyphsFor("");
+  it("keeps what the fonts have: Latin with its accents, Cyrillic, Hebrew, Arabic, punctuation", () => {
+    expect(drawable("Ça va, Zoë — Ёжик № 5…", glyphs)).toBe("Ça va, Zoë — Ёжик № 5…");
+    // Decomposed accents are composed first.
+    expect(drawable("Zoe\u0308", glyphs)).toBe("Zoë");
+    expect(drawable("Acme שלום مرحبا Labs", glyphs)).toBe("Acme שלום مرحبا Labs");
+    expect(drawable("Ελληνικά ตัวอย่าง देवनागरी Tiếng Việt", glyphs)).toBe("Ελληνικά ตัวอย่าง देवनागरी Tiếng Việt");
   });
-  it("drops bidi controls, right-to-left letters, emoji, flags and stray marks; white space becomes one space", () => {
-    expect(drawable("\u202Eevil\u202C", covered)).toBe("evil");
-    expect(drawable("Acme שלום مرحبا Labs", covered)).toBe("Acme Labs");
-    expect(drawable("A 🚀 👨‍👩‍👧 🇫🇷 B", covered)).toBe("A B");
-    expect(drawable("x\u0336\u0337\u0338y", covered)).toBe("xy");
-    expect(drawable(" a\t\n\u00a0 b ", covered)).toBe("a b");
-    // What is left of the marks is at most one composed into each letter (a + U+0328 is ą).
-    const letters = drawable(zalgo, covered);
-    expect(Array.from(letters)).toHaveLength(5);
+  it("keeps emoji Twemoji has a picture of, ZWJ sequences, flags and keycaps whole; drops the others", () => {
+    expect(drawable("A 🚀 👨‍👩‍👧 🇫🇷 1️⃣ B", glyphs)).toBe("A 🚀 👨‍👩‍👧 🇫🇷 1️⃣ B");
+    // The phoenix (Unicode 15.1) is newer than the pictures; a lone regional indicator is no flag.
+    expect(drawable("A \u{1f426}\u200d\u{1f525} \u{1f1eb} B", glyphs)).toBe("A B");
+  });
+  it("drops bidi controls, scripts no font has, stray marks, and marks past two on a letter; white space becomes one space", () => {
+    expect(drawable("\u202Eevil\u202C", glyphs)).toBe("evil");
+    expect(drawable("Runes ᚠᚢᚦ ok", glyphs)).toBe("Runes ok");
+    expect(drawable("\u0301x", glyphs)).toBe("x");
+    expect(drawable(" a\t\n\u00a0 b ", glyphs)).toBe("a b");
+    const letters = drawable(zalgo, glyphs);
     expect(letters.normalize("NFD").replace(/\p{M}/gu, "")).toBe("Zalgo");
+    for (const { segment } of new Intl.Segmenter("en", { granularity: "grapheme" }).segment(letters))
+      expect(Array.from(segment).length, segment).toBeLessThanOrEqual(3);
   });
-  it("reads the cmap of the font: Geist has Latin and Cyrillic, no Hebrew, Arabic or emoji", () => {
-    const covered2 = fontCoverage(previewFont().data);
-    expect(covered2.has(0x41)).toBe(true);
-    expect(covered2.has(0x416)).toBe(true);
-    expect(covered2.has(0x5d0)).toBe(false);
-    expect(covered2.has(0x627)).toBe(false);
-    expect(covered2.has(0x1f680)).toBe(false);
+  it("ideographs, kana and Hangul only with the fonts that have them, loaded when a text has some", () => {
+    expect(drawable("Acme 株式会社 예시", glyphs)).toBe("Acme");
+    expect(drawable("Acme 株式会社 예시", glyphsFor("株式会社"))).toBe("Acme 株式会社 예시");
+  });
+  it("reads the cmap of a font: Geist has Latin and Cyrillic, no Hebrew, Arabic or emoji", () => {
+    const geist = fontCoverage(readFileSync("node_modules/next/dist/compiled/@vercel/og/Geist-Regular.ttf"));
+    expect(geist.has(0x41)).toBe(true);
+    expect(geist.has(0x416)).toBe(true);
+    expect(geist.has(0x5d0)).toBe(false);
+    expect(geist.has(0x627)).toBe(false);
+    expect(geist.has(0x1f680)).toBe(false);
+    expect(() => fontCoverage(new TextEncoder().encode("not a font, only words"))).toThrow();
   });
 });
 
 describe("the card of an entity", () => {
-  const covered = previewFont().covered;
+  const covered = glyphsFor("");
   it("says the name, the domain and how many claims verify", () => {
     expect(entityCard(facts("Alice Example"), covered)).toMatchObject({
       heading: "Alice Example",
@@ -200,7 +269,7 @@ describe("the card of an entity", () => {
     });
   });
   it("the domain is the heading when there is no drawable name", () => {
-    for (const name of [null, "", "🚀🚀", "\u202Eשלום"])
+    for (const name of [null, "", "\u{1f426}\u200d\u{1f525}", "\u202E\u0301ᚠ"])
       expect(entityCard(facts(name), covered)).toMatchObject({ heading: "alice.example", domain: null });
   });
   it("a long name is cut, and drawn smaller on more lines", () => {
@@ -234,7 +303,7 @@ describe("the card of an entity", () => {
 });
 
 describe("the cache of rendered images", () => {
-  const card = (n: number): PreviewCard => entityCard(facts(`Entity ${n}`), previewFont().covered);
+  const card = (n: number): PreviewCard => entityCard(facts(`Entity ${n}`), glyphsFor(""));
 
   it("returns the same Buffer for the same card, drawn once; another card is another key", async () => {
     const render = vi.fn(renderCard);
@@ -246,7 +315,7 @@ describe("the cache of rendered images", () => {
     expect(render).toHaveBeenCalledTimes(1);
     expect(cardKey(card(1))).toBe(cardKey(card(1)));
     expect(cardKey(card(2))).not.toBe(cardKey(card(1)));
-    expect(cardKey(entityCard(facts("Entity 1", { verified: 4, total: 4 }), previewFont().covered))).not.toBe(cardKey(card(1)));
+    expect(cardKey(entityCard(facts("Entity 1", { verified: 4, total: 4 }), glyphsFor("")))).not.toBe(cardKey(card(1)));
     expect(cardKey(card(1)).startsWith("alice.example ")).toBe(true);
     expect(await cache.png(card(2))).not.toBe(a);
     expect(render).toHaveBeenCalledTimes(2);
@@ -400,7 +469,7 @@ describe("the facts of an entity, from the resolver's cache alone (docs/decision
       statusText: "accepted",
       claims: { verified: 1, total: 2 },
     });
-    const card = entityCard(found!, previewFont().covered);
+    const card = entityCard(found!, glyphsFor(`${found!.name ?? ""} ${found!.domain}`));
     expect(card).toMatchObject({ heading: "Alice evil Example", claims: "1 of 2 claims verified" });
   });
 

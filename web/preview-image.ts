@@ -1,12 +1,11 @@
 /**
  * Preview images for shared links (docs/decisions.md#crawlers): what an entity's 1200×630 PNG shows,
- * worked out from what the resolver already has cached, the text made drawable with the one bundled
- * font, and the rendered PNGs kept in a small LRU bounded by bytes. Framework-free: the drawing itself
- * is web/preview-image-render.tsx (next/og), the routes under `app/` are thin.
+ * worked out from what the resolver already has cached, its text made drawable (web/preview-text.ts),
+ * and the rendered PNGs kept in a small LRU bounded by bytes. Framework-free: the drawing itself is
+ * web/preview-image-render.tsx (satori and resvg), the routes under `app/` are thin.
  */
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { withoutBidiControls } from "../lib/present/display";
 import type { Settings } from "../lib/present/explain";
 import { entityView } from "../lib/present/view";
 import { newWork, type Resolver } from "../lib/resolver";
@@ -14,6 +13,7 @@ import { NotCached } from "../lib/resolver/documents";
 import type { Claim, EntityResult, EntityStatus } from "../lib/result/record";
 import type { Store } from "../lib/store";
 import { isRefusal } from "../lib/traffic/refusal";
+import { clipGraphemes, drawable, textWidth, type Glyphs } from "./preview-text";
 
 export const PREVIEW_WIDTH = 1200;
 export const PREVIEW_HEIGHT = 630;
@@ -149,101 +149,6 @@ export async function cachedFacts(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Drawable text. The bundled font has no Arabic, Hebrew, CJK or emoji, and next/og fetches a font or
-// an emoji picture from a third party for any glyph its fonts lack. So every grapheme is reduced to
-// what the font has before it is drawn: nothing is ever fetched (docs/decisions.md#crawlers).
-
-/**
- * The code points a TrueType/OpenType font maps to a glyph, from its `cmap` (formats 4 and 12, the
- * Unicode ones). Throws on a file that is not a font.
- */
-export function fontCoverage(font: Uint8Array): Set<number> {
-  const v = new DataView(font.buffer, font.byteOffset, font.byteLength);
-  const tables = v.getUint16(4);
-  let cmap = -1;
-  for (let i = 0; i < tables; i++) {
-    const at = 12 + 16 * i;
-    if (String.fromCharCode(font[at] ?? 0, font[at + 1] ?? 0, font[at + 2] ?? 0, font[at + 3] ?? 0) === "cmap") cmap = v.getUint32(at + 8);
-  }
-  if (cmap < 0) throw new Error("the font has no cmap table");
-  const covered = new Set<number>();
-  const subtables = v.getUint16(cmap + 2);
-  for (let i = 0; i < subtables; i++) {
-    const at = cmap + 4 + 8 * i;
-    const platform = v.getUint16(at);
-    const encoding = v.getUint16(at + 2);
-    // Unicode (0, any) or Windows Unicode BMP (3, 1) and full repertoire (3, 10).
-    if (!(platform === 0 || (platform === 3 && (encoding === 1 || encoding === 10)))) continue;
-    const table = cmap + v.getUint32(at + 4);
-    const format = v.getUint16(table);
-    if (format === 4) {
-      const segX2 = v.getUint16(table + 6);
-      const ends = table + 14;
-      const starts = ends + segX2 + 2;
-      const deltas = starts + segX2;
-      const offsets = deltas + segX2;
-      for (let s = 0; s < segX2 / 2; s++) {
-        const end = v.getUint16(ends + 2 * s);
-        const start = v.getUint16(starts + 2 * s);
-        const delta = v.getInt16(deltas + 2 * s);
-        const offset = v.getUint16(offsets + 2 * s);
-        for (let c = start; c <= end && c !== 0xffff; c++) {
-          let glyph = (c + delta) & 0xffff;
-          if (offset !== 0) {
-            const raw = v.getUint16(offsets + 2 * s + offset + 2 * (c - start));
-            glyph = raw === 0 ? 0 : (raw + delta) & 0xffff;
-          }
-          if (glyph !== 0) covered.add(c);
-        }
-      }
-    } else if (format === 12) {
-      const groups = v.getUint32(table + 12);
-      for (let g = 0; g < groups; g++) {
-        const at12 = table + 16 + 12 * g;
-        const first = v.getUint32(at12);
-        const last = Math.min(v.getUint32(at12 + 4), 0x10ffff);
-        const glyph = v.getUint32(at12 + 8);
-        for (let c = first; c <= last; c++) if (glyph + (c - first) !== 0) covered.add(c);
-      }
-    }
-  }
-  return covered;
-}
-
-const MARK = /^\p{M}$/u;
-const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" });
-
-/**
- * Text the font can draw: bidi controls removed (the image cannot isolate them), composed (NFC), every
- * white space one space. A grapheme whose first code point the font lacks (an emoji, a flag, Arabic,
- * Hebrew, CJK) is dropped; from the others goes every code point the font lacks (a variation
- * selector, a joiner) and every combining mark left after composing: satori places no mark on its
- * letter, so a stacked mark would be drawn beside it (a name piled with dozens of marks becomes its
- * letters). What remains is only code points the font has, so next/og never looks for another font.
- */
-export function drawable(text: string, covered: ReadonlySet<number>): string {
-  const plain = withoutBidiControls(text).normalize("NFC").replace(/\s+/gu, " ");
-  let out = "";
-  for (const { segment } of graphemes.segment(plain)) {
-    const points = Array.from(segment);
-    if (!covered.has(points[0]?.codePointAt(0) ?? -1)) continue;
-    for (const p of points) if (covered.has(p.codePointAt(0) ?? -1) && !MARK.test(p)) out += p;
-  }
-  return out.replace(/ {2,}/g, " ").trim();
-}
-
-/** Text cut to `max` graphemes, the cut marked with an ellipsis. */
-export function clipGraphemes(text: string, max: number): string {
-  const parts = Array.from(graphemes.segment(text), (s) => s.segment);
-  return parts.length <= max
-    ? text
-    : `${parts
-        .slice(0, max - 1)
-        .join("")
-        .trimEnd()}…`;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Layout decisions: everything the drawing needs, decided here, so the digest of a card is the digest
 // of what the image shows.
 
@@ -264,7 +169,7 @@ export type PreviewCard =
 
 /** Longest heading drawn, in graphemes: three lines at the smallest size. */
 export const MAX_HEADING = 90;
-/** Font sizes by heading length: short names big, long ones on up to three lines (Geist: about 0.55 em a letter). */
+/** Font sizes by heading width ({@link textWidth}): short names big, long ones on up to three lines (Geist: about 0.55 em a letter). */
 const SIZES: { upTo: number; size: number; lines: number }[] = [
   { upTo: 22, size: 80, lines: 1 },
   { upTo: 44, size: 68, lines: 2 },
@@ -276,12 +181,12 @@ export function siteCard(): PreviewCard {
   return { kind: "site", title: SITE_NAME, tagline: SITE_TAGLINE };
 }
 
-/** The card of an entity: its name (or domain), domain and claims, drawable with `covered`. */
-export function entityCard(facts: EntityFacts, covered: ReadonlySet<number>): PreviewCard {
-  const name = facts.name === null ? "" : clipGraphemes(drawable(facts.name, covered), MAX_HEADING);
-  const domain = clipGraphemes(drawable(facts.domain, covered), MAX_HEADING);
+/** The card of an entity: its name (or domain), domain and claims, as much of them as `glyphs` can draw. */
+export function entityCard(facts: EntityFacts, glyphs: Glyphs): PreviewCard {
+  const name = facts.name === null ? "" : clipGraphemes(drawable(facts.name, glyphs), MAX_HEADING);
+  const domain = clipGraphemes(drawable(facts.domain, glyphs), MAX_HEADING);
   const heading = name === "" ? domain : name;
-  const length = Array.from(graphemes.segment(heading)).length;
+  const length = textWidth(heading);
   const fit = SIZES.find((s) => length <= s.upTo) ?? SIZES[SIZES.length - 1] ?? { size: 48, lines: 3 };
   const { verified, total } = facts.claims;
   return {
@@ -290,13 +195,13 @@ export function entityCard(facts: EntityFacts, covered: ReadonlySet<number>): Pr
     headingSize: fit.size,
     headingLines: fit.lines,
     domain: name === "" ? null : domain,
-    claims: drawable(claimWords(facts), covered),
+    claims: drawable(claimWords(facts), glyphs),
     allVerified: facts.status === "accepted" && total > 0 && verified === total,
   };
 }
 
 /** Changed whenever the drawing changes, so no image drawn before is served for a card drawn now. */
-const DRAWING_VERSION = 1;
+const DRAWING_VERSION = 2;
 
 /** The key of a card's PNG: the domain (or `site`) and a digest of everything the image shows. */
 export function cardKey(card: PreviewCard): string {
