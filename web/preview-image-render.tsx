@@ -28,7 +28,7 @@ import {
   type PreviewCache,
   type PreviewCard,
 } from "./preview-image";
-import { drawnLines, fontCoverage, hasRightToLeft, type Glyphs } from "./preview-text";
+import { fontCoverage, readsRightToLeft, type Glyphs } from "./preview-text";
 
 const MODULES = join(process.cwd(), "node_modules");
 const LATIN = { name: "Geist", file: "next/dist/compiled/@vercel/og/Geist-Regular.ttf" };
@@ -47,29 +47,35 @@ const IDEOGRAPHS = [
 /** Twemoji's pictures, one SVG a sequence, named by its code points in hex. */
 const EMOJI_DIR = join(MODULES, "@twemoji", "svg");
 
-/** Han, kana and Hangul: text that needs the larger set of fonts. */
-const IDEOGRAPHIC = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+/** Han, kana and Hangul that show (not a Hangul filler): text that needs the larger set of fonts. */
+const IDEOGRAPHIC = /(?!\p{Default_Ignorable_Code_Point})[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 
 type FontOption = { name: string; data: Buffer; weight: 400; style: "normal" };
 type FontSet = { options: FontOption[]; glyphs: Glyphs };
 
-const read = (font: { name: string; file: string }): FontOption => ({
-  name: font.name,
-  data: readFileSync(join(MODULES, font.file)),
-  weight: 400,
-  style: "normal",
-});
-
-/** Twemoji's file name of an emoji: its code points, without U+FE0F unless it joins a sequence. */
-function emojiFile(emoji: string): string {
-  const points = Array.from(emoji.includes("\u200d") ? emoji : emoji.replace(/\ufe0f/g, ""), (c) => (c.codePointAt(0) ?? 0).toString(16));
-  return `${points.join("-")}.svg`;
-}
-let emojiFiles: ReadonlySet<string> | null = null;
-const hasPicture = (emoji: string): boolean => {
-  emojiFiles ??= new Set(readdirSync(EMOJI_DIR).filter((f) => f.endsWith(".svg")));
-  return emojiFiles.has(emojiFile(emoji));
+/** Each font file read once, the same Buffer in both sets: satori parses a font once per Buffer. */
+const files = new Map<string, FontOption>();
+const read = (font: { name: string; file: string }): FontOption => {
+  let known = files.get(font.file);
+  if (!known)
+    files.set(font.file, (known = { name: font.name, data: readFileSync(join(MODULES, font.file)), weight: 400, style: "normal" }));
+  return known;
 };
+
+let emojiFiles: ReadonlySet<string> | null = null;
+/**
+ * Twemoji's file of an emoji, or null: its code points in hex, without U+FE0F unless it joins a
+ * sequence (Twemoji's naming), and a sequence with it dropped too (a few, such as the eye in a
+ * speech bubble, are named without it).
+ */
+function emojiFile(emoji: string): string | null {
+  emojiFiles ??= new Set(readdirSync(EMOJI_DIR).filter((f) => f.endsWith(".svg")));
+  const name = (text: string) => `${Array.from(text, (c) => (c.codePointAt(0) ?? 0).toString(16)).join("-")}.svg`;
+  const bare = name(emoji.replace(/\ufe0f/g, ""));
+  const first = emoji.includes("\u200d") ? name(emoji) : bare;
+  return emojiFiles.has(first) ? first : emojiFiles.has(bare) ? bare : null;
+}
+const hasPicture = (emoji: string): boolean => emojiFile(emoji) !== null;
 
 /** The two sets, each read once and the same objects each time, so satori parses each font once. */
 const sets: { small?: FontSet; wide?: FontSet } = {};
@@ -92,8 +98,9 @@ const fontsOf = (card: PreviewCard): FontOption[] =>
 
 /** What satori asks for when its fonts lack a glyph: an emoji's picture from disk; nothing else, ever. */
 async function additionalAsset(code: string, segment: string): Promise<string | never[]> {
-  if (code !== "emoji" || !hasPicture(segment)) return [];
-  const svg = await readFile(join(EMOJI_DIR, emojiFile(segment)));
+  const file = code === "emoji" ? emojiFile(segment) : null;
+  if (file === null) return [];
+  const svg = await readFile(join(EMOJI_DIR, file));
   return `data:image/svg+xml;base64,${svg.toString("base64")}`;
 }
 
@@ -147,13 +154,11 @@ const PAGE = {
   fontFamily: LATIN.name,
 } as const;
 
-/** The width of the text's column: the image less its margins. */
-const COLUMN = PREVIEW_WIDTH - 2 * 72;
-
 /**
- * A block of text on at most `lines` lines, cut with an ellipsis, never wider than its column. Text
- * with right-to-left letters is broken into lines here and each line put in display order
- * (web/preview-text.ts), right-aligned when it reads right to left; other text is broken by satori.
+ * A block of text on at most `lines` lines, cut with an ellipsis, never wider than its column. satori
+ * breaks the lines, then orders each by the Unicode bidirectional algorithm in the paragraph's
+ * direction, given here: right to left, and against the right margin, when the first letter is
+ * Hebrew or Arabic.
  */
 function Lines({
   text,
@@ -169,30 +174,26 @@ function Lines({
   marginTop?: number;
 }) {
   const lineHeight = 1.2;
-  const box = {
-    marginTop,
-    fontSize: size,
-    lineHeight,
-    color,
-    maxHeight: Math.ceil(lines * size * lineHeight),
-    overflow: "hidden",
-  } as const;
-  if (hasRightToLeft(text)) {
-    // About 0.55 em a Latin letter (web/preview-text.ts, widthOf); a line that is wider is cut at the column's edge.
-    const rows = drawnLines(text, Math.floor(COLUMN / (0.55 * size)), lines);
-    return (
-      <div style={{ display: "flex", flexDirection: "column", ...box }}>
-        {rows.map((row, i) => (
-          <div key={i} style={{ display: "block", whiteSpace: "pre", overflow: "hidden", textAlign: row.rtl ? "right" : "left" }}>
-            {row.pieces.map((piece, k) => (
-              <span key={k}>{piece}</span>
-            ))}
-          </div>
-        ))}
-      </div>
-    );
-  }
-  return <div style={{ display: "block", lineClamp: lines, wordBreak: "break-word", ...box }}>{text}</div>;
+  const rtl = readsRightToLeft(text);
+  return (
+    <div
+      style={{
+        display: "block",
+        direction: rtl ? "rtl" : "ltr",
+        textAlign: rtl ? "right" : "left",
+        marginTop,
+        fontSize: size,
+        lineHeight,
+        color,
+        lineClamp: lines,
+        maxHeight: Math.ceil(lines * size * lineHeight),
+        overflow: "hidden",
+        wordBreak: "break-word",
+      }}
+    >
+      {text}
+    </div>
+  );
 }
 
 /** The image of a card, as satori takes it. */
@@ -242,7 +243,7 @@ export async function renderCard(card: PreviewCard): Promise<Buffer> {
   return image.asPng();
 }
 
-/** Bytes of rendered PNGs kept: an entity's is 25 to 65 KB, so a few hundred (docs/decisions.md#preview-images). */
+/** Bytes of rendered PNGs kept: an entity's is 25 to 80 KB, so a hundred or more (docs/decisions.md#preview-images). */
 export const PREVIEW_CACHE_BYTES = 8 * 1024 * 1024;
 
 /** One cache per process, on `globalThis` as the app is (web/app.ts): each route's bundle finds the same one. */

@@ -124,38 +124,68 @@ describe("preview images: hostile names still render inside the image (docs/deci
     return [first, last];
   };
 
+  /** The runs of ink in the band y0–y1, left to right, split where at least `gap` columns are blank: [first, last] of each. */
+  const inkRuns = (png: PNG, y0 = 150, y1 = 420, gap = 12): [number, number][] => {
+    const runs: [number, number][] = [];
+    for (let x = 0; x < png.width; x++) {
+      if (blank(png, x, y0, x + 1, y1)) continue;
+      const last = runs[runs.length - 1];
+      if (last && x - last[1] <= gap) last[1] = x;
+      else runs.push([x, x]);
+    }
+    return runs;
+  };
+  const width = ([first, last]: [number, number]) => last - first + 1;
+  const heading = async (text: string, lines = 1, size = 80) =>
+    PNG.sync.read(
+      await renderCard({
+        kind: "entity",
+        heading: text,
+        headingSize: size,
+        headingLines: lines,
+        domain: null,
+        claims: "",
+        allVerified: false,
+      }),
+    );
+
   it("a name that reads right to left is drawn against the right margin, its first word rightmost", async () => {
-    const draw = async (heading: string) =>
-      PNG.sync.read(
-        await renderCard({ kind: "entity", heading, headingSize: 80, headingLines: 1, domain: null, claims: "", allVerified: false }),
-      );
-    const [hebrewFirst, hebrewLast] = inkColumns(await draw("שלום עולם"));
+    const [hebrewFirst, hebrewLast] = inkColumns(await heading("שלום עולם"));
     expect(hebrewLast).toBeGreaterThan(1100);
     expect(hebrewFirst).toBeGreaterThan(600);
-    const [latinFirst, latinLast] = inkColumns(await draw("Alice Example"));
+    const [latinFirst, latinLast] = inkColumns(await heading("Alice Example"));
     expect(latinFirst).toBeLessThan(80);
     expect(latinLast).toBeLessThan(700);
-    // In display order the first word is the rightmost: the right end of "שלום עולם" is "שלום" drawn
-    // alone, pixel for pixel (a reversed order would end with "עולם").
-    const pair = await draw("שלום עולם");
-    const alone = await draw("שלום");
-    const [aloneFirst] = inkColumns(alone);
-    let differ = 0;
-    for (let y = 150; y < 420; y++)
-      for (let x = aloneFirst; x < 1130; x++) {
-        const i = (y * pair.width + x) * 4;
-        if (Math.abs((pair.data[i] ?? 0) - (alone.data[i] ?? 0)) > 16) differ++;
-      }
-    expect(aloneFirst).toBeGreaterThan(hebrewFirst + 100);
-    expect(differ).toBeLessThan(20);
-    const reversed = await draw("עולם שלום");
-    let differReversed = 0;
-    for (let y = 150; y < 420; y++)
-      for (let x = aloneFirst; x < 1130; x++) {
-        const i = (y * pair.width + x) * 4;
-        if (Math.abs((reversed.data[i] ?? 0) - (alone.data[i] ?? 0)) > 16) differReversed++;
-      }
-    expect(differReversed).toBeGreaterThan(500);
+    // A one-letter word and a long one: the first read is the rightmost.
+    const short = width(inkRuns(await heading("א"))[0] ?? [0, 0]);
+    const long = width(inkRuns(await heading("שלומות"))[0] ?? [0, 0]);
+    expect(long).toBeGreaterThan(3 * short);
+    const pair = inkRuns(await heading("א שלומות"));
+    expect(Math.abs(width(pair[pair.length - 1] ?? [0, 0]) - short)).toBeLessThan(4);
+    expect(Math.abs(width(pair[0] ?? [0, 0]) - long)).toBeLessThan(4);
+    // Inside a name that reads left to right, the right-to-left words are in display order too.
+    const mixed = inkRuns(await heading("Acme א שלומות Labs")).map(width);
+    expect(mixed).toHaveLength(4);
+    expect(Math.abs((mixed[1] ?? 0) - long)).toBeLessThan(4);
+    expect(Math.abs((mixed[2] ?? 0) - short)).toBeLessThan(4);
+  });
+
+  it("the whole name's direction holds on every line: a right-to-left name with Latin words is right-aligned on each", async () => {
+    const png = await heading('חברת הדוגמה הישראלית Acme Holdings International Group Limited בע"מ', 3, 48);
+    // The lines of text: runs of rows with ink, split by blank rows.
+    const rows: [number, number][] = [];
+    for (let y = 130; y < 470; y++) {
+      if (blank(png, 72, y, 1128, y + 1)) continue;
+      const last = rows[rows.length - 1];
+      if (last && y - last[1] <= 6) last[1] = y;
+      else rows.push([y, y]);
+    }
+    const ends = rows.map(([y0, y1]) => {
+      const runs = inkRuns(png, y0, y1 + 1, 40);
+      return (runs[runs.length - 1] ?? [0, 0])[1];
+    });
+    expect(ends.length).toBeGreaterThanOrEqual(2);
+    for (const end of ends) expect(end).toBeGreaterThan(1100);
   });
 
   it("emoji are drawn as their pictures, in colour", async () => {
@@ -226,6 +256,8 @@ describe("drawable text", () => {
   });
   it("keeps emoji Twemoji has a picture of, ZWJ sequences, flags and keycaps whole; drops the others", () => {
     expect(drawable("A 🚀 👨‍👩‍👧 🇫🇷 1️⃣ B", glyphs)).toBe("A 🚀 👨‍👩‍👧 🇫🇷 1️⃣ B");
+    // Named by Twemoji without its U+FE0F although it is a sequence.
+    expect(drawable("\u{1f441}\ufe0f\u200d\u{1f5e8}\ufe0f", glyphs)).toBe("\u{1f441}\ufe0f\u200d\u{1f5e8}\ufe0f");
     // The phoenix (Unicode 15.1) is newer than the pictures; a lone regional indicator is no flag.
     expect(drawable("A \u{1f426}\u200d\u{1f525} \u{1f1eb} B", glyphs)).toBe("A B");
   });
@@ -269,7 +301,7 @@ describe("the card of an entity", () => {
     });
   });
   it("the domain is the heading when there is no drawable name", () => {
-    for (const name of [null, "", "\u{1f426}\u200d\u{1f525}", "\u202E\u0301ᚠ"])
+    for (const name of [null, "", "\u{1f426}\u200d\u{1f525}", "\u202E\u0301ᚠ", "\u3164\u3164", "\u200b\u2060\u00ad"])
       expect(entityCard(facts(name), covered)).toMatchObject({ heading: "alice.example", domain: null });
   });
   it("a long name is cut, and drawn smaller on more lines", () => {

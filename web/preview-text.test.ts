@@ -1,50 +1,52 @@
 import { describe, expect, it } from "vitest";
-import { displayOrder, drawnLines, graphemesOf, hasRightToLeft, textWidth, widthOf } from "./preview-text";
+import { drawable, graphemesOf, readsRightToLeft, textWidth, widthOf, type Glyphs } from "./preview-text";
 
-describe("display order of a line (UAX #9, by word), for satori to shape each piece", () => {
-  it("left-to-right text is one run, untouched", () => {
-    expect(displayOrder("Alice Example")).toEqual({ rtl: false, pieces: ["Alice", " ", "Example"] });
-  });
+/** Fonts that have ASCII, Hebrew and the joiners (as Geist and Noto do), and a picture of the rocket alone. */
+const glyphs: Glyphs = {
+  covered: new Set([
+    ...Array.from({ length: 95 }, (_, i) => 0x20 + i),
+    ...Array.from({ length: 0x70 }, (_, i) => 0x590 + i),
+    0x200c,
+    0x200d,
+    0x301,
+    0x302,
+  ]),
+  picture: (emoji) => emoji === "🚀",
+};
 
-  it("a right-to-left line: words reversed, each kept in reading order for HarfBuzz to draw", () => {
-    expect(displayOrder("שלום עולם")).toEqual({ rtl: true, pieces: ["עולם", " ", "שלום"] });
-    expect(displayOrder("مرحبا بالعالم")).toEqual({ rtl: true, pieces: ["بالعالم", " ", "مرحبا"] });
-  });
-
-  it("Latin and numbers inside right-to-left text keep their own order; the paragraph's direction is its first strong letter", () => {
-    // Digits after Latin are read with the Latin (W7); after Arabic, on their own.
-    expect(displayOrder("مرحبا Alice Example 123").pieces).toEqual(["Alice", " ", "Example", " ", "123", " ", "مرحبا"]);
-    expect(displayOrder("مرحبا 123 Alice").pieces).toEqual(["Alice", " ", "123", " ", "مرحبا"]);
-    expect(displayOrder("Acme שלום עולם Labs")).toEqual({
-      rtl: false,
-      pieces: ["Acme", " ", "עולם", " ", "שלום", " ", "Labs"],
-    });
-  });
-
-  it("brackets and emoji stay with their words; an emoji sequence is never split", () => {
-    expect(displayOrder("שלום (בדיקה) 👨‍👩‍👧").pieces).toEqual(["👨‍👩‍👧", " ", "(בדיקה)", " ", "שלום"]);
+describe("which way a name reads: the direction of its first letter (UAX #9, P2–P3)", () => {
+  it("right to left when the first letter is Hebrew or Arabic, whatever digits or punctuation come first", () => {
+    expect(readsRightToLeft("שלום Acme")).toBe(true);
+    expect(readsRightToLeft("123 (مرحبا) Acme")).toBe(true);
+    expect(readsRightToLeft("Acme שלום")).toBe(false);
+    expect(readsRightToLeft("株式会社 שלום")).toBe(false);
+    expect(readsRightToLeft("123 🚀")).toBe(false);
+    expect(readsRightToLeft("")).toBe(false);
   });
 });
 
-describe("lines broken before they are reordered", () => {
-  it("the first words read go on the first line, each line in display order, right to left", () => {
-    const lines = drawnLines("אחד שתיים שלוש ארבע", 10, 3);
-    expect(lines.map((l) => l.pieces.join(""))).toEqual(["שתיים אחד", "ארבע שלוש"]);
-    expect(lines.every((l) => l.rtl)).toBe(true);
+describe("drawable text, checked as it is drawn", () => {
+  it("a character dropped between two others cannot join them into a grapheme nobody checked", () => {
+    // A control between an emoji and a joiner: without it, 🚀 + ZWJ + 🚀 is one sequence with no picture.
+    expect(drawable("Rocket 🚀\u200d🚀 x", glyphs)).toBe("Rocket x");
+    expect(drawable("Rocket 🚀\u0001\u200d🚀 x", glyphs)).toBe("Rocket x");
+    // Marks behind a control and a joiner would pile onto the letter once the control goes.
+    const piled = drawable(`Zalgo${"\u0001\u200d\u0301\u0302".repeat(70)}`, glyphs);
+    expect(piled.startsWith("Zalgo")).toBe(true);
+    expect(Array.from(piled).length).toBeLessThanOrEqual(5 + 2);
   });
 
-  it("a word longer than a line is cut where the line is full", () => {
-    expect(drawnLines("א".repeat(25), 10, 3).map((l) => l.pieces.join(""))).toEqual(["א".repeat(10), "א".repeat(10), "א".repeat(5)]);
+  it("text that shows nothing (joiners, fillers, a soft hyphen) is no text", () => {
+    expect(drawable("\u200b\u2060\ufeff\u00ad", glyphs)).toBe("");
+    expect(drawable("\u3164\u3164", { covered: new Set([0x3164]), picture: () => false })).toBe("");
   });
 
-  it("past the last line the text is cut, the cut marked with an ellipsis inside the line", () => {
-    const lines = drawnLines("אחד שתיים שלוש ארבע חמש שש", 10, 2);
-    expect(lines).toHaveLength(2);
-    const last = lines[1]?.pieces.join("") ?? "";
-    expect(last).toContain("…");
-    expect(textWidth(last)).toBeLessThanOrEqual(10);
+  it("only the first thousand units of a text are looked at", () => {
+    expect(drawable("a".repeat(1_000_000), glyphs)).toHaveLength(1000);
   });
+});
 
+describe("widths", () => {
   it("wide characters count twice", () => {
     expect(widthOf("株")).toBe(2);
     expect(widthOf("한")).toBe(2);
@@ -53,11 +55,5 @@ describe("lines broken before they are reordered", () => {
     expect(widthOf("ש")).toBe(1);
     expect(textWidth("Aב株")).toBe(4);
     expect(graphemesOf("e\u0301👨‍👩‍👧")).toHaveLength(2);
-  });
-
-  it("right-to-left letters are told apart from the rest", () => {
-    expect(hasRightToLeft("Alice 株式会社 🚀")).toBe(false);
-    expect(hasRightToLeft("Alice ש")).toBe(true);
-    expect(hasRightToLeft("ع")).toBe(true);
   });
 });

@@ -1,11 +1,10 @@
 /**
- * The text of preview images (docs/decisions.md#preview-images), framework-free: what of a stranger's text
- * the image can draw, and in which order. The drawing (web/preview-image-render.tsx, satori) shapes
- * each piece of text with HarfBuzz, Arabic joined and marks placed, but lays every line out left to
- * right in the order it is given: right-to-left text is put in display order here (the Unicode
- * bidirectional algorithm, UAX #9, by bidi-js), a line at a time.
+ * The text of preview images (docs/decisions.md#preview-images), framework-free: what of a stranger's
+ * text the image can draw, how wide it is, and which way it reads. The drawing
+ * (web/preview-image-render.tsx, satori) shapes the text with HarfBuzz (Arabic joined, marks placed)
+ * and orders it by the Unicode bidirectional algorithm, a line at a time, once told the paragraph's
+ * direction.
  */
-import bidiFactory from "bidi-js";
 import { withoutBidiControls } from "../lib/present/display";
 
 /**
@@ -70,7 +69,8 @@ const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" });
 export const EMOJI = new RegExp("^\\p{RGI_Emoji}$", "v"); // the `v` flag: RGI_Emoji is a property of strings
 
 const MARK = /^\p{M}$/u;
-/** Marks kept on one letter: enough for Vietnamese or a pointed Hebrew letter; a pile of dozens ("Zalgo") is cut. */
+const EXTENDING = /^[\p{M}\p{Cf}]$/u;
+/** Marks (and joiners) kept on one letter: enough for Vietnamese or a pointed Hebrew letter; a pile of dozens ("Zalgo") is cut. */
 const MARKS_PER_LETTER = 2;
 
 /** The graphemes of `text`, as a person counts characters. */
@@ -88,17 +88,36 @@ export const widthOf = (grapheme: string): number => (WIDE.test(grapheme) ? 2 : 
 /** How wide `text` is drawn, in Latin letters. */
 export const textWidth = (text: string): number => graphemesOf(text).reduce((sum, g) => sum + widthOf(g), 0);
 
+/** The most of a text looked at, in UTF-16 units: names come cut to 300 characters (lib/present), and segmenting is slow past thousands. */
+const MAX_INPUT = 1000;
+/** Text that shows nothing: white space and characters drawn as nothing (joiners, fillers, soft hyphens). */
+const INVISIBLE = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]*$/u;
+
 /**
  * Text the image can draw: bidi controls removed (its order is worked out from the letters, never
  * from a stranger's overrides), composed (NFC), every white space one space. An emoji is kept when
  * `picture` has an image of it; any other grapheme only when the fonts have every code point of it,
- * with at most two marks on a letter and none alone. So satori is never asked for a font or a
- * picture it does not have, and next to nothing is drawn as an empty box.
+ * with at most two marks on a letter and none alone. Text that would show nothing is empty. So satori
+ * is never asked for a font or a picture it does not have, and nothing is drawn as an empty box.
  */
-export function drawable(text: string, { covered, picture }: Glyphs): string {
-  const plain = withoutBidiControls(text).normalize("NFC").replace(/\s+/gu, " ");
+export function drawable(text: string, glyphs: Glyphs): string {
+  let out = withoutBidiControls(text.slice(0, MAX_INPUT)).normalize("NFC").replace(/\s+/gu, " ");
+  // Dropping a character can join its neighbours into a new grapheme (a control between an emoji and a
+  // joiner): checked again until nothing changes, so every grapheme of what is drawn passed. Each pass
+  // only removes; one that still changes after a few passes gives nothing.
+  for (let pass = 0; ; pass++) {
+    const next = kept(out, glyphs);
+    if (next === out) break;
+    if (pass === 4) return "";
+    out = next;
+  }
+  return INVISIBLE.test(out) ? "" : out;
+}
+
+/** One pass of {@link drawable}: the graphemes of `text` it keeps. */
+function kept(text: string, { covered, picture }: Glyphs): string {
   let out = "";
-  for (const segment of graphemesOf(plain)) {
+  for (const segment of graphemesOf(text)) {
     if (EMOJI.test(segment)) {
       if (picture(segment)) out += segment;
       continue;
@@ -109,7 +128,8 @@ export function drawable(text: string, { covered, picture }: Glyphs): string {
     let marks = 0;
     for (const p of points) {
       if (!covered.has(p.codePointAt(0) ?? -1)) continue;
-      if (MARK.test(p) && ++marks > MARKS_PER_LETTER) continue;
+      // Marks and joiners (a Persian zero-width non-joiner) count alike.
+      if (p !== first && EXTENDING.test(p) && ++marks > MARKS_PER_LETTER) continue;
       out += p;
     }
   }
@@ -127,93 +147,14 @@ export function clipGraphemes(text: string, max: number): string {
         .trimEnd()}…`;
 }
 
-/** A line as the image draws it: pieces left to right, each shaped on its own; right-aligned when `rtl`. */
-export type DrawnLine = { rtl: boolean; pieces: string[] };
-
-const bidi = bidiFactory();
+/** Hebrew and Arabic letters: the strong right-to-left ones of the scripts the image draws. */
+const RIGHT_TO_LEFT = /[\p{Script=Hebrew}\p{Script=Arabic}]/u;
 
 /**
- * One UTF-16 unit standing for a grapheme, of its bidirectional class: bidi-js reads units, and a
- * character beyond U+FFFF (an emoji, a rare ideograph) would read as two. What is left after
- * `drawable` beyond U+FFFF is an emoji (a neutral, as U+FFFC is) or a left-to-right letter.
+ * Whether `text` reads right to left: its first letter is Hebrew or Arabic (UAX #9, rules P2–P3:
+ * the paragraph takes the direction of its first strong character; digits and punctuation are not strong).
  */
-const standIn = (g: string) => ((g.codePointAt(0) ?? 0) <= 0xffff ? (g[0] ?? "") : EMOJI.test(g) ? "\ufffc" : "a");
-
-/**
- * A line of text in display order (UAX #9, rules L1 and L2), as pieces: each word, or run of one
- * direction within a word, stays in reading order, for satori to shape (HarfBuzz draws a right-to-left
- * word right to left); the pieces are reversed around it as the algorithm reverses characters.
- */
-export function displayOrder(line: string): DrawnLine {
-  const parts = graphemesOf(line);
-  const { levels, paragraphs } = bidi.getEmbeddingLevels(parts.map(standIn).join(""));
-  const base = paragraphs[0]?.level ?? 0;
-  const units: { text: string; level: number; space: boolean }[] = [];
-  parts.forEach((g, i) => {
-    const level = levels[i] ?? base;
-    const space = g === " ";
-    const last = units[units.length - 1];
-    if (last && !space && !last.space && last.level === level) last.text += g;
-    else units.push({ text: g, level, space });
-  });
-  // L1: white space at the end of the line takes the paragraph's level.
-  for (let i = units.length - 1; i >= 0 && units[i]?.space; i--) (units[i] as { level: number }).level = base;
-  // L2: from the highest level down to the lowest odd one, every run at that level or higher is reversed.
-  const all = units.map((u) => u.level);
-  const lowestOdd = Math.min(...all.filter((l) => l % 2 === 1));
-  for (let level = Math.max(0, ...all); level >= lowestOdd && level > 0; level--) {
-    for (let i = 0; i < units.length;) {
-      if ((units[i]?.level ?? 0) < level) {
-        i++;
-        continue;
-      }
-      let j = i;
-      while (j < units.length && (units[j]?.level ?? 0) >= level) j++;
-      units.splice(i, j - i, ...units.slice(i, j).reverse());
-      i = j;
-    }
-  }
-  return { rtl: base % 2 === 1, pieces: units.map((u) => u.text) };
-}
-
-/** Whether `text` has a right-to-left letter of a script the image draws (Hebrew, Arabic): then the image breaks its lines itself. */
-export const hasRightToLeft = (text: string): boolean => /[\p{Script=Hebrew}\p{Script=Arabic}]/u.test(text);
-
-/**
- * Text on at most `maxLines` lines at most `perLine` Latin letters wide ({@link widthOf}), broken at spaces in reading order
- * (a word longer than a line is cut into pieces), the last cut with an ellipsis; then each line in
- * display order. Lines are broken before they are reordered, as UAX #9 says: satori would break the
- * already reordered text, and a right-to-left name on two lines would start on the second.
- */
-export function drawnLines(text: string, perLine: number, maxLines: number): DrawnLine[] {
-  const lines: string[] = [];
-  let line: string[] = [];
-  let width = 0;
-  const push = () => {
-    lines.push(line.join("").trim());
-    line = [];
-    width = 0;
-  };
-  const add = (g: string) => {
-    line.push(g);
-    width += widthOf(g);
-  };
-  for (const word of text.split(" ")) {
-    const parts = graphemesOf(word);
-    const wordWidth = parts.reduce((sum, g) => sum + widthOf(g), 0);
-    if (width > 0 && width + 1 + wordWidth > perLine) push();
-    if (width > 0) add(" ");
-    for (const g of parts) {
-      // A word longer than a line: cut where the line is full.
-      if (width > 0 && width + widthOf(g) > perLine) push();
-      add(g);
-    }
-  }
-  if (line.length > 0) push();
-  if (lines.length > maxLines) {
-    const last = graphemesOf(lines[maxLines - 1] ?? "");
-    while (last.length > 0 && textWidth(last.join("")) + 1 > perLine) last.pop();
-    lines.splice(maxLines - 1, lines.length, `${last.join("").trimEnd()}…`);
-  }
-  return lines.map(displayOrder);
+export function readsRightToLeft(text: string): boolean {
+  const first = /\p{L}/u.exec(text)?.[0];
+  return first !== undefined && RIGHT_TO_LEFT.test(first);
 }
