@@ -1,16 +1,12 @@
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { configErrorMessage, parseConfig } from "../lib/config";
-import { answerRefusal } from "../lib/traffic/answer";
-import { createConfiguredResolver } from "../lib/setup";
 import { openStore, type Store } from "../lib/store";
 import { parseSearchText, type IndexSearch } from "../lib/store/search";
 import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
 import { parseQuery, QUERY_FORMS } from "../lib/protocol/ids";
 import type { Claim, EntityResult, EntityStatus, SearchResponse, Source } from "../lib/result/record";
 import { VERSION } from "../lib/version";
-import { check } from "./check";
-import { storeExport, storeImport } from "./store";
 import type { Io } from "./io";
 import { printable } from "./print";
 
@@ -138,14 +134,16 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
   const [command, query, ...extra] = args.ok ? args.positionals : [];
   if (args.ok && command === "store" && !args.json && args.cursor === null) {
     const [file, ...more] = extra;
-    if (query === "export" && more.length === 0 && !args.merge) return storeExport(file ?? null, env, io);
-    if (query === "import" && file !== undefined && more.length === 0) return storeImport(file, args.merge, env, io);
+    // Each command loads only its own code: moving the index needs neither the resolver nor its fetcher.
+    if (query === "export" && more.length === 0 && !args.merge) return (await import("./store")).storeExport(file ?? null, env, io);
+    if (query === "import" && file !== undefined && more.length === 0)
+      return (await import("./store")).storeImport(file, args.merge, env, io);
     io.err(`ident: expected: store export [FILE] or store import FILE [--merge]\n${USAGE}\n`);
     return 2;
   }
   if (args.ok && command === "search" && query !== undefined && extra.length === 0) return search(query, args, env, io);
   if (args.ok && command === "check" && query !== undefined && extra.length === 0 && args.cursor === null) {
-    return check(query, args.json, env, io);
+    return (await import("./check")).check(query, args.json, env, io);
   }
   if (!args.ok || command !== "resolve" || query === undefined || extra.length > 0 || args.cursor !== null) {
     const expected =
@@ -181,6 +179,8 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
         return null;
       })
     : Promise.resolve(null);
+  const { createConfiguredResolver } = await import("../lib/setup");
+  const { answerRefusal } = await import("../lib/traffic/answer");
   const resolver = createConfiguredResolver(config.config, { store });
   try {
     const outcome = await resolver.search(query, { client: "cli" });
