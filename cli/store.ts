@@ -3,7 +3,7 @@
  * the configured store's whole index as NDJSON, and back, streamed both ways. An import checks each
  * line as it reads it and writes the file in one transaction: all of it, or nothing.
  */
-import { createReadStream, createWriteStream, existsSync, renameSync, rmSync } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import { configErrorMessage, parseConfig } from "../lib/config";
@@ -95,22 +95,45 @@ async function open(env: Readonly<Record<string, string | undefined>>, io: Io, f
   }
 }
 
+/**
+ * Where an export to `file` goes. A regular file (or none yet) is written beside it and renamed when
+ * whole, so a file of that name is never a part of one; a symbolic link is followed, so the file it
+ * names is replaced, not the link. A device or a pipe (`/dev/stdout`, a FIFO) is written to as it is:
+ * renaming over it would put a regular file in its place.
+ */
+function exportTarget(file: string): { path: string; partial: string | null } | { refused: string } {
+  let stat;
+  try {
+    stat = statSync(file);
+  } catch {
+    return { path: file, partial: `${file}.partial` };
+  }
+  if (stat.isDirectory()) return { refused: `${file} is a folder: name a file to export to` };
+  if (!stat.isFile()) return { path: file, partial: null };
+  const real = realpathSync(file);
+  return { path: real, partial: `${real}.partial` };
+}
+
 export async function storeExport(file: string | null, env: Readonly<Record<string, string | undefined>>, io: Io): Promise<number> {
+  const target = file === null ? null : exportTarget(file);
+  if (target && "refused" in target) {
+    io.err(`ident: ${target.refused}\n`);
+    return 1;
+  }
   const store = await open(env, io, false);
   if (typeof store === "number") return store;
-  // To a file: written beside it and renamed when whole, so a file of that name is never a part of one.
-  const partial = file === null ? null : `${file}.partial`;
-  const stream: Writable | null = partial ? createWriteStream(partial) : (io.stdout ?? null);
+  const partial = target?.partial ?? null;
+  const stream: Writable | null = target ? createWriteStream(partial ?? target.path) : (io.stdout ?? null);
   const write = stream ? writerTo(stream) : (text: string) => io.out(text);
   const shown = progressLine(io, "exported");
   const started = Date.now();
   try {
     const counts = await exportIndex(store.db, write, shown.progress);
     shown.end();
-    if (partial && stream) {
+    if (target && stream) {
       stream.end();
       await once(stream, "finish");
-      renameSync(partial, file ?? partial);
+      if (partial) renameSync(partial, target.path);
     }
     const s = (Date.now() - started) / 1000;
     io.err(

@@ -5,9 +5,9 @@
  * with their line and nothing written, a store that holds entities refused unless merging, and the
  * command line as an operator runs it, including against a store the app holds.
  */
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createReadStream, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -412,6 +412,42 @@ describe("the command line", () => {
         (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
       );
     });
+
+  it("export to a pipe writes into it (never a file put in its place); through a link, the file it names; to a folder, refused", async () => {
+    const dir = tempDir();
+    const dataDir = path.join(dir, "data");
+    const source = await openStore({ kind: "embedded", dataDir });
+    await fill(source);
+    const expected = await exported(source);
+    await source.close();
+    // A named pipe, as /dev/stdout or a FIFO into another command: a rename over it would replace it.
+    const fifo = path.join(dir, "pipe");
+    execFileSync("mkfifo", [fifo]);
+    const chunks: Buffer[] = [];
+    const reading = new Promise<void>((resolve, reject) =>
+      createReadStream(fifo)
+        .on("data", (c) => chunks.push(c as Buffer))
+        .on("end", resolve)
+        .on("error", reject),
+    );
+    const toPipe = await run(["store", "export", fifo], { IDENT_DATA_DIR: dataDir });
+    await reading;
+    expect(toPipe.code, toPipe.stderr).toBe(0);
+    expect(Buffer.concat(chunks).toString("utf8")).toBe(expected);
+    expect(statSync(fifo).isFIFO()).toBe(true);
+    // A link to an older export: the file it names is replaced, the link stays.
+    const real = path.join(dir, "real.ndjson");
+    writeFileSync(real, "an older export\n");
+    const link = path.join(dir, "latest.ndjson");
+    symlinkSync(real, link);
+    const toLink = await run(["store", "export", link], { IDENT_DATA_DIR: dataDir });
+    expect(toLink.code, toLink.stderr).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, "utf8")).toBe(expected);
+    const toFolder = await run(["store", "export", dir], { IDENT_DATA_DIR: dataDir });
+    expect(toFolder.code).toBe(1);
+    expect(toFolder.stderr).toBe(`ident: ${dir} is a folder: name a file to export to\n`);
+  });
 
   it("export to a file and to standard output (the same bytes), import into PostgreSQL, and back", async () => {
     const dir = tempDir();
