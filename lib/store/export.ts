@@ -96,6 +96,9 @@ export type ExportJob = z.infer<typeof ExportJob>;
 /** Entities read or written per statement. */
 export const EXPORT_BATCH = 1000;
 
+/** Lines an import reads between turns of the event loop (the write of the batch before goes on meanwhile). */
+const YIELD_EVERY = 20;
+
 type Counts = ExportHeader["counts"];
 export type Progress = (done: { entities: number; jobs: number }, total: Counts) => void;
 
@@ -508,7 +511,11 @@ export async function importIndex(
       writing.catch(() => undefined);
     };
     try {
+      let read = 0;
       for await (const line of lines) {
+        // The engine's replies are events: lines read from memory never wait on one, so without a turn of
+        // the event loop now and then the batch being written would stall while the next one is read.
+        if (++read % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
         const checked = checker.check(line);
         if (checked.kind === "entity") entities.push(checked.value);
         else if (checked.kind === "job") jobs.push(checked.value.job);
