@@ -413,13 +413,19 @@ describe("the command line", () => {
       );
     });
 
-  it("export to a pipe writes into it (never a file put in its place); through a link, the file it names; to a folder, refused", async () => {
+  /** An embedded store in a folder of its own, filled, closed, and what its export holds. */
+  const filledEmbedded = async () => {
     const dir = tempDir();
     const dataDir = path.join(dir, "data");
     const source = await openStore({ kind: "embedded", dataDir });
     await fill(source);
     const expected = await exported(source);
     await source.close();
+    return { dir, dataDir, expected };
+  };
+
+  it("export to a pipe writes into it (never a file put in its place); through a link, the file it names; to a folder, refused", async () => {
+    const { dir, dataDir, expected } = await filledEmbedded();
     // A named pipe, as /dev/stdout or a FIFO into another command: a rename over it would replace it.
     const fifo = path.join(dir, "pipe");
     execFileSync("mkfifo", [fifo]);
@@ -450,12 +456,7 @@ describe("the command line", () => {
   });
 
   it("export to a file and to standard output (the same bytes), import into PostgreSQL, and back", async () => {
-    const dir = tempDir();
-    const dataDir = path.join(dir, "data");
-    const source = await openStore({ kind: "embedded", dataDir });
-    await fill(source);
-    const expected = await exported(source);
-    await source.close();
+    const { dir, dataDir, expected } = await filledEmbedded();
     const file = path.join(dir, "index.ndjson");
     const toFile = await run(["store", "export", file], { IDENT_DATA_DIR: dataDir });
     expect(toFile.code, toFile.stderr).toBe(0);
