@@ -18,7 +18,7 @@ const thousands = (n: number) => n.toLocaleString("en-US");
  * changes is far shorter; a file that is not an export (one line of a dump) is refused by its number
  * before it fills memory.
  */
-export const MAX_LINE_CHARS = 64 * 1024 * 1024;
+const MAX_LINE_CHARS = 64 * 1024 * 1024;
 
 /** The lines of `file`, numbered from 1; a carriage return before a newline is not part of the line. */
 export async function* linesOf(file: string, maxChars = MAX_LINE_CHARS): AsyncGenerator<NumberedLine> {

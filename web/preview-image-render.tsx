@@ -53,12 +53,14 @@ const IDEOGRAPHIC = /(?!\p{Default_Ignorable_Code_Point})[\p{Script=Han}\p{Scrip
 type FontOption = { name: string; data: Buffer; weight: 400; style: "normal" };
 type FontSet = { options: FontOption[]; glyphs: Glyphs };
 
-/** Each font file read once, the same Buffer in both sets: satori parses a font once per Buffer. */
-const files = new Map<string, FontOption>();
-const read = (font: { name: string; file: string }): FontOption => {
+/** Each font file read and its code points listed once, the same Buffer in both sets: satori parses a font once per Buffer. */
+const files = new Map<string, { option: FontOption; covered: Set<number> }>();
+const read = (font: { name: string; file: string }) => {
   let known = files.get(font.file);
-  if (!known)
-    files.set(font.file, (known = { name: font.name, data: readFileSync(join(MODULES, font.file)), weight: 400, style: "normal" }));
+  if (!known) {
+    const data = readFileSync(join(MODULES, font.file));
+    files.set(font.file, (known = { option: { name: font.name, data, weight: 400, style: "normal" }, covered: fontCoverage(data) }));
+  }
   return known;
 };
 
@@ -83,10 +85,10 @@ function fontSet(wide: boolean): FontSet {
   const key = wide ? "wide" : "small";
   const known = sets[key];
   if (known) return known;
-  const options = [LATIN, ...SCRIPTS, ...(wide ? IDEOGRAPHS : [])].map(read);
+  const fonts = [LATIN, ...SCRIPTS, ...(wide ? IDEOGRAPHS : [])].map(read);
   const covered = new Set<number>();
-  for (const font of options) for (const c of fontCoverage(font.data)) covered.add(c);
-  return (sets[key] = { options, glyphs: { covered, picture: hasPicture } });
+  for (const font of fonts) for (const c of font.covered) covered.add(c);
+  return (sets[key] = { options: fonts.map((f) => f.option), glyphs: { covered, picture: hasPicture } });
 }
 
 /** What can be drawn of `text`: with the fonts of ideographs only when it has some. */

@@ -138,7 +138,7 @@ function kept(text: string, { covered, picture }: Glyphs): string {
 
 /** Text cut to `max` graphemes, the cut marked with an ellipsis. */
 export function clipGraphemes(text: string, max: number): string {
-  const parts = Array.from(graphemes.segment(text), (s) => s.segment);
+  const parts = graphemesOf(text);
   return parts.length <= max
     ? text
     : `${parts

@@ -140,7 +140,7 @@ export function isReadPage(pathname: string): boolean {
  * below 500 (an error page keeps "try again"). Installed above the compression layer, so it sees the
  * HTML itself; drops Content-Length, which no longer holds.
  */
-export function stripRuntime(req: IncomingMessage, res: ServerResponse): void {
+function stripRuntime(req: IncomingMessage, res: ServerResponse): void {
   const pathname = (req.url ?? "/").split("?")[0] ?? "/";
   if ((req.method !== "GET" && req.method !== "HEAD") || !isReadPage(pathname)) return;
   const inner = { write: res.write, end: res.end, writeHead: res.writeHead, flushHeaders: res.flushHeaders };

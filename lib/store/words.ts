@@ -50,14 +50,14 @@ export function fold(text: string): string {
     .replace(PLAIN_LETTERS, (c) => PLAIN[c] ?? c);
 }
 
-const LONG_WORD = (w: string) => w.length <= MAX_WORD_LENGTH;
+const indexable = (w: string) => w.length <= MAX_WORD_LENGTH;
 
 /** The folded words of `text`, in order, repeated as they come. */
 export function foldedWords(text: string): string[] {
   // Printable ASCII folded is lower case, whose letters and digits are a-z and 0-9: no Unicode classes to test.
   const words = ASCII.test(text) ? text.toLowerCase().match(/[a-z0-9]+/g) : fold(text).match(/[\p{L}\p{N}]+/gu);
   if (words === null) return [];
-  return words.every(LONG_WORD) ? words : words.filter(LONG_WORD);
+  return words.every(indexable) ? words : words.filter(indexable);
 }
 
 /** What an entity is searched by (docs/decisions.md#search). */
