@@ -351,6 +351,12 @@ async function benchTheApp(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) 
     floor: floor[run],
     twenty: Array.from({ length: BROWSER_RUNS }, (_, i) => `c${run}${i}.bench`),
     zero: Array.from({ length: BROWSER_RUNS }, (_, i) => `z${run}${i}.bench`),
+    // As benchSites makes them for c{run}{i}.bench.
+    claimsOf: (d: string) =>
+      Array.from({ length: 10 }, (_, j) => [
+        `https://${d.slice(0, -6)}p${j}.bench/ident-property.json`,
+        `https://${d.slice(0, -6)}i${j}.bench/c/ident-credential.json`,
+      ]).flat(),
   });
   await benchApp(
     net.env,
