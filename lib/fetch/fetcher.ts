@@ -39,7 +39,15 @@ export type FetchFailed = FetchMeta & { ok: false; status: FailureStatus; messag
 export type FetchOutcome = FetchFound | FetchFailed;
 
 /** Whose fetch it is: a person's or background work, and the client it is for (`background` for the crawler). */
-export type FetchOptions = { priority?: Priority; client?: string };
+export type FetchOptions = {
+  priority?: Priority;
+  client?: string;
+  /**
+   * Called once, when this fetch's budgets have been answered (it then dials, or was refused), or as
+   * it ends without getting that far: a page waits for it before it renders (docs/decisions.md#cold-pages).
+   */
+  onTurn?: () => void;
+};
 
 /**
  * A document fetcher; the resolver is built from one. It answers every outcome of the publisher's
@@ -116,6 +124,8 @@ type FetchRun = {
   timer: ReturnType<typeof setTimeout> | undefined;
   started: number;
   meta: FetchMeta;
+  /** {@link FetchOptions.onTurn}, until it is called. */
+  onTurn: (() => void) | undefined;
 };
 
 /**
@@ -187,6 +197,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       const claim = await connections.socketRoom(waitUntil);
       try {
         const refused = await options.budgets?.({ host: current.hostname.toLowerCase(), address, client: run.client });
+        turned(run);
         if (refused) return { refused };
         run.ticket.started();
         startDeadline(run);
@@ -279,6 +290,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       timer: undefined,
       started: performance.now(),
       meta: { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 },
+      onTurn: fetchOptions.onTurn,
     };
     try {
       let current: URL;
@@ -302,10 +314,18 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     } finally {
       clearTimeout(run.timer);
       ticket.leave();
+      turned(run);
     }
   }
 
   return Object.assign(fetchDocument, { close: () => connections.close(), sockets: () => connections.sockets() });
+}
+
+/** Calls a fetch's {@link FetchOptions.onTurn} the first time only. */
+function turned(run: FetchRun): void {
+  const onTurn = run.onTurn;
+  run.onTurn = undefined;
+  onTurn?.();
 }
 
 /** Drops a body without reading it; a stream destroyed this way must not throw an unhandled error. */

@@ -45,7 +45,7 @@ export type ToThread =
 export type FromThread =
   | { kind: "done"; id: number; outcome: FetchOutcome | FetchRefusal }
   | { kind: "failed"; id: number; message: string }
-  | { kind: "spend"; id: number; target: FetchTarget }
+  | { kind: "spend"; id: number; fetch: number; target: FetchTarget }
   | { kind: "stats"; gate: OutboundStats; sockets: SocketStats }
   | { kind: "closed" };
 
@@ -72,6 +72,13 @@ export function createThreadedFetcher(
   spawn: (settings: ThreadSettings) => Worker = startWorker,
 ): ThreadedFetcher {
   const pending = new Map<number, (answer: FetchOutcome | FetchRefusal) => void>();
+  /** The `onTurn` of fetches whose budgets are not answered yet (lib/fetch/fetcher.ts). */
+  const turns = new Map<number, () => void>();
+  const turned = (id: number) => {
+    const onTurn = turns.get(id);
+    turns.delete(id);
+    onTurn?.();
+  };
   let next = 1;
   let latest: { gate: OutboundStats; sockets: SocketStats } = {
     gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 },
@@ -99,10 +106,14 @@ export function createThreadedFetcher(
         // The limiters fall back to their own count rather than throw; were one to, the fetch goes on rather than hang.
         void (budgets ? budgets(m.target) : Promise.resolve(null))
           .catch(() => null)
-          .then((refused) => worker.postMessage({ op: "spent", id: m.id, refused } satisfies ToThread));
+          .then((refused) => {
+            worker.postMessage({ op: "spent", id: m.id, refused } satisfies ToThread);
+            turned(m.fetch);
+          });
       } else if (m.kind === "done" || m.kind === "failed") {
         const answer = pending.get(m.id);
         pending.delete(m.id);
+        turned(m.id);
         settle();
         answer?.(m.kind === "done" ? m.outcome : fault(`this resolver could not fetch: ${m.message}`));
       }
@@ -113,6 +124,7 @@ export function createThreadedFetcher(
       restAfterDeath = Date.now() + 1000;
       for (const answer of pending.values()) answer(fault(`this resolver's fetch thread stopped (${why}); try again shortly`));
       pending.clear();
+      for (const id of [...turns.keys()]) turned(id);
     };
     worker.on("error", (err) => gone(err.message));
     worker.on("exit", (code) => gone(`exit code ${code}`));
@@ -120,7 +132,22 @@ export function createThreadedFetcher(
     return worker;
   }
 
-  const fetchOnThread: Fetcher = async (url, mode, options = {}) => {
+  const fetchOnThread: Fetcher = async (url, mode, given = {}) => {
+    let turnTaken = false;
+    const onTurn = () => {
+      if (!turnTaken) given.onTurn?.();
+      turnTaken = true;
+    };
+    const options = given.onTurn ? extend(given, { onTurn }) : given;
+    try {
+      return await fetchVia(url, mode, options);
+    } finally {
+      // A fetch that ended before its budgets were answered (refused here, or its thread gone) had its turn.
+      options.onTurn?.();
+    }
+  };
+
+  const fetchVia: Fetcher = async (url, mode, options = {}) => {
     if (closing) return fault("this resolver is closing");
     if (!thread && Date.now() < restAfterDeath) return fault("this resolver's fetch thread stopped; try again shortly");
     const ticket = entry.enter();
@@ -138,6 +165,8 @@ export function createThreadedFetcher(
       return await new Promise<FetchOutcome | FetchRefusal>((resolve) => {
         const id = next++;
         pending.set(id, resolve);
+        const onTurn = options.onTurn;
+        if (onTurn) turns.set(id, onTurn);
         settle();
         const message: ToThread = { op: "fetch", id, url, mode, priority: options.priority ?? "person", client: options.client ?? "local" };
         worker.postMessage(message);
