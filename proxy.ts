@@ -1,5 +1,6 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { ADMISSION_HEADER, admit, admitSearch, relay } from "./web/admission";
+import { DELIVERY_HEADER, FIRST_TURN_MS, startDelivery } from "./web/delivery";
 import { isAnswer, pageOf, statusOf, toHeader, URL_HEADER } from "./web/pages";
 import { app } from "./web/app";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./web/security-headers";
@@ -32,6 +33,7 @@ export async function proxy(request: NextRequest) {
   requestHeaders.set(URL_HEADER, toHeader(pathname + search));
   // docs/architecture.md#traffic: a lookup is taken on, or refused with 429 or 503, before its first byte.
   requestHeaders.delete(ADMISSION_HEADER);
+  requestHeaders.delete(DELIVERY_HEADER);
   let refusedHeaders: Record<string, string> | null = null;
   if (page?.kind === "index-search") {
     // docs/architecture.md#traffic: `searches`; the page reads the refusal from the relayed admission.
@@ -47,6 +49,16 @@ export async function proxy(request: NextRequest) {
     const refresh = page.kind === "check" || searchParams.get("refresh") === "1";
     const admission = await admit(app(), page.query, request.headers.get("x-forwarded-for"), refresh);
     requestHeaders.set(ADMISSION_HEADER, relay(admission));
+    if (admission.ok && isAnswer(page)) {
+      // docs/decisions.md#cold-pages: the page's results start now, not when Next reaches the page,
+      // and a cold page's first fetch has its budgets answered before Next takes this thread.
+      const admitted = { refresh: admission.refresh, known: admission.known !== null, client: admission.client };
+      let turned = () => {};
+      const turn = new Promise<void>((resolve) => (turned = resolve));
+      const started = startDelivery(app().resolver, page, admitted, request.headers.get("user-agent"), () => turned());
+      requestHeaders.set(DELIVERY_HEADER, app().deliveries.park(started));
+      if (admission.starts) await Promise.race([turn, new Promise((resolve) => setTimeout(resolve, FIRST_TURN_MS))]);
+    }
     if (!admission.ok) {
       // docs/architecture.md#traffic: the page's status and headers; its words are the page's to show.
       const answer = answerRefusal(admission.refused);

@@ -29,6 +29,8 @@ export type Admission =
       known: SearchResponse | null;
       /** The client the lookup is for (the key of its share of an address's minute). */
       client: string;
+      /** Whether the lookup starts a fetch: nothing it needs is cached or being fetched, or a refresh was granted. */
+      starts: boolean;
     }
   | { ok: false; refused: Refusal };
 
@@ -69,9 +71,9 @@ export async function admit(
   const refresh = { asked: refreshAsked, granted };
   if (!granted) {
     const probed = await resolver.probe(query);
-    if (probed.state === "cached") return { ok: true, refresh, known: probed.response, client };
+    if (probed.state === "cached") return { ok: true, refresh, known: probed.response, client, starts: false };
     // Joining a fetch already running starts nothing new.
-    if (probed.state === "joining") return { ok: true, refresh, known: null, client };
+    if (probed.state === "joining") return { ok: true, refresh, known: null, client, starts: false };
   }
   if (outbound.full()) {
     const why = `this resolver is fetching as much as it may at once (${settings.outbound} documents, with a full queue); try again in ${outbound.retryAfterS} s`;
@@ -86,7 +88,7 @@ export async function admit(
     const why = `you have started the ${settings.coldLookups} lookups a minute that fetch from publishers one client may; lookups of what is already cached still work; try again in ${cold.retryAfterS} s`;
     return refuse(refusal("cold_lookups", why, cold.retryAfterS));
   }
-  return { ok: true, refresh, known: null, client };
+  return { ok: true, refresh, known: null, client, starts: true };
 }
 
 /**

@@ -13,6 +13,7 @@ import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver 
 import { clientKey } from "@/lib/traffic/client";
 import { clientErrorAnswer, FRONT_HEADERS, frontDoor, guardServer, quietConsole } from "./front";
 import { createApi, type Api } from "./api";
+import { createDeliveries, type Deliveries } from "./delivery";
 import { rateLimitHeaders } from "./api-headers";
 import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
@@ -26,6 +27,8 @@ export type App = {
   resolver: ConfiguredResolver;
   /** Warm pages, kept whole; web/serve.js puts it in front of Next. */
   pages: PageCache;
+  /** Answer pages' results the proxy started as it admitted them, until their page takes them (web/delivery.ts). */
+  deliveries: Deliveries;
   /** Answers every `/api/` request without Next (web/api.ts); false for a request it leaves to Next. web/serve.js asks it first. */
   api(req: IncomingMessage, res: ServerResponse): boolean;
   /** The same API, for the Next routes under `next dev`. */
@@ -108,6 +111,7 @@ export function app(): App {
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
+    deliveries: createDeliveries(),
     api: (req, res) => api.serve(req, res),
     apiAnswers: api,
     front: frontDoor,

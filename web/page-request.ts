@@ -7,30 +7,13 @@
 import "server-only";
 import { headers } from "next/headers";
 import { cache } from "react";
-import type { StagedEntity } from "@/lib/resolver";
-import type { SearchResponse } from "@/lib/result/record";
-import { isRefusal, refusal, type Refusal } from "@/lib/traffic";
+import { refusal } from "@/lib/traffic";
 import { ADMISSION_HEADER, relayed } from "./admission";
-import { streamsTo } from "./clients";
+import { DELIVERY_HEADER, startDelivery, type Delivery, type Refused } from "./delivery";
 import { fromHeader, isAnswer, pageOf, URL_HEADER, type Page } from "./pages";
 import { app } from "./app";
 
-/** A lookup declined (docs/architecture.md#traffic), before or after the page was taken on: shown in words where the results would be. */
-export type Refused = { refused: Refusal };
-
-/**
- * How a page's results arrive:
- * - `whole`: every claim settled before the first byte, the JSON-LD in the head. For every client
- *   when everything is already cached, and for every client but an interactive browser always.
- * - `stream`: a browser on a cold page gets the shell at once, then the entity, then each claim as it
- *   settles; the JSON-LD follows in the body.
- * - `refused`: the lookup was declined (docs/architecture.md#traffic).
- */
-export type Delivery =
-  | { mode: "whole"; response: SearchResponse }
-  | { mode: "stream"; entity: Promise<StagedEntity | Refused> }
-  | { mode: "stream"; response: Promise<SearchResponse | Refused> }
-  | ({ mode: "refused" } & Refused);
+export type { Delivery, Refused } from "./delivery";
 
 export type PageRequest = {
   page: Page | null;
@@ -39,9 +22,6 @@ export type PageRequest = {
   /** The results of an entity or lookup page; null for the form, an error page, or any other page. */
   delivery: Delivery | null;
 };
-
-/** A refusal, kept apart from an answer. */
-const declined = <T extends object>(answer: T | Refusal): T | Refused => (isRefusal(answer) ? { refused: answer } : answer);
 
 /** What a page shows when the proxy's word did not reach it: nothing is fetched. */
 const NOT_ADMITTED = refusal("busy", "this page was not admitted; try again", 1);
@@ -58,21 +38,10 @@ export const pageRequest = cache(async (): Promise<PageRequest> => {
   if (admission === null || "refused" in admission) {
     return { page, refresh: { asked, granted: false }, delivery: { mode: "refused", refused: admission?.refused ?? NOT_ADMITTED } };
   }
-  const { resolver } = app();
+  // The proxy started this page's results as it admitted it (web/delivery.ts); else they start now.
+  const started = app().deliveries.take(h.get(DELIVERY_HEADER));
+  const delivery = await (started ?? startDelivery(app().resolver, page, admission, h.get("user-agent")));
   const refresh = admission.refresh;
-  const query = page.query;
-  const opts = { refresh: refresh.granted, client: admission.client };
-  const cached = admission.known ? await resolver.peek(query) : null;
-  // Annotated from the index as a lookup's answer would be (docs/decisions.md#the-index).
-  const known = cached && (await resolver.remember(cached));
-  let delivery: Delivery;
-  if (known) delivery = { mode: "whole", response: known };
-  else if (!streamsTo(h.get("user-agent"))) {
-    const answer = await resolver.resolve(query, opts);
-    delivery = isRefusal(answer) ? { mode: "refused", refused: answer } : { mode: "whole", response: answer };
-  } else if (query.kind === "property_id" || query.kind === "credential_id") {
-    delivery = { mode: "stream", response: resolver.resolve(query, opts).then(declined) };
-  } else delivery = { mode: "stream", entity: resolver.resolveEntityStaged(query.domain, opts).then(declined) };
   return { page, refresh, delivery };
 });
 
