@@ -1,6 +1,6 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { ADMISSION_HEADER, admit, admitSearch, relay } from "./web/admission";
-import { DELIVERY_HEADER, FIRST_TURN_MS, startDelivery } from "./web/delivery";
+import { DELIVERY_HEADER, startEarly } from "./web/delivery";
 import { isAnswer, pageOf, statusOf, toHeader, URL_HEADER } from "./web/pages";
 import { app } from "./web/app";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./web/security-headers";
@@ -50,14 +50,10 @@ export async function proxy(request: NextRequest) {
     const admission = await admit(app(), page.query, request.headers.get("x-forwarded-for"), refresh);
     requestHeaders.set(ADMISSION_HEADER, relay(admission));
     if (admission.ok && isAnswer(page)) {
-      // docs/decisions.md#cold-pages: the page's results start now, not when Next reaches the page,
-      // and a cold page's first fetch has its budgets answered before Next takes this thread.
-      const admitted = { refresh: admission.refresh, known: admission.known !== null, client: admission.client };
-      let turned = () => {};
-      const turn = new Promise<void>((resolve) => (turned = resolve));
-      const started = startDelivery(app().resolver, page, admitted, request.headers.get("user-agent"), () => turned());
-      requestHeaders.set(DELIVERY_HEADER, app().deliveries.park(started));
-      if (admission.starts) await Promise.race([turn, new Promise((resolve) => setTimeout(resolve, FIRST_TURN_MS))]);
+      // docs/decisions.md#cold-pages: a cold page's results start now, not when Next reaches the page.
+      const admitted = { refresh: admission.refresh, known: admission.known !== null, client: admission.client, starts: admission.starts };
+      const token = await startEarly(app(), { method: request.method, url: request.nextUrl, headers: request.headers }, page, admitted);
+      if (token) requestHeaders.set(DELIVERY_HEADER, token);
     }
     if (!admission.ok) {
       // docs/architecture.md#traffic: the page's status and headers; its words are the page's to show.

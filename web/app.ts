@@ -111,7 +111,8 @@ export function app(): App {
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
-    deliveries: createDeliveries(),
+    // As many as the requests an instance holds at once (web/shed.ts): each belongs to one of them.
+    deliveries: createDeliveries({ max: resolver.traffic.settings.requestsInInstance }),
     api: (req, res) => api.serve(req, res),
     apiAnswers: api,
     front: frontDoor,

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ResolveOptions } from "../lib/resolver/documents";
 import type { SearchResponse } from "../lib/result/record";
 import { refusal } from "../lib/traffic/refusal";
-import { createDeliveries, startDelivery, type Admitted, type Delivery } from "./delivery";
+import { createDeliveries, startDelivery, startEarly, type Admitted, type Delivery } from "./delivery";
 import type { Page } from "./pages";
 
 const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36";
@@ -70,7 +70,7 @@ describe("startDelivery: one decision, whoever starts it", () => {
 describe("deliveries parked by the proxy", () => {
   afterEach(() => void vi.useRealTimers());
   it("are taken once, by their token: a second take, an unknown or a missing token finds nothing", async () => {
-    const deliveries = createDeliveries();
+    const deliveries = createDeliveries({ max: 10 });
     const delivery = Promise.resolve<Delivery>({ mode: "whole", response: ANSWER });
     const token = deliveries.park(delivery);
     expect(deliveries.take("not-a-token")).toBeUndefined();
@@ -79,17 +79,29 @@ describe("deliveries parked by the proxy", () => {
     expect(deliveries.take(token)).toBeUndefined();
     expect(deliveries.size).toBe(0);
   });
-  it("one never taken is dropped after its time; one that fails untaken is no unhandled rejection", async () => {
+  it("one never taken is dropped after its time; one that fails untaken, to its claims, is no unhandled rejection", async () => {
     vi.useFakeTimers();
-    const deliveries = createDeliveries(1000);
+    const deliveries = createDeliveries({ max: 10, keepMs: 1000 });
     const unhandled = vi.fn();
     process.on("unhandledRejection", unhandled);
     try {
       const token = deliveries.park(Promise.reject(new Error("the index is gone")));
+      // A streamed one whose claim, whole result and entity all fail, untaken.
+      const failing = Promise.reject(new Error("a claim failed"));
+      const staged = {
+        entity: {},
+        cache: {},
+        properties: [{ id: "p", claimed: {}, result: failing }],
+        credentials: [],
+        connections: [],
+        result: failing,
+      };
+      deliveries.park(Promise.resolve({ mode: "stream", entity: Promise.resolve(staged) } as unknown as Delivery));
+      deliveries.park(Promise.resolve({ mode: "stream", response: Promise.reject(new Error("the lookup failed")) } as Delivery));
       deliveries.park(Promise.resolve<Delivery>({ mode: "whole", response: ANSWER }));
-      expect(deliveries.size).toBe(2);
+      expect(deliveries.size).toBe(4);
       await vi.advanceTimersByTimeAsync(999);
-      expect(deliveries.size).toBe(2);
+      expect(deliveries.size).toBe(4);
       await vi.advanceTimersByTimeAsync(1);
       expect(deliveries.size).toBe(0);
       expect(deliveries.take(token)).toBeUndefined();
@@ -99,5 +111,58 @@ describe("deliveries parked by the proxy", () => {
     } finally {
       process.off("unhandledRejection", unhandled);
     }
+  });
+});
+
+describe("startEarly: what the proxy starts, and for which requests", () => {
+  const admittedCold = { ...cold, starts: true };
+  const request = (method = "GET", headers: Record<string, string> = {}, url = "http://localhost/entity/alice.example") => ({
+    method,
+    url: new URL(url),
+    headers: new Headers({ "user-agent": BROWSER, ...headers }),
+  });
+  /** A resolver whose entity fetch has its turn after `turnMs` (never, when null). */
+  function turning(turnMs: number | null) {
+    const resolver = fakeResolver();
+    const staged = resolver.resolveEntityStaged;
+    resolver.resolveEntityStaged = async (d, opts) => {
+      if (turnMs !== null) setTimeout(() => opts?.onFetchTurn?.(), turnMs);
+      return staged(d, opts);
+    };
+    return resolver;
+  }
+
+  it("a cold page asked with GET or HEAD: its results are parked under the token returned, once its first fetch had its turn", async () => {
+    for (const method of ["GET", "HEAD"]) {
+      const deps = { resolver: turning(2), deliveries: createDeliveries({ max: 10 }) };
+      const token = await startEarly(deps, request(method), entityPage, admittedCold);
+      expect(token).toEqual(expect.any(String));
+      expect(deps.resolver.calls.map((c) => c.method)).toEqual(["staged"]);
+      expect((await deps.deliveries.take(token))?.mode).toBe("stream");
+    }
+  });
+  it("waits for the turn at most 10 ms: a fetch that never says it had one does not hold the page", async () => {
+    const deps = { resolver: turning(null), deliveries: createDeliveries({ max: 10 }) };
+    expect(await startEarly(deps, request(), entityPage, admittedCold)).toEqual(expect.any(String));
+  });
+  it("starts nothing for what Next does not render (another method, RSC, prefetches), for a page that fetches nothing, or past the room", async () => {
+    const cases: [string, ReturnType<typeof request>, typeof admittedCold][] = [
+      ["OPTIONS", request("OPTIONS"), admittedCold],
+      ["POST", request("POST"), admittedCold],
+      ["RSC", request("GET", { rsc: "1" }), admittedCold],
+      ["prefetch", request("GET", { rsc: "1", "next-router-prefetch": "1" }), admittedCold],
+      ["segment prefetch", request("GET", { "next-router-segment-prefetch": "/_tree" }), admittedCold],
+      ["_rsc", request("GET", {}, "http://localhost/entity/alice.example?_rsc=abc"), admittedCold],
+      ["cached or joining", request(), { ...admittedCold, starts: false }],
+    ];
+    for (const [name, req, admitted] of cases) {
+      const deps = { resolver: fakeResolver(), deliveries: createDeliveries({ max: 10 }) };
+      expect([name, await startEarly(deps, req, entityPage, admitted)]).toEqual([name, null]);
+      expect([name, deps.resolver.calls, deps.deliveries.size]).toEqual([name, [], 0]);
+    }
+    const full = { resolver: fakeResolver(), deliveries: createDeliveries({ max: 1 }) };
+    full.deliveries.park(Promise.resolve<Delivery>({ mode: "whole", response: ANSWER }));
+    expect(await startEarly(full, request(), entityPage, admittedCold)).toBeNull();
+    expect(full.resolver.calls).toEqual([]);
   });
 });

@@ -1,13 +1,13 @@
 /**
- * How an answer page's results arrive, started the moment the proxy admits the page
- * (docs/decisions.md#cold-pages): Next reaches the page itself 4–11 ms later, and on a cold page every
- * one of those milliseconds is the header's. The proxy parks the started delivery under a token it
+ * How an answer page's results arrive; a cold page's started the moment the proxy admits it
+ * (docs/decisions.md#cold-pages): Next reaches the page itself 4–11 ms later, and every one of those
+ * milliseconds is the header's. The proxy parks the started delivery under a token it
  * relays to the page (as it relays the admission); the page takes it, or starts the same delivery
  * itself when there is none to take. The decision is the one of web/page-request.ts either way.
  *
  * A fetch asks this thread for its budgets before it dials (lib/fetch/thread.ts); were Next already
- * rendering the page's shell, the answer would wait 8–20 ms for it. So the proxy lets a cold page's
- * first fetch have its turn first, {@link FIRST_TURN_MS} at most.
+ * rendering the page's shell, the answer would wait 4–28 ms for it. So the proxy lets a cold page's
+ * first fetch have its turn first, {@link FIRST_TURN_MS} at most ({@link startEarly}).
  */
 import { randomUUID } from "node:crypto";
 import type { StagedEntity } from "../lib/resolver";
@@ -73,17 +73,70 @@ export const FIRST_TURN_MS = 10;
 export const DELIVERY_HEADER = "x-ident-delivery";
 
 /**
- * Deliveries the proxy started, until their page takes them. One whose page never comes (the client
- * went away before Next reached it) is dropped after `keepMs`; its lookup goes on and is recorded,
- * as the page's own would have been.
+ * Request headers with which Next answers without rendering the page (router state, prefetches): no
+ * page would take what the proxy started for them.
  */
-export function createDeliveries(keepMs = 30_000) {
+const NOT_RENDERED = ["rsc", "next-router-state-tree", "next-router-prefetch", "next-router-segment-prefetch"];
+
+/**
+ * In the proxy, for an admitted answer page: starts its results and parks them, and waits for the
+ * first fetch's turn; the token to relay to the page, or null when the page starts its own. Only a
+ * cold page gains from it, and only a request Next renders has a page to take it: a method other
+ * than GET or HEAD, an RSC or prefetch request, or a page whose answer is cached or being fetched
+ * already is left to the page, as is one past the parking's room.
+ */
+export async function startEarly(
+  deps: { resolver: Parameters<typeof startDelivery>[0]; deliveries: Deliveries },
+  request: { method: string; url: URL; headers: Headers },
+  page: Page & { kind: "entity" | "lookup" },
+  admitted: Admitted & { starts: boolean },
+): Promise<string | null> {
+  if (!admitted.starts || (request.method !== "GET" && request.method !== "HEAD")) return null;
+  if (request.url.searchParams.has("_rsc") || NOT_RENDERED.some((name) => request.headers.has(name))) return null;
+  if (deps.deliveries.full()) return null;
+  let turned = () => {};
+  const turn = new Promise<void>((resolve) => (turned = resolve));
+  const token = deps.deliveries.park(startDelivery(deps.resolver, page, admitted, request.headers.get("user-agent"), () => turned()));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([turn, new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_TURN_MS)))]);
+  clearTimeout(timer);
+  return token;
+}
+
+/** Marks a promise handled: what a page takes, it awaits (web/settle.ts); what none takes must not be an unhandled rejection. */
+const handled = (promise: Promise<unknown>) => void promise.catch(() => {});
+
+/** Every promise of a delivery handled, as far down as its claims. */
+function quiet(delivery: Promise<Delivery>): void {
+  handled(
+    delivery.then((d) => {
+      if (d.mode !== "stream") return;
+      if ("response" in d) return handled(d.response);
+      handled(
+        d.entity.then((staged) => {
+          if ("refused" in staged) return;
+          handled(staged.result);
+          for (const slot of [...staged.properties, ...staged.credentials, ...staged.connections]) handled(slot.result);
+        }),
+      );
+    }),
+  );
+}
+
+/**
+ * Deliveries the proxy started, until their page takes them (Next reaches it 4–15 ms later). One
+ * whose page never comes (its client went away meanwhile) is dropped after `keepMs`; its lookup,
+ * admitted and counted as any other, goes on and is recorded. At most `max` are kept (the requests
+ * an instance holds at once); past it, pages start their own.
+ */
+export function createDeliveries(options: { max: number; keepMs?: number }) {
+  const keepMs = options.keepMs ?? 5000;
   const parked = new Map<string, { delivery: Promise<Delivery>; timer: ReturnType<typeof setTimeout> }>();
   return {
+    full: () => parked.size >= options.max,
     park(delivery: Promise<Delivery>): string {
       const token = randomUUID();
-      // Awaited by the page that takes it; a fault with no page to take it is not an unhandled rejection.
-      delivery.catch(() => {});
+      quiet(delivery);
       const timer = setTimeout(() => parked.delete(token), keepMs);
       timer.unref();
       parked.set(token, { delivery, timer });

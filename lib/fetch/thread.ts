@@ -124,7 +124,6 @@ export function createThreadedFetcher(
       restAfterDeath = Date.now() + 1000;
       for (const answer of pending.values()) answer(fault(`this resolver's fetch thread stopped (${why}); try again shortly`));
       pending.clear();
-      for (const id of [...turns.keys()]) turned(id);
     };
     worker.on("error", (err) => gone(err.message));
     worker.on("exit", (code) => gone(`exit code ${code}`));
@@ -161,9 +160,9 @@ export function createThreadedFetcher(
       ticket.leave();
       return fault(`this resolver could not start its fetch thread: ${err instanceof Error ? err.message : String(err)}`);
     }
+    const id = next++;
     try {
       return await new Promise<FetchOutcome | FetchRefusal>((resolve) => {
-        const id = next++;
         pending.set(id, resolve);
         const onTurn = options.onTurn;
         if (onTurn) turns.set(id, onTurn);
@@ -173,6 +172,7 @@ export function createThreadedFetcher(
       });
     } finally {
       ticket.leave();
+      turns.delete(id);
     }
   };
 

@@ -124,7 +124,15 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
       return (await link.run((r) => r.exists(lock(key)))) === 1;
     },
     singleFlight(fetch) {
-      return async (url, mode, fetchOptions) => {
+      return async (url, mode, given) => {
+        // A fetch's turn (lib/fetch/fetcher.ts) is said once: here when another instance's outcome is
+        // answered, else by the fetcher.
+        let turnTaken = false;
+        const onTurn = () => {
+          if (!turnTaken) given?.onTurn?.();
+          turnTaken = true;
+        };
+        const fetchOptions = given?.onTurn ? extend(given, { onTurn }) : given;
         const key = cacheKey(url, mode);
         // Without a miss of its own (a refresh), the fetch wanted is one that starts after now.
         const seen = seenAtMiss.get(key) ?? (await latestId(key));
@@ -133,6 +141,7 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
         const lockState = await link.run(async (r) => ((await r.set(lock(key), token, "PX", lockMs, "NX")) === "OK" ? "held" : "taken"));
         if (lockState === "taken" && seen !== null) {
           // Another instance is fetching it: its outcome, or, if it gives up, a fetch of our own.
+          onTurn();
           const theirs = await waitFor(key, seen);
           if (theirs) return theirs.outcome;
         } else if (lockState === "held" && seen !== null) {
@@ -140,6 +149,7 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
           const done = decode(await link.run((r) => r.get(last(key))));
           if (done && (done.id ?? "") !== seen) {
             await link.run((r) => r.eval(RELEASE, 1, lock(key), token));
+            onTurn();
             return done.outcome;
           }
         }

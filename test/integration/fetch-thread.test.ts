@@ -166,11 +166,14 @@ describe("the fetch thread", () => {
     });
     try {
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ status: "found" });
-      const held = fetch("https://slow.test/ident.json", "json");
-      const crash = fetch("https://alice.example/crash", "json");
+      // Each lost fetch says its turn once, as it ends.
+      const turns = { held: 0, crash: 0 };
+      const held = fetch("https://slow.test/ident.json", "json", { onTurn: () => turns.held++ });
+      const crash = fetch("https://alice.example/crash", "json", { onTurn: () => turns.crash++ });
       for (const lost of await Promise.all([held, crash])) {
         expect(lost).toMatchObject({ refused: "local_fault", message: expect.stringContaining("fetch thread stopped (exit code 3)") });
       }
+      expect(turns).toEqual({ held: 1, crash: 1 });
       // At once after, refused without starting a thread; a second later, a new one answers.
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "local_fault" });
       expect(started).toBe(1);

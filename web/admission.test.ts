@@ -1,0 +1,58 @@
+/**
+ * Admission (web/admission.ts, docs/architecture.md#traffic), as far as a page's early start reads it
+ * (docs/decisions.md#cold-pages): whether the lookup starts a fetch, and what it spends.
+ */
+import { describe, expect, it } from "vitest";
+import type { Probe } from "../lib/resolver";
+import type { SearchResponse } from "../lib/result/record";
+import { createWindows, trafficSettings } from "../lib/traffic";
+import { admit, type AdmissionDeps } from "./admission";
+
+const ANSWER = { schema: "answer", query: {}, results: [], problems: [] } as unknown as SearchResponse;
+const QUERY = { input: "alice.example", kind: "domain", domain: "alice.example" } as const;
+
+function deps(probe: Probe) {
+  const settings = trafficSettings({});
+  const windows = createWindows(settings);
+  const refused: string[] = [];
+  const d = {
+    resolver: {
+      probe: async () => probe,
+      traffic: { settings, windows, outbound: { full: () => false, retryAfterS: 1, max: 64, stats: () => ({}) } },
+      metrics: { refusals: { inc: ({ limit }: { limit: string }) => void refused.push(limit) } },
+    },
+    clientOf: () => "203.0.113.7",
+  } as unknown as AdmissionDeps;
+  return { d, windows, settings, refused };
+}
+
+describe("admit: whether a lookup starts a fetch", () => {
+  it("answered from the cache: known, starts nothing, spends no cold lookup", async () => {
+    const { d, windows, settings } = deps({ state: "cached", response: ANSWER, until: Infinity });
+    expect(await admit(d, QUERY, null, false)).toEqual({
+      ok: true,
+      refresh: { asked: false, granted: false },
+      known: ANSWER,
+      client: "203.0.113.7",
+      starts: false,
+    });
+    expect((await windows.coldLookups.usage("203.0.113.7")).remaining).toBe(settings.coldLookups);
+  });
+  it("joining a fetch in flight: starts nothing, spends no cold lookup", async () => {
+    const { d, windows, settings } = deps({ state: "joining" });
+    expect(await admit(d, QUERY, null, false)).toMatchObject({ ok: true, known: null, starts: false });
+    expect((await windows.coldLookups.usage("203.0.113.7")).remaining).toBe(settings.coldLookups);
+  });
+  it("cold, or a refresh granted: starts a fetch, and spends one of the client's cold lookups", async () => {
+    const cold = deps({ state: "cold" });
+    expect(await admit(cold.d, QUERY, null, false)).toMatchObject({ ok: true, known: null, starts: true });
+    expect((await cold.windows.coldLookups.usage("203.0.113.7")).remaining).toBe(cold.settings.coldLookups - 1);
+    const refresh = deps({ state: "cached", response: ANSWER, until: Infinity });
+    expect(await admit(refresh.d, QUERY, null, true)).toMatchObject({
+      ok: true,
+      refresh: { asked: true, granted: true },
+      known: null,
+      starts: true,
+    });
+  });
+});
