@@ -1,4 +1,4 @@
-import { FAULT_SAID } from "@/web/failed-parts";
+import { FAILED_PART, FAULT_SAID } from "@/web/failed-parts";
 
 /**
  * Said where a streamed part would have been when its work failed (web/settle.ts): read pages have no
@@ -7,12 +7,12 @@ import { FAULT_SAID } from "@/web/failed-parts";
  */
 export function StreamFailure({ what, claim }: { what: string; claim?: string }) {
   return claim === undefined ? (
-    <p className="query-problems error" role="alert" data-testid="part-failed">
+    <p className="query-problems error" role="alert" data-testid={FAILED_PART}>
       {what}
       {FAULT_SAID}
     </p>
   ) : (
-    <li className="claim claim-unverified" data-testid="part-failed">
+    <li className="claim claim-unverified" data-testid={FAILED_PART}>
       {what} <bdi>{claim}</bdi>
       {FAULT_SAID}
     </li>

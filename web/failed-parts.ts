@@ -9,6 +9,15 @@
 /** How a part that failed is said, after what it names: the same words here and on the server (web/settle.ts). */
 export const FAULT_SAID = " could not be shown because of a fault on this server. Reload the page to try again.";
 export const FAILED_PART_TEXT = `This part of the page${FAULT_SAID}`;
+/** The `data-testid` of a part said failed, on the server (components/stream-failure.tsx) or here. */
+export const FAILED_PART = "part-failed";
+
+/**
+ * What the HTML of a page that showed a fault holds: a part said failed on the server, a boundary
+ * React sent as errored (`<!--$!-->`), or its call marking one failed after the shell (`$RX("`).
+ * The page cache never stores such a page (docs/decisions.md#page-cache).
+ */
+export const FAULT_MARKS = [`data-testid="${FAILED_PART}"`, "<!--$!-->", '$RX("'];
 
 /**
  * `fail(c)` replaces what follows the failed part's opening comment `c` (its `<template>` first, kept)
@@ -22,7 +31,7 @@ function fail(c){if(!c||c.nodeType!==8||c.__identFailed)return;c.__identFailed=t
 for(n=c.nextSibling;n;n=n.nextSibling){if(n.nodeType!==8)continue;if(n.data==="/$"){if(depth===0){end=n;break}depth--}else if(n.data.charAt(0)==="$")depth++}
 if(!end)return;var from=c.nextSibling&&c.nextSibling.nodeName==="TEMPLATE"?c.nextSibling.nextSibling:c.nextSibling;
 for(n=from;n&&n!==end;){var next=n.nextSibling;parent.removeChild(n);n=next}
-var p=document.createElement("p");p.className="query-problems error";p.setAttribute("role","alert");p.setAttribute("data-testid","part-failed");p.textContent=${JSON.stringify(FAILED_PART_TEXT)};parent.insertBefore(p,end)}
+var p=document.createElement("p");p.className="query-problems error";p.setAttribute("role","alert");p.setAttribute("data-testid",${JSON.stringify(FAILED_PART)});p.textContent=${JSON.stringify(FAILED_PART_TEXT)};parent.insertBefore(p,end)}
 var rx;Object.defineProperty(window,"$RX",{configurable:true,set:function(f){rx=f},get:function(){return function(id){if(rx)rx.apply(this,arguments);if(runtime())return;var t=document.getElementById(id);if(t)fail(t.previousSibling)}}});
 document.addEventListener("DOMContentLoaded",function(){if(runtime())return;var w=document.createTreeWalker(document.body,128),c,found=[];while((c=w.nextNode()))if(c.data==="$!")found.push(c);found.forEach(fail)});
 })();`.replace(/\n/g, "");

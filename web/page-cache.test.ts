@@ -13,6 +13,7 @@ import {
   splitAt,
   withNonce,
 } from "./page-cache";
+import { FAILED_PARTS_SCRIPT, FAULT_MARKS } from "./failed-parts";
 
 type Get = { status: number; headers: IncomingHttpHeaders; body: string };
 
@@ -130,6 +131,22 @@ describe("page cache", () => {
     await moving.get();
     expect(moving.renders()).toBe(2);
     expect(moving.cache.size).toBe(0);
+  });
+
+  it("never stores a page that shows a fault (a part said failed, a boundary sent errored, one marked failed later): the next renders again", async () => {
+    for (const fault of ['<p data-testid="part-failed">', "<!--$!-->", '$RX("B:0","digest")']) {
+      let text = fault;
+      const s = await start({ version: () => "v1", text: () => text });
+      expect((await s.get()).body).toContain(fault);
+      expect(s.cache.size).toBe(0);
+      // Once the fault is gone, the page is stored as any other.
+      text = "page";
+      await s.get();
+      expect((await s.get()).headers[CACHE_HEADER]).toBe("hit");
+      expect(s.renders()).toBe(2);
+    }
+    // The script every page carries to say failed parts (web/failed-parts.ts) is no fault.
+    for (const mark of FAULT_MARKS) expect(FAILED_PARTS_SCRIPT).not.toContain(mark);
   });
 
   it("renders, and stores nothing, when the version cannot be worked out", async () => {

@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { constants, crc32, deflateRawSync, gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
+import { FAULT_MARKS } from "./failed-parts";
 import { createVersions, type Version } from "./versions";
 
 type Stored = {
@@ -79,6 +80,9 @@ const NONCE_RE = /'nonce-([A-Za-z0-9+/]+={0,2})'/;
 /** Headers that belong to one response, not to the page. */
 const PER_RESPONSE = new Set(["date", "content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"]);
 /** Requests Next answers with something other than the page's HTML, or that ask about a copy the client holds. */
+/** What a page that showed a fault holds (web/failed-parts.ts), as bytes. */
+const FAULTS = FAULT_MARKS.map((mark) => Buffer.from(mark));
+
 const NOT_A_PAGE = [
   "rsc",
   "next-router-state-tree",
@@ -253,8 +257,10 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     const csp = page.headers["content-security-policy"];
     const nonce = typeof csp === "string" ? NONCE_RE.exec(csp)?.[1] : undefined;
     const type = String(page.headers["content-type"] ?? "");
-    // Stored only when nothing changed while it rendered, and when it is an HTML page.
-    if (page.status === 200 && nonce && type.startsWith("text/html") && (await versionOf(url)) === version) {
+    // Stored only when nothing changed while it rendered, when it is an HTML page, and when it shows no
+    // fault: a fault is of the moment, and would be replayed until the version moves.
+    const stored = page.status === 200 && nonce && type.startsWith("text/html") && !FAULTS.some((mark) => page.body.includes(mark));
+    if (stored && (await versionOf(url)) === version) {
       const parts = owned(splitAt(page.body, nonce));
       const deflated = owned(deflateParts(parts.views));
       const bytes = parts.held + deflated.held;
