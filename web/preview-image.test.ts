@@ -189,7 +189,7 @@ describe("preview images: hostile names still render inside the image (docs/deci
   });
 
   it("emoji are drawn as their pictures, in colour", async () => {
-    const png = PNG.sync.read(await renderCard(entityCard(facts("🚀 🇫🇷"), glyphsFor(""))));
+    const png = PNG.sync.read(await renderCard(entityCard(facts("🚀 🇫🇷 \u2764\ufe0e"), glyphsFor(""))));
     let coloured = 0;
     for (let y = 150; y < 420; y++)
       for (let x = 72; x < 600; x++) {
@@ -260,6 +260,8 @@ describe("drawable text", () => {
     expect(drawable("\u{1f441}\ufe0f\u200d\u{1f5e8}\ufe0f", glyphs)).toBe("\u{1f441}\ufe0f\u200d\u{1f5e8}\ufe0f");
     // The phoenix (Unicode 15.1) is newer than the pictures; a lone regional indicator is no flag.
     expect(drawable("A \u{1f426}\u200d\u{1f525} \u{1f1eb} B", glyphs)).toBe("A B");
+    // Symbols no font has, bare or asked as text (U+FE0E), drawn as their pictures; one a font has (☺) as text.
+    expect(drawable("I \u2764 NY \u2708\ufe0e \u263a", glyphs)).toBe("I \u2764\ufe0f NY \u2708\ufe0f \u263a");
   });
   it("drops bidi controls, scripts no font has, stray marks, and marks past two on a letter; white space becomes one space", () => {
     expect(drawable("\u202Eevil\u202C", glyphs)).toBe("evil");

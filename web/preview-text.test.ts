@@ -11,7 +11,7 @@ const glyphs: Glyphs = {
     0x301,
     0x302,
   ]),
-  picture: (emoji) => emoji === "🚀",
+  picture: (emoji) => emoji === "🚀" || emoji === "\u2764\uFE0F",
 };
 
 describe("which way a name reads: the direction of its first letter (UAX #9, P2–P3)", () => {
@@ -34,6 +34,16 @@ describe("drawable text, checked as it is drawn", () => {
     const piled = drawable(`Zalgo${"\u0001\u200d\u0301\u0302".repeat(70)}`, glyphs);
     expect(piled.startsWith("Zalgo")).toBe(true);
     expect(Array.from(piled).length).toBeLessThanOrEqual(5 + 2);
+  });
+
+  it("a symbol no font has is drawn as its emoji when there is a picture of it (❤ bare or asked as text), else dropped", () => {
+    expect(drawable("I \u2764 NY", glyphs)).toBe("I \u2764\uFE0F NY");
+    expect(drawable("I \u2764\uFE0E NY", glyphs)).toBe("I \u2764\uFE0F NY");
+    expect(drawable("I \u2764\uFE0F NY", glyphs)).toBe("I \u2764\uFE0F NY");
+    // ☺ has an emoji form, but no picture here; ⌘ has none.
+    expect(drawable("\u263A \u2318 ok", glyphs)).toBe("ok");
+    // A letter the fonts have stays a letter, whatever selector follows it.
+    expect(drawable("A\uFE0E", glyphs)).toBe("A");
   });
 
   it("text that shows nothing (joiners, fillers, a soft hyphen) is no text", () => {

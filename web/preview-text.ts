@@ -96,7 +96,8 @@ const INVISIBLE = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]*$/u;
 /**
  * Text the image can draw: bidi controls removed (its order is worked out from the letters, never
  * from a stranger's overrides), composed (NFC), every white space one space. An emoji is kept when
- * `picture` has an image of it; any other grapheme only when the fonts have every code point of it,
+ * `picture` has an image of it, and so is a symbol no font has whose emoji form has one (drawn as
+ * that); any other grapheme only when the fonts have every code point of it,
  * with at most two marks on a letter and none alone. Text that would show nothing is empty. So satori
  * is never asked for a font or a picture it does not have, and nothing is drawn as an empty box.
  */
@@ -124,7 +125,13 @@ function kept(text: string, { covered, picture }: Glyphs): string {
     }
     const points = Array.from(segment);
     const first = points[0] ?? "";
-    if (MARK.test(first) || !covered.has(first.codePointAt(0) ?? -1)) continue;
+    if (!covered.has(first.codePointAt(0) ?? -1)) {
+      // A symbol no font has that is also an emoji (❤, ☺, ✈, asked as text with U+FE0E or not): its picture.
+      const asEmoji = `${segment.replace(/[\uFE0E\uFE0F]/gu, "")}\uFE0F`;
+      if (EMOJI.test(asEmoji) && picture(asEmoji)) out += asEmoji;
+      continue;
+    }
+    if (MARK.test(first)) continue;
     let marks = 0;
     for (const p of points) {
       if (!covered.has(p.codePointAt(0) ?? -1)) continue;
