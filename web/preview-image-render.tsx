@@ -2,8 +2,8 @@
  * Draws a preview card (web/preview-image.ts) as a 1200×630 PNG: satori lays it out and shapes its
  * text with HarfBuzz, resvg paints it off the page thread (docs/decisions.md#preview-images). Fonts
  * and emoji pictures come from packages on disk, read once: Geist (as Next ships it) for Latin and
- * Cyrillic, Noto Sans for Greek, Hebrew, Arabic, Thai and Devanagari, and for Chinese, Japanese and
- * Korean only once a card needs them (16 MB more); Twemoji for emoji. Nothing is ever fetched:
+ * Cyrillic, Noto Sans for Greek and nineteen other scripts (Hebrew, Arabic, the Indic ones, Thai, …),
+ * and for Chinese, Japanese and Korean only once a card needs them (16 MB more); Twemoji for emoji. Nothing is ever fetched:
  * satori asks for what it lacks and is answered nothing, and the text was first reduced to what these
  * have (web/preview-text.ts, `drawable`).
  */
@@ -32,13 +32,20 @@ import { fontCoverage, readsRightToLeft, type Glyphs } from "./preview-text";
 
 const MODULES = join(process.cwd(), "node_modules");
 const LATIN = { name: "Geist", file: "next/dist/compiled/@vercel/og/Geist-Regular.ttf" };
-/** What Geist lacks: Greek and the rest of Latin and Cyrillic, Hebrew, Arabic, Thai, Devanagari (1.6 MB). */
+/** A Noto Sans of one script, as @expo-google-fonts packages it. */
+const noto = (script: string) => ({
+  name: `Noto Sans ${script}`,
+  file: `@expo-google-fonts/noto-sans-${script.toLowerCase()}/400Regular/NotoSans${script}_400Regular.ttf`,
+});
+/**
+ * What Geist lacks: Greek and the rest of Latin and Cyrillic; the scripts of the Middle East, South
+ * and South-East Asia, the Caucasus and Ethiopia (3.5 MB).
+ */
 const SCRIPTS = [
   { name: "Noto Sans", file: "@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf" },
-  { name: "Noto Sans Hebrew", file: "@expo-google-fonts/noto-sans-hebrew/400Regular/NotoSansHebrew_400Regular.ttf" },
-  { name: "Noto Sans Arabic", file: "@expo-google-fonts/noto-sans-arabic/400Regular/NotoSansArabic_400Regular.ttf" },
-  { name: "Noto Sans Thai", file: "@expo-google-fonts/noto-sans-thai/400Regular/NotoSansThai_400Regular.ttf" },
-  { name: "Noto Sans Devanagari", file: "@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf" },
+  ...["Hebrew", "Arabic", "Armenian", "Georgian", "Ethiopic"].map(noto),
+  ...["Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala"].map(noto),
+  ...["Thai", "Lao", "Khmer", "Myanmar"].map(noto),
 ];
 const IDEOGRAPHS = [
   { name: "Noto Sans SC", file: "@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf" },

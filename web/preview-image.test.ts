@@ -52,6 +52,7 @@ const HOSTILE: [string, string | null][] = [
   ["emoji, ZWJ sequences and flags", "Rocket 🚀 Family 👨‍👩‍👧‍👦 Flags 🇫🇷🇯🇵🏳️‍🌈 Keycap 1️⃣ ☺️ 👍🏽 Co"],
   ["combining marks, dozens per letter", zalgo],
   ["CJK and other scripts", "株式会社サンプル 예시 ตัวอย่าง देवनागरी"],
+  ["the scripts of South Asia, South-East Asia, the Caucasus and Ethiopia", "স্ত্রী தமிழ் ਪੰਜਾਬੀ ಕನ್ನಡ ශ්‍රී ខ្មែរ မြန်မာ ქართული Հայերեն አማርኛ"],
   ["control and format characters", "A\u0000B\u0007C\u200B\u200D\u2028\u00AD\uFEFF\uFFFD\uD800 D"],
   ["an empty name", ""],
   ["no name", null],
@@ -253,6 +254,16 @@ describe("drawable text", () => {
     expect(drawable("Zoe\u0308", glyphs)).toBe("Zoë");
     expect(drawable("Acme שלום مرحبا Labs", glyphs)).toBe("Acme שלום مرحبا Labs");
     expect(drawable("Ελληνικά ตัวอย่าง देवनागरी Tiếng Việt", glyphs)).toBe("Ελληνικά ตัวอย่าง देवनागरी Tiếng Việt");
+  });
+  it("keeps the scripts of South and South-East Asia, the Caucasus and Ethiopia whole, conjuncts and all", () => {
+    const words = "বাংলা স্ত্রী ਪੰਜਾਬੀ ગુજરાતી தமிழ் తెలుగు ಕನ್ನಡ മലയാളം ශ්‍රී ලංකා हिन्दी स्त्री ລາວ ខ្មែរ မြန်မာ ქართული Հայերեն አማርኛ";
+    expect(drawable(words, glyphs)).toBe(words);
+    // Two marks on each letter of a conjunct, not on the whole of it; a pile on one letter is still cut.
+    expect(drawable("ক্ষ্ম্য", glyphs)).toBe("ক্ষ্ম্য");
+    expect(drawable(`ক${"\u09cd\u09bf".repeat(10)}`, glyphs)).toBe("ক\u09cd\u09bf");
+    // A spacing mark Unicode segments apart (Myanmar's ာ) stays with its letter, once; alone it goes.
+    expect(drawable("မာာာ", glyphs)).toBe("မာ");
+    expect(drawable("ာ ok", glyphs)).toBe("ok");
   });
   it("keeps emoji Twemoji has a picture of, ZWJ sequences, flags and keycaps whole; drops the others", () => {
     expect(drawable("A 🚀 👨‍👩‍👧 🇫🇷 1️⃣ B", glyphs)).toBe("A 🚀 👨‍👩‍👧 🇫🇷 1️⃣ B");

@@ -69,6 +69,8 @@ const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" });
 export const EMOJI = new RegExp("^\\p{RGI_Emoji}$", "v"); // the `v` flag: RGI_Emoji is a property of strings
 
 const MARK = /^\p{M}$/u;
+const SPACING_MARK = /^\p{Mc}$/u;
+const ENDS_WITH_LETTER = /\p{L}$/u;
 const EXTENDING = /^[\p{M}\p{Cf}]$/u;
 /** Marks (and joiners) kept on one letter: enough for Vietnamese or a pointed Hebrew letter; a pile of dozens ("Zalgo") is cut. */
 const MARKS_PER_LETTER = 2;
@@ -131,12 +133,19 @@ function kept(text: string, { covered, picture }: Glyphs): string {
       if (EMOJI.test(asEmoji) && picture(asEmoji)) out += asEmoji;
       continue;
     }
-    if (MARK.test(first)) continue;
+    if (MARK.test(first)) {
+      // A spacing mark Unicode segments apart from its letter (Myanmar's ာ) stays with the letter before
+      // it; any other mark alone is dropped.
+      if (SPACING_MARK.test(segment) && ENDS_WITH_LETTER.test(out)) out += segment;
+      continue;
+    }
     let marks = 0;
     for (const p of points) {
       if (!covered.has(p.codePointAt(0) ?? -1)) continue;
-      // Marks and joiners (a Persian zero-width non-joiner) count alike.
-      if (p !== first && EXTENDING.test(p) && ++marks > MARKS_PER_LETTER) continue;
+      // Marks and joiners (a Persian zero-width non-joiner) count alike, on each letter of a grapheme
+      // (an Indic conjunct joins several, each with its virama or vowel sign).
+      if (!EXTENDING.test(p)) marks = 0;
+      else if (++marks > MARKS_PER_LETTER) continue;
       out += p;
     }
   }
