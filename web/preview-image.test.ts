@@ -51,6 +51,7 @@ const HOSTILE: [string, string | null][] = [
   ["only right-to-left", "\u202Eشركة المثال\u202C"],
   ["emoji, ZWJ sequences and flags", "Rocket 🚀 Family 👨‍👩‍👧‍👦 Flags 🇫🇷🇯🇵🏳️‍🌈 Keycap 1️⃣ ☺️ 👍🏽 Co"],
   ["combining marks, dozens per letter", zalgo],
+  ["one conjunct of 150 letters (one grapheme since Unicode 15.1)", `${"\u0915\u094d".repeat(150)}\u0915 Ltd`],
   ["CJK and other scripts", "株式会社サンプル 예시 ตัวอย่าง देवनागरी"],
   ["the scripts of South Asia, South-East Asia, the Caucasus and Ethiopia", "স্ত্রী தமிழ் ਪੰਜਾਬੀ ಕನ್ನಡ ශ්‍රී ខ្មែរ မြန်မာ ქართული Հայերեն አማርኛ"],
   ["control and format characters", "A\u0000B\u0007C\u200B\u200D\u2028\u00AD\uFEFF\uFFFD\uD800 D"],
@@ -261,6 +262,11 @@ describe("drawable text", () => {
     // Two marks on each letter of a conjunct, not on the whole of it; a pile on one letter is still cut.
     expect(drawable("ক্ষ্ম্য", glyphs)).toBe("ক্ষ্ম্য");
     expect(drawable(`ক${"\u09cd\u09bf".repeat(10)}`, glyphs)).toBe("ক\u09cd\u09bf");
+    // A conjunct is one grapheme however long (Unicode 15.1): five letters of it are kept, as in the longest written.
+    expect(drawable("\u0930\u094d\u0924\u094d\u0938\u094d\u0928\u094d\u092f", glyphs)).toBe(
+      "\u0930\u094d\u0924\u094d\u0938\u094d\u0928\u094d\u092f",
+    );
+    expect(drawable(`${"\u0915\u094d".repeat(150)}\u0915 Ltd`, glyphs)).toBe(`${"\u0915\u094d".repeat(5)} Ltd`);
     // A spacing mark Unicode segments apart (Myanmar's ာ) stays with its letter, once; alone it goes.
     expect(drawable("မာာာ", glyphs)).toBe("မာ");
     expect(drawable("ာ ok", glyphs)).toBe("ok");

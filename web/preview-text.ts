@@ -74,6 +74,11 @@ const ENDS_WITH_LETTER = /\p{L}$/u;
 const EXTENDING = /^[\p{M}\p{Cf}]$/u;
 /** Marks (and joiners) kept on one letter: enough for Vietnamese or a pointed Hebrew letter; a pile of dozens ("Zalgo") is cut. */
 const MARKS_PER_LETTER = 2;
+/**
+ * Letters kept in one grapheme: the longest conjuncts written have five consonants; since Unicode
+ * 15.1 a chain of any length joined by viramas is one grapheme, which would be sized as one letter.
+ */
+const LETTERS_PER_GRAPHEME = 5;
 
 /** The graphemes of `text`, as a person counts characters. */
 export const graphemesOf = (text: string): string[] => Array.from(graphemes.segment(text), (s) => s.segment);
@@ -140,12 +145,15 @@ function kept(text: string, { covered, picture }: Glyphs): string {
       continue;
     }
     let marks = 0;
+    let letters = 0;
     for (const p of points) {
       if (!covered.has(p.codePointAt(0) ?? -1)) continue;
       // Marks and joiners (a Persian zero-width non-joiner) count alike, on each letter of a grapheme
       // (an Indic conjunct joins several, each with its virama or vowel sign).
-      if (!EXTENDING.test(p)) marks = 0;
-      else if (++marks > MARKS_PER_LETTER) continue;
+      if (EXTENDING.test(p)) {
+        if (++marks > MARKS_PER_LETTER) continue;
+      } else if (++letters > LETTERS_PER_GRAPHEME) break;
+      else marks = 0;
       out += p;
     }
   }
