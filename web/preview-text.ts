@@ -69,11 +69,28 @@ const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" });
 export const EMOJI = new RegExp("^\\p{RGI_Emoji}$", "v"); // the `v` flag: RGI_Emoji is a property of strings
 
 const MARK = /^\p{M}$/u;
-const SPACING_MARK = /^\p{Mc}$/u;
-const ENDS_WITH_LETTER = /\p{L}$/u;
 const EXTENDING = /^[\p{M}\p{Cf}]$/u;
-/** Marks (and joiners) kept on one letter: enough for Vietnamese or a pointed Hebrew letter; a pile of dozens ("Zalgo") is cut. */
-const MARKS_PER_LETTER = 2;
+/**
+ * Marks (and joiners) kept on one letter: enough for Vietnamese, a pointed Hebrew letter (שּׁ), or an
+ * Indic letter with its nukta, vowel sign and nasal (ज़िं); a pile of dozens ("Zalgo") is cut.
+ */
+const MARKS_PER_LETTER = 3;
+/** Myanmar's vowel signs that Unicode segments apart from their letter (ာ, ါ, း, and ာ with ်). */
+const MYANMAR_MARK = /^\p{Script=Myanmar}/u;
+const ENDS_MYANMAR = /\p{Script=Myanmar}$/u;
+/** Of those, kept after one letter: အော်, ကျော်, ဝင်း need two. */
+const APART_PER_LETTER = 2;
+/**
+ * Invisible characters satori passes over when it finds emoji, so that the emoji on either side
+ * would make a sequence nobody checked (🚀, a word joiner, 🏽): dropped. The joiners and variation
+ * selectors that build emoji and shape scripts stay, and so do the tags of subdivision flags.
+ */
+const IGNORABLE = /^\p{Default_Ignorable_Code_Point}$/u;
+const stays = (c: number) => c === 0x200c || c === 0x200d || (c >= 0xfe00 && c <= 0xfe0f) || (c >= 0xe0020 && c <= 0xe007f);
+const withoutSkipped = (text: string): string =>
+  Array.from(text)
+    .filter((c) => !IGNORABLE.test(c) || stays(c.codePointAt(0) ?? 0))
+    .join("");
 /**
  * Letters kept in one grapheme: the longest conjuncts written have five consonants; since Unicode
  * 15.1 a chain of any length joined by viramas is one grapheme, which would be sized as one letter.
@@ -105,16 +122,19 @@ const INVISIBLE = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]*$/u;
  * from a stranger's overrides), composed (NFC), every white space one space. An emoji is kept when
  * `picture` has an image of it, and so is a symbol no font has whose emoji form has one (drawn as
  * that); any other grapheme only when the fonts have every code point of it,
- * with at most two marks on a letter and none alone. Text that would show nothing is empty. So satori
+ * with at most three marks on a letter and none alone. Text that would show nothing is empty. So satori
  * is never asked for a font or a picture it does not have, and nothing is drawn as an empty box.
  */
 export function drawable(text: string, glyphs: Glyphs): string {
-  let out = withoutBidiControls(text.slice(0, MAX_INPUT)).normalize("NFC").replace(/\s+/gu, " ");
+  let out = withoutSkipped(withoutBidiControls(text.slice(0, MAX_INPUT)))
+    .normalize("NFC")
+    .replace(/\s+/gu, " ");
   // Dropping a character can join its neighbours into a new grapheme (a control between an emoji and a
   // joiner): checked again until nothing changes, so every grapheme of what is drawn passed. Each pass
   // only removes; one that still changes after a few passes gives nothing.
   for (let pass = 0; ; pass++) {
-    const next = kept(out, glyphs);
+    // Composed again: what a dropped character kept apart may compose now (a, 🏽, U+0301 gives á).
+    const next = kept(out, glyphs).normalize("NFC");
     if (next === out) break;
     if (pass === 4) return "";
     out = next;
@@ -125,7 +145,14 @@ export function drawable(text: string, glyphs: Glyphs): string {
 /** One pass of {@link drawable}: the graphemes of `text` it keeps. */
 function kept(text: string, { covered, picture }: Glyphs): string {
   let out = "";
+  /** Graphemes of marks kept after the last letter (Myanmar's, segmented apart). */
+  let apart = 0;
   for (const segment of graphemesOf(text)) {
+    // A space with a mark on it (" ः") is a space: the mark would be drawn on nothing.
+    if (/^\s/u.test(segment)) {
+      out += " ";
+      continue;
+    }
     if (EMOJI.test(segment)) {
       if (picture(segment)) out += segment;
       continue;
@@ -139,11 +166,16 @@ function kept(text: string, { covered, picture }: Glyphs): string {
       continue;
     }
     if (MARK.test(first)) {
-      // A spacing mark Unicode segments apart from its letter (Myanmar's ာ) stays with the letter before
-      // it; any other mark alone is dropped.
-      if (SPACING_MARK.test(segment) && ENDS_WITH_LETTER.test(out)) out += segment;
+      // Myanmar's vowel signs that Unicode segments apart from their letter stay with the letter
+      // before them (two such at most); any other mark alone is dropped.
+      if (MYANMAR_MARK.test(first) && ENDS_MYANMAR.test(out) && ++apart <= APART_PER_LETTER)
+        out += points
+          .filter((p) => covered.has(p.codePointAt(0) ?? -1))
+          .slice(0, MARKS_PER_LETTER)
+          .join("");
       continue;
     }
+    apart = 0;
     let marks = 0;
     let letters = 0;
     for (const p of points) {
