@@ -259,7 +259,7 @@ describe("drawable text", () => {
   it("keeps the scripts of South and South-East Asia, the Caucasus and Ethiopia whole, conjuncts and all", () => {
     const words = "বাংলা স্ত্রী ਪੰਜਾਬੀ ગુજરાતી தமிழ் తెలుగు ಕನ್ನಡ മലയാളം ශ්‍රී ලංකා हिन्दी स्त्री ລາວ ខ្មែរ မြန်မာ ქართული Հայերեն አማርኛ";
     expect(drawable(words, glyphs)).toBe(words);
-    // Two marks on each letter of a conjunct, not on the whole of it; a pile on one letter is still cut.
+    // Marks counted on each letter of a conjunct, not on the whole of it; a pile on one letter is still cut.
     expect(drawable("ক্ষ্ম্য", glyphs)).toBe("ক্ষ্ম্য");
     expect(drawable(`ক${"\u09cd\u09bf".repeat(10)}`, glyphs)).toBe("ক\u09cd\u09bf\u09cd");
     // A conjunct is one grapheme however long (Unicode 15.1): five letters of it are kept, as in the longest written.
@@ -267,7 +267,7 @@ describe("drawable text", () => {
       "\u0930\u094d\u0924\u094d\u0938\u094d\u0928\u094d\u092f",
     );
     expect(drawable(`${"\u0915\u094d".repeat(150)}\u0915 Ltd`, glyphs)).toBe(`${"\u0915\u094d".repeat(5)} Ltd`);
-    // A spacing mark Unicode segments apart (Myanmar's ာ) stays with its letter, once; alone it goes.
+    // Myanmar's signs that Unicode segments apart (ာ, း) stay with their letter, two at most; alone they go.
     expect(drawable("ဒေါ်အောင်ဆန်းစုကြည် ကျော် ဝင်း မြွေ", glyphs)).toBe("ဒေါ်အောင်ဆန်းစုကြည် ကျော် ဝင်း မြွေ");
     expect(drawable("မာာာာ", glyphs)).toBe("မာာ");
     expect(drawable("Aာ", glyphs)).toBe("A");

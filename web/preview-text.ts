@@ -70,11 +70,17 @@ export const EMOJI = new RegExp("^\\p{RGI_Emoji}$", "v"); // the `v` flag: RGI_E
 
 const MARK = /^\p{M}$/u;
 const EXTENDING = /^[\p{M}\p{Cf}]$/u;
+const SPACE_FIRST = /^\s/u;
 /**
  * Marks (and joiners) kept on one letter: enough for Vietnamese, a pointed Hebrew letter (שּׁ), or an
  * Indic letter with its nukta, vowel sign and nasal (ज़िं); a pile of dozens ("Zalgo") is cut.
  */
 const MARKS_PER_LETTER = 3;
+/**
+ * Letters kept in one grapheme: the longest conjuncts written have five consonants; since Unicode
+ * 15.1 a chain of any length joined by viramas is one grapheme, which would be sized as one letter.
+ */
+const LETTERS_PER_GRAPHEME = 5;
 /** Myanmar's vowel signs that Unicode segments apart from their letter (ာ, ါ, း, and ာ with ်). */
 const MYANMAR_MARK = /^\p{Script=Myanmar}/u;
 const ENDS_MYANMAR = /\p{Script=Myanmar}$/u;
@@ -91,11 +97,6 @@ const withoutSkipped = (text: string): string =>
   Array.from(text)
     .filter((c) => !IGNORABLE.test(c) || stays(c.codePointAt(0) ?? 0))
     .join("");
-/**
- * Letters kept in one grapheme: the longest conjuncts written have five consonants; since Unicode
- * 15.1 a chain of any length joined by viramas is one grapheme, which would be sized as one letter.
- */
-const LETTERS_PER_GRAPHEME = 5;
 
 /** The graphemes of `text`, as a person counts characters. */
 export const graphemesOf = (text: string): string[] => Array.from(graphemes.segment(text), (s) => s.segment);
@@ -123,7 +124,8 @@ const INVISIBLE = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}]*$/u;
  * `picture` has an image of it, and so is a symbol no font has whose emoji form has one (drawn as
  * that); any other grapheme only when the fonts have every code point of it,
  * with at most three marks on a letter and none alone. Text that would show nothing is empty. So satori
- * is never asked for a font or a picture it does not have, and nothing is drawn as an empty box.
+ * is never asked for a picture it does not have, nor for a code point no font has (it picks one font
+ * for a grapheme, so a grapheme mixing two fonts' characters can still draw a box).
  */
 export function drawable(text: string, glyphs: Glyphs): string {
   let out = withoutSkipped(withoutBidiControls(text.slice(0, MAX_INPUT)))
@@ -149,7 +151,7 @@ function kept(text: string, { covered, picture }: Glyphs): string {
   let apart = 0;
   for (const segment of graphemesOf(text)) {
     // A space with a mark on it (" ः") is a space: the mark would be drawn on nothing.
-    if (/^\s/u.test(segment)) {
+    if (SPACE_FIRST.test(segment)) {
       out += " ";
       continue;
     }

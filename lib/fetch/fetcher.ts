@@ -124,8 +124,8 @@ type FetchRun = {
   timer: ReturnType<typeof setTimeout> | undefined;
   started: number;
   meta: FetchMeta;
-  /** {@link FetchOptions.onTurn}, until it is called. */
-  onTurn: (() => void) | undefined;
+  /** {@link FetchOptions.onTurn}, said once. */
+  turn: () => void;
 };
 
 /**
@@ -197,7 +197,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       const claim = await connections.socketRoom(waitUntil);
       try {
         const refused = await options.budgets?.({ host: current.hostname.toLowerCase(), address, client: run.client });
-        turned(run);
+        run.turn();
         if (refused) return { refused };
         run.ticket.started();
         startDeadline(run);
@@ -290,7 +290,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       timer: undefined,
       started: performance.now(),
       meta: { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 },
-      onTurn: fetchOptions.onTurn,
+      turn: turnOnce(fetchOptions).turn,
     };
     try {
       let current: URL;
@@ -314,18 +314,26 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     } finally {
       clearTimeout(run.timer);
       ticket.leave();
-      turned(run);
+      run.turn();
     }
   }
 
   return Object.assign(fetchDocument, { close: () => connections.close(), sockets: () => connections.sockets() });
 }
 
-/** Calls a fetch's {@link FetchOptions.onTurn} the first time only. */
-function turned(run: FetchRun): void {
-  const onTurn = run.onTurn;
-  run.onTurn = undefined;
-  onTurn?.();
+/**
+ * `options` with its {@link FetchOptions.onTurn} said at most once, however many of the layers that
+ * carry a fetch say it (the fleet's shared fetch, the fetch thread, the fetcher), and that call.
+ */
+export function turnOnce(options: FetchOptions | undefined): { options: FetchOptions | undefined; turn: () => void } {
+  const onTurn = options?.onTurn;
+  if (!onTurn) return { options, turn: () => {} };
+  let said = false;
+  const turn = () => {
+    if (!said) onTurn();
+    said = true;
+  };
+  return { options: extend(options, { onTurn: turn }), turn };
 }
 
 /** Drops a body without reading it; a stream destroyed this way must not throw an unhandled error. */

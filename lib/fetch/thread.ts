@@ -10,7 +10,7 @@ import type { FetchBudgets, FetchTarget } from "../traffic";
 import { createOutboundGate, type OutboundGate, type OutboundStats, type Priority } from "../traffic/outbound";
 import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
 import type { ConnectToEntry } from "./connect-to";
-import type { Fetcher, FetchMode, FetchOutcome, SocketStats } from "./fetcher";
+import { turnOnce, type Fetcher, type FetchMode, type FetchOutcome, type SocketStats } from "./fetcher";
 
 /** Starts the thread's TypeScript source with tsx's loader. */
 export const FROM_SOURCE = `
@@ -131,18 +131,13 @@ export function createThreadedFetcher(
     return worker;
   }
 
-  const fetchOnThread: Fetcher = async (url, mode, given = {}) => {
-    let turnTaken = false;
-    const onTurn = () => {
-      if (!turnTaken) given.onTurn?.();
-      turnTaken = true;
-    };
-    const options = given.onTurn ? extend(given, { onTurn }) : given;
+  const fetchOnThread: Fetcher = async (url, mode, given) => {
+    const { options, turn } = turnOnce(given);
     try {
       return await fetchVia(url, mode, options);
     } finally {
       // A fetch that ended before its budgets were answered (refused here, or its thread gone) had its turn.
-      options.onTurn?.();
+      turn();
     }
   };
 

@@ -14,7 +14,7 @@
 import { randomUUID } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { cacheKey, TRANSIENT } from "../fetch/cache";
-import type { Fetcher, FetchOutcome } from "../fetch/fetcher";
+import { turnOnce, type Fetcher, type FetchOutcome } from "../fetch/fetcher";
 import { isRefusal } from "../traffic/refusal";
 import { KEY_PREFIX, type FleetLink } from "./redis";
 import { extend } from "../objects";
@@ -125,14 +125,8 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
     },
     singleFlight(fetch) {
       return async (url, mode, given) => {
-        // A fetch's turn (lib/fetch/fetcher.ts) is said once: here when another instance's outcome is
-        // answered, else by the fetcher.
-        let turnTaken = false;
-        const onTurn = () => {
-          if (!turnTaken) given?.onTurn?.();
-          turnTaken = true;
-        };
-        const fetchOptions = given?.onTurn ? extend(given, { onTurn }) : given;
+        // A fetch's turn (lib/fetch/fetcher.ts) is said here when another instance's outcome is answered, else by the fetcher.
+        const { options: fetchOptions, turn: onTurn } = turnOnce(given);
         const key = cacheKey(url, mode);
         // Without a miss of its own (a refresh), the fetch wanted is one that starts after now.
         const seen = seenAtMiss.get(key) ?? (await latestId(key));
