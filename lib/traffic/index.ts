@@ -3,7 +3,7 @@
  * into limiters, and the refusals they give as values (./refusal.ts), answered in one place
  * (./answer.ts). Framework-free: the fetcher, the resolver, the web app and the CLI all use it.
  */
-import { FETCH_DEADLINE_MS, LIMITS, MINUTE_MS, type LimitDeclaration, type LimitName, type TrafficSettings } from "./limits";
+import { FETCH_DEADLINE_MS, LIMITS, windowSpanMs, type LimitDeclaration, type LimitName, type TrafficSettings } from "./limits";
 import { refusal, type FetchRefusal } from "./refusal";
 import { createSharedCounter, type RedisLink } from "./shared-window";
 import { createLocalCounter, limiterOn, takeTogether, type RateLimiter } from "./window";
@@ -13,11 +13,13 @@ export { answerRefusal, type RefusalAnswer } from "./answer";
 export { LIMITS, trafficSettings, type TrafficSettings, type LimitName } from "./limits";
 export { isRefusal, refusal, type FetchRefusal, type Refusal, type RefusalKind } from "./refusal";
 
-/** The limits counted per minute. */
-export type WindowName = { [K in LimitName]: (typeof LIMITS)[K]["per"] extends "minute" ? K : never }[LimitName];
-export const WINDOW_NAMES = (Object.keys(LIMITS) as LimitName[]).filter((n): n is WindowName => LIMITS[n].per === "minute");
+/** The limits counted over a sliding window (a minute, or 10 s). */
+export type WindowName = { [K in LimitName]: (typeof LIMITS)[K]["per"] extends "minute" | "10 s" ? K : never }[LimitName];
+export const WINDOW_NAMES = (Object.keys(LIMITS) as LimitName[]).filter(
+  (n): n is WindowName => LIMITS[n].per === "minute" || LIMITS[n].per === "10 s",
+);
 
-/** One limiter per per-minute limit: counted in Redis for a fleet where the declaration says so, else here. */
+/** One limiter per windowed limit: counted in Redis for a fleet where the declaration says so, else here. */
 export type Windows = Record<WindowName, RateLimiter>;
 
 /** The fleet's Redis, when there is one: its link and the prefix of every key. */
@@ -40,7 +42,7 @@ export function createWindows(
   const windows = {} as Windows;
   for (const name of WINDOW_NAMES) {
     const d: LimitDeclaration = LIMITS[name];
-    windows[name] = limiterOn(shared && d.fleet ? shared : local, name, settings[name], MINUTE_MS + (d.countsSends ? sendMarginMs : 0));
+    windows[name] = limiterOn(shared && d.fleet ? shared : local, name, settings[name], windowSpanMs(d, sendMarginMs));
   }
   return windows;
 }
@@ -57,10 +59,11 @@ export const hostSpent = (host: string, settings: TrafficSettings, retryAfterS: 
 export type FetchTarget = { host: string; address: string; client: string };
 
 /**
- * Spends a fetch's per-minute budgets (docs/architecture.md#traffic): its host name's minute, its
- * client's share of it, its address's minute and its client's share of that. All four are taken
- * together or none is: a refused fetch spends nothing, and no other fetch counts in between (in a
- * fleet, one Redis script decides them). Answers the refusal of the first one spent.
+ * Spends a fetch's windowed budgets (docs/architecture.md#traffic): its host name's minute, its
+ * client's share of it, its address's minute, its client's share of that, and the 10 s that spread
+ * the address's minute. All are taken together or none is: a refused fetch spends nothing, and no
+ * other fetch counts in between (in a fleet, one Redis script decides them). Answers the refusal of
+ * the first one spent.
  */
 export type FetchBudgets = (target: FetchTarget) => Promise<FetchRefusal | null>;
 
@@ -71,6 +74,7 @@ export function fetchBudgets(windows: Windows, settings: TrafficSettings): Fetch
       windows.hostSharePerMinute.part(`${client} ${host}`),
       windows.addressPerMinute.part(address),
       windows.addressSharePerMinute.part(`${client} ${address}`),
+      windows.addressPerTenSeconds.part(address),
     ]);
     if (decided.ok) return null;
     const retry = decided.retryAfterS;
@@ -85,9 +89,13 @@ export function fetchBudgets(windows: Windows, settings: TrafficSettings): Fetch
         const message = `the server of ${host} (${address}) has had the ${settings.addressPerMinute} requests a minute this resolver sends one address; try again in ${retry} s`;
         return refusal("address_budget", message, retry);
       }
-      default: {
+      case 3: {
         const message = `your lookups have had their share (${settings.addressSharePerMinute} a minute) of the requests this resolver sends the server of ${host} (${address}); try again in ${retry} s`;
         return refusal("client_share", message, retry);
+      }
+      default: {
+        const message = `the server of ${host} (${address}) has had ${settings.addressPerTenSeconds} requests in 10 s from this resolver, which spreads the ${settings.addressPerMinute} a minute it sends one address over the minute; try again in ${retry} s`;
+        return refusal("address_budget", message, retry);
       }
     }
   };

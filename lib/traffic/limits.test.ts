@@ -12,7 +12,16 @@ import type { FetchOutcome } from "../fetch/fetcher";
 import { REFUSAL_WORDS } from "./answer";
 import { createAtOnceLimiter } from "./at-once";
 import { createWindows, fetchBudgets, WINDOW_NAMES, type FetchTarget } from "./index";
-import { isLimitName, LIMIT_NAMES, LIMITS, MINUTE_MS, trafficSettings, type LimitDeclaration, type LimitName } from "./limits";
+import {
+  isLimitName,
+  LIMIT_NAMES,
+  LIMITS,
+  MINUTE_MS,
+  trafficSettings,
+  windowSpanMs,
+  type LimitDeclaration,
+  type LimitName,
+} from "./limits";
 import { createOutboundGate } from "./outbound";
 import { REFUSAL_KINDS } from "./refusal";
 import type { RedisLink } from "./shared-window";
@@ -45,30 +54,28 @@ describe("declarations", () => {
   });
 });
 
-describe.each(WINDOW_NAMES)("per minute: %s", (name) => {
+describe.each(WINDOW_NAMES)("per window: %s", (name) => {
   const limit = defaults[name];
-  it(`allows ${LIMITS[name].default} in any minute, then refuses with when to retry; check counts nothing`, async () => {
+  // A limit on requests sent counts each one its window and a margin (the time to reach the publisher).
+  const span = windowSpanMs(declared(name), DEFAULTS.fetchTimeoutMs);
+  it(`allows ${LIMITS[name].default} in any ${LIMITS[name].per}, then refuses with when to retry; check counts nothing`, async () => {
     let t = 0;
     const window = createWindows(defaults, null, () => t)[name];
     for (let i = 0; i < limit; i++) {
       expect(await window.check("k")).toEqual({ ok: true });
       expect(await window.take("k")).toEqual({ ok: true });
-      t += 10; // spread over the first part of the minute
+      t += 1; // spread over the first part of the window
     }
     expect(await window.take("k")).toEqual({ ok: false, retryAfterS: expect.any(Number) });
     const refused = await window.check("k");
     expect(refused.ok === false && refused.retryAfterS).toBeGreaterThanOrEqual(1);
-    expect(refused.ok === false && refused.retryAfterS).toBeLessThanOrEqual(
-      60 + (declared(name).countsSends ? DEFAULTS.fetchTimeoutMs / 1000 : 0),
-    );
+    expect(refused.ok === false && refused.retryAfterS).toBeLessThanOrEqual(span / 1000);
     expect(await window.take("another")).toEqual({ ok: true });
   });
-  it(`the window slides${declared(name).countsSends ? " (a minute and the fetch deadline)" : ""}: room comes back as the first takes leave it, never a whole minute's worth at its edge`, async () => {
+  it(`the window slides${declared(name).countsSends ? " (a minute and the fetch deadline)" : ""}: room comes back as the first takes leave it, never a whole window's worth at its edge`, async () => {
     let t = 0;
     const window = createWindows(defaults, null, () => t)[name];
     for (let i = 0; i < limit; i++) await window.take("k");
-    // A limit on requests sent counts each one a minute and its margin (the time to reach the publisher).
-    const span = MINUTE_MS + (declared(name).countsSends ? DEFAULTS.fetchTimeoutMs : 0);
     t = span - 1;
     expect((await window.take("k")).ok).toBe(false);
     t = span;
@@ -90,20 +97,48 @@ describe.each(WINDOW_NAMES)("per minute: %s", (name) => {
 describe("fetch budgets: the host name's minute, the address's, and the client's share of each", () => {
   const target = (i: number, client = "c"): FetchTarget => ({ host: `h${i}.example`, address: "192.0.2.1", client });
   it(`an address's minute is ${defaults.addressPerMinute} for all clients together, past it address_budget`, async () => {
+    let t = 0;
     const spend = fetchBudgets(
-      createWindows(defaults, null, () => 0),
+      createWindows(defaults, null, () => t),
       defaults,
     );
     const clients = Math.ceil(defaults.addressPerMinute / defaults.addressSharePerMinute);
-    for (let i = 0; i < defaults.addressPerMinute; i++) expect(await spend(target(i, `c${i % clients}`))).toBeNull();
-    expect(await spend(target(0, "newcomer"))).toMatchObject({ refused: "address_budget", message: expect.stringContaining("192.0.2.1") });
+    for (let i = 0; i < defaults.addressPerMinute; i++) {
+      // Spread as the 10 s windows allow (the test below): a quarter of the minute every 10 s.
+      t = Math.floor(i / defaults.addressPerTenSeconds) * 10_000;
+      expect(await spend(target(i, `c${i % clients}`))).toBeNull();
+    }
+    expect(await spend(target(0, "newcomer"))).toMatchObject({
+      refused: "address_budget",
+      message: expect.stringMatching(/^the server of h0\.example \(192\.0\.2\.1\) has had the 1200 requests a minute/),
+    });
   });
-  it(`one client has at most ${defaults.addressSharePerMinute} of it (a quarter); others still get through`, async () => {
+  it(`an address's minute is spread: at most ${defaults.addressPerTenSeconds} (a quarter) in any 10 s, whoever asks; the next 10 s have room`, async () => {
+    let t = 0;
     const spend = fetchBudgets(
-      createWindows(defaults, null, () => 0),
+      createWindows(defaults, null, () => t),
       defaults,
     );
-    for (let i = 0; i < defaults.addressSharePerMinute; i++) expect(await spend(target(i))).toBeNull();
+    for (let i = 0; i < defaults.addressPerTenSeconds; i++) expect(await spend(target(i, `c${i}`))).toBeNull();
+    expect(await spend(target(0, "newcomer"))).toMatchObject({
+      refused: "address_budget",
+      retryAfterS: 10,
+      message: expect.stringMatching(/^the server of h0\.example \(192\.0\.2\.1\) has had 300 requests in 10 s from this resolver/),
+    });
+    t = 10_000;
+    expect(await spend(target(0, "newcomer"))).toBeNull();
+  });
+  it(`one client has at most ${defaults.addressSharePerMinute} of it (a quarter); others still get through`, async () => {
+    let t = 0;
+    const spend = fetchBudgets(
+      createWindows(defaults, null, () => t),
+      defaults,
+    );
+    // Half in each of two 10 s windows, so the spread leaves room for another client.
+    for (let i = 0; i < defaults.addressSharePerMinute; i++) {
+      t = i < defaults.addressSharePerMinute / 2 ? 0 : 10_000;
+      expect(await spend(target(i))).toBeNull();
+    }
     expect(await spend(target(0))).toMatchObject({
       refused: "client_share",
       message: expect.stringMatching(
@@ -128,7 +163,13 @@ describe("fetch budgets: the host name's minute, the address's, and the client's
     expect(await spend(on(0, "other"))).toBeNull();
   });
   it("at a budget's edge, fetches spending at once pass exactly as many as it allows, and those refused spend nothing", async () => {
-    const settings = trafficSettings({ hostPerMinute: 2, hostSharePerMinute: 2, addressPerMinute: 3, addressSharePerMinute: 3 });
+    const settings = trafficSettings({
+      hostPerMinute: 2,
+      hostSharePerMinute: 2,
+      addressPerMinute: 3,
+      addressSharePerMinute: 3,
+      addressPerTenSeconds: 3,
+    });
     const windows = createWindows(settings, null, () => 0);
     const spend = fetchBudgets(windows, settings);
     const outcomes = await Promise.all(Array.from({ length: 6 }, () => spend({ host: "edge.example", address: "192.0.2.7", client: "c" })));

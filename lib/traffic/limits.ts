@@ -11,8 +11,11 @@ export type Counted = "client" | "host name" | "address" | "client at one host n
 
 export type LimitDeclaration = {
   counts: Counted;
-  /** `at once`: running together; `minute`: in any 60 s; `query`: started by one lookup; `waiting`: queued together. */
-  per: "at once" | "minute" | "query" | "waiting";
+  /**
+   * `at once`: running together; `minute`: in any 60 s; `10 s`: in any 10 s; `query`: started by one
+   * lookup; `waiting`: queued together.
+   */
+  per: "at once" | "minute" | "10 s" | "query" | "waiting";
   /** The default; for a derived limit, the value at the other limits' defaults. */
   default: number;
   /** The environment variable that sets it, with its range; none for a fixed or derived limit. */
@@ -80,6 +83,16 @@ export const LIMITS = {
     fleet: true,
     refused: "address_budget",
     reached: "a document known within a day is served stale; else 429 with Retry-After, a claim `not_checked`",
+  },
+  addressPerTenSeconds: {
+    counts: "address",
+    per: "10 s",
+    default: 300,
+    variable: null,
+    derived: { from: "addressPerMinute", fraction: 1 / 4, atLeast: 1 },
+    fleet: true,
+    refused: "address_budget",
+    reached: "as for the address's minute: its minute is spread, at most a quarter of it in any 10 s",
   },
   addressSharePerMinute: {
     counts: "client at one address",
@@ -226,3 +239,13 @@ export const FETCH_DEADLINE_MS = 10_000;
 
 /** One minute, the window of every per-minute limit. */
 export const MINUTE_MS = 60_000;
+
+/**
+ * How long a windowed limit counts each take: its minute or its 10 s, and for a per-minute limit on
+ * requests sent (`countsSends`) the fetch deadline beyond. A 10 s limit spreads a minute's spend
+ * and counts its spends only (its requests may reach the publisher up to a deadline later).
+ */
+export function windowSpanMs(declaration: LimitDeclaration, sendMarginMs: number = FETCH_DEADLINE_MS): number {
+  if (declaration.per === "10 s") return 10_000;
+  return MINUTE_MS + (declaration.countsSends ? sendMarginMs : 0);
+}

@@ -63,7 +63,7 @@ describe("an address's minute (IDENT_ADDRESS_BUDGET_PER_MIN), and each client's 
       connectTo: portOnly(),
       resolve: toLoopback,
       isAllowed: loopbackOnly,
-      budgets: budgets({ addressPerMinute: 8, addressSharePerMinute: 100 }),
+      budgets: budgets({ addressPerMinute: 8, addressSharePerMinute: 100, addressPerTenSeconds: 100 }),
     });
     ctx.net.resetCounts();
     const outcomes = await Promise.all(
@@ -80,7 +80,7 @@ describe("an address's minute (IDENT_ADDRESS_BUDGET_PER_MIN), and each client's 
       connectTo: portOnly(),
       resolve: toLoopback,
       isAllowed: loopbackOnly,
-      budgets: budgets({ addressPerMinute: 20 }),
+      budgets: budgets({ addressPerMinute: 20, addressPerTenSeconds: 20 }),
     });
     // The share is a quarter of the address's minute: 5 of 20.
     const greedy = await Promise.all(NAMES.slice(0, 8).map((name) => fetch(`https://${name}/ident.json`, "json", { client: "greedy" })));

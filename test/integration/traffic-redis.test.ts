@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULTS } from "../../lib/limits";
 import { connectRedis, type FleetLink } from "../../lib/fleet/redis";
 import { createWindows, fetchBudgets, trafficSettings, WINDOW_NAMES } from "../../lib/traffic";
-import { LIMITS, MINUTE_MS, type LimitDeclaration } from "../../lib/traffic/limits";
+import { LIMITS, windowSpanMs, type LimitDeclaration } from "../../lib/traffic/limits";
 import { startRedis, type RedisServer } from "../helpers/redis";
 
 let redis: RedisServer;
@@ -39,12 +39,12 @@ async function twoInstances(now: () => number) {
 describe.each(WINDOW_NAMES.filter((name) => LIMITS[name].fleet))("for the fleet: %s", (name) => {
   const limit = defaults[name];
   const declared: LimitDeclaration = LIMITS[name];
-  it(`${LIMITS[name].default} a minute for both instances together; room comes back as the minute slides`, async () => {
+  it(`${LIMITS[name].default} in any ${LIMITS[name].per} for both instances together; room comes back as the window slides`, async () => {
     let t = 1_000_000;
     const [a, b] = await twoInstances(() => t);
     for (let i = 0; i < limit; i++) expect(await (i % 2 ? a : b)[name].take("k")).toEqual({ ok: true });
     expect(await a[name].take("k")).toMatchObject({ ok: false });
-    const span = MINUTE_MS + (declared.countsSends ? DEFAULTS.fetchTimeoutMs : 0);
+    const span = windowSpanMs(declared, DEFAULTS.fetchTimeoutMs);
     expect(await b[name].check("k")).toEqual({ ok: false, retryAfterS: span / 1000 });
     expect(await b[name].take("another")).toEqual({ ok: true });
     t += span - 1;
@@ -55,12 +55,13 @@ describe.each(WINDOW_NAMES.filter((name) => LIMITS[name].fleet))("for the fleet:
   it("usage (the API's RateLimit header) is the fleet's: takes on either instance, counting nothing", async () => {
     let t = 3_000_000;
     const [a, b] = await twoInstances(() => t);
-    const span = MINUTE_MS + (declared.countsSends ? DEFAULTS.fetchTimeoutMs : 0);
+    const span = windowSpanMs(declared, DEFAULTS.fetchTimeoutMs);
     expect(await b[name].usage("k")).toEqual({ limit, windowS: span / 1000, remaining: limit, resetS: 0 });
     await a[name].take("k");
-    t += 10_000;
+    const step = Math.round(span / 2000) * 1000;
+    t += step;
     await b[name].take("k");
-    expect(await b[name].usage("k")).toEqual({ limit, windowS: span / 1000, remaining: limit - 2, resetS: span / 1000 - 10 });
+    expect(await b[name].usage("k")).toEqual({ limit, windowS: span / 1000, remaining: limit - 2, resetS: (span - step) / 1000 });
     expect(await a[name].usage("k")).toMatchObject({ remaining: limit - 2 });
   });
   it("Redis down: each instance counts alone, and never fails", async () => {
@@ -79,7 +80,13 @@ describe.each(WINDOW_NAMES.filter((name) => LIMITS[name].fleet))("for the fleet:
 
 describe("a fetch's budgets in Redis, taken together", () => {
   it("two instances spending at once at a budget's edge pass exactly as many as it allows; the refused spend nothing", async () => {
-    const settings = trafficSettings({ hostPerMinute: 3, hostSharePerMinute: 3, addressPerMinute: 4, addressSharePerMinute: 4 });
+    const settings = trafficSettings({
+      hostPerMinute: 3,
+      hostSharePerMinute: 3,
+      addressPerMinute: 4,
+      addressSharePerMinute: 4,
+      addressPerTenSeconds: 4,
+    });
     const prefix = `together${run++}:`;
     const [la, lb] = [connectRedis(redis.url, { log: () => undefined }), connectRedis(redis.url, { log: () => undefined })];
     links.push(la, lb);
