@@ -4,7 +4,8 @@
  * rate-limit headers (draft 11). Framework-free: the production server and the Next routes use it alike.
  */
 import { createHash } from "node:crypto";
-import type { TrafficSettings, Windows } from "../lib/traffic";
+import { LIMITS, type TrafficSettings, type Windows } from "../lib/traffic";
+import { windowSpanMs } from "../lib/traffic/limits";
 
 /**
  * Any origin may read the API (no credentials: nothing it answers depends on a cookie). The headers a
@@ -44,9 +45,19 @@ const POLICIES = [
 ] as const satisfies readonly { name: string; window: keyof Windows & keyof TrafficSettings }[];
 
 /**
- * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11) for `client`: its cold
- * lookups and its searches of the index, each a quota `q` over `w` seconds, with `r` left and `t`
- * seconds until the oldest counted one leaves the window. Counts nothing.
+ * `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers-11): the client's cold lookups and its
+ * searches of the index, each a quota `q` over `w` seconds. The same for every client, so every API
+ * answer carries it, those a shared cache may keep included.
+ */
+export function rateLimitPolicy(settings: TrafficSettings): Record<string, string> {
+  const policy = POLICIES.map((p) => `"${p.name}";q=${settings[p.window]};w=${windowSpanMs(LIMITS[p.window]) / 1000}`);
+  return { "RateLimit-Policy": policy.join(", ") };
+}
+
+/**
+ * `RateLimit-Policy` and `RateLimit` for `client`: what it has left of each policy, `r`, and `t`
+ * seconds until the oldest counted one leaves the window. Counts nothing. `RateLimit` is one
+ * client's own: it goes only on answers no shared cache keeps (docs/api.md#limits).
  */
 export async function rateLimitHeaders(windows: Windows, client: string): Promise<Record<string, string>> {
   const usage = await Promise.all(POLICIES.map((p) => windows[p.window].usage(client)));
@@ -60,3 +71,7 @@ export async function rateLimitHeaders(windows: Windows, client: string): Promis
   });
   return { "RateLimit-Policy": policy.join(", "), RateLimit: now.join(", ") };
 }
+
+/** Whether a shared cache may keep an answer with these headers: then it carries no one client's counters. */
+export const sharedCacheMayKeep = (headers: Readonly<Record<string, string>>): boolean =>
+  /(?:^|,)\s*public\b/i.test(headers["Cache-Control"] ?? "");

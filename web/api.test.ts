@@ -141,9 +141,16 @@ describe("every answer", () => {
     const not = await get("/api/resolve?q=alice.example", { "if-none-match": ok.headers.ETag! });
     expect(not).toMatchObject({ status: 304, body: null });
     expect(not.headers.ETag).toBe(ok.headers.ETag);
+    // One client's counters only on an answer no shared cache keeps (docs/api.md#limits).
+    expect(ok.headers["Cache-Control"]).toMatch(/^public/);
+    expect(ok.headers.RateLimit).toBeUndefined();
+    expect(not.headers.RateLimit).toBeUndefined();
+    expect(not.headers["RateLimit-Policy"]).toBe(ok.headers["RateLimit-Policy"]);
     const bad = await get("/api/resolve?q=not%20a%20query");
     expect(bad.status).toBe(400);
+    expect(bad.headers["Cache-Control"]).toBe("no-store");
     expect(bad.headers.RateLimit).toMatch(/^"cold";r=\d+;t=\d+, "search";r=\d+;t=\d+$/);
+    expect(bad.headers["RateLimit-Policy"]).toBe(ok.headers["RateLimit-Policy"]);
     expect(bad.headers.ETag).toBeUndefined();
   });
   it("compressed for a client that takes gzip, with a tag of its own; small answers are sent as they are", async () => {
@@ -162,11 +169,14 @@ describe("every answer", () => {
   });
   it("a search spends one of the client's searches, even when it is answered from the last 10 s", async () => {
     const { state, get } = fixture();
-    const left = (h: Record<string, string>) => Number(/"search";r=(\d+)/.exec(h.RateLimit ?? "")?.[1]);
+    // What is left is read from answers no shared cache keeps (a bad request spends nothing).
+    const left = async () => Number(/"search";r=(\d+)/.exec((await get("/api/search?q=")).headers.RateLimit ?? "")?.[1]);
+    const before = await left();
     const a = await get("/api/search?q=alice");
     const b = await get("/api/search?q=alice");
     expect(state.searched).toBe(1);
-    expect(left(b.headers)).toBe(left(a.headers) - 1);
+    expect([a.headers.RateLimit, b.headers.RateLimit]).toEqual([undefined, undefined]);
+    expect(await left()).toBe(before - 2);
   });
   it("a preflight is 204; another method 405 naming the ones it takes; HEAD has no body", async () => {
     const { get } = fixture();

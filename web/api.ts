@@ -18,7 +18,7 @@ import { parseSearchText } from "../lib/store/search";
 import { answerRefusal, isRefusal, type Refusal } from "../lib/traffic";
 import { admit, admitSearch, type AdmissionDeps } from "./admission";
 import { checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
-import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders } from "./api-headers";
+import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders, rateLimitPolicy, sharedCacheMayKeep } from "./api-headers";
 import { openApiDocument } from "./openapi";
 import { acceptsGzip } from "./page-cache";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
@@ -119,6 +119,7 @@ export function createApi(deps: ApiDeps): Api {
     ttl: SEARCH_FRESH_S * 1000,
   });
   let description: Buffer | null = null;
+  const policy = rateLimitPolicy(resolver.traffic.settings);
 
   async function resolve(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
     const checked = checkParams(ResolveParams, given(params, ["q", "refresh"]));
@@ -217,7 +218,10 @@ export function createApi(deps: ApiDeps): Api {
       request.method === "GET" || request.method === "HEAD"
         ? await route(request, forwardedFor)
         : error(405, "invalid_request", "The API answers GET, HEAD and OPTIONS only.", { Allow: "GET, HEAD, OPTIONS" });
-    const limits = await rateLimitHeaders(resolver.traffic.windows, deps.clientOf(forwardedFor));
+    // One client's counters never go on an answer a shared cache may hand to others (docs/api.md#limits).
+    const limits = sharedCacheMayKeep(made.headers)
+      ? policy
+      : await rateLimitHeaders(resolver.traffic.windows, deps.clientOf(forwardedFor));
     const bytes = made.bytes ?? Buffer.from(JSON.stringify(made.json));
     const headers = Object.assign({}, made.headers, CORS_HEADERS, limits, { "Content-Type": "application/json" });
     if (made.status !== 200) return { status: made.status, headers, body: request.method === "HEAD" ? null : bytes };
@@ -254,7 +258,7 @@ export function createApi(deps: ApiDeps): Api {
     answer(request).then(send, (err: unknown) => {
       log.error(`api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       const body = Buffer.from(JSON.stringify(error(500, "unavailable", "This resolver could not answer; try again shortly.").json));
-      send({ status: 500, headers: Object.assign({}, NO_STORE, CORS_HEADERS, { "Content-Type": "application/json" }), body });
+      send({ status: 500, headers: Object.assign({}, NO_STORE, CORS_HEADERS, policy, { "Content-Type": "application/json" }), body });
     });
     return true;
   }

@@ -14,11 +14,11 @@ import { clientKey } from "@/lib/traffic/client";
 import { clientErrorAnswer, FRONT_HEADERS, frontDoor, guardServer, quietConsole } from "./front";
 import { createApi, type Api } from "./api";
 import { createDeliveries, type Deliveries } from "./delivery";
-import { rateLimitHeaders } from "./api-headers";
+import { rateLimitHeaders, rateLimitPolicy } from "./api-headers";
 import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
 import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
-import { isAnswer, pageOf } from "./pages";
+import { isAnswer, pageCacheUrl, pageOf } from "./pages";
 import { aroundNext } from "./script-free";
 import { createShedder, type Shed } from "./shed";
 
@@ -50,7 +50,7 @@ export type App = {
   /** Guards the public server: timeouts, and connections per client (web/front.ts); web/serve.js calls it once. */
   guard(server: Server): void;
   /** The raw answer to a request Node's parser refused (web/front.ts), for web/serve.js's `clientError`. */
-  clientErrorAnswer(code: string | undefined): string;
+  clientErrorAnswer(code: string | undefined, rawPacket?: Buffer): string;
   /** Sends what Next writes to the console through `log`, one line each (web/front.ts); instrumentation.ts calls it once. */
   quietConsole(): void;
   /** Discovery and re-verification; null when off (`IDENT_CRAWL=0`) or without an index. */
@@ -99,6 +99,8 @@ export function app(): App {
     apiHeaders: (forwardedFor) => rateLimitHeaders(resolver.traffic.windows, clientOf(forwardedFor)),
   });
   const api = createApi({ resolver, clientOf, log });
+  // The rate-limit policy, on every answer to /api/ (docs/api.md#limits), the front door's included.
+  const policy = rateLimitPolicy(config.traffic);
   const built: App = {
     config,
     resolver,
@@ -110,15 +112,16 @@ export function app(): App {
       generation: () => resolver.generation(),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
+      pageUrl: pageCacheUrl,
     }),
     // As many as the requests an instance holds at once (web/shed.ts): each belongs to one of them.
     deliveries: createDeliveries({ max: resolver.traffic.settings.requestsInInstance }),
     api: (req, res) => api.serve(req, res),
     apiAnswers: api,
-    front: frontDoor,
+    front: (req, res) => frontDoor(req, res, policy),
     aroundNext,
     frontHeaders: FRONT_HEADERS,
-    clientErrorAnswer,
+    clientErrorAnswer: (code, rawPacket) => clientErrorAnswer(code, rawPacket, policy),
     guard: (server) =>
       void guardServer(server, {
         maxPerClient: config.traffic.connectionsPerClient,

@@ -9,12 +9,17 @@ let port = 0;
 /** Requests that got past the front door, answered 200 as Next would. */
 let passed = 0;
 
+/** What the app gives the front door for its answers to `/api/` (web/app.ts: the rate-limit policy). */
+const POLICY = { "RateLimit-Policy": '"cold";q=30;w=60, "search";q=120;w=60' };
+
 beforeAll(async () => {
   server = createServer((req, res) => {
-    if (frontDoor(req, res)) return;
+    if (frontDoor(req, res, POLICY)) return;
     passed++;
     req.resume();
     req.on("end", () => res.end("next"));
+  }).on("clientError", (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) => {
+    socket.end(clientErrorAnswer(err.code, err.rawPacket, POLICY));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as AddressInfo).port;
@@ -92,6 +97,46 @@ describe("the front door (docs/deploying.md#staying-up-in-public)", () => {
     const getWithBody = await send({ method: "GET", path: "/recheck", headers: { "content-length": "3" }, body: "x=1" });
     expect(getWithBody.status).toBe(413);
   });
+  it.each(["PUT", "DELETE", "PATCH", "TRACE", "OPTIONS", "POST", "PROPFIND"])(
+    "%s on a page, a feed or a file is 405 naming GET and HEAD, never reaching Next (docs/decisions.md#methods)",
+    async (method) => {
+      const before = passed;
+      for (const path of ["/entity/alice.example", "/", "/entity/alice.example/feed.xml", "/_next/static/x.js", "/search?q=x"]) {
+        const r = await send({ method, path });
+        expect(r.status, `${method} ${path}`).toBe(405);
+        expect(r.headers.allow).toBe("GET, HEAD");
+        expect(r.headers["content-security-policy"]).toBe(FRONT_HEADERS["Content-Security-Policy"]);
+      }
+      expect(passed).toBe(before);
+    },
+  );
+  it("the re-check's route takes its POST only; GET and HEAD pass through everywhere else", async () => {
+    const get = await send({ path: "/recheck" });
+    expect(get.status).toBe(405);
+    expect(get.headers.allow).toBe("POST");
+    const before = passed;
+    expect((await send({ method: "HEAD", path: "/entity/alice.example" })).status).toBe(200);
+    expect((await send({ path: "/entity/alice.example" })).status).toBe(200);
+    expect(passed).toBe(before + 2);
+  });
+  it("the API's methods are the API's own: any method to /api/ passes to it (web/api.ts answers 405 itself)", async () => {
+    const before = passed;
+    expect((await send({ method: "DELETE", path: "/api/resolve?q=a" })).status).toBe(200);
+    expect(passed).toBe(before + 1);
+  });
+  it("its answers to /api/ (411, 413) carry CORS and the rate-limit policy, as every API answer does (docs/api.md#limits)", async () => {
+    const large = await send({ method: "POST", path: "/api/search", headers: { "content-length": "3" }, body: "x=1" });
+    const chunked = await send({ method: "POST", path: "/api/search", headers: { "transfer-encoding": "chunked" }, body: "x", hold: true });
+    for (const r of [large, chunked]) {
+      expect(r.headers["ratelimit-policy"]).toBe(POLICY["RateLimit-Policy"]);
+      expect(r.headers["access-control-allow-origin"]).toBe("*");
+      expect(JSON.parse(r.text)).toMatchObject({ error: { code: "invalid_request" } });
+    }
+    expect([large.status, chunked.status]).toEqual([413, 413]);
+    // A page's refusal carries neither.
+    const page = await send({ method: "POST", path: "/search", headers: { "content-length": "3" }, body: "x=1" });
+    expect(page.headers["ratelimit-policy"]).toBeUndefined();
+  });
 });
 
 describe("quietConsole: what Next writes is one log line, no stack trace (docs/deploying.md#logs)", () => {
@@ -122,7 +167,29 @@ describe("quietConsole: what Next writes is one log line, no stack trace (docs/d
   });
 });
 
+/** Raw bytes sent on a socket of their own, and everything the server answers before it closes. */
+function raw(bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(bytes));
+    let text = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (c: string) => (text += c));
+    socket.on("close", () => resolve(text));
+    socket.on("error", reject);
+  });
+}
+
 describe("clientErrorAnswer: what Node's parser refuses still carries the headers", () => {
+  it("headers too large for /api/: 431 with CORS and the rate-limit policy, through Node's own parser; for a page, without them", async () => {
+    const big = `x-filler: ${"a".repeat(20_000)}\r\n`;
+    const api = await raw(`GET /api/search?q=alice HTTP/1.1\r\nHost: x\r\n${big}\r\n`);
+    expect(api.split("\r\n")[0]).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    expect(api).toContain(`RateLimit-Policy: ${POLICY["RateLimit-Policy"]}\r\n`);
+    expect(api).toContain("Access-Control-Allow-Origin: *\r\n");
+    const page = await raw(`GET /entity/alice.example HTTP/1.1\r\nHost: x\r\n${big}\r\n`);
+    expect(page.split("\r\n")[0]).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    expect(page).not.toContain("RateLimit-Policy");
+  });
   it.each([
     ["HPE_INVALID_METHOD", 400],
     ["HPE_HEADER_OVERFLOW", 431],

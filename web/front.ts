@@ -17,10 +17,16 @@ import { SECURITY_HEADERS } from "./security-headers";
  * The routes that take a request body, with the most bytes each reads (POST only). Any other body is
  * refused before a byte of it is read; so is one without a declared length.
  */
-export const BODY_CAPS: Readonly<Record<string, number>> = {
+export const BODY_CAPS: ReadonlyMap<string, number> = new Map([
   /** The "Re-check now" form: a domain and its field name (app/recheck/route.ts). */
-  "/recheck": 2048,
-};
+  ["/recheck", 2048],
+]);
+
+/**
+ * The methods a path outside the API answers (docs/decisions.md#methods): a form's route takes its
+ * POST, every other page, feed and file GET and HEAD. The API answers its own (web/api.ts).
+ */
+export const allowedMethods = (path: string): readonly string[] => (BODY_CAPS.has(path) ? ["POST"] : ["GET", "HEAD"]);
 
 /** What every answer carries; a page's own Content-Security-Policy (proxy.ts) replaces this strict one. */
 export const FRONT_HEADERS: Readonly<Record<string, string>> = Object.assign(
@@ -38,13 +44,20 @@ function decodes(path: string): boolean {
   }
 }
 
-function answer(req: IncomingMessage, res: ServerResponse, status: number, message: string, extra: Record<string, string> = {}): true {
+function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  message: string,
+  apiHeaders: Readonly<Record<string, string>>,
+  extra: Record<string, string> = {},
+): true {
   const api = (req.url ?? "").startsWith("/api/");
   const code = status === 400 ? "invalid_query" : "invalid_request";
   const body = api ? JSON.stringify({ error: { code, message } }) : `${message}\n`;
   res.writeHead(
     status,
-    Object.assign({}, FRONT_HEADERS, api ? CORS_HEADERS : {}, extra, {
+    Object.assign({}, FRONT_HEADERS, api ? CORS_HEADERS : {}, api ? apiHeaders : {}, extra, {
       "Content-Type": api ? "application/json" : "text/plain; charset=utf-8",
       "Content-Length": String(Buffer.byteLength(body)),
       "Cache-Control": "no-store",
@@ -61,21 +74,29 @@ const hasBody = (req: IncomingMessage) =>
 
 /**
  * Sets the headers every answer carries, and answers what must not reach Next. True when it answered.
+ * `apiHeaders` go on its answers to `/api/` (the rate-limit policy every API answer carries, docs/api.md#limits).
  */
-export function frontDoor(req: IncomingMessage, res: ServerResponse): boolean {
+export function frontDoor(req: IncomingMessage, res: ServerResponse, apiHeaders: Readonly<Record<string, string>> = {}): boolean {
   for (const [name, value] of Object.entries(FRONT_HEADERS)) res.setHeader(name, value);
   const target = req.url ?? "/";
   const at = target.indexOf("?");
   const path = at < 0 ? target : target.slice(0, at);
+  const api = path.startsWith("/api/");
+  const refuse = (status: number, message: string, extra?: Record<string, string>) => answer(req, res, status, message, apiHeaders, extra);
   // The API answers its own malformed paths, with its headers (web/api.ts); it never hands them to Next.
-  if (!decodes(path) && !path.startsWith("/api/")) return answer(req, res, 400, "The path is not valid percent-encoded UTF-8.");
-  if (req.headers["next-action"] !== undefined) return answer(req, res, 400, "This app has no server actions.");
+  if (!decodes(path) && !api) return refuse(400, "The path is not valid percent-encoded UTF-8.");
+  if (req.headers["next-action"] !== undefined) return refuse(400, "This app has no server actions.");
   if (hasBody(req)) {
-    const cap = req.method === "POST" ? BODY_CAPS[path] : undefined;
-    if (cap === undefined) return answer(req, res, 413, "This address takes no request body.");
+    const cap = req.method === "POST" ? BODY_CAPS.get(path) : undefined;
+    if (cap === undefined) return refuse(413, "This address takes no request body.");
     const length = req.headers["content-length"];
-    if (length === undefined) return answer(req, res, 411, "A body must say its length (Content-Length).");
-    if (Number(length) > cap) return answer(req, res, 413, `The body is too large: this address reads at most ${cap} bytes.`);
+    if (length === undefined) return refuse(411, "A body must say its length (Content-Length).");
+    if (Number(length) > cap) return refuse(413, `The body is too large: this address reads at most ${cap} bytes.`);
+  }
+  // docs/decisions.md#methods: a method a page does not take is 405 naming those it does, TRACE included.
+  const allowed = allowedMethods(path);
+  if (!api && !allowed.includes(req.method ?? "")) {
+    return refuse(405, `This address answers ${allowed.join(" and ")} only.`, { Allow: allowed.join(", ") });
   }
   return false;
 }
@@ -100,9 +121,11 @@ export function quietConsole(log: Logger, target: Pick<Console, "error" | "warn"
 /**
  * The raw answer to a request Node's parser refused before any handler saw it (a malformed request
  * line or header, headers too large, too slow), with the same headers as every other answer; the
- * connection is closed after it.
+ * connection is closed after it. A request to `/api/` (as far as `rawPacket`, the bytes the parser
+ * had, shows) also gets CORS and `apiHeaders`, as the API's own answers do.
  */
-export function clientErrorAnswer(code: string | undefined): string {
+export function clientErrorAnswer(code: string | undefined, rawPacket?: Buffer, apiHeaders: Readonly<Record<string, string>> = {}): string {
+  const api = rawPacket !== undefined && /^[A-Z]+ \/api\//.test(rawPacket.subarray(0, 32).toString("latin1"));
   const [status, reason] =
     code === "HPE_HEADER_OVERFLOW"
       ? [431, "Request Header Fields Too Large"]
@@ -110,7 +133,8 @@ export function clientErrorAnswer(code: string | undefined): string {
         ? [408, "Request Timeout"]
         : [400, "Bad Request"];
   const body = `${reason}\n`;
-  const headers = Object.entries(FRONT_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`);
+  const all = Object.assign({}, FRONT_HEADERS, api ? CORS_HEADERS : {}, api ? apiHeaders : {});
+  const headers = Object.entries(all).map(([name, value]) => `${name}: ${value}\r\n`);
   return (
     `HTTP/1.1 ${status} ${reason}\r\n${headers.join("")}Content-Type: text/plain; charset=utf-8\r\n` +
     `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`

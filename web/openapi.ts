@@ -42,13 +42,19 @@ function parameters(schema: z.ZodObject, where: "query" | "path"): Json[] {
 const ref = (kind: "schemas" | "responses" | "headers", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const json = (schema: Json) => ({ "application/json": { schema } });
 
-/** Headers on every answer, and on those of each kind. */
-const LIMIT_HEADERS = {
-  RateLimit: ref("headers", "RateLimit"),
+/**
+ * Headers on every answer, and on those of each kind. An answer a shared cache may keep has no
+ * `RateLimit`: that is one client's own (docs/api.md#limits).
+ */
+const POLICY_HEADERS = {
   "RateLimit-Policy": ref("headers", "RateLimit-Policy"),
   "Access-Control-Allow-Origin": ref("headers", "Access-Control-Allow-Origin"),
 };
-const CACHED_HEADERS = Object.assign({}, LIMIT_HEADERS, { ETag: ref("headers", "ETag"), "Cache-Control": ref("headers", "Cache-Control") });
+const LIMIT_HEADERS = Object.assign({ RateLimit: ref("headers", "RateLimit") }, POLICY_HEADERS);
+const CACHED_HEADERS = Object.assign({}, POLICY_HEADERS, {
+  ETag: ref("headers", "ETag"),
+  "Cache-Control": ref("headers", "Cache-Control"),
+});
 const REFUSED_HEADERS = Object.assign({}, LIMIT_HEADERS, { "Retry-After": ref("headers", "Retry-After") });
 
 const ok = (description: string, schema: string) => ({ description, headers: CACHED_HEADERS, content: json(ref("schemas", schema)) });
@@ -77,7 +83,8 @@ export function openApiDocument(): Json {
       version: VERSION,
       description:
         "Resolves decentralised identity documents and verifies every claim both ways; searches what this resolver has recorded. " +
-        "Guide: docs/api.md in the project. Every answer carries CORS and the client's rate-limit headers; a 200 carries an ETag.",
+        "Guide: docs/api.md in the project. Every answer carries CORS and the rate-limit policy; one no shared cache keeps also " +
+        "what the client has left of it (RateLimit). A 200 carries an ETag.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     paths: {
@@ -151,7 +158,8 @@ export function openApiDocument(): Json {
         "Cache-Control": { description: "How long the answer is fresh.", schema: { type: "string" } },
         RateLimit: {
           description:
-            'What the client has left of each policy: `"cold";r=12;t=40, "search";r=118;t=3` (draft-ietf-httpapi-ratelimit-headers-11).',
+            'What the client has left of each policy: `"cold";r=12;t=40, "search";r=118;t=3` (draft-ietf-httpapi-ratelimit-headers-11). ' +
+            "Only on answers no shared cache keeps (errors and refusals): a cached answer would hand one client's counters to others.",
           schema: { type: "string" },
         },
         "RateLimit-Policy": {

@@ -14,6 +14,7 @@ import {
   withNonce,
 } from "./page-cache";
 import { FAILED_PARTS_SCRIPT, FAULT_MARKS } from "./failed-parts";
+import { pageCacheUrl } from "./pages";
 
 type Get = { status: number; headers: IncomingHttpHeaders; body: string };
 
@@ -30,6 +31,7 @@ type Opts = {
   text?: () => string;
   maxBytes?: number;
   variant?: (ua: string) => string;
+  pageUrl?: (url: URL) => URL;
 };
 
 async function start(opts: Opts) {
@@ -41,6 +43,7 @@ async function start(opts: Opts) {
     ...(opts.now ? { now: opts.now } : {}),
     maxBytes: opts.maxBytes,
     ...(variant ? { variant: (req: IncomingMessage) => variant(req.headers["user-agent"] ?? "") } : {}),
+    ...(opts.pageUrl ? { pageUrl: opts.pageUrl } : {}),
   });
   const server: Server = createServer((req, res) => {
     void cache.serve(req, res, () => {
@@ -210,6 +213,21 @@ describe("page cache", () => {
     await s.get("/entity/a.example?x=1");
     await s.get("/entity/a.example?x=1");
     expect(s.renders()).toBe(2);
+  });
+
+  it("keys pages by the query parameters the page reads (pageCacheUrl): 2,000 unused query strings are one page", async () => {
+    const asked: string[] = [];
+    const s = await start({ version: () => "v1", pageUrl: (url) => (asked.push(url.search), pageCacheUrl(url)) });
+    for (let i = 0; i < 2000; i++) await s.get(`/entity/a.example?x=${i}`);
+    expect(s.renders()).toBe(1);
+    expect(s.cache.size).toBe(1);
+    // The parameters the page reads still make pages of their own, in whatever order they come.
+    await s.get("/entity/a.example?recheck=busy&retry=5");
+    await s.get("/entity/a.example?retry=5&x=3&recheck=busy");
+    await s.get("/search?q=alice.example&utm=1");
+    await s.get("/search?utm=2&q=alice.example");
+    expect(s.renders()).toBe(3);
+    expect(asked).toContain("?x=1999");
   });
 
   it("compresses for a client that takes gzip, stored or not, and the page is the same", async () => {

@@ -46,6 +46,11 @@ export type PageCacheOptions = {
    * HTML differs by client (Next places streamed metadata differently for bots). @default one copy
    */
   variant?(req: IncomingMessage): string;
+  /**
+   * The URL as its page reads it: requests whose URLs differ only in what the page ignores share one
+   * version and one stored copy. @default the URL as it came
+   */
+  pageUrl?(url: URL): URL;
   /** @default 32 MiB */
   maxBytes?: number;
 };
@@ -243,7 +248,8 @@ export function createPageCache(options: PageCacheOptions): PageCache {
   const versionOf = (url: URL) => versions(`${url.pathname}${url.search}`, url);
 
   async function serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void> {
-    const url = cacheableUrl(req);
+    const asked = cacheableUrl(req);
+    const url = asked && options.pageUrl ? options.pageUrl(asked) : asked;
     const version = url ? await versionOf(url) : null;
     if (!url || version === null) return render();
     const key = `${options.variant?.(req) ?? ""} ${url.pathname}${url.search}`;

@@ -59,6 +59,28 @@ export function pageOf(pathname: string, searchParams: URLSearchParams): Page | 
   return { kind: "entity", query: { input: lower, kind: "domain", domain: lower } };
 }
 
+/**
+ * The query parameters each page the page cache keeps reads (the page, its metadata, its re-check
+ * notice: components/timeline.tsx). Any other parameter changes nothing the page shows.
+ */
+const READ_PARAMS: ReadonlyMap<string, readonly string[]> = new Map([
+  ["/", []],
+  ["/search", ["q", "cursor", "refresh"]],
+  ["/entity/", ["refresh", "recheck", "retry", "partly", "rechecked"]],
+]);
+
+/**
+ * `url` as its page reads it (docs/decisions.md#page-cache): its path and only the parameters the
+ * page reads, in one order, so `?x=1`, `?x=2`, … are one page, not a new copy each.
+ */
+export function pageCacheUrl(url: URL): URL {
+  const read = READ_PARAMS.get(url.pathname.startsWith("/entity/") ? "/entity/" : url.pathname);
+  if (read === undefined) return url;
+  const kept = new URL(url.pathname, url.origin);
+  for (const name of read) for (const value of url.searchParams.getAll(name)) kept.searchParams.append(name, value);
+  return kept;
+}
+
 /** The HTTP status of a page, decided before its first byte streams. */
 export function statusOf(page: Page | null): number {
   return page?.kind === "bad-query" || page?.kind === "bad-check" ? 400 : page?.kind === "no-entity" ? 404 : 200;

@@ -105,7 +105,7 @@ const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) =>
 })
   // A request Node's parser refuses is answered with the same headers as every other (web/front.ts).
   .on("clientError", (err, socket) => {
-    const answer = globalThis.__identApp?.clientErrorAnswer(err.code);
+    const answer = globalThis.__identApp?.clientErrorAnswer(err.code, err.rawPacket);
     // As Node's own handler: answered unless a response on this connection has already begun.
     if (answer && socket.writable && !socket._httpMessage?.headersSent) socket.end(answer);
     else socket.destroy();

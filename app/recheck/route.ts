@@ -6,7 +6,7 @@ import { app } from "@/web/app";
 import { BODY_CAPS } from "@/web/front";
 
 /** The largest form body read: a domain and its field name (web/front.ts refuses a larger one before Next reads it). */
-const MAX_BODY = BODY_CAPS["/recheck"] ?? 2048;
+const MAX_BODY = BODY_CAPS.get("/recheck") ?? 2048;
 
 const plain = (status: number, text: string, extra: Record<string, string> = {}) =>
   new Response(`${text}\n`, { status, headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store", ...extra } });
