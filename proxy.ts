@@ -37,10 +37,14 @@ export async function proxy(request: NextRequest) {
   let refusedHeaders: Record<string, string> | null = null;
   if (page?.kind === "index-search") {
     // docs/architecture.md#traffic: `searches`; the page reads the refusal from the relayed admission.
-    const admitted = await admitSearch(app(), request.headers.get("x-forwarded-for"));
-    if (!admitted.ok) {
-      requestHeaders.set(ADMISSION_HEADER, relay(admitted));
-      const answer = answerRefusal(admitted.refused);
+    const forwardedFor = request.headers.get("x-forwarded-for");
+    const admitted = await admitSearch(app(), forwardedFor);
+    // A search the instance could not run now is refused before the first byte, with its status.
+    const busy = admitted.ok ? app().resolver.traffic.searches.wouldRefuse(app().clientOf(forwardedFor)) : null;
+    const refused = admitted.ok ? (busy ? { ok: false as const, refused: busy } : null) : admitted;
+    if (refused) {
+      requestHeaders.set(ADMISSION_HEADER, relay(refused));
+      const answer = answerRefusal(refused.refused);
       status = answer.status;
       refusedHeaders = answer.headers;
     }

@@ -8,6 +8,7 @@ import { createMetrics, type Metrics } from "./metrics";
 import { createResolver, type Resolver } from "./resolver";
 import { createWindows, fetchBudgets, isRefusal, type TrafficSettings, type Windows } from "./traffic";
 import { createOutboundGate } from "./traffic/outbound";
+import { createSearchGate, type SearchGate } from "./traffic/search-gate";
 import type { SearchResponse } from "./result/record";
 import { reverify, startCrawler, type Crawler } from "./discovery/crawler";
 import { openStore, type Store } from "./store";
@@ -22,6 +23,8 @@ export type Traffic = {
   windows: Windows;
   /** The outbound cap and its queue. */
   outbound: OutboundView;
+  /** Searches of the index at once, with a fair queue (lib/traffic/search-gate.ts). */
+  searches: SearchGate;
 };
 
 export type ConfiguredResolver = Resolver & {
@@ -119,7 +122,13 @@ export function createConfiguredResolver(
     },
   });
   const parts = {
-    traffic: { settings: limits, windows, outbound },
+    traffic: {
+      settings: limits,
+      windows,
+      outbound,
+      // docs/architecture.md#traffic: searches of the index at once, per instance (its engine) and per client.
+      searches: createSearchGate({ atOnce: limits.searchesAtOnce, waiting: limits.searchesWaiting, perClient: limits.searchesInProgress }),
+    },
     fleet,
     metrics,
     store,

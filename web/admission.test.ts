@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { Probe } from "../lib/resolver";
 import type { SearchResponse } from "../lib/result/record";
 import { createWindows, trafficSettings } from "../lib/traffic";
+import { createSearchGate } from "../lib/traffic/search-gate";
 import { admit, type AdmissionDeps } from "./admission";
 
 const ANSWER = { schema: "answer", query: {}, results: [], problems: [] } as unknown as SearchResponse;
@@ -18,7 +19,7 @@ function deps(probe: Probe) {
   const d = {
     resolver: {
       probe: async () => probe,
-      traffic: { settings, windows, outbound: { full: () => false, retryAfterS: 1, max: 64, stats: () => ({}) } },
+      traffic: { settings, windows, outbound: { full: () => false, retryAfterS: 1, max: 64, stats: () => ({}) }, searches: createSearchGate({ atOnce: 4, waiting: 16, perClient: 2 }) },
       metrics: { refusals: { inc: ({ limit }: { limit: string }) => void refused.push(limit) } },
     },
     clientOf: () => "203.0.113.7",

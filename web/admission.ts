@@ -11,7 +11,7 @@ import type { SearchResponse } from "../lib/result/record";
 import type { ConfiguredResolver } from "../lib/setup";
 import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { hostSpent } from "../lib/traffic";
-import { refusal, REFUSAL_KINDS, type Refusal } from "../lib/traffic/refusal";
+import { isRefusal, refusal, REFUSAL_KINDS, type Refusal } from "../lib/traffic/refusal";
 
 /** What admission needs: the resolver's cache probe, its limits and metrics, and the client of a request. */
 export type AdmissionDeps = {
@@ -114,14 +114,32 @@ export async function admitSearch(
 }
 
 /**
+ * Runs a read of the index that counts as a search (a search, a sitemap, a feed) in its turn
+ * (docs/architecture.md#traffic: `searchesAtOnce`, `searchesInProgress`), or answers the refusal.
+ * A client past its own limit waits a second for its refusal, as for lookups.
+ */
+export async function inSearchTurn<T>(deps: AdmissionDeps, forwardedFor: string | null, task: () => Promise<T>): Promise<T | Refusal> {
+  const { resolver } = deps;
+  const done = await resolver.traffic.searches.run(deps.clientOf(forwardedFor), task);
+  if (!isRefusal(done)) return done;
+  resolver.metrics.refusals.inc({ limit: done.refused });
+  if (done.refused === "searches_in_progress") await pause(OVER_LIMIT_DELAY_MS);
+  return done;
+}
+
+/** An answer of a route that answers by itself: the refusal as 429 or 503 with Retry-After. */
+export function refusalResponse(refused: Refusal): Response {
+  const answer = answerRefusal(refused);
+  return Response.json(answer.body, { status: answer.status, headers: answer.headers });
+}
+
+/**
  * {@link admitSearch} for a route that answers by itself (`/api/search`, the sitemaps): the refusal
  * as its answer (429 with Retry-After), or null when the request is taken on.
  */
 export async function searchRefused(deps: AdmissionDeps, request: Request): Promise<Response | null> {
   const admitted = await admitSearch(deps, request.headers.get("x-forwarded-for"));
-  if (admitted.ok) return null;
-  const answer = answerRefusal(admitted.refused);
-  return Response.json(answer.body, { status: answer.status, headers: answer.headers });
+  return admitted.ok ? null : refusalResponse(admitted.refused);
 }
 
 /** The request header that relays the proxy's admission to the page; the proxy always overwrites it. */

@@ -11,6 +11,7 @@ import type { SearchResponse } from "../lib/result/record";
 import type { Store } from "../lib/store";
 import type { IndexSearch } from "../lib/store/search";
 import { createWindows, trafficSettings } from "../lib/traffic";
+import { createSearchGate } from "../lib/traffic/search-gate";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { createApi, type ApiDeps, type ApiReply, type ApiRequest } from "./api";
@@ -76,7 +77,7 @@ function fixture() {
     remember: async (r: SearchResponse) => (state.remembered++, r),
     resolve: async () => (state.resolved++, response(`${state.name} (fetched)`)),
     generation: () => state.generation,
-    traffic: { settings: trafficSettings(), windows: createWindows(trafficSettings()), outbound: { full: () => false, retryAfterS: 1 } },
+    traffic: { settings: trafficSettings(), windows: createWindows(trafficSettings()), outbound: { full: () => false, retryAfterS: 1 }, searches: createSearchGate({ atOnce: 4, waiting: 16, perClient: 2 }) },
     metrics: { refusals: { inc: () => undefined } },
     store: Promise.resolve(store),
   } as unknown as ApiDeps["resolver"];

@@ -16,7 +16,7 @@ import type { ErrorBody } from "../lib/result/record";
 import type { ConfiguredResolver } from "../lib/setup";
 import { parseSearchText } from "../lib/store/search";
 import { answerRefusal, isRefusal, type Refusal } from "../lib/traffic";
-import { admit, admitSearch, type AdmissionDeps } from "./admission";
+import { admit, admitSearch, inSearchTurn, type AdmissionDeps } from "./admission";
 import { checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
 import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders, rateLimitPolicy, sharedCacheMayKeep } from "./api-headers";
 import { openApiDocument } from "./openapi";
@@ -169,10 +169,11 @@ export function createApi(deps: ApiDeps): Api {
     if (kept) return { status: 200, headers: fresh, json: null, bytes: kept };
     const store = await resolver.store;
     if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
-    const page = await store.search(text.text, cursor).catch((err: unknown) => {
+    const page = await inSearchTurn(deps, forwardedFor, () => store.search(text.text, cursor)).catch((err: unknown) => {
       log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     });
+    if (isRefusal(page)) return refused(page);
     if (page === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
     if (page === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
     const bytes = Buffer.from(JSON.stringify(page));

@@ -4,9 +4,10 @@
  * search of the client's minute, as the sitemaps do (docs/decisions.md#crawlers).
  */
 import { parseQuery } from "../lib/protocol/ids";
+import { isRefusal } from "../lib/traffic";
 import { entityChanges, issuerChanges } from "../lib/store/feeds";
 import type { AdmissionDeps } from "./admission";
-import { searchRefused } from "./admission";
+import { inSearchTurn, refusalResponse, searchRefused } from "./admission";
 import { CORS_HEADERS, etagOf, notModified } from "./api-headers";
 import { atomFeed, ATOM_TYPE } from "./feeds";
 import type { App } from "./app";
@@ -64,10 +65,11 @@ export async function answerFeed(
       entityPage,
     });
   };
-  const body = await read().catch((err: unknown) => {
+  const body = await inSearchTurn(app, request.headers.get("x-forwarded-for"), read).catch((err: unknown) => {
     app.log.warn(`store: the feed of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
     return undefined;
   });
+  if (isRefusal(body)) return refusalResponse(body);
   if (body === undefined) return text(503, "The index could not be read just now; try again shortly.", { "Retry-After": "5" });
   if (body === null) return text(404, `The index has no record of ${domain}; look it up first.`);
   const etag = etagOf(body);

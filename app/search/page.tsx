@@ -4,8 +4,8 @@ import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { headers } from "next/headers";
 import { RefusalNotice } from "@/components/refusal-notice";
-import type { Refusal } from "@/lib/traffic";
-import { ADMISSION_HEADER, relayed } from "@/web/admission";
+import { isRefusal, type Refusal } from "@/lib/traffic";
+import { ADMISSION_HEADER, inSearchTurn, relayed } from "@/web/admission";
 import { pageRequest } from "@/web/page-request";
 import { app } from "@/web/app";
 
@@ -70,12 +70,21 @@ async function IndexSearchPage({ text, cursor, refused }: { text: string; cursor
     );
   }
   const store = await app().resolver.store;
+  // docs/architecture.md#traffic: in its turn among the instance's searches.
   const found = store
-    ? await store.search(text, cursor).catch((err: unknown) => {
+    ? await inSearchTurn(app(), (await headers()).get("x-forwarded-for"), () => store.search(text, cursor)).catch((err: unknown) => {
         app().log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
         return undefined;
       })
     : undefined;
+  if (isRefusal(found)) {
+    return (
+      <div className="search-page">
+        <SearchForm value={text} compact />
+        <RefusalNotice refusal={found} headingLevel={1} />
+      </div>
+    );
+  }
   return (
     <div className="search-page">
       <SearchForm value={text} compact />

@@ -1,4 +1,5 @@
-import { searchRefused } from "@/web/admission";
+import { isRefusal } from "@/lib/traffic";
+import { inSearchTurn, refusalResponse, searchRefused } from "@/web/admission";
 import { app } from "@/web/app";
 import { sitemapIndexXml } from "@/web/crawlers";
 
@@ -14,7 +15,10 @@ export async function GET(request: Request) {
   if (refused) return refused;
   const store = await app().resolver.store;
   if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
-  const body = await sitemapIndexXml(store.db, app().config.publicUrl).catch(() => null);
+  const body = await inSearchTurn(app(), request.headers.get("x-forwarded-for"), () =>
+    sitemapIndexXml(store.db, app().config.publicUrl),
+  ).catch(() => null);
+  if (isRefusal(body)) return refusalResponse(body);
   if (body === null) return new Response("The index could not be read just now; try again shortly.\n", UNAVAILABLE);
   return new Response(body, { headers: { "Content-Type": "application/xml; charset=utf-8", "Cache-Control": "public, max-age=3600" } });
 }

@@ -58,6 +58,16 @@ export const REFUSAL_WORDS: Record<RefusalKind, { status: 429 | 503; heading: st
     heading: "Too many searches for now",
     meaning: "You have searched the index as many times as one client may in a minute.",
   },
+  searches_in_progress: {
+    status: 429,
+    heading: "Too many searches at once",
+    meaning: "You have as many searches of the index in progress as one client may at once.",
+  },
+  search_busy: {
+    status: 503,
+    heading: "The index is busy",
+    meaning: "This resolver is searching its index as much as it may at once just now.",
+  },
   lookups_in_progress: {
     status: 429,
     heading: "Too many lookups at once",

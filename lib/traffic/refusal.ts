@@ -33,6 +33,10 @@ export const REFUSAL_KINDS = [
   "connections",
   /** The client has searched the index as often as one client may this minute (`IDENT_SEARCHES_PER_MIN`). */
   "searches",
+  /** The client has as many searches of the index in progress as one client may. */
+  "searches_in_progress",
+  /** This instance is running as many searches of its index as it may, with a full queue. */
+  "search_busy",
 ] as const;
 
 export type FetchRefusalKind = (typeof FETCH_REFUSALS)[number];

@@ -1,4 +1,5 @@
-import { searchRefused } from "@/web/admission";
+import { isRefusal } from "@/lib/traffic";
+import { inSearchTurn, refusalResponse, searchRefused } from "@/web/admission";
 import { app } from "@/web/app";
 import { sitemapNumber, sitemapStream } from "@/web/crawlers";
 
@@ -14,7 +15,10 @@ export async function GET(request: Request, ctx: { params: Promise<{ file: strin
   if (refused) return refused;
   const store = await app().resolver.store;
   if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
-  const stream = await sitemapStream(store.db, app().config.publicUrl, n).catch(() => undefined);
+  const stream = await inSearchTurn(app(), request.headers.get("x-forwarded-for"), () =>
+    sitemapStream(store.db, app().config.publicUrl, n),
+  ).catch(() => undefined);
+  if (isRefusal(stream)) return refusalResponse(stream);
   if (stream === undefined) return new Response("The index could not be read just now; try again shortly.\n", UNAVAILABLE);
   if (stream === null) return new Response("No such sitemap.\n", NOT_FOUND);
   return new Response(stream, { headers: { "Content-Type": "application/xml; charset=utf-8", "Cache-Control": "public, max-age=3600" } });
