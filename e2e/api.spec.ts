@@ -70,16 +70,25 @@ test("a 200 carries a content ETag; If-None-Match with it answers 304 with no bo
   }
 });
 
-test("RateLimit and RateLimit-Policy name the client's cold-lookup and search limits; a search spends one", async ({ request }) => {
-  const first = await request.get("/api/search?q=acme");
-  const policy = items(first.headers()["ratelimit-policy"]);
+test("RateLimit and RateLimit-Policy name the client's cold-lookup and search limits; a search spends one; no shared cache gets one client's counters", async ({
+  request,
+}) => {
+  // What is left is said on answers no shared cache keeps: an empty search is refused, spending nothing.
+  const refusedSearch = () => request.get("/api/search?q=");
+  const before = await refusedSearch();
+  expect(before.status()).toBe(400);
+  const policy = items(before.headers()["ratelimit-policy"]);
   expect(policy.map(([name]) => name)).toEqual(["cold", "search"]);
   for (const [, params] of policy) expect(params).toEqual({ q: expect.any(Number), w: 60 });
-  const left = (r: typeof first) => Number(items(r.headers().ratelimit).find(([name]) => name === "search")?.[1].r);
-  const second = await request.get("/api/search?q=acme");
+  const left = (r: typeof before) => Number(items(r.headers().ratelimit).find(([name]) => name === "search")?.[1].r);
+  const searched = await request.get("/api/search?q=acme");
+  expect(searched.headers()["cache-control"]).toMatch(/^public/);
+  expect(searched.headers()["ratelimit-policy"]).toBe(before.headers()["ratelimit-policy"]);
+  expect(searched.headers().ratelimit).toBeUndefined();
+  const after = await refusedSearch();
   // Another test may search meanwhile (the suite runs in parallel): one at least, from this one.
-  expect(left(second)).toBeLessThan(left(first));
-  expect(Number(items(second.headers().ratelimit).find(([name]) => name === "search")?.[1].t)).toBeGreaterThanOrEqual(0);
+  expect(left(after)).toBeLessThan(left(before));
+  expect(Number(items(after.headers().ratelimit).find(([name]) => name === "search")?.[1].t)).toBeGreaterThanOrEqual(0);
 });
 
 test.describe("from a page on another origin", () => {

@@ -103,6 +103,22 @@ test("a stranger's requests: no stack trace, no log line over 1 KiB, no 500, the
   }
 });
 
+test("methods a page does not take (TRACE, PUT, DELETE, PATCH, OPTIONS): 405 with Allow, never a 500 or an error line (docs/decisions.md#methods)", async () => {
+  const from = logged.length;
+  for (const method of ["TRACE", "PUT", "DELETE", "PATCH", "OPTIONS"]) {
+    for (const target of ["/", "/entity/alice.example", "/search?q=alice", "/robots.txt", "/recheck"]) {
+      const a = await send(method, target, method === "TRACE" ? {} : { "content-length": "0" });
+      expect(a.status, `${method} ${target}`).toBe(405);
+      expect(a.headers.allow, `${method} ${target}`).toBe(target === "/recheck" ? "POST" : "GET, HEAD");
+      expect(a.headers["content-security-policy"]).toBeTruthy();
+    }
+  }
+  expect((await send("GET", "/recheck")).status).toBe(405);
+  await new Promise((r) => setTimeout(r, 500)); // the last request lines
+  const lines = logged.slice(from).split("\n").filter(Boolean);
+  expect(lines.filter((l) => /"level":"(error|warn)"/.test(l))).toEqual([]);
+});
+
 test("/metrics is on the operators' listener only: 404 on the public port, Prometheus text on IDENT_METRICS_ADDR", async ({ request }) => {
   const onPublic = await request.get(`http://127.0.0.1:${PORT}/metrics`);
   expect(onPublic.status()).toBe(404);

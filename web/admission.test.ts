@@ -19,7 +19,12 @@ function deps(probe: Probe) {
   const d = {
     resolver: {
       probe: async () => probe,
-      traffic: { settings, windows, outbound: { full: () => false, retryAfterS: 1, max: 64, stats: () => ({}) }, searches: createSearchGate({ atOnce: 4, waiting: 16, perClient: 2 }) },
+      traffic: {
+        settings,
+        windows,
+        outbound: { full: () => false, retryAfterS: 1, max: 64, stats: () => ({}) },
+        searches: createSearchGate({ atOnce: 4, waiting: 16, perClient: 2 }),
+      },
       metrics: { refusals: { inc: ({ limit }: { limit: string }) => void refused.push(limit) } },
     },
     clientOf: () => "203.0.113.7",

@@ -77,7 +77,12 @@ function fixture() {
     remember: async (r: SearchResponse) => (state.remembered++, r),
     resolve: async () => (state.resolved++, response(`${state.name} (fetched)`)),
     generation: () => state.generation,
-    traffic: { settings: trafficSettings(), windows: createWindows(trafficSettings()), outbound: { full: () => false, retryAfterS: 1 }, searches: createSearchGate({ atOnce: 4, waiting: 16, perClient: 2 }) },
+    traffic: {
+      settings: trafficSettings(),
+      windows: createWindows(trafficSettings()),
+      outbound: { full: () => false, retryAfterS: 1 },
+      searches: createSearchGate({ atOnce: 4, waiting: 16, perClient: 2 }),
+    },
     metrics: { refusals: { inc: () => undefined } },
     store: Promise.resolve(store),
   } as unknown as ApiDeps["resolver"];

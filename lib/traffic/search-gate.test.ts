@@ -18,7 +18,7 @@ const gateAtDefaults = (now?: () => number) =>
 
 /** A search that runs until it is let go. */
 function held() {
-  let release = () => undefined as void;
+  let release: () => void = () => undefined;
   const done = new Promise<string>((resolve) => (release = () => resolve("done")));
   return { task: () => done, release: () => release() };
 }
