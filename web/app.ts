@@ -11,7 +11,7 @@ import type { Crawler } from "@/lib/discovery/crawler";
 import { createLogger, type Logger } from "@/lib/log";
 import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
 import { clientKey } from "@/lib/traffic/client";
-import { clientErrorAnswer, FRONT_HEADERS, frontDoor, guardServer, quietConsole } from "./front";
+import { clientErrorAnswer, connectionRoom, descriptorLimit, FRONT_HEADERS, frontDoor, guardServer, quietConsole } from "./front";
 import { createApi, type Api } from "./api";
 import { createDeliveries, type Deliveries } from "./delivery";
 import { rateLimitHeaders, rateLimitPolicy } from "./api-headers";
@@ -125,6 +125,7 @@ export function app(): App {
     guard: (server) =>
       void guardServer(server, {
         maxPerClient: config.traffic.connectionsPerClient,
+        maxOpen: () => connectionRoom(descriptorLimit(), config.traffic.outbound),
         trustedHops: config.trustedHops,
         refused: () => resolver.metrics.refusals.inc({ limit: "connections" }),
       }),

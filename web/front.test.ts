@@ -247,6 +247,53 @@ describe("guardServer: connections per client, and timeouts (docs/deploying.md#s
       await new Promise<void>((resolve) => guarded.close(() => resolve()));
     }
   });
+  it("a total beside the share (connectionsInInstance): 8 addresses holding 6 idle connections each against a total of 40 leave another address served; the idle ones of the addresses holding the most are closed, never the newcomer's", async () => {
+    let refused = 0;
+    const guarded = createServer((_, res) => res.end("ok"));
+    const gate = guardServer(guarded, { maxPerClient: 10, maxOpen: () => 40, trustedHops: 0, refused: () => refused++ });
+    await new Promise<void>((resolve) => guarded.listen(0, "127.0.0.1", resolve));
+    const at = (guarded.address() as AddressInfo).port;
+    const sockets: Socket[] = [];
+    const open = (from: string) =>
+      new Promise<Socket>((resolve) => {
+        const socket = connect({ host: "127.0.0.1", port: at, localAddress: from });
+        sockets.push(socket);
+        socket.on("error", () => undefined);
+        socket.once("connect", () => resolve(socket));
+      });
+    const ask = (from: string) =>
+      new Promise<number>((resolve) => {
+        const req = request({ host: "127.0.0.1", port: at, localAddress: from, agent: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", () => resolve(0));
+        req.end();
+      });
+    try {
+      // 48 idle connections from 8 addresses, each within its share; the total holds 40.
+      for (let round = 0; round < 6; round++) for (let a = 1; a <= 8; a++) await open(`127.0.3.${a}`);
+      await vi.waitFor(() => expect(gate.open()).toBeLessThanOrEqual(40));
+      expect(refused).toBeGreaterThanOrEqual(8);
+      // The flood's addresses were evened out: none holds more than two over another.
+      const held = Array.from({ length: 8 }, (_, a) => gate.open(`127.0.3.${a + 1}`));
+      expect(Math.max(...held) - Math.min(...held)).toBeLessThanOrEqual(2);
+      // Another address is answered every time, while the flood holds on.
+      const answers = [];
+      for (let i = 0; i < 20; i++) answers.push(await ask("127.0.3.200"));
+      expect(answers).toEqual(Array(20).fill(200));
+      // The newcomer holding the most is the one whose new connection is closed.
+      const greedy: Socket[] = [];
+      for (let i = 0; i < 10; i++) greedy.push(await open("127.0.3.100"));
+      await vi.waitFor(() => expect(gate.open()).toBeLessThanOrEqual(40));
+      const now = Array.from({ length: 8 }, (_, a) => gate.open(`127.0.3.${a + 1}`));
+      expect(gate.open("127.0.3.100")).toBeLessThanOrEqual(Math.max(...now) + 1);
+      expect(Math.min(...now)).toBeGreaterThan(0);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => guarded.close(() => resolve()));
+    }
+  });
   it("a silent socket, a header sent a byte at a time, a body trickled and an idle keep-alive are all closed by the server, on real sockets", async () => {
     // Node keeps an answered keep-alive connection 1 s past keepAliveTimeout (against races with the
     // client's reuse): idle is set past that, so each socket's closing time says which timeout did it.

@@ -7,9 +7,11 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { readFileSync } from "node:fs";
 import { format } from "node:util";
 import type { Logger } from "../lib/log";
 import { addressGroup } from "../lib/traffic/client";
+import { LIMITS } from "../lib/traffic/limits";
 import { CORS_HEADERS } from "./api-headers";
 import { SECURITY_HEADERS } from "./security-headers";
 
@@ -147,46 +149,132 @@ export const SERVER_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, idleMs: 6
 export type GuardOptions = {
   /** `connectionsPerClient` (docs/architecture.md#traffic). */
   maxPerClient: number;
+  /**
+   * Connections open at most, all clients together (`connectionsInInstance`): the descriptor limit
+   * less what the rest of the app needs ({@link connectionRoom}); read again at most once a second, so
+   * a limit raised or lowered while the server runs is followed. @default the room at the default
+   * outbound cap
+   */
+  maxOpen?: () => number;
   /** With proxies in front, every connection is a proxy's: not counted per client here. */
   trustedHops: number;
-  /** Told of each connection closed at once. */
+  /** Told of each connection closed at once, or closed to make room. */
   refused?: () => void;
   /** @default SERVER_TIMEOUTS (the tests shorten them) */
   timeouts?: { headersMs: number; requestMs: number; idleMs: number; keepAliveMs: number };
 };
 
+/** Descriptors kept for what is not a client's connection: the store, its engine, logs, Next's files, workers. */
+export const RESERVED_DESCRIPTORS = 256;
+
+/**
+ * Connections the public server may hold (docs/deploying.md#staying-up-in-public): the process's
+ * descriptor limit less {@link RESERVED_DESCRIPTORS} and two for each outbound fetch (its socket, and
+ * a spare while a connection is replaced), never fewer than 64.
+ */
+export function connectionRoom(descriptors: number, outbound: number): number {
+  return Math.max(64, descriptors - RESERVED_DESCRIPTORS - 2 * outbound);
+}
+
+/** This process's soft limit on open descriptors (Linux: /proc/self/limits), or `fallback` where it cannot be read. */
+export function descriptorLimit(fallback = 1024): number {
+  try {
+    const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync("/proc/self/limits", "utf8"))?.[1];
+    return line === undefined ? fallback : line === "unlimited" ? Number.MAX_SAFE_INTEGER : Number(line);
+  } catch {
+    return fallback;
+  }
+}
+
+/** One open connection: whose, and how many requests it has in progress (none: idle). */
+type Held = { client: string; busy: number };
+
 /**
  * Guards the public server (docs/deploying.md#staying-up-in-public): timeouts so a silent or slow
- * connection is not held (headers within 10 s, the whole request within 30 s, 60 s of silence), and
- * at most `maxPerClient` connections open per client address, the ones beyond closed at once. Answers
- * the count of connections open per client, for the tests. Node checks the headers and request
- * timeouts every `connectionsCheckingInterval` (its default 30 s would let a silent socket stay 40 s
- * instead of 10): web/serve.js checks every second.
+ * connection is not held (headers within 10 s, the whole request within 30 s, 60 s of silence); at
+ * most `maxPerClient` connections open per client address, the ones beyond closed at once; and at most
+ * `maxOpen` all together, nginx's `worker_connections` beside its `limit_conn`. Near the total (nine
+ * tenths of it), each new connection closes an idle one of the address holding the most; at the total,
+ * a connection of the address holding the most is closed to make room, an idle one first. When the
+ * newcomer's own address holds the most, its new connection takes the place of an idle one of its own,
+ * or is closed at the total. A client with few connections is never the one refused. Answers the count of connections open per client and in all, for the
+ * tests. Node checks the headers and request timeouts every `connectionsCheckingInterval` (its default
+ * 30 s would let a silent socket stay 40 s instead of 10): web/serve.js checks every second.
  */
-export function guardServer(server: Server, options: GuardOptions): { open(client: string): number } {
+export function guardServer(server: Server, options: GuardOptions): { open(client?: string): number } {
   const timeouts = options.timeouts ?? SERVER_TIMEOUTS;
   server.headersTimeout = timeouts.headersMs;
   server.requestTimeout = timeouts.requestMs;
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.setTimeout(timeouts.idleMs, (socket) => socket.destroy());
-  const open = new Map<string, number>();
-  if (options.trustedHops === 0) {
-    // First of the connection listeners: one past the limit is closed before HTTP sets anything up for it.
-    server.prependListener("connection", (socket: Socket) => {
-      const client = addressGroup(socket.remoteAddress ?? "unknown");
-      const count = open.get(client) ?? 0;
-      if (count >= options.maxPerClient) {
-        options.refused?.();
-        socket.destroy();
-        return;
-      }
-      open.set(client, count + 1);
-      socket.once("close", () => {
-        const left = (open.get(client) ?? 1) - 1;
-        if (left > 0) open.set(client, left);
-        else open.delete(client);
-      });
-    });
+  const perClient = options.trustedHops === 0;
+  const byClient = new Map<string, Set<Socket>>();
+  const held = new WeakMap<Socket, Held>();
+  let total = 0;
+  const readRoom = options.maxOpen ?? (() => connectionRoom(descriptorLimit(), LIMITS.outbound.default));
+  let room = { max: readRoom(), readAt: Date.now() };
+  const maxOpen = () => {
+    if (Date.now() - room.readAt >= 1000) room = { max: readRoom(), readAt: Date.now() };
+    return room.max;
+  };
+
+  /** The clients holding the most connections first. */
+  const heaviest = () => [...byClient].sort((a, b) => b[1].size - a[1].size);
+  const idleOf = (sockets: Set<Socket>) => {
+    for (const s of sockets) if (held.get(s)?.busy === 0) return s;
+    return undefined;
+  };
+  const close = (socket: Socket) => {
+    options.refused?.();
+    socket.destroy();
+  };
+
+  /** Makes room for a connection of `client` near or at the total; false when it is the newcomer's to close. */
+  function makeRoom(client: string, full: boolean): boolean {
+    const order = heaviest();
+    const most = order[0]?.[1].size ?? 0;
+    const own = byClient.get(client);
+    if ((own?.size ?? 0) >= most) {
+      // The newcomer's address holds the most: its new connection takes the place of an idle one of its own.
+      const idle = own ? idleOf(own) : undefined;
+      if (idle) return (close(idle), true);
+      return !full;
+    }
+    // An idle connection of the address holding the most, or of the next; at the total, any of the first.
+    for (const [, sockets] of order) {
+      if (sockets.size <= (byClient.get(client)?.size ?? 0)) break;
+      const idle = idleOf(sockets);
+      if (idle) return (close(idle), true);
+    }
+    if (!full) return true;
+    const newest = [...(order[0]?.[1] ?? [])].at(-1);
+    if (newest) close(newest);
+    return true;
   }
-  return { open: (client) => open.get(client) ?? 0 };
+
+  // First of the connection listeners: one refused is closed before HTTP sets anything up for it.
+  server.prependListener("connection", (socket: Socket) => {
+    const client = perClient ? addressGroup(socket.remoteAddress ?? "unknown") : "proxy";
+    const mine = byClient.get(client)?.size ?? 0;
+    if (perClient && mine >= options.maxPerClient) return close(socket);
+    const max = maxOpen();
+    if (total >= Math.floor(max * 0.9) && !makeRoom(client, total >= max)) return close(socket);
+    const sockets = byClient.get(client) ?? new Set<Socket>();
+    byClient.set(client, sockets);
+    sockets.add(socket);
+    held.set(socket, { client, busy: 0 });
+    total++;
+    socket.once("close", () => {
+      total--;
+      sockets.delete(socket);
+      if (sockets.size === 0 && byClient.get(client) === sockets) byClient.delete(client);
+    });
+  });
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const state = held.get(req.socket);
+    if (!state) return;
+    state.busy++;
+    res.once("close", () => state.busy--);
+  });
+  return { open: (client) => (client === undefined ? total : (byClient.get(client)?.size ?? 0)) };
 }
