@@ -4,7 +4,7 @@
  */
 import { clipDescription, clipName, safeUrl, wellFormed } from "./display";
 import { REASON_TEXT, reasonFix, STATUS_TEXT, statusFix, type Settings } from "./explain";
-import { extend } from "../objects";
+import { extend, ownValue } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
 import type { Claim, EntityResult, EntityStatus, Source } from "../result/record";
 import { parseCredentialDocument } from "../documents/credential";
@@ -118,12 +118,15 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
   };
 }
 
-/** A string at `path` inside an untrusted value, or null. */
+/**
+ * A string at `path` inside an untrusted value, or null. Own fields only: a claimed entry with a
+ * `__proto__` field, copied onto `{}` below, would otherwise lend its fields (docs/decisions.md#rendering).
+ */
 function get(value: unknown, ...path: string[]): string | null {
   let v = value;
   for (const key of path) {
     if (!isRecord(v)) return null;
-    v = v[key];
+    v = ownValue(v, key);
   }
   return str(v);
 }
