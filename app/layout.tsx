@@ -3,6 +3,7 @@ import type { ReactNode } from "react";
 import { JsonLd } from "@/components/json-ld";
 import { FailedParts } from "@/components/failed-parts-script";
 import { RevealAtOnce } from "@/components/reveal-at-once";
+import { SiteHeader } from "@/components/site-header";
 import { connection } from "next/server";
 import { headResults, isProfilePage } from "@/web/page-request";
 import { siteImageMetadata } from "@/web/preview-image";
@@ -44,11 +45,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
         <a className="skip-link" href="#main">
           Skip to content
         </a>
-        <header className="site-header">
-          <a href="/" className="brand" aria-label="ident resolver, home">
-            ident<span>resolver</span>
-          </a>
-        </header>
+        <SiteHeader />
         <main id="main">{children}</main>
         <footer className="site-footer">
           <p>Claims count only when both sides name each other. Documents are fetched server-side and may be up to a day old.</p>

@@ -3,9 +3,9 @@ import { parseArgs } from "node:util";
 import { configErrorMessage, parseConfig } from "../lib/config";
 import { openStore, type Store } from "../lib/store";
 import { parseSearchText, type IndexSearch } from "../lib/store/search";
-import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
+import { reasonText, statusText } from "../lib/present/explain";
 import { parseQuery, QUERY_FORMS } from "../lib/protocol/ids";
-import type { Claim, EntityResult, EntityStatus, SearchResponse, Source } from "../lib/result/record";
+import type { Claim, EntityResult, SearchResponse, Source } from "../lib/result/record";
 import { VERSION } from "../lib/version";
 import type { Io } from "./io";
 import { printable } from "./print";
@@ -48,7 +48,7 @@ function claimLines(title: string, claims: Claim[]): string[] {
       lines.push(`  ✓ ${id}`);
     } else {
       const reason = claim.reason ?? "not_found";
-      lines.push(`  ✗ ${id}: ${REASON_TEXT[reason]} [${reason}]`);
+      lines.push(`  ✗ ${id}: ${reasonText(reason)} [${reason}]`);
       const detail = claim.problems.find((p) => p.code === reason);
       if (detail) lines.push(`      ${printable(detail.message)}`);
     }
@@ -62,7 +62,7 @@ function entityLines(result: EntityResult): string[] {
   const e = result.entity;
   const name = e.details?.name ? `${printable(e.details.name)} ` : "";
   const kind = e.entity_type ? ` (${printable(e.entity_type)})` : "";
-  const lines = [`${name}[${e.domain}]${kind}: ${STATUS_TEXT[e.status]}`];
+  const lines = [`${name}[${e.domain}]${kind}: ${statusText(e.status)}`];
   if (e.network_id) lines.push(`  network_id: ${printable(e.network_id)}`);
   if (e.source) lines.push(`  from ${sourceLine(e.source)}`);
   lines.push(`  fetched ${result.cache.fetched_at}${result.cache.stale ? " (stale copy, refreshing)" : ""}`);
@@ -210,7 +210,8 @@ export function formatHits(page: IndexSearch): string {
     const verdict =
       hit.status === "accepted"
         ? `${hit.verified} verified, ${hit.unverified} not verified`
-        : (STATUS_TEXT[hit.status as EntityStatus] ?? hit.status);
+        : // The index's status, which an import fills with any text: one with no words is printed as itself (docs/decisions.md#rendering).
+          (statusText(hit.status) ?? printable(hit.status));
     lines.push(`${name}[${hit.domain}]${kind}: ${verdict}; last checked ${hit.last_checked_at}`);
     if (hit.description) lines.push(`  ${printable(hit.description.slice(0, 160))}`);
   }

@@ -1,8 +1,8 @@
+import { ownValue } from "@/lib/objects";
 import { clip, clipName, wellFormed } from "@/lib/present/display";
-import { STATUS_TEXT } from "@/lib/present/explain";
+import { statusText } from "@/lib/present/explain";
 import { markWords } from "@/lib/present/marks";
 import { exactly, when } from "@/lib/present/when";
-import type { EntityStatus } from "@/lib/result/record";
 import type { IndexSearch } from "@/lib/store/search";
 
 /** Untrusted text with the searched words marked; React escapes every segment. */
@@ -10,6 +10,7 @@ function Marked({ text, search }: { text: string; search: string }) {
   return <bdi>{markWords(text, search).map((s, i) => (s.marked ? <mark key={i}>{s.text}</mark> : s.text))}</bdi>;
 }
 
+/** The badge of each entity type; any other type, `constructor` among them, has none (docs/decisions.md#rendering). */
 const BADGE: Record<string, string> = { person: "Person", organization: "Organization" };
 
 /** Said when a search of very common words stopped before it filled its page (docs/decisions.md#search-at-size). */
@@ -47,8 +48,7 @@ export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSe
       <CutShort page={page} />
       <ol className="hits" data-testid="hits">
         {page.results.map((hit) => {
-          const badge = hit.entity_type ? BADGE[hit.entity_type.toLowerCase()] : undefined;
-          const status = hit.status as EntityStatus;
+          const badge = hit.entity_type ? ownValue(BADGE, hit.entity_type.toLowerCase()) : undefined;
           return (
             <li key={hit.domain} className="hit" data-testid="hit" data-domain={hit.domain}>
               <h2 className="hit-name">
@@ -74,7 +74,8 @@ export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSe
                     <span className={hit.unverified > 0 ? "hit-unverified" : undefined}>{hit.unverified} not verified</span>
                   </>
                 ) : (
-                  <span>{STATUS_TEXT[status] ?? hit.status}</span>
+                  // The index's status, which an import fills with any text: one it has no words for is said as itself.
+                  <span>{statusText(hit.status) ?? <bdi>{clipName(wellFormed(hit.status))}</bdi>}</span>
                 )}{" "}
                 · last checked{" "}
                 <time dateTime={hit.last_checked_at} title={exactly(hit.last_checked_at)}>

@@ -1,34 +1,10 @@
 import { REFUSAL_WORDS } from "@/lib/traffic/answer";
 import { REFUSAL_KINDS } from "@/lib/traffic/refusal";
-import { clipName, wellFormed } from "@/lib/present/display";
-import { REASON_TEXT, STATUS_TEXT } from "@/lib/present/explain";
-import { exactly } from "@/lib/present/when";
-import { REASONS, type Reason } from "@/lib/protocol/reasons";
-import { EntityStatus } from "@/lib/result/record";
-import type { Change } from "@/lib/store/verdicts";
+import { changeText, exactly } from "@/lib/present/when";
 import { app } from "@/web/app";
 
 /** Changes shown on the page; the API has the rest. */
 const SHOWN = 10;
-
-const KIND: Record<Exclude<Change["kind"], "entity">, string> = {
-  properties: "Property",
-  credentials: "Credential",
-  connections: "Connection",
-};
-
-function changeText(c: Change): string {
-  if (c.kind === "entity") {
-    const status = EntityStatus.safeParse(c.status);
-    return status.success && status.data === "accepted"
-      ? "Entity document accepted"
-      : `Entity document not accepted: ${status.success ? STATUS_TEXT[status.data] : "unknown status"}`;
-  }
-  const id = clipName(wellFormed(c.id ?? "(no id)"));
-  if (c.verified) return `${KIND[c.kind]} ${id} verified`;
-  const reason = c.reason && (REASONS as readonly string[]).includes(c.reason) ? REASON_TEXT[c.reason as Reason] : "not verified";
-  return `${KIND[c.kind]} ${id} not verified: ${reason}`;
-}
 
 /**
  * The entity's latest changes of verdict from the index (docs/decisions.md#the-index), read once the

@@ -48,6 +48,21 @@ for (const scheme of ["light", "dark"] as const) {
   }
 }
 
+// WCAG 2.5.3 (label in name; Lighthouse's label-content-name-mismatch): the brand link is named by the
+// words it shows, then ", home" for a screen reader only (components/site-header.tsx).
+test("the brand link's accessible name begins with the words it shows", async ({ page }) => {
+  await page.goto("/");
+  const brand = page.getByRole("banner").getByRole("link");
+  await expect(brand).toHaveAccessibleName("ident resolver, home");
+  // What is seen: its text without what is visually hidden.
+  const shown = await brand.evaluate((a) => {
+    const copy = a.cloneNode(true) as HTMLElement;
+    for (const hidden of copy.querySelectorAll(".visually-hidden")) hidden.remove();
+    return (copy.textContent ?? "").replace(/\s+/g, " ").trim();
+  });
+  expect(shown).toBe("ident resolver");
+});
+
 for (const width of [360, 375, 1280]) {
   test(`no horizontal overflow, and screenshots, at ${width} px`, async ({ page }) => {
     await page.setViewportSize({ width, height: 900 });

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { extend } from "./objects";
+import { extend, ownValue } from "./objects";
 
 // V8's own test of two objects' hidden classes, available once natives syntax is allowed.
 setFlagsFromString("--allow-natives-syntax");
@@ -25,5 +25,26 @@ describe("extend (docs/architecture.md#object-shapes)", () => {
     const make = (i: number) => ({ id: "x", since: i });
     expect(sameMap(make(1), make(2))).toBe(true);
     expect(sameMap(make(1), { since: 1, id: "x" })).toBe(false);
+  });
+});
+
+describe("ownValue (docs/decisions.md#rendering)", () => {
+  const table: Record<string, string> = { person: "Person", organization: "Organization" };
+  it.each([
+    ["person", "Person"],
+    ["organization", "Organization"],
+    ["robot", undefined],
+    ["", undefined],
+    ["constructor", undefined],
+    ["__proto__", undefined],
+    ["toString", undefined],
+    ["hasOwnProperty", undefined],
+    ["valueOf", undefined],
+    ["__defineGetter__", undefined],
+  ])("%s → %s", (key, value) => expect(ownValue(table, key)).toBe(value));
+
+  it("a key the table does hold is its value, even one named like a prototype member", () => {
+    const named: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, { constructor: 1, toString: 2 });
+    expect([ownValue(named, "constructor"), ownValue(named, "toString"), ownValue(named, "valueOf")]).toEqual([1, 2, undefined]);
   });
 });

@@ -8,3 +8,12 @@
 export function extend<A extends object, B extends object>(base: A, extra: B): Omit<A, keyof B> & B {
   return Object.assign({}, base, extra);
 }
+
+/**
+ * `table[key]` when `key` is one of the table's own keys, else undefined (docs/decisions.md#rendering).
+ * For a key that comes from a publisher, the index or a file: on a plain object, `constructor`,
+ * `toString`, `hasOwnProperty` or `__proto__` would answer a member of Object's prototype.
+ */
+export function ownValue<V>(table: Readonly<Record<string, V>>, key: string): V | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}

@@ -5,9 +5,9 @@
  * it is the same on every instance and after the index is moved. Written from the index only.
  */
 import { createHash } from "node:crypto";
-import { REASON_TEXT, STATUS_TEXT } from "../lib/present/explain";
+import { ownValue } from "../lib/objects";
+import { reasonText, statusText } from "../lib/present/explain";
 import { clip, withoutBidiControls } from "../lib/present/display";
-import { REASONS, type Reason } from "../lib/protocol/reasons";
 import type { FeedChange } from "../lib/store/feeds";
 import { xml } from "./xml";
 
@@ -32,18 +32,22 @@ const KIND_WORDS: Record<FeedChange["kind"], string> = {
   connections: "Connection",
 };
 
-/** What changed, in plain words: the title of its entry. */
+/**
+ * What changed, in plain words: the title of its entry. The status, reason and kind are the index's,
+ * which an import fills with any text: a status outside the closed set is said as itself, a reason
+ * or kind in neutral words (docs/decisions.md#rendering).
+ */
 export function changeTitle(change: FeedChange): string {
   const who = line(change.name ?? change.domain, 70);
   if (change.kind === "entity") {
-    const status = (STATUS_TEXT as Record<string, string>)[change.status ?? ""] ?? change.status ?? "changed";
-    return status === "accepted" ? `${who}: the entity is accepted` : `${who}: ${status}`;
+    if (change.status === "accepted") return `${who}: the entity is accepted`;
+    const status = change.status === null ? "changed" : (statusText(change.status) ?? line(change.status, 70));
+    return `${who}: ${status}`;
   }
   const claim = line(change.label ?? change.id ?? change.claim_key, 90);
-  if (change.verified) return `${who}: ${KIND_WORDS[change.kind]} ${claim} is verified`;
-  const reason =
-    change.reason && (REASONS as readonly string[]).includes(change.reason) ? REASON_TEXT[change.reason as Reason] : "not verified";
-  return `${who}: ${KIND_WORDS[change.kind]} ${claim} is no longer verified (${reason})`;
+  const kind = ownValue(KIND_WORDS, change.kind) ?? "Claim";
+  if (change.verified) return `${who}: ${kind} ${claim} is verified`;
+  return `${who}: ${kind} ${claim} is no longer verified (${reasonText(change.reason ?? "") ?? "not verified"})`;
 }
 
 export type FeedOptions = {

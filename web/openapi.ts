@@ -107,10 +107,11 @@ export function openApiDocument(): Json {
         options: PREFLIGHT,
       },
       "/api/entity/{domain}/history": {
+        // Declared for the path, so that each of its operations (the preflight too) has its parameter.
+        parameters: parameters(HistoryParams, "path"),
         get: {
           operationId: "history",
           summary: "The changes of verdict recorded for one entity, newest first; never fetches",
-          parameters: parameters(HistoryParams, "path"),
           responses: Object.assign({ "200": ok("The entity's recorded changes.", "History") }, COMMON, {
             "404": {
               description: "The index has no record of this domain.",

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { REASONS } from "../protocol/reasons";
 import { EntityStatus } from "../result/record";
-import { CATALOGUE, explainProblem, reasonFix, statusFix, words } from "./explain";
+import { CATALOGUE, explainProblem, reasonFix, reasonText, statusFix, statusText, words } from "./explain";
 
 /** Every `error("code"` and `warning("code"` written in lib/: the problem codes the resolver can emit. */
 function emittedCodes(): { code: string; severity: "error" | "warning" }[] {
@@ -33,7 +33,27 @@ describe("the catalogue of reasons (docs/decisions.md#reasons)", () => {
     for (const { code, severity } of codes) expect(explainProblem(code, severity), `${severity} ${code}`).not.toBeNull();
   });
   it("knows no code it does not list, not even one named like an object's property", () => {
-    for (const code of ["constructor", "__proto__", "toString", "nope"]) expect(explainProblem(code, "error")).toBeNull();
+    for (const code of ["constructor", "__proto__", "toString", "hasOwnProperty", "nope"]) {
+      for (const severity of ["error", "warning"] as const) expect(explainProblem(code, severity), `${severity} ${code}`).toBeNull();
+      for (const prefer of CATALOGUE.map((s) => s.anchor)) expect(explainProblem(code, "error", prefer), `${prefer} ${code}`).toBeNull();
+    }
+  });
+  // docs/decisions.md#rendering: a status or reason read from the index or a file may be any text.
+  const NOT_LISTED = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "", "Accepted", "nope"];
+  it.each(NOT_LISTED)("has no words for the status or reason %j, rather than a prototype member", (value) => {
+    const settings = { fetchTimeoutMs: 10_000 };
+    expect([statusText(value), reasonText(value), statusFix(value, settings), reasonFix(value, settings)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+  it("has words for every status and reason of the closed sets", () => {
+    for (const status of EntityStatus.options) expect(statusText(status), status).toMatch(/^[a-z]/);
+    for (const reason of REASONS) expect(reasonText(reason), reason).toMatch(/^[a-z]/);
+    expect(statusText("unreachable")).toBe("the domain could not be reached");
+    expect(reasonText("not_listed")).toBe("the property does not name this entity as an owner");
   });
   it("says each in sentences", () => {
     for (const section of CATALOGUE) {

@@ -4,6 +4,7 @@
  * source of these words: the cards, `/reasons`, the CLI and `ident check` all read them from here.
  */
 import { DEFAULTS, MiB } from "../limits";
+import { ownValue } from "../objects";
 import type { EntityStatus } from "../result/record";
 import { REASONS, type Reason } from "../protocol/reasons";
 
@@ -248,9 +249,9 @@ export const reasonAnchor = (section: CatalogueSection, code: string) => `${sect
 export const words = (text: Words, s: Settings) => (typeof text === "string" ? text : text(s));
 
 /** Short plain words for each reason, shown beside the detailed message. */
-export const REASON_TEXT = Object.fromEntries(REASONS.map((r) => [r, CLAIM_REASONS[r].short])) as Record<Reason, string>;
+const REASON_WORDS = Object.fromEntries(REASONS.map((r) => [r, CLAIM_REASONS[r].short])) as Record<Reason, string>;
 
-export const STATUS_TEXT: Record<EntityStatus, string> = {
+const STATUS_WORDS: Record<EntityStatus, string> = {
   accepted: "accepted",
   ...(Object.fromEntries(Object.entries(ENTITY_STATUSES).map(([k, v]) => [k, v.short])) as Record<
     Exclude<EntityStatus, "accepted">,
@@ -258,11 +259,39 @@ export const STATUS_TEXT: Record<EntityStatus, string> = {
   >),
 };
 
-/** What the publisher can do about a claim that failed for `reason`. */
-export const reasonFix = (reason: Reason, s: Settings) => words(CLAIM_REASONS[reason].fix, s);
+/**
+ * The few words of a reason, shown beside the detailed message. A value outside the closed set (an
+ * imported index's, `constructor` among them) has none: undefined, for the caller to say in its own
+ * words (docs/decisions.md#rendering).
+ */
+export function reasonText(reason: Reason): string;
+export function reasonText(reason: string): string | undefined;
+export function reasonText(reason: string): string | undefined {
+  return ownValue(REASON_WORDS, reason);
+}
 
-/** What the publisher of an entity can do when its document was not accepted. */
-export const statusFix = (status: Exclude<EntityStatus, "accepted">, s: Settings) => words(ENTITY_STATUSES[status].fix, s);
+/** The few words of an entity's status; undefined for a value outside the closed set, as {@link reasonText}. */
+export function statusText(status: EntityStatus): string;
+export function statusText(status: string): string | undefined;
+export function statusText(status: string): string | undefined {
+  return ownValue(STATUS_WORDS, status);
+}
+
+/** What the publisher can do about a claim that failed for `reason`; undefined for a value outside the closed set. */
+export function reasonFix(reason: Reason, s: Settings): string;
+export function reasonFix(reason: string, s: Settings): string | undefined;
+export function reasonFix(reason: string, s: Settings): string | undefined {
+  const entry = ownValue(CLAIM_REASONS, reason);
+  return entry && words(entry.fix, s);
+}
+
+/** What the publisher of an entity can do when its document was not accepted; undefined for a status outside the closed set. */
+export function statusFix(status: Exclude<EntityStatus, "accepted">, s: Settings): string;
+export function statusFix(status: string, s: Settings): string | undefined;
+export function statusFix(status: string, s: Settings): string | undefined {
+  const entry = ownValue(ENTITY_STATUSES, status);
+  return entry && words(entry.fix, s);
+}
 
 /** The entry for a problem code of a document: a rejection, a claim reason or a warning. */
 export function explainProblem(
@@ -276,9 +305,10 @@ export function explainProblem(
       ? ["warning", "document", "claim", "entity"]
       : ["document", "claim", "entity", "warning"];
   for (const section of order) {
-    const entries = CATALOGUE.find((s) => s.anchor === section)?.entries as Record<string, Explanation> | undefined;
+    const entries = CATALOGUE.find((s) => s.anchor === section)?.entries;
     // Own entries only: a code such as "constructor" is no entry.
-    if (entries && Object.hasOwn(entries, code)) return { section, entry: entries[code] as Explanation };
+    const entry = entries ? ownValue(entries, code) : undefined;
+    if (entry) return { section, entry };
   }
   return null;
 }

@@ -3,8 +3,8 @@
  * string here is untrusted text, already cut to the display limits; every link is http(s) only.
  */
 import { clipDescription, clipName, safeUrl, wellFormed } from "./display";
-import { REASON_TEXT, reasonFix, STATUS_TEXT, statusFix, type Settings } from "./explain";
-import { extend } from "../objects";
+import { reasonFix, reasonText, statusFix, statusText, type Settings } from "./explain";
+import { extend, ownValue } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
 import type { Claim, EntityResult, EntityStatus, Source } from "../result/record";
 import { parseCredentialDocument } from "../documents/credential";
@@ -90,13 +90,13 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
             entity.problems
               .filter((p) => p.severity === "error")
               .map((p) => wellFormed(p.message))
-              .join(" ") || STATUS_TEXT[entity.status],
+              .join(" ") || statusText(entity.status),
           fix: statusFix(entity.status, settings),
         };
   return {
     domain: entity.domain,
     status: entity.status,
-    statusText: STATUS_TEXT[entity.status],
+    statusText: statusText(entity.status),
     name: clipName(str(d.name) ?? entity.domain),
     badge,
     networkId: entity.network_id ?? null,
@@ -118,12 +118,15 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
   };
 }
 
-/** A string at `path` inside an untrusted value, or null. */
+/**
+ * A string at `path` inside an untrusted value, or null. Own fields only: a claimed entry with a
+ * `__proto__` field, copied onto `{}` below, would otherwise lend its fields (docs/decisions.md#rendering).
+ */
 function get(value: unknown, ...path: string[]): string | null {
   let v = value;
   for (const key of path) {
     if (!isRecord(v)) return null;
-    v = v[key];
+    v = ownValue(v, key);
   }
   return str(v);
 }
@@ -137,8 +140,8 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
     reason: claim.reason
       ? {
           code: claim.reason,
-          text: REASON_TEXT[claim.reason],
-          detail: wellFormed(claim.problems.find((p) => p.code === claim.reason)?.message ?? REASON_TEXT[claim.reason]),
+          text: reasonText(claim.reason),
+          detail: wellFormed(claim.problems.find((p) => p.code === claim.reason)?.message ?? reasonText(claim.reason)),
           fix: reasonFix(claim.reason, settings),
           technical: opt(claim.problems.find((p) => p.code === claim.reason)?.detail ?? null, (d) => clipDescription(wellFormed(d))),
         }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Claim } from "../result/record";
-import { claimHistoryWords, exactly, when } from "./when";
+import type { Change } from "../store/verdicts";
+import { changeText, claimHistoryWords, exactly, when } from "./when";
 
 const NOW = new Date("2026-11-22T15:00:00.000Z");
 const claim = (c: Partial<Claim>): Claim => ({ id: "§:property:x.example", verified: true, claimed: {}, problems: [], ...c });
@@ -66,5 +67,32 @@ describe("times from the index in words (docs/decisions.md#the-index)", () => {
 
   it("nothing without an index", () => {
     expect(claimHistoryWords(claim({}), NOW)).toBeNull();
+  });
+});
+
+describe("a recorded change in words, for the timeline (docs/decisions.md#rendering)", () => {
+  const AT = "2026-11-22T09:12:00.000Z";
+  const change = (c: Partial<Change>): Change => Object.assign({ at: AT, kind: "entity", id: null }, c) as Change;
+  it.each([
+    [{ status: "accepted" }, "Entity document accepted"],
+    [{ status: "unreachable" }, "Entity document not accepted: the domain could not be reached"],
+    [{}, "Entity document not accepted: unknown status"],
+    [{ kind: "properties", id: "§:property:b.example", verified: true }, "Property §:property:b.example verified"],
+    [
+      { kind: "credentials", id: "@a@b.example", verified: false, reason: "not_listed" },
+      "Credential @a@b.example not verified: the property does not name this entity as an owner",
+    ],
+  ] as const)("%o → %s", (c, text) => expect(changeText(change(c))).toBe(text));
+
+  // As an imported index may hold them: any text, named like a member of Object's prototype among them.
+  it.each(["constructor", "__proto__", "toString", "hasOwnProperty"])("a status, reason or kind %j is said in neutral words", (value) => {
+    expect(changeText(change({ status: value }))).toBe("Entity document not accepted: unknown status");
+    expect(changeText(change({ kind: "connections", id: "https://x.example/", verified: false, reason: value }))).toBe(
+      "Connection https://x.example/ not verified: not verified",
+    );
+    expect(changeText(change({ kind: value as Change["kind"], id: "x", verified: true }))).toBe("Claim x verified");
+    expect(changeText(change({ kind: value as Change["kind"], id: "x", verified: false, reason: value }))).toBe(
+      "Claim x not verified: not verified",
+    );
   });
 });

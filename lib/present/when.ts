@@ -3,8 +3,11 @@
  * "failing since 09:12 UTC, last verified yesterday". Always UTC, so a page reads the same wherever
  * it is rendered.
  */
+import { ownValue } from "../objects";
 import type { Claim } from "../result/record";
-import { REASON_TEXT } from "./explain";
+import type { Change } from "../store/verdicts";
+import { clipName, wellFormed } from "./display";
+import { reasonText, statusText } from "./explain";
 
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 const DAY_MS = 86_400_000;
@@ -43,7 +46,7 @@ export function claimHistoryWords(claim: Claim, now: Date): ClaimHistoryWords | 
     const last = since.last_verified_at ?? since.last_checked_at;
     return {
       text: `Last verified ${when(last, now)}`,
-      stale: `Could not be re-checked since then (${REASON_TEXT[claim.stale.reason]}); kept as verified until ${exactly(claim.stale.until)}.`,
+      stale: `Could not be re-checked since then (${reasonText(claim.stale.reason)}); kept as verified until ${exactly(claim.stale.until)}.`,
     };
   }
   // docs/decisions.md#the-index: a claim not checked this time keeps what the index knew.
@@ -59,4 +62,25 @@ export function claimHistoryWords(claim: Claim, now: Date): ClaimHistoryWords | 
     text: since.last_verified_at ? `${failing}, last verified ${when(since.last_verified_at, now)}` : `${failing}, never verified`,
     stale: null,
   };
+}
+
+const KIND: Record<Exclude<Change["kind"], "entity">, string> = {
+  properties: "Property",
+  credentials: "Credential",
+  connections: "Connection",
+};
+
+/**
+ * One recorded change in words, for the timeline. Its status, reason and kind are read from the index,
+ * which an import fills with any text: one outside its closed set is said in neutral words
+ * (docs/decisions.md#rendering).
+ */
+export function changeText(c: Change): string {
+  if (c.kind === "entity") {
+    if (c.status === "accepted") return "Entity document accepted";
+    return `Entity document not accepted: ${statusText(c.status ?? "") ?? "unknown status"}`;
+  }
+  const what = `${ownValue(KIND, c.kind) ?? "Claim"} ${clipName(wellFormed(c.id ?? "(no id)"))}`;
+  if (c.verified) return `${what} verified`;
+  return `${what} not verified: ${reasonText(c.reason ?? "") ?? "not verified"}`;
 }

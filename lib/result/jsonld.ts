@@ -1,7 +1,7 @@
 import type { EducationalOccupationalCredential, Organization, Person, Thing, WithContext } from "schema-dts";
 import { clipDescription, clipName, safeUrl } from "../documents/display-limits";
 import type { Details } from "../documents/entity";
-import { extend } from "../objects";
+import { extend, ownValue } from "../objects";
 
 /** What the JSON-LD of one entity is built from: only accepted entities and verified claims. */
 export type JsonLdInput = {
@@ -85,5 +85,5 @@ const SCRIPT_UNSAFE: Record<string, string> = {
  * become `\u003c`-style escapes, so no text can close the element and the JSON parses to the same value.
  */
 export function serializeJsonLd(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => SCRIPT_UNSAFE[c] ?? c);
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => ownValue(SCRIPT_UNSAFE, c) ?? c);
 }

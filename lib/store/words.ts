@@ -6,6 +6,7 @@
  * type them without it (ø → o, ł → l, ß → ss, æ → ae, đ → d, ı → i, …). Words are runs of letters
  * and digits; everything else separates them.
  */
+import { ownValue } from "../objects";
 
 /** Letters that Unicode does not decompose, and how they are written without their stroke, ligature or dot. */
 const PLAIN: Record<string, string> = {
@@ -47,7 +48,7 @@ export function fold(text: string): string {
     .toLowerCase()
     .normalize("NFKD")
     .replace(/\p{M}/gu, "")
-    .replace(PLAIN_LETTERS, (c) => PLAIN[c] ?? c);
+    .replace(PLAIN_LETTERS, (c) => ownValue(PLAIN, c) ?? c);
 }
 
 const indexable = (w: string) => w.length <= MAX_WORD_LENGTH;

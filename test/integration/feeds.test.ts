@@ -7,9 +7,9 @@
 import { parseFeed } from "@rowanmanning/feed-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult } from "../../lib/result/record";
-import { REASON_TEXT } from "../../lib/present/explain";
+import { reasonText } from "../../lib/present/explain";
 import { openStore, type Store } from "../../lib/store";
-import { entityChanges, issuerChanges } from "../../lib/store/feeds";
+import { entityChanges, issuerChanges, type FeedChange } from "../../lib/store/feeds";
 import { atomFeed, changeTitle } from "../../web/feeds";
 import { xml } from "../../web/xml";
 import { useEngines } from "../helpers/engines";
@@ -90,7 +90,7 @@ describe.each(ENGINES)("feeds on $name", ({ location }) => {
     expect(feed.self).toBe(`${ORIGIN}/entity/alice.example/feed.xml`);
     expect(feed.items.map((i) => [i.title, i.updated?.toISOString()])).toEqual([
       ["Alice: Credential Member is verified", at(2)],
-      [`Alice: Credential Member is no longer verified (${REASON_TEXT.not_listed})`, at(1)],
+      [`Alice: Credential Member is no longer verified (${reasonText("not_listed")})`, at(1)],
       // Changes recorded at one time: the last written first.
       [`Alice: Credential ${PRESS} is verified`, at(0)],
       ["Alice: Credential Member is verified", at(0)],
@@ -153,7 +153,22 @@ describe("what an entry says", () => {
     [{ kind: "entity", status: "accepted" }, "A: the entity is accepted"],
     [{ kind: "properties", verified: true }, "A: Property §:property:b.example is verified"],
     [{ kind: "connections", verified: false, reason: "bogus" }, "A: Connection §:property:b.example is no longer verified (not verified)"],
+    [{ kind: "entity" }, "A: changed"],
+    [{ kind: "entity", status: "gone\u202e away" }, "A: gone away"],
   ] as const)("%o → %s", (change, title) => expect(changeTitle(Object.assign({}, base, change))).toBe(title));
+
+  // docs/decisions.md#rendering: as an imported index may hold them, named like a member of Object's prototype.
+  it.each(["constructor", "__proto__", "toString", "hasOwnProperty"])(
+    "a status, reason or kind %j is text, never a prototype member",
+    (value) => {
+      expect(changeTitle(Object.assign({}, base, { kind: "entity", status: value }))).toBe(`A: ${value}`);
+      expect(changeTitle(Object.assign({}, base, { kind: "credentials", verified: false, reason: value }))).toBe(
+        "A: Credential §:property:b.example is no longer verified (not verified)",
+      );
+      const kind = value as FeedChange["kind"];
+      expect(changeTitle(Object.assign({}, base, { kind, verified: true }))).toBe("A: Claim §:property:b.example is verified");
+    },
+  );
 });
 
 describe("text XML cannot hold", () => {

@@ -1,9 +1,8 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { clipName, wellFormed } from "@/lib/present/display";
-import { REASON_TEXT } from "@/lib/present/explain";
+import { reasonText } from "@/lib/present/explain";
 import { exactly, when } from "@/lib/present/when";
-import { REASONS, type Reason } from "@/lib/protocol/reasons";
 import { pageRequest } from "@/web/page-request";
 import { app } from "@/web/app";
 
@@ -25,8 +24,8 @@ export async function generateMetadata(): Promise<Metadata> {
   };
 }
 
-const reasonText = (reason: string | null) =>
-  reason && (REASONS as readonly string[]).includes(reason) ? REASON_TEXT[reason as Reason] : "not verified";
+/** A recorded reason in words; one outside the closed set (an imported index's) in neutral ones (docs/decisions.md#rendering). */
+const reasonWords = (reason: string | null) => reasonText(reason ?? "") ?? "not verified";
 
 /**
  * `/issuer/{domain}` (docs/decisions.md#search): the credentials the index knows a domain issues,
@@ -80,7 +79,7 @@ export default async function IssuerPage() {
               </p>
               <p className="hit-facts">
                 <span className={c.verified ? "verdict-ok" : "verdict-bad"}>
-                  {c.verified ? "✓ Verified" : `✗ Not verified: ${reasonText(c.reason)}`}
+                  {c.verified ? "✓ Verified" : `✗ Not verified: ${reasonWords(c.reason)}`}
                 </span>{" "}
                 · last checked{" "}
                 <time dateTime={c.last_checked_at} title={exactly(c.last_checked_at)}>
