@@ -48,8 +48,8 @@ for (const scheme of ["light", "dark"] as const) {
   }
 }
 
-// WCAG 2.5.3 (label in name; Lighthouse's label-content-name-mismatch): the brand link is named by the
-// words it shows, then ", home" for a screen reader only (components/site-header.tsx).
+// WCAG 2.5.3 (label in name; Lighthouse's label-content-name-mismatch): the brand link's name begins
+// with the words it shows, then ", home" (components/site-header.tsx), as Chromium computes it.
 test("the brand link's accessible name begins with the words it shows", async ({ page }) => {
   await page.goto("/");
   const brand = page.getByRole("banner").getByRole("link");

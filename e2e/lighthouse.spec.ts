@@ -69,6 +69,8 @@ test("Lighthouse: five kinds of page score Performance ≥ 0.95 and 1.0 in Acces
       .map((a) => `${a.id} ${a.score}`);
     expect(score("performance"), `${name}: ${failing.join(", ")}`).toBeGreaterThanOrEqual(0.95);
     expect(score("accessibility"), `${name}: ${failing.join(", ")}`).toBe(1);
+    // Unweighted, so not in the score: a link whose name does not hold the words it shows (WCAG 2.5.3).
+    expect(best.audits["label-content-name-mismatch"]?.score ?? 1, name).toBe(1);
     expect(score("best-practices"), `${name}: ${failing.join(", ")}`).toBe(1);
     // A page kept out of the index scores 0 on "is crawlable": it must then carry noindex on purpose.
     const noindex = best.audits["is-crawlable"]?.score === 0;
