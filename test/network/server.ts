@@ -6,7 +6,7 @@
  *
  * Run: `npm run sample-network [-- --port 8443] [--delay-ms 50] [--root DIR] [--write-env .sample-network/env]`
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
@@ -356,7 +356,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const envFile = arg("--write-env");
   if (envFile) {
     mkdirSync(path.dirname(path.resolve(envFile)), { recursive: true });
-    writeFileSync(envFile, envText);
+    // Whole or not at all: a reader waiting for the file (test/network/spawn.ts) never reads half of it.
+    writeFileSync(`${envFile}.partial`, envText);
+    renameSync(`${envFile}.partial`, envFile);
   }
   process.stdout.write(`sample network: ${net.domains.length} domains on https://127.0.0.1:${net.port}\n${envText}`);
   const stop = () => void net.close().then(() => process.exit(0));
