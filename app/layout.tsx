@@ -27,9 +27,10 @@ export async function generateMetadata(): Promise<Metadata> {
 }
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
-  // A whole page's JSON-LD goes in the head (docs/decisions.md#json-ld); web/page-request.ts decides
-  // once per request whether the page is whole (every page is rendered per request anyway: the CSP
-  // nonce changes each time, proxy.ts).
+  // Every page is rendered per request: its CSP nonce changes each time (web/server.ts).
+  await connection();
+  // A whole page's JSON-LD goes in the head (docs/decisions.md#json-ld); the server decided once per
+  // request whether the page is whole (web/page-request.ts).
   const inHead = await headResults();
   const profile = await isProfilePage();
   return (

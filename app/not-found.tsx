@@ -1,14 +1,5 @@
-import { SearchForm } from "@/components/search-form";
+import { NothingHere } from "@/components/nothing-here";
 
 export default function NotFound() {
-  return (
-    <div className="state">
-      <h1>Nothing here</h1>
-      <p>That page does not exist. An entity page is /entity/ followed by a domain name.</p>
-      <SearchForm />
-      <p>
-        <a href="/">Back to search</a>
-      </p>
-    </div>
-  );
+  return <NothingHere />;
 }

@@ -1,7 +1,7 @@
 import { FAILED_PARTS_SCRIPT } from "@/web/failed-parts";
-import { inlineNonce } from "./reveal-at-once";
+import { requestNonce } from "@/web/page-request";
 
 /** A streamed part that failed says so in place of its placeholder (web/failed-parts.ts). */
-export async function FailedParts() {
-  return <script nonce={await inlineNonce()} suppressHydrationWarning dangerouslySetInnerHTML={{ __html: FAILED_PARTS_SCRIPT }} />;
+export function FailedParts() {
+  return <script nonce={requestNonce()} suppressHydrationWarning dangerouslySetInnerHTML={{ __html: FAILED_PARTS_SCRIPT }} />;
 }

@@ -3,21 +3,12 @@
  * component (the word before the message's first colon: "store", "redis", "crawl") and, inside a
  * request, that request's id. Lines below `IDENT_LOG_LEVEL` are not written.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { extend } from "./objects";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type Logger = Record<LogLevel, (message: string, fields?: Record<string, unknown>) => void>;
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-
-/**
- * The request in progress, set by the production server (web/serve.js) around each request. On
- * `globalThis` under a symbol-like name so that the server, outside the bundle, and every copy of
- * this module inside it share one.
- */
-const holder = globalThis as typeof globalThis & { __identRequest?: AsyncLocalStorage<{ id: string }> };
-export const requestContext = (holder.__identRequest ??= new AsyncLocalStorage<{ id: string }>());
 
 /** The longest line written, in bytes (docs/deploying.md#logs): a path or value sent by a client cannot make it longer. */
 export const MAX_LINE_BYTES = 1024;
@@ -50,19 +41,27 @@ export function logLine(entry: { time: string; level: LogLevel; msg: string } & 
   return JSON.stringify(kept);
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Logger {
+/**
+ * A logger writing lines at `level` and above with `write`; `requestId` says the request a line is
+ * written in, when there is one (the web app's: web/app.ts).
+ */
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  requestId: () => string | undefined = () => undefined,
+): Logger {
   const line =
     (at: LogLevel) =>
     (message: string, fields: Record<string, unknown> = {}) => {
       if (ORDER[at] < ORDER[level]) return;
       const component = /^([a-z][a-z ]{1,20}): /.exec(message)?.[1];
-      const request = requestContext.getStore();
+      const id = requestId();
       const own = {
         time: new Date().toISOString(),
         level: at,
         ...(component ? { component } : {}),
         msg: message,
-        ...(request ? { request_id: request.id } : {}),
+        ...(id ? { request_id: id } : {}),
       };
       // The line's own fields first and last: a field of the caller's cannot overwrite them.
       write(logLine(Object.assign({}, own, fields, own)));

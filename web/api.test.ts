@@ -71,7 +71,8 @@ const response = (name: string): SearchResponse => ({
 function fixture() {
   const state = { name: "Alice", until: Date.now() + 60_000, generation: 1, remembered: 0, resolved: 0, searched: 0 };
   const search: IndexSearch = { schema: "ident-resolver/index-search@1", query: "alice", results: [], next_cursor: null };
-  const store = { search: async () => (state.searched++, search) } as unknown as Store;
+  // A search takes a moment, as the engine's does: those asked meanwhile find it running.
+  const store = { search: async () => (state.searched++, await new Promise((r) => setTimeout(r, 20)), search) } as unknown as Store;
   const resolver = {
     probe: async (): Promise<Probe> => ({ state: "cached", response: response(state.name), until: state.until }),
     remember: async (r: SearchResponse) => (state.remembered++, r),
@@ -183,6 +184,12 @@ describe("every answer", () => {
     expect(state.searched).toBe(1);
     expect([a.headers.RateLimit, b.headers.RateLimit]).toEqual([undefined, undefined]);
     expect(await left()).toBe(before - 2);
+  });
+  it("the same search asked 8 times at once by one client is run once: none is refused for the client's searches in progress", async () => {
+    const { state, get } = fixture();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => get("/api/search?q=alice")));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    expect(state.searched).toBe(1);
   });
   it("a preflight is 204; another method 405 naming the ones it takes; HEAD has no body", async () => {
     const { get } = fixture();

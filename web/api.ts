@@ -21,7 +21,9 @@ import { checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-s
 import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders, rateLimitPolicy, sharedCacheMayKeep } from "./api-headers";
 import { openApiDocument } from "./openapi";
 import { acceptsGzip } from "./page-cache";
-import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
+import { send } from "./response";
+import type { Route } from "./routes";
+import { contentSecurityPolicy } from "./security-headers";
 import { createVersions } from "./versions";
 
 /** A request to the API, whoever received it. */
@@ -34,12 +36,14 @@ export type ApiReply = { status: number; headers: Record<string, string>; body: 
 export type ApiDeps = AdmissionDeps & {
   resolver: Pick<ConfiguredResolver, "resolve" | "remember" | "probe" | "traffic" | "metrics" | "store" | "generation">;
   log: Logger;
+  /** The rate-limit policy (web/api-headers.ts), the same on every answer; made from the settings when not given. */
+  policy?: Readonly<Record<string, string>>;
 };
 
 export type Api = {
   answer(request: ApiRequest): Promise<ApiReply>;
-  /** Answers every request to `/api/` on Node's request and response; false for any other path. */
-  serve(req: IncomingMessage, res: ServerResponse): boolean;
+  /** Answers a request the server classified as the API's (web/routes.ts) on Node's request and response. */
+  serve(req: IncomingMessage, res: ServerResponse, route: Route): void;
 };
 
 /** An answer before the common headers: its JSON (or bytes already made) and its own headers. */
@@ -119,7 +123,7 @@ export function createApi(deps: ApiDeps): Api {
     ttl: SEARCH_FRESH_S * 1000,
   });
   let description: Buffer | null = null;
-  const policy = rateLimitPolicy(resolver.traffic.settings);
+  const policy = deps.policy ?? rateLimitPolicy(resolver.traffic.settings);
 
   async function resolve(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
     const checked = checkParams(ResolveParams, given(params, ["q", "refresh"]));
@@ -169,16 +173,39 @@ export function createApi(deps: ApiDeps): Api {
     if (kept) return { status: 200, headers: fresh, json: null, bytes: kept };
     const store = await resolver.store;
     if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
-    const page = await inSearchTurn(deps, forwardedFor, () => store.search(text.text, cursor)).catch((err: unknown) => {
-      log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
-      return undefined;
+    // The same search already running is joined, not run again: it holds one turn of the engine
+    // (docs/architecture.md#traffic, `searchesAtOnce`) however many ask it at once. A refusal is the
+    // asker's own: one that joined a refused search asks for itself.
+    const ask = (): Promise<Searched> =>
+      inSearchTurn(deps, forwardedFor, () => store.search(text.text, cursor)).then(
+        (page) => (page === null || isRefusal(page) ? page : Buffer.from(JSON.stringify(page))),
+        (err: unknown) => {
+          log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
+          return undefined;
+        },
+      );
+    const joined = running.get(key);
+    const first = joined ?? runOnce(key, ask);
+    let found = await first;
+    if (joined && !(found instanceof Buffer)) found = await runOnce(key, ask);
+    if (isRefusal(found)) return refused(found);
+    if (found === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+    if (found === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
+    searches.set(key, found);
+    return { status: 200, headers: fresh, json: null, bytes: found };
+  }
+
+  /** A search's bytes, or why there are none: refused, failed (undefined), a cursor not handed out (null). */
+  type Searched = Buffer | Refusal | undefined | null;
+  /** Searches running now, by their text and cursor. */
+  const running = new Map<string, Promise<Searched>>();
+  /** Runs `search`, known as running under `key` until it ends. */
+  function runOnce(key: string, search: () => Promise<Searched>): Promise<Searched> {
+    const run = search().finally(() => {
+      if (running.get(key) === run) running.delete(key);
     });
-    if (isRefusal(page)) return refused(page);
-    if (page === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
-    if (page === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
-    const bytes = Buffer.from(JSON.stringify(page));
-    searches.set(key, bytes);
-    return { status: 200, headers: fresh, json: null, bytes };
+    running.set(key, run);
+    return run;
   }
 
   async function history(raw: string): Promise<Answer> {
@@ -236,45 +263,28 @@ export function createApi(deps: ApiDeps): Api {
     return { status: 200, headers, body: request.method === "HEAD" ? null : sent };
   }
 
-  function serve(req: IncomingMessage, res: ServerResponse): boolean {
-    const target = req.url ?? "";
-    const at = target.indexOf("?");
-    const path = at < 0 ? target : target.slice(0, at);
-    if (!path.startsWith("/api/")) return false;
+  function serve(req: IncomingMessage, res: ServerResponse, route: Route): void {
+    if (route.target.kind !== "api") throw new Error(`api: ${route.path} is not an API route`);
     const request: ApiRequest = {
       method: req.method ?? "GET",
-      path,
-      params: new URLSearchParams(at < 0 ? "" : target.slice(at + 1)),
+      path: route.target.path,
+      params: route.target.params,
       header: (name) => {
         const value = req.headers[name];
         return Array.isArray(value) ? value.join(", ") : (value ?? null);
       },
     };
-    const send = (reply: ApiReply) => {
-      if (res.destroyed) return;
-      const security = { "Content-Security-Policy": contentSecurityPolicy(randomBytes(16).toString("base64")) };
-      res.writeHead(reply.status, Object.assign({}, reply.headers, security, SECURITY_HEADERS));
-      res.end(reply.body ?? undefined);
+    const reply = (r: ApiReply) => {
+      // The API's answers carry a page's policy (its nonce never used: an answer is data).
+      res.setHeader("Content-Security-Policy", contentSecurityPolicy(randomBytes(16).toString("base64")));
+      send(req, res, { status: r.status, headers: r.headers, body: r.body });
     };
-    answer(request).then(send, (err: unknown) => {
+    answer(request).then(reply, (err: unknown) => {
       log.error(`api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       const body = Buffer.from(JSON.stringify(error(500, "unavailable", "This resolver could not answer; try again shortly.").json));
-      send({ status: 500, headers: Object.assign({}, NO_STORE, CORS_HEADERS, policy, { "Content-Type": "application/json" }), body });
+      reply({ status: 500, headers: Object.assign({}, NO_STORE, CORS_HEADERS, policy, { "Content-Type": "application/json" }), body });
     });
-    return true;
   }
 
   return { answer, serve };
-}
-
-/** The API's answer to a Next route's request (`next dev`; `npm start` answers before Next). */
-export async function answerNext(api: Api, request: Request): Promise<Response> {
-  const url = new URL(request.url);
-  const reply = await api.answer({
-    method: request.method,
-    path: url.pathname,
-    params: url.searchParams,
-    header: (name) => request.headers.get(name),
-  });
-  return new Response(reply.body === null ? null : new Uint8Array(reply.body), { status: reply.status, headers: reply.headers });
 }

@@ -11,43 +11,35 @@ import type { Crawler } from "@/lib/discovery/crawler";
 import { createLogger, type Logger } from "@/lib/log";
 import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
 import { clientKey } from "@/lib/traffic/client";
-import { clientErrorAnswer, connectionRoom, descriptorLimit, FRONT_HEADERS, frontDoor, guardServer, quietConsole } from "./front";
+import { clientErrorAnswer, connectionRoom, descriptorLimit, guardServer, quietConsole } from "./front";
 import { createApi, type Api } from "./api";
-import { createDeliveries, type Deliveries } from "./delivery";
 import { rateLimitHeaders, rateLimitPolicy } from "./api-headers";
+import { bridge } from "./bridge";
 import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
 import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
-import { isAnswer, pageCacheUrl, pageOf } from "./pages";
-import { aroundNext } from "./script-free";
+import { isAnswer } from "./pages";
+import type { Route } from "./routes";
 import { createShedder, type Shed } from "./shed";
 
 export type App = {
   config: Config;
   resolver: ConfiguredResolver;
-  /** Warm pages, kept whole; web/serve.js puts it in front of Next. */
+  /** Warm pages, kept whole, in front of Next (web/page-cache.ts). */
   pages: PageCache;
-  /** Answer pages' results the proxy started as it admitted them, until their page takes them (web/delivery.ts). */
-  deliveries: Deliveries;
-  /** Answers every `/api/` request without Next (web/api.ts); false for a request it leaves to Next. web/serve.js asks it first. */
-  api(req: IncomingMessage, res: ServerResponse): boolean;
-  /** The same API, for the Next routes under `next dev`. */
-  apiAnswers: Api;
-  /** The refusal of a request past the limits on requests in progress (web/shed.ts), or null; web/serve.js asks it. */
-  shed(req: IncomingMessage, res: ServerResponse): Shed | null;
+  /** Answers every `/api/` request, without Next (web/api.ts). */
+  api: Api;
+  /** The rate-limit policy every `/api/` answer carries (docs/api.md#limits). */
+  apiPolicy: Readonly<Record<string, string>>;
+  /** The refusal of a request past the limits on requests in progress (web/shed.ts), or null when it is counted in. */
+  shed(req: IncomingMessage, res: ServerResponse, route: Route): Shed | null;
   /** The client of a request, from its X-Forwarded-For (lib/traffic/client.ts). */
   clientOf(forwardedFor: string | null): string;
-  /** Structured logs (docs/deploying.md#logs); web/serve.js writes its request lines with it. */
+  /** Structured logs (docs/deploying.md#logs), with the id of the request each line is written in. */
   log: Logger;
-  /** The front door (web/front.ts): web/serve.js asks it first about every request; true when it answered. */
-  front(req: IncomingMessage, res: ServerResponse): boolean;
-  /** Compression, and the read pages' rewrite (web/script-free.ts), around a request web/serve.js hands to Next. */
-  aroundNext(req: IncomingMessage, res: ServerResponse): void;
-  /** The headers every answer carries (web/front.ts), for what web/serve.js answers itself. */
-  frontHeaders: Readonly<Record<string, string>>;
   /** Starts the operators' listener of `/metrics` (web/operations.ts); instrumentation.ts calls it once. */
   startOperations(): Promise<Server | null>;
-  /** Guards the public server: timeouts, and connections per client (web/front.ts); web/serve.js calls it once. */
+  /** Guards the public server: timeouts, and connections per client and in all (web/front.ts); web/serve.js calls it once. */
   guard(server: Server): void;
   /** The raw answer to a request Node's parser refused (web/front.ts), for web/serve.js's `clientError`. */
   clientErrorAnswer(code: string | undefined, rawPacket?: Buffer): string;
@@ -71,16 +63,15 @@ export function loadConfig(): Config {
 }
 
 /**
- * The process's app, on `globalThis` because Next may load this module more than once (one copy per
- * bundle), and because the production server (web/serve.js), outside the bundle, takes the page cache,
- * the API and the shedder from it. Nothing inside the app looks it up but the routes through `app()`.
+ * The process's app, kept on the bridge (web/bridge.ts): Next may load this module more than once
+ * (one copy per bundle), and the server (web/serve.js), outside the bundle, takes its handler from it.
  */
-const holder = globalThis as typeof globalThis & { __identApp?: App };
-
 export function app(): App {
-  if (holder.__identApp) return holder.__identApp;
+  const held = bridge();
+  if (held.app) return held.app;
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  // Each line says the request it was written in (docs/deploying.md#logs).
+  const log = createLogger(config.logLevel, undefined, () => held.requests.getStore()?.id);
   const warn = (line: string) => log.warn(line);
   const index = openConfiguredIndex(config, warn);
   // Bundled by Next (which sets NEXT_RUNTIME), the fetch thread's code is JavaScript (lib/fetch/thread.ts).
@@ -98,9 +89,8 @@ export function app(): App {
     refused: (r) => resolver.metrics.refusals.inc({ limit: r.refused }),
     apiHeaders: (forwardedFor) => rateLimitHeaders(resolver.traffic.windows, clientOf(forwardedFor)),
   });
-  const api = createApi({ resolver, clientOf, log });
   // The rate-limit policy, on every answer to /api/ (docs/api.md#limits), the front door's included.
-  const policy = rateLimitPolicy(config.traffic);
+  const apiPolicy = rateLimitPolicy(config.traffic);
   const built: App = {
     config,
     resolver,
@@ -108,20 +98,14 @@ export function app(): App {
     log,
     shed: shedder.shed,
     pages: createPageCache({
-      version: (url) => pageVersion(resolver, url),
+      version: (route) => pageVersion(resolver, route),
       generation: () => resolver.generation(),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
-      pageUrl: pageCacheUrl,
     }),
-    // As many as the requests an instance holds at once (web/shed.ts): each belongs to one of them.
-    deliveries: createDeliveries({ max: resolver.traffic.settings.requestsInInstance }),
-    api: (req, res) => api.serve(req, res),
-    apiAnswers: api,
-    front: (req, res) => frontDoor(req, res, policy),
-    aroundNext,
-    frontHeaders: FRONT_HEADERS,
-    clientErrorAnswer: (code, rawPacket) => clientErrorAnswer(code, rawPacket, policy),
+    api: createApi({ resolver, clientOf, log, policy: apiPolicy }),
+    apiPolicy,
+    clientErrorAnswer: (code, rawPacket) => clientErrorAnswer(code, rawPacket, apiPolicy),
     guard: (server) =>
       void guardServer(server, {
         maxPerClient: config.traffic.connectionsPerClient,
@@ -144,7 +128,7 @@ export function app(): App {
       await resolver.close();
     },
   };
-  holder.__identApp = built;
+  held.app = built;
   // docs/decisions.md#discovery: background resolutions start with the server.
   built.crawler = index.startCrawler(resolver);
   return built;
@@ -156,13 +140,12 @@ export function app(): App {
  * versions render the same page: nothing else a page shows depends on the request. The home page
  * has one version.
  */
-async function pageVersion(resolver: ConfiguredResolver, url: URL): Promise<PageVersion | string | null> {
+async function pageVersion(resolver: ConfiguredResolver, route: Route): Promise<PageVersion | string | null> {
+  const page = route.target.kind === "page" ? route.target.page : null;
   // The home page shows nothing but the build's own text: one version, so it is served from the
   // store however busy the lookups keep Next (docs/decisions.md#outbound-work).
-  if (url.pathname === "/" && url.search === "") return "home";
-  if (url.searchParams.has("refresh")) return null;
-  const page = pageOf(url.pathname, url.searchParams);
-  if (!isAnswer(page)) return null;
+  if (page?.kind === "home") return "home";
+  if (!isAnswer(page) || route.url.searchParams.has("refresh")) return null;
   const known = await resolver.probe(page.query);
   return known.state === "cached" ? { text: JSON.stringify(known.response), until: known.until } : null;
 }

@@ -1,13 +1,12 @@
 /**
- * A page's results started by the proxy and taken by the page (web/delivery.ts,
- * docs/decisions.md#cold-pages): the same decision whoever starts it, each delivery taken once, and
- * none kept for ever.
+ * A page's results (web/delivery.ts, docs/architecture.md#one-request-one-decision): one decision,
+ * started as the server admits the request, every promise in it handled whoever takes it.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ResolveOptions } from "../lib/resolver/documents";
 import type { SearchResponse } from "../lib/result/record";
 import { refusal } from "../lib/traffic/refusal";
-import { createDeliveries, startDelivery, startEarly, type Admitted, type Delivery } from "./delivery";
+import { startDelivery, type Admitted, type Delivery } from "./delivery";
 import type { Page } from "./pages";
 
 const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36";
@@ -22,14 +21,13 @@ const lookupPage: Page & { kind: "lookup" } = {
   kind: "lookup",
   query: { input: property, kind: "property_id", domain: "alice.example", id: property },
 };
-const cold: Admitted = { refresh: { asked: false, granted: false }, known: false, client: "203.0.113.7" };
+const cold: Admitted = { refresh: { asked: false, granted: false }, known: null, client: "203.0.113.7" };
 
 /** A resolver that records what it was asked, with which options. */
-function fakeResolver(cached: SearchResponse | null = null) {
+function fakeResolver() {
   const calls: { method: string; opts?: ResolveOptions }[] = [];
   return {
     calls,
-    peek: async () => (calls.push({ method: "peek" }), cached),
     remember: async (r: SearchResponse) => (calls.push({ method: "remember" }), r),
     resolve: async (_q: unknown, opts?: ResolveOptions) => (calls.push({ method: "resolve", ...(opts ? { opts } : {}) }), ANSWER),
     resolveEntityStaged: async (_d: string, opts?: ResolveOptions) => (
@@ -39,22 +37,21 @@ function fakeResolver(cached: SearchResponse | null = null) {
   };
 }
 
-describe("startDelivery: one decision, whoever starts it", () => {
-  it("a page whose answer the cache has arrives whole, remembered from the index, and fetches nothing", async () => {
-    const resolver = fakeResolver(ANSWER);
-    const delivery = await startDelivery(resolver, entityPage, { ...cold, known: true }, BROWSER);
-    expect(delivery).toEqual({ mode: "whole", response: ANSWER });
-    expect(resolver.calls.map((c) => c.method)).toEqual(["peek", "remember"]);
-  });
-  it("a cold entity page streams to a browser (staged), and arrives whole to a crawler; the client, refresh and turn reach the lookup", async () => {
-    const onFetchTurn = () => {};
+describe("startDelivery: one decision", () => {
+  it("a page whose answer the cache had at admission arrives whole, remembered from the index, and fetches nothing", async () => {
     const resolver = fakeResolver();
-    const streamed = await startDelivery(resolver, entityPage, { ...cold, refresh: { asked: true, granted: true } }, BROWSER, onFetchTurn);
+    const delivery = await startDelivery(resolver, entityPage, { ...cold, known: ANSWER }, BROWSER);
+    expect(delivery).toEqual({ mode: "whole", response: ANSWER });
+    expect(resolver.calls.map((c) => c.method)).toEqual(["remember"]);
+  });
+  it("a cold entity page streams to a browser (staged), and arrives whole to a crawler; the client and refresh reach the lookup", async () => {
+    const resolver = fakeResolver();
+    const streamed = await startDelivery(resolver, entityPage, { ...cold, refresh: { asked: true, granted: true } }, BROWSER);
     expect(streamed.mode).toBe("stream");
     expect(await (streamed as Delivery & { entity: Promise<unknown> }).entity).toEqual({
       refused: expect.objectContaining({ refused: "busy" }),
     });
-    expect(resolver.calls).toEqual([{ method: "staged", opts: { refresh: true, client: "203.0.113.7", onFetchTurn } }]);
+    expect(resolver.calls).toEqual([{ method: "staged", opts: { refresh: true, client: "203.0.113.7" } }]);
     const whole = await startDelivery(resolver, entityPage, cold, CRAWLER);
     expect(whole).toEqual({ mode: "whole", response: ANSWER });
     expect(resolver.calls.at(-1)).toEqual({ method: "resolve", opts: { refresh: false, client: "203.0.113.7" } });
@@ -67,26 +64,11 @@ describe("startDelivery: one decision, whoever starts it", () => {
   });
 });
 
-describe("deliveries parked by the proxy", () => {
-  afterEach(() => void vi.useRealTimers());
-  it("are taken once, by their token: a second take, an unknown or a missing token finds nothing", async () => {
-    const deliveries = createDeliveries({ max: 10 });
-    const delivery = Promise.resolve<Delivery>({ mode: "whole", response: ANSWER });
-    const token = deliveries.park(delivery);
-    expect(deliveries.take("not-a-token")).toBeUndefined();
-    expect(deliveries.take(null)).toBeUndefined();
-    expect(deliveries.take(token)).toBe(delivery);
-    expect(deliveries.take(token)).toBeUndefined();
-    expect(deliveries.size).toBe(0);
-  });
-  it("one never taken is dropped after its time; one that fails untaken, to its claims, is no unhandled rejection", async () => {
-    vi.useFakeTimers();
-    const deliveries = createDeliveries({ max: 10, keepMs: 1000 });
+describe("a delivery no page takes", () => {
+  it("fails, to its claims, without an unhandled rejection (its client went away before Next reached the page)", async () => {
     const unhandled = vi.fn();
     process.on("unhandledRejection", unhandled);
     try {
-      const token = deliveries.park(Promise.reject(new Error("the index is gone")));
-      // A streamed one whose claim, whole result and entity all fail, untaken.
       const failing = Promise.reject(new Error("a claim failed"));
       const staged = {
         entity: {},
@@ -96,73 +78,18 @@ describe("deliveries parked by the proxy", () => {
         connections: [],
         result: failing,
       };
-      deliveries.park(Promise.resolve({ mode: "stream", entity: Promise.resolve(staged) } as unknown as Delivery));
-      deliveries.park(Promise.resolve({ mode: "stream", response: Promise.reject(new Error("the lookup failed")) } as Delivery));
-      deliveries.park(Promise.resolve<Delivery>({ mode: "whole", response: ANSWER }));
-      expect(deliveries.size).toBe(4);
-      await vi.advanceTimersByTimeAsync(999);
-      expect(deliveries.size).toBe(4);
-      await vi.advanceTimersByTimeAsync(1);
-      expect(deliveries.size).toBe(0);
-      expect(deliveries.take(token)).toBeUndefined();
-      vi.useRealTimers();
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      const broken = {
+        remember: async () => Promise.reject(new Error("the index is gone")),
+        resolve: async () => Promise.reject(new Error("the lookup failed")),
+        resolveEntityStaged: async () => staged as never,
+      };
+      void startDelivery(broken, entityPage, { ...cold, known: ANSWER }, BROWSER);
+      void startDelivery(broken, entityPage, cold, BROWSER);
+      void startDelivery(broken, lookupPage, cold, BROWSER);
+      await new Promise((r) => setTimeout(r, 20));
       expect(unhandled).not.toHaveBeenCalled();
     } finally {
       process.off("unhandledRejection", unhandled);
     }
-  });
-});
-
-describe("startEarly: what the proxy starts, and for which requests", () => {
-  const admittedCold = { ...cold, starts: true };
-  const request = (method = "GET", headers: Record<string, string> = {}, url = "http://localhost/entity/alice.example") => ({
-    method,
-    url: new URL(url),
-    headers: new Headers({ "user-agent": BROWSER, ...headers }),
-  });
-  /** A resolver whose entity fetch has its turn after `turnMs` (never, when null). */
-  function turning(turnMs: number | null) {
-    const resolver = fakeResolver();
-    const staged = resolver.resolveEntityStaged;
-    resolver.resolveEntityStaged = async (d, opts) => {
-      if (turnMs !== null) setTimeout(() => opts?.onFetchTurn?.(), turnMs);
-      return staged(d, opts);
-    };
-    return resolver;
-  }
-
-  it("a cold page asked with GET or HEAD: its results are parked under the token returned, once its first fetch had its turn", async () => {
-    for (const method of ["GET", "HEAD"]) {
-      const deps = { resolver: turning(2), deliveries: createDeliveries({ max: 10 }) };
-      const token = await startEarly(deps, request(method), entityPage, admittedCold);
-      expect(token).toEqual(expect.any(String));
-      expect(deps.resolver.calls.map((c) => c.method)).toEqual(["staged"]);
-      expect((await deps.deliveries.take(token))?.mode).toBe("stream");
-    }
-  });
-  it("waits for the turn at most 10 ms: a fetch that never says it had one does not hold the page", async () => {
-    const deps = { resolver: turning(null), deliveries: createDeliveries({ max: 10 }) };
-    expect(await startEarly(deps, request(), entityPage, admittedCold)).toEqual(expect.any(String));
-  });
-  it("starts nothing for what Next does not render (another method, RSC, prefetches), for a page that fetches nothing, or past the room", async () => {
-    const cases: [string, ReturnType<typeof request>, typeof admittedCold][] = [
-      ["OPTIONS", request("OPTIONS"), admittedCold],
-      ["POST", request("POST"), admittedCold],
-      ["RSC", request("GET", { rsc: "1" }), admittedCold],
-      ["prefetch", request("GET", { rsc: "1", "next-router-prefetch": "1" }), admittedCold],
-      ["segment prefetch", request("GET", { "next-router-segment-prefetch": "/_tree" }), admittedCold],
-      ["_rsc", request("GET", {}, "http://localhost/entity/alice.example?_rsc=abc"), admittedCold],
-      ["cached or joining", request(), { ...admittedCold, starts: false }],
-    ];
-    for (const [name, req, admitted] of cases) {
-      const deps = { resolver: fakeResolver(), deliveries: createDeliveries({ max: 10 }) };
-      expect([name, await startEarly(deps, req, entityPage, admitted)]).toEqual([name, null]);
-      expect([name, deps.resolver.calls, deps.deliveries.size]).toEqual([name, [], 0]);
-    }
-    const full = { resolver: fakeResolver(), deliveries: createDeliveries({ max: 1 }) };
-    full.deliveries.park(Promise.resolve<Delivery>({ mode: "whole", response: ANSWER }));
-    expect(await startEarly(full, request(), entityPage, admittedCold)).toBeNull();
-    expect(full.resolver.calls).toEqual([]);
   });
 });

@@ -1,15 +1,8 @@
 /**
- * How an answer page's results arrive; a cold page's started the moment the proxy admits it
- * (docs/decisions.md#cold-pages): Next reaches the page itself 4–11 ms later, and every one of those
- * milliseconds is the header's. The proxy parks the started delivery under a token it
- * relays to the page (as it relays the admission); the page takes it, or starts the same delivery
- * itself when there is none to take. The decision is the one of web/page-request.ts either way.
- *
- * A fetch asks this thread for its budgets before it dials (lib/fetch/thread.ts); were Next already
- * rendering the page's shell, the answer would wait 4–28 ms for it. So the proxy lets a cold page's
- * first fetch have its turn first, {@link FIRST_TURN_MS} at most ({@link startEarly}).
+ * How an answer page's results arrive (docs/architecture.md#one-request-one-decision): decided once,
+ * as soon as the server has classified and admitted the request (web/server.ts), so a cold page's
+ * fetches start before Next reaches the page; the page reads the same decision from its context.
  */
-import { randomUUID } from "node:crypto";
 import type { StagedEntity } from "../lib/resolver";
 import type { SearchResponse } from "../lib/result/record";
 import type { ConfiguredResolver } from "../lib/setup";
@@ -34,28 +27,38 @@ export type Delivery =
   | { mode: "stream"; response: Promise<SearchResponse | Refused> }
   | ({ mode: "refused" } & Refused);
 
-/** An admitted page's admission, as the proxy relays it (web/admission.ts). */
-export type Admitted = { refresh: { asked: boolean; granted: boolean }; known: boolean; client: string };
+/** What a page's results need of its admission (web/admission.ts): the refresh granted, what the cache knew, the client. */
+export type Admitted = { refresh: { asked: boolean; granted: boolean }; known: SearchResponse | null; client: string };
 
 /** A refusal, kept apart from an answer. */
 const declined = <T extends object>(answer: T | Refusal): T | Refused => (isRefusal(answer) ? { refused: answer } : answer);
 
 /**
- * The results of the admitted answer `page` for a client saying `userAgent`, started now;
- * `onFetchTurn` is called as each fetch they start has its budgets answered.
+ * The results of the admitted answer `page` for a client saying `userAgent`, started now. Every
+ * promise in it is handled at once: a page whose client went away never takes them, and its lookup,
+ * admitted and counted as any other, goes on and is recorded.
  */
-export async function startDelivery(
-  resolver: Pick<ConfiguredResolver, "peek" | "remember" | "resolve" | "resolveEntityStaged">,
+export function startDelivery(
+  resolver: Pick<ConfiguredResolver, "remember" | "resolve" | "resolveEntityStaged">,
   page: Page & { kind: "entity" | "lookup" },
   admitted: Admitted,
   userAgent: string | null,
-  onFetchTurn?: () => void,
+): Promise<Delivery> {
+  const delivery = deliver(resolver, page, admitted, userAgent);
+  quiet(delivery);
+  return delivery;
+}
+
+async function deliver(
+  resolver: Pick<ConfiguredResolver, "remember" | "resolve" | "resolveEntityStaged">,
+  page: Page & { kind: "entity" | "lookup" },
+  admitted: Admitted,
+  userAgent: string | null,
 ): Promise<Delivery> {
   const query = page.query;
-  const opts = { refresh: admitted.refresh.granted, client: admitted.client, ...(onFetchTurn ? { onFetchTurn } : {}) };
-  const cached = admitted.known ? await resolver.peek(query) : null;
+  const opts = { refresh: admitted.refresh.granted, client: admitted.client };
   // Annotated from the index as a lookup's answer would be (docs/decisions.md#the-index).
-  const known = cached && (await resolver.remember(cached));
+  const known = admitted.known && (await resolver.remember(admitted.known));
   if (known) return { mode: "whole", response: known };
   if (!streamsTo(userAgent)) {
     const answer = await resolver.resolve(query, opts);
@@ -64,43 +67,6 @@ export async function startDelivery(
   if (query.kind === "property_id" || query.kind === "credential_id")
     return { mode: "stream", response: resolver.resolve(query, opts).then(declined) };
   return { mode: "stream", entity: resolver.resolveEntityStaged(query.domain, opts).then(declined) };
-}
-
-/** How long the proxy waits at most for a cold page's first fetch to have its budgets answered. */
-export const FIRST_TURN_MS = 10;
-
-/** The request header that carries a parked delivery's token from the proxy to the page; the proxy always overwrites it. */
-export const DELIVERY_HEADER = "x-ident-delivery";
-
-/**
- * Request headers with which Next answers without rendering the page (router state, prefetches): no
- * page would take what the proxy started for them.
- */
-const NOT_RENDERED = ["rsc", "next-router-state-tree", "next-router-prefetch", "next-router-segment-prefetch"];
-
-/**
- * In the proxy, for an admitted answer page: starts its results and parks them, and waits for the
- * first fetch's turn; the token to relay to the page, or null when the page starts its own. Only a
- * cold page gains from it, and only a request Next renders has a page to take it: a method other
- * than GET or HEAD, an RSC or prefetch request, or a page whose answer is cached or being fetched
- * already is left to the page, as is one past the parking's room.
- */
-export async function startEarly(
-  deps: { resolver: Parameters<typeof startDelivery>[0]; deliveries: Deliveries },
-  request: { method: string; url: URL; headers: Headers },
-  page: Page & { kind: "entity" | "lookup" },
-  admitted: Admitted & { starts: boolean },
-): Promise<string | null> {
-  if (!admitted.starts || (request.method !== "GET" && request.method !== "HEAD")) return null;
-  if (request.url.searchParams.has("_rsc") || NOT_RENDERED.some((name) => request.headers.has(name))) return null;
-  if (deps.deliveries.full()) return null;
-  let turned = () => {};
-  const turn = new Promise<void>((resolve) => (turned = resolve));
-  const token = deps.deliveries.park(startDelivery(deps.resolver, page, admitted, request.headers.get("user-agent"), () => turned()));
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([turn, new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_TURN_MS)))]);
-  clearTimeout(timer);
-  return token;
 }
 
 /** Marks a promise handled: what a page takes, it awaits (web/settle.ts); what none takes must not be an unhandled rejection. */
@@ -122,37 +88,3 @@ function quiet(delivery: Promise<Delivery>): void {
     }),
   );
 }
-
-/**
- * Deliveries the proxy started, until their page takes them (Next reaches it 4–15 ms later). One
- * whose page never comes (its client went away meanwhile) is dropped after `keepMs`; its lookup,
- * admitted and counted as any other, goes on and is recorded. At most `max` are kept (the requests
- * an instance holds at once); past it, pages start their own.
- */
-export function createDeliveries(options: { max: number; keepMs?: number }) {
-  const keepMs = options.keepMs ?? 5000;
-  const parked = new Map<string, { delivery: Promise<Delivery>; timer: ReturnType<typeof setTimeout> }>();
-  return {
-    full: () => parked.size >= options.max,
-    park(delivery: Promise<Delivery>): string {
-      const token = randomUUID();
-      quiet(delivery);
-      const timer = setTimeout(() => parked.delete(token), keepMs);
-      timer.unref();
-      parked.set(token, { delivery, timer });
-      return token;
-    },
-    /** The delivery parked under `token`, once: a second take, or an unknown token, finds nothing. */
-    take(token: string | null): Promise<Delivery> | undefined {
-      const entry = token === null ? undefined : parked.get(token);
-      if (!entry || token === null) return undefined;
-      clearTimeout(entry.timer);
-      parked.delete(token);
-      return entry.delivery;
-    },
-    get size() {
-      return parked.size;
-    },
-  };
-}
-export type Deliveries = ReturnType<typeof createDeliveries>;

@@ -3,6 +3,7 @@ import { connect, type AddressInfo, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../lib/log";
 import { clientErrorAnswer, FRONT_HEADERS, frontDoor, guardServer, quietConsole, SERVER_TIMEOUTS } from "./front";
+import { classify } from "./routes";
 
 let server: Server;
 let port = 0;
@@ -14,7 +15,7 @@ const POLICY = { "RateLimit-Policy": '"cold";q=30;w=60, "search";q=120;w=60' };
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    if (frontDoor(req, res, POLICY)) return;
+    if (frontDoor(req, res, classify(req.method ?? "GET", req.url ?? "/"), POLICY)) return;
     passed++;
     req.resume();
     req.on("end", () => res.end("next"));

@@ -1,9 +1,10 @@
 /**
- * The front door of the production server (web/serve.js), before the page cache and Next
+ * The front door of the server (web/server.ts), before the page cache and Next
  * (docs/deploying.md#staying-up-in-public): every answer gets the security headers, whoever writes it
- * (Next's redirects, static files and 404s included); a path that is not valid percent-encoding, a
- * Server Action (this app has none) and a body no route takes are answered here, so they never reach
- * Next, never answer 500 and never write a stack trace.
+ * (Next's redirects, static files and 404s included); from the request's route (web/routes.ts), a
+ * path that is not valid percent-encoding, a Server Action (this app has none), a body the route does
+ * not take and a method it does not answer are answered here, so they never reach Next, never answer
+ * 500 and never write a stack trace.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -13,28 +14,11 @@ import type { Logger } from "../lib/log";
 import { addressGroup } from "../lib/traffic/client";
 import { LIMITS } from "../lib/traffic/limits";
 import { CORS_HEADERS } from "./api-headers";
-import { SECURITY_HEADERS } from "./security-headers";
+import { SERVER_ACTION_HEADER } from "./framework";
+import { FRONT_HEADERS, send } from "./response";
+import type { Route } from "./routes";
 
-/**
- * The routes that take a request body, with the most bytes each reads (POST only). Any other body is
- * refused before a byte of it is read; so is one without a declared length.
- */
-export const BODY_CAPS: ReadonlyMap<string, number> = new Map([
-  /** The "Re-check now" form: a domain and its field name (app/recheck/route.ts). */
-  ["/recheck", 2048],
-]);
-
-/**
- * The methods a path outside the API answers (docs/decisions.md#methods): a form's route takes its
- * POST, every other page, feed and file GET and HEAD. The API answers its own (web/api.ts).
- */
-export const allowedMethods = (path: string): readonly string[] => (BODY_CAPS.has(path) ? ["POST"] : ["GET", "HEAD"]);
-
-/** What every answer carries; a page's own Content-Security-Policy (proxy.ts) replaces this strict one. */
-export const FRONT_HEADERS: Readonly<Record<string, string>> = Object.assign(
-  { "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'" },
-  SECURITY_HEADERS,
-);
+export { FRONT_HEADERS } from "./response";
 
 /** Whether every segment of `path` decodes as percent-encoded UTF-8. */
 function decodes(path: string): boolean {
@@ -46,59 +30,49 @@ function decodes(path: string): boolean {
   }
 }
 
-function answer(
-  req: IncomingMessage,
-  res: ServerResponse,
-  status: number,
-  message: string,
-  apiHeaders: Readonly<Record<string, string>>,
-  extra: Record<string, string> = {},
-): true {
-  const api = (req.url ?? "").startsWith("/api/");
-  const code = status === 400 ? "invalid_query" : "invalid_request";
-  const body = api ? JSON.stringify({ error: { code, message } }) : `${message}\n`;
-  res.writeHead(
-    status,
-    Object.assign({}, FRONT_HEADERS, api ? CORS_HEADERS : {}, api ? apiHeaders : {}, extra, {
-      "Content-Type": api ? "application/json" : "text/plain; charset=utf-8",
-      "Content-Length": String(Buffer.byteLength(body)),
-      "Cache-Control": "no-store",
-      // A body not read is not waited for: the connection closes after this answer.
-      ...(hasBody(req) ? { Connection: "close" } : {}),
-    }),
-  );
-  res.end(req.method === "HEAD" ? undefined : body);
-  return true;
-}
-
 const hasBody = (req: IncomingMessage) =>
   req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? "0") > 0;
 
 /**
- * Sets the headers every answer carries, and answers what must not reach Next. True when it answered.
- * `apiHeaders` go on its answers to `/api/` (the rate-limit policy every API answer carries, docs/api.md#limits).
+ * Sets the headers every answer carries, and answers what must not go further. True when it answered.
+ * `apiPolicy` goes on its answers to `/api/` (the rate-limit policy every API answer carries, docs/api.md#limits).
  */
-export function frontDoor(req: IncomingMessage, res: ServerResponse, apiHeaders: Readonly<Record<string, string>> = {}): boolean {
+export function frontDoor(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Route,
+  apiPolicy: Readonly<Record<string, string>> = {},
+): boolean {
   for (const [name, value] of Object.entries(FRONT_HEADERS)) res.setHeader(name, value);
-  const target = req.url ?? "/";
-  const at = target.indexOf("?");
-  const path = at < 0 ? target : target.slice(0, at);
-  const api = path.startsWith("/api/");
-  const refuse = (status: number, message: string, extra?: Record<string, string>) => answer(req, res, status, message, apiHeaders, extra);
-  // The API answers its own malformed paths, with its headers (web/api.ts); it never hands them to Next.
-  if (!decodes(path) && !api) return refuse(400, "The path is not valid percent-encoded UTF-8.");
-  if (req.headers["next-action"] !== undefined) return refuse(400, "This app has no server actions.");
+  const api = route.target.kind === "api";
+  const refuse = (status: number, message: string, extra: Record<string, string> = {}) => {
+    const code = status === 400 ? "invalid_query" : "invalid_request";
+    send(req, res, {
+      status,
+      headers: Object.assign({}, api ? CORS_HEADERS : {}, api ? apiPolicy : {}, extra, {
+        "Content-Type": api ? "application/json" : "text/plain; charset=utf-8",
+        "Cache-Control": "no-store",
+        // A body not read is not waited for: the connection closes after this answer.
+        ...(hasBody(req) ? { Connection: "close" } : {}),
+      }),
+      body: api ? JSON.stringify({ error: { code, message } }) : `${message}\n`,
+    });
+    return true;
+  };
+  // The API answers its own malformed paths, with its headers (web/api.ts).
+  if (!api && !decodes(route.path)) return refuse(400, "The path is not valid percent-encoded UTF-8.");
+  if (req.headers[SERVER_ACTION_HEADER] !== undefined) return refuse(400, "This app has no server actions.");
   if (hasBody(req)) {
-    const cap = req.method === "POST" ? BODY_CAPS.get(path) : undefined;
-    if (cap === undefined) return refuse(413, "This address takes no request body.");
+    const cap = req.method === "POST" ? route.bodyCap : null;
+    if (cap === null) return refuse(413, "This address takes no request body.");
     const length = req.headers["content-length"];
     if (length === undefined) return refuse(411, "A body must say its length (Content-Length).");
     if (Number(length) > cap) return refuse(413, `The body is too large: this address reads at most ${cap} bytes.`);
   }
-  // docs/decisions.md#methods: a method a page does not take is 405 naming those it does, TRACE included.
-  const allowed = allowedMethods(path);
-  if (!api && !allowed.includes(req.method ?? "")) {
-    return refuse(405, `This address answers ${allowed.join(" and ")} only.`, { Allow: allowed.join(", ") });
+  // docs/decisions.md#methods: a method the route does not answer is 405 naming those it does, TRACE
+  // included; the API answers its own (web/api.ts).
+  if (!api && !route.methods.includes(req.method ?? "")) {
+    return refuse(405, `This address answers ${route.methods.join(" and ")} only.`, { Allow: route.methods.join(", ") });
   }
   return false;
 }

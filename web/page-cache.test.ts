@@ -14,7 +14,7 @@ import {
   withNonce,
 } from "./page-cache";
 import { FAILED_PARTS_SCRIPT, FAULT_MARKS } from "./failed-parts";
-import { pageCacheUrl } from "./pages";
+import { classify } from "./routes";
 
 type Get = { status: number; headers: IncomingHttpHeaders; body: string };
 
@@ -31,7 +31,6 @@ type Opts = {
   text?: () => string;
   maxBytes?: number;
   variant?: (ua: string) => string;
-  pageUrl?: (url: URL) => URL;
 };
 
 async function start(opts: Opts) {
@@ -43,10 +42,9 @@ async function start(opts: Opts) {
     ...(opts.now ? { now: opts.now } : {}),
     maxBytes: opts.maxBytes,
     ...(variant ? { variant: (req: IncomingMessage) => variant(req.headers["user-agent"] ?? "") } : {}),
-    ...(opts.pageUrl ? { pageUrl: opts.pageUrl } : {}),
   });
   const server: Server = createServer((req, res) => {
-    void cache.serve(req, res, () => {
+    void cache.serve(req, res, classify(req.method ?? "GET", req.url ?? "/"), () => {
       renders++;
       const nonce = randomBytes(16).toString("base64");
       res.statusCode = opts.status ?? 200;
@@ -207,27 +205,32 @@ describe("page cache", () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
   });
 
-  it("keys pages by path and query", async () => {
+  it("keys pages by the route's page: its path and the query parameters the page reads (web/routes.ts); 2,000 unused query strings are one page", async () => {
     const s = await start({ version: () => "v1" });
     await s.get("/entity/a.example");
-    await s.get("/entity/a.example?x=1");
-    await s.get("/entity/a.example?x=1");
+    await s.get("/entity/b.example");
     expect(s.renders()).toBe(2);
-  });
-
-  it("keys pages by the query parameters the page reads (pageCacheUrl): 2,000 unused query strings are one page", async () => {
-    const asked: string[] = [];
-    const s = await start({ version: () => "v1", pageUrl: (url) => (asked.push(url.search), pageCacheUrl(url)) });
     for (let i = 0; i < 2000; i++) await s.get(`/entity/a.example?x=${i}`);
-    expect(s.renders()).toBe(1);
-    expect(s.cache.size).toBe(1);
+    expect(s.renders()).toBe(2);
+    expect(s.cache.size).toBe(2);
     // The parameters the page reads still make pages of their own, in whatever order they come.
     await s.get("/entity/a.example?recheck=busy&retry=5");
     await s.get("/entity/a.example?retry=5&x=3&recheck=busy");
     await s.get("/search?q=alice.example&utm=1");
     await s.get("/search?utm=2&q=alice.example");
-    expect(s.renders()).toBe(3);
-    expect(asked).toContain("?x=1999");
+    expect(s.renders()).toBe(4);
+  });
+
+  it("never keeps what its route says it may not: a check, an issuer page, a feed, a HEAD", async () => {
+    const s = await start({ version: () => "v1" });
+    for (const path of ["/check?q=alice.example", "/issuer/guild.example", "/entity/a.example/feed.xml"]) {
+      await s.get(path);
+      await s.get(path);
+    }
+    await s.get("/entity/a.example", {}, "HEAD");
+    await s.get("/entity/a.example", {}, "HEAD");
+    expect(s.renders()).toBe(8);
+    expect(s.cache.size).toBe(0);
   });
 
   it("compresses for a client that takes gzip, stored or not, and the page is the same", async () => {

@@ -10,6 +10,9 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 import { constants, crc32, deflateRawSync, gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
 import { FAULT_MARKS } from "./failed-parts";
+import { RSC_QUERY, RSC_REQUEST_HEADERS } from "./framework";
+import { intercept, send } from "./response";
+import type { Route } from "./routes";
 import { createVersions, type Version } from "./versions";
 
 type Stored = {
@@ -30,10 +33,10 @@ export type PageVersion = Version;
 
 export type PageCacheOptions = {
   /**
-   * What the page at `url` shows, as text, when all of it is known now (every document cached);
+   * What the page of `route` shows, as text, when all of it is known now (every document cached);
    * null when it is not, or when the page must be rendered afresh (a refresh, a page not cached).
    */
-  version(url: URL): Promise<PageVersion | string | null>;
+  version(route: Route): Promise<PageVersion | string | null>;
   /**
    * A number that moves whenever anything a version is made from changes. With it, a version with an
    * `until` is worked out once and reused while this reads the same and the clock is before `until`.
@@ -46,18 +49,16 @@ export type PageCacheOptions = {
    * HTML differs by client (Next places streamed metadata differently for bots). @default one copy
    */
   variant?(req: IncomingMessage): string;
-  /**
-   * The URL as its page reads it: requests whose URLs differ only in what the page ignores share one
-   * version and one stored copy. @default the URL as it came
-   */
-  pageUrl?(url: URL): URL;
   /** @default 32 MiB */
   maxBytes?: number;
 };
 
 export type PageCache = {
-  /** Answers `req` from a stored page when its version is current; else renders it with `render`, storing it when it may. */
-  serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void>;
+  /**
+   * Answers `req` from a stored page when its version is current; else renders it with `render`,
+   * storing it when it may. A route the cache never keeps (`route.cacheUrl` null) goes to `render` at once.
+   */
+  serve(req: IncomingMessage, res: ServerResponse, route: Route, render: () => void): Promise<void>;
   readonly size: number;
   /** The bytes the stored pages' buffers hold in memory, whole allocations counted (what `maxBytes` bounds). */
   readonly heldBytes: number;
@@ -84,19 +85,8 @@ export function owned(buffers: readonly Buffer[]): { views: Buffer[]; held: numb
 const NONCE_RE = /'nonce-([A-Za-z0-9+/]+={0,2})'/;
 /** Headers that belong to one response, not to the page. */
 const PER_RESPONSE = new Set(["date", "content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"]);
-/** Requests Next answers with something other than the page's HTML, or that ask about a copy the client holds. */
 /** What a page that showed a fault holds (web/failed-parts.ts), as bytes. */
 const FAULTS = FAULT_MARKS.map((mark) => Buffer.from(mark));
-
-const NOT_A_PAGE = [
-  "rsc",
-  "next-router-state-tree",
-  "next-router-prefetch",
-  "next-router-segment-prefetch",
-  "if-none-match",
-  "if-modified-since",
-  "range",
-];
 
 /** `body` cut at every occurrence of `nonce`; joined again with another nonce by `withNonce`. */
 export function splitAt(body: Buffer, nonce: string): Buffer[] {
@@ -165,47 +155,19 @@ export function acceptsGzip(header: string | undefined): boolean {
   });
 }
 
-function cacheableUrl(req: IncomingMessage): URL | null {
-  if (req.method !== "GET" || !req.url?.startsWith("/") || NOT_A_PAGE.some((h) => req.headers[h] !== undefined)) return null;
-  // Appended, not resolved: "//x" is a path here, not another host.
-  const url = URL.parse(`http://page.invalid${req.url}`);
-  return url === null || url.searchParams.has("_rsc") ? null : url;
-}
+/** Requests that ask about a copy the client holds, or part of one: rendered, never answered from the store. */
+const CONDITIONAL = ["if-none-match", "if-modified-since", "range"];
 
-/** Runs `render` with `res` collecting what it writes instead of sending it. */
+/** Whether this request asks for the page's HTML itself: a GET, not a conditional one, nor one Next answers with its router's payload. */
+const asksForPage = (req: IncomingMessage, url: URL) =>
+  req.method === "GET" &&
+  ![...RSC_REQUEST_HEADERS, ...CONDITIONAL].some((h) => req.headers[h] !== undefined) &&
+  !url.searchParams.has(RSC_QUERY);
+
+/** Runs `render` with what it writes kept instead of sent (web/response.ts). */
 function capture(res: ServerResponse, render: () => void): Promise<Rendered | null> {
   return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const saved = { write: res.write, end: res.end, writeHead: res.writeHead, flushHeaders: res.flushHeaders };
-    const restore = () => Object.assign(res, saved);
-    const take = (chunk: unknown, encoding?: unknown) => {
-      if (typeof chunk === "string") chunks.push(Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8"));
-      else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
-    };
-    const callbackOf = (...args: unknown[]) => args.find((a): a is () => void => typeof a === "function");
-    const writeHead = (status: number, ...rest: unknown[]) => {
-      res.statusCode = status;
-      const headers = rest.find((r): r is OutgoingHttpHeaders => typeof r === "object" && r !== null && !Array.isArray(r));
-      for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) res.setHeader(name, value);
-      return res;
-    };
-    const write = (chunk: unknown, encoding?: unknown, cb?: unknown) => {
-      take(chunk, encoding);
-      callbackOf(encoding, cb)?.();
-      return true;
-    };
-    const end = (chunk?: unknown, encoding?: unknown, cb?: unknown) => {
-      if (typeof chunk !== "function") take(chunk, encoding);
-      restore();
-      resolve({ status: res.statusCode, headers: res.getHeaders(), body: Buffer.concat(chunks) });
-      callbackOf(chunk, encoding, cb)?.();
-      return res;
-    };
-    Object.assign(res, { write, end, writeHead, flushHeaders: () => undefined });
-    res.once("close", () => {
-      restore();
-      resolve(null);
-    });
+    intercept(res, { keep: { ended: resolve } });
     render();
   });
 }
@@ -213,16 +175,17 @@ function capture(res: ServerResponse, render: () => void): Promise<Rendered | nu
 /** Response header saying where the page came from: `hit` (the store) or `miss` (rendered now). */
 export const CACHE_HEADER = "x-ident-page-cache";
 
-function send(res: ServerResponse, page: Rendered, gzip: boolean, from: "hit" | "miss") {
+function sendPage(req: IncomingMessage, res: ServerResponse, page: Rendered, gzip: boolean, from: "hit" | "miss") {
   const headers: OutgoingHttpHeaders = { [CACHE_HEADER]: from };
   for (const [name, value] of Object.entries(page.headers))
     if (!PER_RESPONSE.has(name) && name !== CACHE_HEADER && value !== undefined) headers[name] = value;
   const body = gzip ? (page.gzipped ?? gzipSync(page.body)) : page.body;
   if (gzip) headers["content-encoding"] = "gzip";
-  headers["content-length"] = String(body.length);
+  // The page's own headers, its policy among them, replace whatever the response held.
+  const id = res.getHeader("x-request-id");
   for (const name of res.getHeaderNames()) res.removeHeader(name);
-  res.writeHead(page.status, headers);
-  res.end(body);
+  if (id !== undefined) res.setHeader("x-request-id", id);
+  send(req, res, { status: page.status, headers, body });
 }
 
 /** A stored page with a fresh nonce in its CSP header and body, compressed when the client takes gzip. */
@@ -240,22 +203,22 @@ export function createPageCache(options: PageCacheOptions): PageCache {
   const lru = new LRUCache<string, Stored>({ maxSize: options.maxBytes ?? 32 * 1024 * 1024, sizeCalculation: (p) => p.bytes + 1024 });
   const now = options.now ?? Date.now;
   /** Versions worked out, by URL: a warm page is answered without resolving it again from the cache. */
-  const versions = createVersions<URL>({
-    version: (url) => options.version(url),
+  const versions = createVersions<Route>({
+    version: (route) => options.version(route),
     ...(options.generation ? { generation: options.generation } : {}),
     now,
   });
-  const versionOf = (url: URL) => versions(`${url.pathname}${url.search}`, url);
+  const versionOf = (route: Route, url: URL) => versions(`${url.pathname}${url.search}`, route);
 
-  async function serve(req: IncomingMessage, res: ServerResponse, render: () => void): Promise<void> {
-    const asked = cacheableUrl(req);
-    const url = asked && options.pageUrl ? options.pageUrl(asked) : asked;
-    const version = url ? await versionOf(url) : null;
-    if (!url || version === null) return render();
+  async function serve(req: IncomingMessage, res: ServerResponse, route: Route, render: () => void): Promise<void> {
+    const url = route.cacheUrl;
+    if (url === null || !asksForPage(req, route.url)) return render();
+    const version = await versionOf(route, url);
+    if (version === null) return render();
     const key = `${options.variant?.(req) ?? ""} ${url.pathname}${url.search}`;
     const gzip = acceptsGzip(req.headers["accept-encoding"]);
     const hit = lru.get(key);
-    if (hit?.version === version) return send(res, fresh(hit, gzip), gzip, "hit");
+    if (hit?.version === version) return sendPage(req, res, fresh(hit, gzip), gzip, "hit");
     // Rendered uncompressed into memory (the page is known, so it is not streamed), then sent.
     delete req.headers["accept-encoding"];
     const page = await capture(res, render);
@@ -266,13 +229,13 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     // Stored only when nothing changed while it rendered, when it is an HTML page, and when it shows no
     // fault: a fault is of the moment, and would be replayed until the version moves.
     const stored = page.status === 200 && nonce && type.startsWith("text/html") && !FAULTS.some((mark) => page.body.includes(mark));
-    if (stored && (await versionOf(url)) === version) {
+    if (stored && (await versionOf(route, url)) === version) {
       const parts = owned(splitAt(page.body, nonce));
       const deflated = owned(deflateParts(parts.views));
       const bytes = parts.held + deflated.held;
       lru.set(key, { version, status: page.status, headers: page.headers, nonce, parts: parts.views, deflated: deflated.views, bytes });
     }
-    send(res, page, gzip, "miss");
+    sendPage(req, res, page, gzip, "miss");
   }
 
   return {

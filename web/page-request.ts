@@ -1,17 +1,14 @@
 /**
- * One decision per request (docs/architecture.md#one-request-one-decision): which page this is,
- * whether it was taken on and its refresh granted (decided by the proxy, web/admission.ts), whether
- * everything it shows is already known, and whether it arrives whole or streams. Made once, here,
- * and read by the layout (the JSON-LD in the head), the page's metadata and the page itself.
+ * What a page reads of its request (docs/architecture.md#one-request-one-decision): which page it
+ * is, whether it was taken on and its refresh granted, and how its results arrive: all decided once
+ * by the server before Next ran (web/server.ts), and read here from the request's context
+ * (web/request-context.ts) by the layout (the JSON-LD in the head), the page's metadata and the page.
  */
 import "server-only";
-import { headers } from "next/headers";
-import { cache } from "react";
 import { refusal } from "@/lib/traffic";
-import { ADMISSION_HEADER, relayed } from "./admission";
-import { DELIVERY_HEADER, startDelivery, type Delivery, type Refused } from "./delivery";
-import { fromHeader, isAnswer, pageOf, URL_HEADER, type Page } from "./pages";
-import { app } from "./app";
+import type { Delivery, Refused } from "./delivery";
+import { isAnswer, type Page } from "./pages";
+import { requestContext } from "./request-context";
 
 export type { Delivery, Refused } from "./delivery";
 
@@ -23,27 +20,23 @@ export type PageRequest = {
   delivery: Delivery | null;
 };
 
-/** What a page shows when the proxy's word did not reach it: nothing is fetched. */
+/** What a page shows when the server's word did not reach it: nothing is fetched. */
 const NOT_ADMITTED = refusal("busy", "this page was not admitted; try again", 1);
 
-/** This request's decision, made once however many components ask. */
-export const pageRequest = cache(async (): Promise<PageRequest> => {
-  const h = await headers();
-  const url = fromHeader(h.get(URL_HEADER));
-  const page = url ? pageOf(url.pathname, url.searchParams) : null;
-  const asked = url?.searchParams.get("refresh") === "1";
+/** This request's page and its results, as the server decided them. */
+export async function pageRequest(): Promise<PageRequest> {
+  const context = requestContext();
+  const target = context?.route.target;
+  const page = target?.kind === "page" ? target.page : null;
+  const asked = context?.route.url.searchParams.get("refresh") === "1";
   if (!isAnswer(page)) return { page, refresh: { asked, granted: false }, delivery: null };
-  // The proxy admitted every answer page before it reached here; without its word, nothing is fetched.
-  const admission = relayed(h.get(ADMISSION_HEADER));
-  if (admission === null || "refused" in admission) {
-    return { page, refresh: { asked, granted: false }, delivery: { mode: "refused", refused: admission?.refused ?? NOT_ADMITTED } };
+  const admission = context?.admission;
+  if (!admission?.ok || !context?.delivery) {
+    const refused = admission && !admission.ok ? admission.refused : NOT_ADMITTED;
+    return { page, refresh: { asked, granted: false }, delivery: { mode: "refused", refused } };
   }
-  // The proxy started this page's results as it admitted it (web/delivery.ts); else they start now.
-  const started = app().deliveries.take(h.get(DELIVERY_HEADER));
-  const delivery = await (started ?? startDelivery(app().resolver, page, admission, h.get("user-agent")));
-  const refresh = admission.refresh;
-  return { page, refresh, delivery };
-});
+  return { page, refresh: admission.refresh, delivery: await context.delivery };
+}
 
 /** The results whose JSON-LD goes in the document head: those of a whole page, none for a streamed one. */
 export async function headResults() {
@@ -56,18 +49,41 @@ export async function isProfilePage(): Promise<boolean> {
   return (await pageRequest()).page?.kind === "entity";
 }
 
-/** The URL of this request, as the proxy relayed it; null when it did not. */
-export async function requestUrl(): Promise<URL | null> {
-  return fromHeader((await headers()).get(URL_HEADER));
+/** The URL of this request; null outside one. */
+export function requestUrl(): URL | null {
+  return requestContext()?.route.url ?? null;
+}
+
+/** The page this request is; null outside one. */
+export function requestPage(): Page | null {
+  const target = requestContext()?.route.target;
+  return target?.kind === "page" ? target.page : null;
 }
 
 /**
  * What `/check` may do (docs/publishing.md#check): refused, a live check when the refresh limit
  * granted one, or the report of the cached answer otherwise.
  */
-export async function checkAdmission(): Promise<Refused | { live: boolean; client: string }> {
-  const admission = relayed((await headers()).get(ADMISSION_HEADER));
-  if (admission === null) return { refused: NOT_ADMITTED };
-  if ("refused" in admission) return { refused: admission.refused };
+export function checkAdmission(): Refused | { live: boolean; client: string } {
+  const admission = requestContext()?.admission;
+  if (!admission) return { refused: NOT_ADMITTED };
+  if (!admission.ok) return { refused: admission.refused };
   return { live: admission.refresh.granted, client: admission.client };
+}
+
+/** The refusal of this search of the index (`searches`, or its turn at the engine), as the server decided it; null when taken on. */
+export function searchRefusal() {
+  const admission = requestContext()?.admission;
+  return admission && !admission.ok ? admission.refused : null;
+}
+
+/** The client of this request (its rate-limit key) and its X-Forwarded-For; null outside one. */
+export function requestClient(): { client: string; forwardedFor: string | null } | null {
+  const context = requestContext();
+  return context ? { client: context.client, forwardedFor: context.forwardedFor } : null;
+}
+
+/** This response's CSP nonce, which an inline script needs. */
+export function requestNonce(): string | undefined {
+  return requestContext()?.nonce;
 }

@@ -19,7 +19,9 @@ describe("pageOf", () => {
     ["/search", "q=alice.example", "search:alice.example"],
     ["/search", "q=http%3A%2F%2Falice.example", "bad-query"],
     ["/search", "", "bad-query"],
-    ["/", "q=alice.example", null],
+    ["/", "q=alice.example", "home"],
+    ["/reasons", "", "reasons"],
+    ["/entity/alice.example/feed.xml", "", null],
     ["/api/resolve", "q=alice.example", null],
   ])("%s?%s → %s", (path, query, expected) => {
     expect(key(path, query)).toBe(expected);

@@ -7,6 +7,10 @@ import { isDomain, looksLikeIdentifier, parseQuery, type Query } from "../lib/pr
 import { decodeCursor, parseSearchText } from "../lib/store/search";
 
 export type Page =
+  /** `/`: the search form. */
+  | { kind: "home" }
+  /** `/reasons`: every reason and problem code, explained. */
+  | { kind: "reasons" }
   /** `/entity/{domain}`: the canonical page of one entity. */
   | { kind: "entity"; query: Query & { kind: "domain" } }
   /** `/search?q=` with an identifier: a lookup. */
@@ -26,8 +30,10 @@ export type Page =
   /** `/check?q=` with something that is not a domain: the form again with the reason, as HTTP 400. */
   | { kind: "bad-check"; q: string; message: string };
 
-/** The page at `pathname` with `searchParams`, or null for any other path (the home page, the API, assets). */
+/** The page at `pathname` with `searchParams`, or null for any other path (the API, assets, feeds, images). */
 export function pageOf(pathname: string, searchParams: URLSearchParams): Page | null {
+  if (pathname === "/") return { kind: "home" };
+  if (pathname === "/reasons") return { kind: "reasons" };
   if (pathname === "/check") {
     const q = (searchParams.get("q") ?? "").trim();
     if (q === "") return { kind: "check-form" };

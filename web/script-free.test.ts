@@ -2,7 +2,13 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { aroundNext, isReadPage, isRuntimeTag, RuntimeStripper } from "./script-free";
+import { aroundNext } from "./response";
+import { classify } from "./routes";
+import { isRuntimeTag, RuntimeStripper } from "./script-free";
+
+/** As web/server.ts puts it around Next: the route's own reading of whether its page is read. */
+const around = (req: IncomingMessage, res: ServerResponse) =>
+  aroundNext(req, res, { head: { status: 200, headers: {} }, readPage: classify(req.method ?? "GET", req.url ?? "/").readPage });
 
 const N = 'nonce="abc=="';
 /** What Next writes for a streamed entity page, shortened: the runtime's tags among the page's own. */
@@ -104,7 +110,7 @@ describe("read pages without the framework's script (docs/decisions.md#cold-page
 
   it("applies to the pages that are read, not to the check or the API", () => {
     for (const path of ["/", "/entity/alice.example", "/issuer/tools.example", "/search", "/reasons"])
-      expect(isReadPage(path), path).toBe(true);
+      expect(classify("GET", path).readPage, path).toBe(true);
     for (const path of [
       "/check",
       "/api/resolve",
@@ -112,16 +118,16 @@ describe("read pages without the framework's script (docs/decisions.md#cold-page
       "/entity/alice.example/preview.png",
       "/_next/static/x.js",
     ])
-      expect(isReadPage(path), path).toBe(false);
+      expect(classify("GET", path).readPage, path).toBe(false);
   });
 });
 
-describe("aroundNext on a server (web/serve.js's order: compression below, the rewrite above)", () => {
+describe("aroundNext on a server (web/server.ts's order: compression below, the rewrite above)", () => {
   let server: Server;
   let base = "";
   /** Writes PAGE in two pieces as Next streams, with the status and type the path asks for. */
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    aroundNext(req, res);
+    around(req, res);
     const url = new URL(req.url ?? "/", "http://x");
     res.statusCode = Number(url.searchParams.get("status") ?? 200);
     res.setHeader("content-type", url.searchParams.get("type") ?? "text/html; charset=utf-8");
@@ -203,7 +209,7 @@ describe("aroundNext on a server (web/serve.js's order: compression below, the r
     let ended = () => {};
     const endCalled = new Promise<void>((r) => (ended = r));
     const server = createServer((req, res) => {
-      aroundNext(req, res);
+      around(req, res);
       res.writeHead(200, ["Content-Type", "text/html; charset=utf-8", "X-Two", "a", "X-Two", "b"]);
       const e = Buffer.from("é");
       res.write(Buffer.concat([Buffer.from("<p>caf"), e.subarray(0, 1)]), () => called.push("write"));

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import { answerRefusal } from "../lib/traffic/answer";
 import { LIMITS, trafficSettings } from "../lib/traffic/limits";
+import { classify } from "./routes";
 import { createShedder } from "./shed";
 
 const defaults = trafficSettings();
@@ -15,15 +16,20 @@ function exchange(url: string, client: string) {
     status: 0,
     headers: {} as Record<string, string>,
     body: "",
-    writeHead(status: number, headers: Record<string, string>) {
+    hasHeader(name: string) {
+      return Object.keys(this.headers).some((n) => n.toLowerCase() === name.toLowerCase());
+    },
+    setHeader(name: string, value: string) {
+      this.headers[name] = value;
+    },
+    writeHead(status: number) {
       this.status = status;
-      this.headers = headers;
     },
     end(body: string) {
       this.body = body;
     },
   });
-  const req = { url, headers: { "x-forwarded-for": client } };
+  const req = { url, method: "GET", headers: { "x-forwarded-for": client } };
   return { req: req as unknown as IncomingMessage, res: res as unknown as ServerResponse & typeof res };
 }
 
@@ -40,16 +46,16 @@ describe.each(["lookupsInProgress", "lookupsInInstance", "requestsInInstance"] a
     const path = name === "requestsInInstance" ? "/" : "/entity/alice.example";
     const client = (i: number) => (name === "lookupsInProgress" ? "one" : `c${i}`);
     const open = Array.from({ length: limit }, (_, i) => exchange(path, client(i)));
-    for (const { req, res } of open) expect(shedder.shed(req, res)).toBeNull();
+    for (const { req, res } of open) expect(shedder.shed(req, res, classify("GET", path))).toBeNull();
     const over = exchange(path, client(limit));
-    const shed = shedder.shed(over.req, over.res);
+    const shed = shedder.shed(over.req, over.res, classify("GET", path));
     expect(shed).not.toBeNull();
     shed?.write();
     expect(over.res.status).toBe(answerRefusal({ refused: LIMITS[name].refused, retryAfterS: 1, message: "x" }).status);
     expect(over.res.headers["Retry-After"]).toMatch(/^\d+$/);
     expect(refusals).toEqual([LIMITS[name].refused]);
     open[0]?.res.emit("close");
-    expect(shedder.shed(over.req, over.res)).toBeNull();
+    expect(shedder.shed(over.req, over.res, classify("GET", path))).toBeNull();
     for (const { res } of open) res.emit("close");
     over.res.emit("close");
     expect(shedder.inProgress.size).toBe(0);

@@ -9,11 +9,9 @@ import { answerRefusal, refusal, type Refusal, type TrafficSettings } from "../l
 import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { createInProgress } from "../lib/traffic/in-progress";
 import { CORS_HEADERS } from "./api-headers";
-
-const LOOKUP = /^\/(?:api\/resolve|search|entity\/)/;
-
-const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
+import { send } from "./response";
+import type { Route } from "./routes";
+import { xml } from "./xml";
 
 export type ShedDeps = {
   settings: TrafficSettings;
@@ -31,10 +29,10 @@ export function createShedder(deps: ShedDeps) {
   const inProgress = createInProgress();
   return {
     inProgress,
-    /** Counts `req` until its response closes; or the refusal to answer it with, counting nothing. */
-    shed(req: IncomingMessage, res: ServerResponse): Shed | null {
+    /** Counts `req` until its response closes; or the refusal to answer it with, counting nothing. `route` says whether it is a lookup. */
+    shed(req: IncomingMessage, res: ServerResponse, route: Route): Shed | null {
       const { settings } = deps;
-      const lookup = LOOKUP.test(req.url ?? "");
+      const lookup = route.lookup;
       const forwarded = req.headers["x-forwarded-for"];
       const client = lookup ? `client ${deps.clientOf(Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null))}` : "";
       let refused: Refusal | null = null;
@@ -51,23 +49,17 @@ export function createShedder(deps: ShedDeps) {
       }
       deps.refused(refused);
       const answer = answerRefusal(refused);
-      const api = (req.url ?? "").startsWith("/api/");
-      const send = (apiHeaders: Record<string, string>) => {
-        if (res.destroyed) return;
-        res.writeHead(
-          answer.status,
-          Object.assign({}, answer.headers, api ? CORS_HEADERS : {}, apiHeaders, {
+      const api = route.target.kind === "api";
+      const write = (apiHeaders: Record<string, string>) =>
+        send(req, res, {
+          status: answer.status,
+          headers: Object.assign({}, answer.headers, api ? CORS_HEADERS : {}, apiHeaders, {
             "Content-Type": api ? "application/json" : "text/html; charset=utf-8",
-            "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
-            "X-Content-Type-Options": "nosniff",
           }),
-        );
-        res.end(
-          api
+          body: api
             ? JSON.stringify(answer.body)
-            : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${escapeHtml(answer.heading)}</h1><p>${escapeHtml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
-        );
-      };
+            : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${xml(answer.heading)}</h1><p>${xml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
+        });
       return {
         delayMs: refused.refused === "busy" ? 0 : OVER_LIMIT_DELAY_MS,
         write() {
@@ -75,8 +67,8 @@ export function createShedder(deps: ShedDeps) {
           // The API's refusals carry CORS and the client's limits, as its other answers do (docs/api.md).
           if (api && deps.apiHeaders) {
             const forwardedFor = Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null);
-            void deps.apiHeaders(forwardedFor).then(send, () => send({}));
-          } else send({});
+            void deps.apiHeaders(forwardedFor).then(write, () => write({}));
+          } else write({});
         },
       };
     },

@@ -6,17 +6,11 @@ import { RefusalNotice } from "@/components/refusal-notice";
 import { checkDomain, reportOf } from "@/lib/check/live";
 import type { CheckReport } from "@/lib/check/report";
 import { isRefusal, type Refusal } from "@/lib/traffic";
-import { checkAdmission, requestUrl } from "@/web/page-request";
-import { pageOf, type Page } from "@/web/pages";
+import { checkAdmission, requestPage } from "@/web/page-request";
 import { app } from "@/web/app";
 
-async function checkPage(): Promise<Page | null> {
-  const url = await requestUrl();
-  return url ? pageOf(url.pathname, url.searchParams) : null;
-}
-
 export async function generateMetadata(): Promise<Metadata> {
-  const page = await checkPage();
+  const page = requestPage();
   const title = page?.kind === "check" ? `Check ${page.query.domain}` : "Check a site";
   // A publisher's tool, not an answer for crawlers.
   return { title, robots: { index: false, follow: false } };
@@ -61,7 +55,7 @@ function CheckForm({ value = "", error }: { value?: string; error?: string }) {
 type Outcome = { report: CheckReport; live: boolean } | { refused: Refusal };
 
 async function run(domain: string): Promise<Outcome> {
-  const admitted = await checkAdmission();
+  const admitted = checkAdmission();
   if ("refused" in admitted) return admitted;
   const { resolver, config } = app();
   const settings = { fetchTimeoutMs: config.fetchTimeoutMs };
@@ -75,7 +69,7 @@ async function run(domain: string): Promise<Outcome> {
 
 /** `/check?q={domain}`: the publisher's check as a page (docs/publishing.md#check). */
 export default async function CheckPage() {
-  const page = await checkPage();
+  const page = requestPage();
   if (page?.kind !== "check") {
     return (
       <div className="check-page">

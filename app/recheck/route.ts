@@ -3,10 +3,10 @@ import { newWork } from "@/lib/resolver/documents";
 import { isRefusal } from "@/lib/traffic";
 import { admit } from "@/web/admission";
 import { app } from "@/web/app";
-import { BODY_CAPS } from "@/web/front";
+import { RECHECK_BODY_BYTES } from "@/web/routes";
 
-/** The largest form body read: a domain and its field name (web/front.ts refuses a larger one before Next reads it). */
-const MAX_BODY = BODY_CAPS.get("/recheck") ?? 2048;
+/** The largest form body read: a domain and its field name (the front door refuses a larger one before Next reads it). */
+const MAX_BODY = RECHECK_BODY_BYTES;
 
 const plain = (status: number, text: string, extra: Record<string, string> = {}) =>
   new Response(`${text}\n`, { status, headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store", ...extra } });

@@ -2,11 +2,10 @@ import type { Metadata } from "next";
 import { IndexResults } from "@/components/index-results";
 import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
-import { headers } from "next/headers";
 import { RefusalNotice } from "@/components/refusal-notice";
 import { isRefusal, type Refusal } from "@/lib/traffic";
-import { ADMISSION_HEADER, inSearchTurn, relayed } from "@/web/admission";
-import { pageRequest } from "@/web/page-request";
+import { inSearchTurn } from "@/web/admission";
+import { pageRequest, requestClient, searchRefusal } from "@/web/page-request";
 import { app } from "@/web/app";
 
 export async function generateMetadata(): Promise<Metadata> {
@@ -28,8 +27,7 @@ export async function generateMetadata(): Promise<Metadata> {
  */
 export default async function SearchPage() {
   const { page, refresh, delivery } = await pageRequest();
-  if (page?.kind === "index-search")
-    return <IndexSearchPage text={page.text} cursor={page.cursor} refused={searchRefused(await headers())} />;
+  if (page?.kind === "index-search") return <IndexSearchPage text={page.text} cursor={page.cursor} refused={searchRefusal()} />;
   if (page?.kind !== "lookup" || !delivery) {
     // proxy.ts answers this page with HTTP 400.
     return (
@@ -54,12 +52,6 @@ export default async function SearchPage() {
   );
 }
 
-/** The refusal of this search (`searches`), as the proxy relayed it; null when it was taken on. */
-function searchRefused(h: Headers): Refusal | null {
-  const admission = relayed(h.get(ADMISSION_HEADER));
-  return admission && "refused" in admission ? admission.refused : null;
-}
-
 async function IndexSearchPage({ text, cursor, refused }: { text: string; cursor: string | null; refused: Refusal | null }) {
   if (refused) {
     return (
@@ -72,7 +64,7 @@ async function IndexSearchPage({ text, cursor, refused }: { text: string; cursor
   const store = await app().resolver.store;
   // docs/architecture.md#traffic: in its turn among the instance's searches.
   const found = store
-    ? await inSearchTurn(app(), (await headers()).get("x-forwarded-for"), () => store.search(text, cursor)).catch((err: unknown) => {
+    ? await inSearchTurn(app(), requestClient()?.forwardedFor ?? null, () => store.search(text, cursor)).catch((err: unknown) => {
         app().log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
         return undefined;
       })

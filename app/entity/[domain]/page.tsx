@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { Suspense } from "react";
 import { RecheckNotice, Timeline } from "@/components/timeline";
 import { notFound } from "next/navigation";
+import { NOTHING_HERE_METADATA, NothingHere } from "@/components/nothing-here";
 import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { clip, withoutBidiControls } from "@/lib/present/display";
@@ -38,6 +39,7 @@ async function settledCounts(): Promise<{ verified: number; total: number } | nu
 }
 
 export async function generateMetadata(): Promise<Metadata> {
+  if ((await pageRequest()).page?.kind === "no-entity") return NOTHING_HERE_METADATA;
   const known = await entityOf();
   if (known === null) return { title: "Try again shortly", robots: { index: false, follow: false } };
   const { entity, cache } = known;
@@ -76,12 +78,14 @@ function settled(delivery: Delivery): Promise<unknown> {
 /** `/entity/{domain}`: the canonical, shareable page of one entity (docs/decisions.md#interfaces). */
 export default async function EntityPage() {
   const { page, refresh, delivery } = await pageRequest();
+  // A path that is not a domain: 404, decided by the server (web/routes.ts), said here in server HTML.
+  if (page?.kind === "no-entity") return <NothingHere />;
   if (page?.kind !== "entity" || !delivery) notFound();
   return (
     <div className="entity-page">
       <SearchForm compact />
       {refresh.asked && !refresh.granted ? <RefreshRefused /> : null}
-      <RecheckNotice domain={page.query.domain} url={await requestUrl()} />
+      <RecheckNotice domain={page.query.domain} url={requestUrl()} />
       <Results delivery={delivery} headingLevel={1} linkToPage={false} />
       {/* A whole page has no Suspense boundary: nothing in it waits for a script (components/results.tsx). */}
       {delivery.mode === "stream" ? (

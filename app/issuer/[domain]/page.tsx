@@ -3,17 +3,21 @@ import { notFound } from "next/navigation";
 import { clipName, wellFormed } from "@/lib/present/display";
 import { reasonText } from "@/lib/present/explain";
 import { exactly, when } from "@/lib/present/when";
+import { NOTHING_HERE_METADATA, NothingHere } from "@/components/nothing-here";
 import { pageRequest } from "@/web/page-request";
 import { app } from "@/web/app";
 
-async function issuerOf(): Promise<string> {
+async function issuerOf(): Promise<string | null> {
   const { page } = await pageRequest();
+  // A path that is not a domain: 404, decided by the server (web/routes.ts), said by the page.
+  if (page?.kind === "no-entity") return null;
   if (page?.kind !== "issuer") notFound();
   return page.domain;
 }
 
 export async function generateMetadata(): Promise<Metadata> {
   const domain = await issuerOf();
+  if (domain === null) return NOTHING_HERE_METADATA;
   return {
     title: `Credentials issued by ${domain}`,
     robots: { index: false, follow: true },
@@ -33,6 +37,7 @@ const reasonWords = (reason: string | null) => reasonText(reason ?? "") ?? "not 
  */
 export default async function IssuerPage() {
   const domain = await issuerOf();
+  if (domain === null) return <NothingHere />;
   const store = await app().resolver.store;
   const issued = store
     ? await store.issuedBy(domain).catch((err: unknown) => {

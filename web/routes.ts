@@ -1,0 +1,94 @@
+/**
+ * What a request is, decided once at the front door (docs/architecture.md#one-request-one-decision):
+ * `classify` turns a method and a target into a {@link Route}, and everything after it (the front
+ * door's methods and body caps, the page cache, shedding, admission, the read pages' rewrite, the page
+ * itself, the API) reads that value; nothing below looks at the URL again. A new page or route is
+ * taught here, once.
+ */
+import { pageCacheUrl, pageOf, statusOf, type Page } from "./pages";
+
+/** What the server does with a request. */
+export type Target =
+  /** A page Next renders: its admission, status and cache follow from `page`. */
+  | { kind: "page"; page: Page }
+  /** `/api/…`: answered by web/api.ts, never by Next. */
+  | { kind: "api"; path: string; params: URLSearchParams }
+  /** `POST /recheck`: the "Re-check now" form (app/recheck/route.ts), a lookup that fetches. */
+  | { kind: "recheck" }
+  /** `/healthz`, `/readyz`: answered however busy the instance is. */
+  | { kind: "operations" }
+  /** Everything else Next answers: its assets, the feeds, sitemaps, robots.txt, schemas, images, or its 404. */
+  | { kind: "file" };
+
+export type Route = {
+  target: Target;
+  /** The request's path and query, parsed once (appended to a fixed origin: `//x` stays a path). */
+  url: URL;
+  /** The path as sent (still percent-encoded). */
+  path: string;
+  /** The methods it answers (docs/decisions.md#methods): GET and HEAD, the form's POST, the API's own. */
+  methods: readonly string[];
+  /** The most body bytes it reads (POST only); null: it takes no body. */
+  bodyCap: number | null;
+  /** Whether it is a lookup (it may fetch): counted by `lookupsInProgress` and `lookupsInInstance`. */
+  lookup: boolean;
+  /** A page that is read, not used: it ships without the framework's script (web/script-free.ts). */
+  readPage: boolean;
+  /** The URL its page cache copy is kept under (the parameters the page reads); null: never kept. */
+  cacheUrl: URL | null;
+  /** Its status, decided before the first byte: 400 for a bad query, 404 for an entity path that is not a domain. */
+  status: number;
+};
+
+/** The re-check form's body: a domain and its field name (app/recheck/route.ts). */
+export const RECHECK_BODY_BYTES = 2048;
+
+const PAGE_METHODS = ["GET", "HEAD"] as const;
+const API_METHODS = ["GET", "HEAD", "OPTIONS"] as const;
+
+/** Pages read and not used (no copy buttons, no "try again"): the home page, entity, issuer, search and lookup pages, reasons. */
+const READ_PAGE_KINDS: ReadonlySet<Page["kind"]> = new Set([
+  "home",
+  "reasons",
+  "entity",
+  "issuer",
+  "lookup",
+  "index-search",
+  "bad-query",
+  "no-entity",
+]);
+/** Pages that may fetch: a lookup and the publisher's live check. */
+const LOOKUP_KINDS: ReadonlySet<Page["kind"]> = new Set(["entity", "lookup", "check"]);
+/** Pages whose whole render the page cache may keep: the home page and the resolver's answers. */
+const CACHED_KINDS: ReadonlySet<Page["kind"]> = new Set(["home", "entity", "lookup"]);
+
+/** The route of `method` on `target`, an origin-form request target (`/path?query`). */
+export function classify(method: string, target: string): Route {
+  const url = new URL(`http://route.invalid${target.startsWith("/") ? target : `/${target}`}`);
+  const at = target.indexOf("?");
+  const path = at < 0 ? target : target.slice(0, at);
+  const base = { url, path, bodyCap: null, lookup: false, readPage: false, cacheUrl: null, status: 200 };
+  if (path.startsWith("/api/")) {
+    const t: Target = { kind: "api", path, params: url.searchParams };
+    return Object.assign(base, { target: t, methods: API_METHODS, lookup: path === "/api/resolve" });
+  }
+  if (path === "/recheck") {
+    return Object.assign(base, { target: { kind: "recheck" } as Target, methods: ["POST"], bodyCap: RECHECK_BODY_BYTES, lookup: true });
+  }
+  if (path === "/healthz" || path === "/readyz")
+    return Object.assign(base, { target: { kind: "operations" } as Target, methods: PAGE_METHODS });
+  const page = pageOf(url.pathname, url.searchParams);
+  if (page === null) return Object.assign(base, { target: { kind: "file" } as Target, methods: PAGE_METHODS });
+  const cached = method === "GET" && CACHED_KINDS.has(page.kind);
+  return {
+    target: { kind: "page", page },
+    url,
+    path,
+    methods: PAGE_METHODS,
+    bodyCap: null,
+    lookup: LOOKUP_KINDS.has(page.kind),
+    readPage: READ_PAGE_KINDS.has(page.kind),
+    cacheUrl: cached ? pageCacheUrl(url) : null,
+    status: statusOf(page),
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * Every request's way through the server (docs/architecture.md#one-request-one-decision), in one
+ * place, for `npm start` and `npm run dev` alike (web/serve.js hands each request here with Next's
+ * handler): its id and log line; `classify`, once; the front door (headers, methods, bodies); the
+ * client; the page cache; shedding; then, one per turn of the event loop, the API or the page's
+ * admission and results, started here, and Next, run inside the request's context
+ * (web/request-context.ts), which the pages read instead of the URL or a header.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { performance } from "node:perf_hooks";
+import { setImmediate, setTimeout } from "node:timers";
+import { answerRefusal } from "../lib/traffic/answer";
+import { admit, admitSearch } from "./admission";
+import type { App } from "./app";
+import { bridge, type NextHandle } from "./bridge";
+import { startDelivery } from "./delivery";
+import { frontDoor } from "./front";
+import { isAnswer, type Page } from "./pages";
+import type { RequestContext } from "./request-context";
+import { aroundNext, sendText } from "./response";
+import { classify } from "./routes";
+import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * Requests enter Next one per turn of the event loop, and refusals are written the same way, so a
+ * burst is never set up (or refused) in one go while a page the cache could answer at once waits
+ * behind it (docs/decisions.md#outbound-work, "In front of Next").
+ */
+function createTurns() {
+  const waiting: (() => void)[] = [];
+  const takeTurn = () => {
+    const next = waiting.shift();
+    if (waiting.length > 0) setImmediate(takeTurn);
+    next?.();
+  };
+  return (work: () => void) => {
+    waiting.push(work);
+    if (waiting.length === 1) setImmediate(takeTurn);
+  };
+}
+
+/**
+ * What a page is sent with and what it is given before Next renders it: its admission (a lookup,
+ * the check, a search of the index), its results started now (an answer page), and its status and
+ * headers (a refusal's 429 or 503 with Retry-After, a bad query's 400).
+ */
+async function preparePage(app: App, context: RequestContext, page: Page): Promise<void> {
+  const { resolver } = app;
+  const refused = (r: Parameters<typeof answerRefusal>[0]) => {
+    const answer = answerRefusal(r);
+    context.head = { status: answer.status, headers: answer.headers };
+  };
+  if (page.kind === "index-search") {
+    // docs/architecture.md#traffic: `searches`, and a search the instance could not run now.
+    const admitted = await admitSearch(app, context.forwardedFor);
+    const busy = admitted.ok ? resolver.traffic.searches.wouldRefuse(context.client) : null;
+    if (!admitted.ok) context.admission = admitted;
+    else if (busy) context.admission = { ok: false, refused: busy };
+    if (context.admission && !context.admission.ok) refused(context.admission.refused);
+    return;
+  }
+  if (!isAnswer(page) && page.kind !== "check") return;
+  // The check is always a fresh check (docs/publishing.md#check): it asks for a refresh, and its limit.
+  const refresh = page.kind === "check" || context.route.url.searchParams.get("refresh") === "1";
+  const admission = await admit(app, page.query, context.forwardedFor, refresh);
+  context.admission = admission;
+  if (!admission.ok) return refused(admission.refused);
+  // docs/decisions.md#cold-pages: a cold page's fetches start now, before Next reaches the page.
+  if (isAnswer(page)) context.delivery = startDelivery(resolver, page, admission, context.userAgent);
+}
+
+/** The server's handler of every request, given Next's (web/serve.js); `dev` runs Next's development server inside it. */
+export function createRequestHandler(app: App, next: NextHandle, options: { dev: boolean }) {
+  const inTurn = createTurns();
+  const { requests } = bridge();
+
+  function logRequest(req: IncomingMessage, res: ServerResponse, id: string, started: number) {
+    const path = (req.url ?? "").split("?")[0];
+    app.log.info("request", {
+      request_id: id,
+      method: req.method,
+      path,
+      status: res.statusCode,
+      ms: Math.round(performance.now() - started),
+    });
+  }
+
+  /** Next renders the page, inside the request's context: its head as decided, the read pages without the runtime, compressed. */
+  function render(req: IncomingMessage, res: ServerResponse, context: RequestContext) {
+    const { route } = context;
+    const page = route.target.kind === "page" ? route.target.page : null;
+    const run = async () => {
+      if (res.destroyed) return;
+      if (page) {
+        await preparePage(app, context, page);
+        // Next reads a page's nonce from the request's policy (docs/decisions.md#security-headers).
+        const csp = contentSecurityPolicy(context.nonce, options.dev);
+        req.headers["content-security-policy"] = csp;
+        res.setHeader("Content-Security-Policy", csp);
+        for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+      }
+      if (res.destroyed) return;
+      aroundNext(req, res, { head: context.head, readPage: route.readPage });
+      await next(req, res);
+    };
+    inTurn(() =>
+      requests.run(context, () => {
+        run().catch((err: unknown) => {
+          app.log.error(`server: ${err instanceof Error ? err.message : String(err)}`);
+          if (!res.headersSent) sendText(req, res, 500, "This resolver could not answer; try again shortly.");
+          else res.destroy();
+        });
+      }),
+    );
+  }
+
+  function serve(req: IncomingMessage, res: ServerResponse, id: string) {
+    const target = req.url ?? "";
+    // Only origin-form targets ("/path") are routes; `OPTIONS *` and absolute-form targets are answered here.
+    if (!target.startsWith("/")) {
+      const asterisk = req.method === "OPTIONS" && target === "*";
+      return asterisk ? sendText(req, res, 204, null, { Allow: "GET, HEAD" }) : sendText(req, res, 400, "Bad request target");
+    }
+    const route = classify(req.method ?? "GET", target);
+    // docs/decisions.md#caching: X-Forwarded-For always ends with the socket's address, which a client cannot choose.
+    const prior = req.headers["x-forwarded-for"];
+    const forwardedFor = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean).join(", ");
+    req.headers["x-forwarded-for"] = forwardedFor;
+    const context: RequestContext = {
+      id,
+      route,
+      client: app.clientOf(forwardedFor),
+      forwardedFor,
+      userAgent: req.headers["user-agent"] ?? null,
+      nonce: randomBytes(16).toString("base64"),
+      admission: null,
+      delivery: null,
+      head: { status: route.status, headers: {} },
+    };
+    requests.run(context, () => {
+      // The security headers on every answer; a malformed path, a method or a body the route does not take are answered there.
+      if (frontDoor(req, res, route, app.apiPolicy)) return;
+      const onward = () => {
+        // Health and readiness are answered however busy the instance is (docs/deploying.md#health).
+        const refused = route.target.kind === "operations" ? null : app.shed(req, res, route);
+        if (refused) {
+          // A client past its own limit waits for its answer: a loop then costs it time. Others are answered in turn.
+          if (refused.delayMs > 0) setTimeout(refused.write, refused.delayMs).unref();
+          else inTurn(refused.write);
+          return;
+        }
+        if (route.target.kind === "api") return inTurn(() => requests.run(context, () => app.api.serve(req, res, route)));
+        render(req, res, context);
+      };
+      // Warm entity and lookup pages come from the page cache (web/page-cache.ts); the rest go on.
+      app.pages.serve(req, res, route, onward).catch((error: unknown) => {
+        // A fault of the page cache never leaves a request hanging: it goes on, or it is closed.
+        app.log.error(`page cache: ${error instanceof Error ? error.message : String(error)}`);
+        if (!res.headersSent) onward();
+        else res.destroy();
+      });
+    });
+  }
+
+  return (req: IncomingMessage, res: ServerResponse) => {
+    // docs/deploying.md#logs: each request has an id (a well-formed X-Request-Id from the proxy in
+    // front, else a new one), sent back and written with every log line made while it runs.
+    const offered = req.headers["x-request-id"];
+    const id = typeof offered === "string" && REQUEST_ID.test(offered) ? offered : randomUUID();
+    req.headers["x-request-id"] = id;
+    res.setHeader("x-request-id", id);
+    const started = performance.now();
+    res.once("finish", () => logRequest(req, res, id, started));
+    serve(req, res, id);
+  };
+}
