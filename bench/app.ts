@@ -8,8 +8,11 @@
  *   TTFB       time to first byte of an entity page whose publishers answer in 50 ms (cold cache),
  *              with the time to the entity header and to the whole page beside it, as a browser
  *              sees it (streamed); a program gets the page whole (web/clients.ts)
- *   Chromium   cold entity pages opened in Debian's Chromium: when the entity header is visible (no
- *              claims, 20 claims) ÷ a bare client's fetch of the entity document (goal ≤ 1.3 ×), and
+ *   Chromium   cold entity pages opened in Debian's Chromium. The headline: the ideal server-rendered
+ *              page (bench/ideal-page.ts) opened in turn with the app's in the same browser, when the
+ *              entity header is visible (no claims, 20 claims) and when all 20 claims are in place,
+ *              the app's ÷ the ideal page's (goal ≤ 1.2 × each). Then: when the entity header is
+ *              visible (no claims, 20 claims) ÷ a bare client's fetch of the entity document (goal ≤ 1.3 ×), and
  *              when all 20 claims are in place ÷ a bare client's entity then 20 documents at once
  *              (goal ≤ 1.2 ×); with the claims on their own addresses and on one (bench/bare-client.ts);
  *              beside them the browser's floor: the same pages warm, nothing fetched; and the same
@@ -27,7 +30,7 @@ import { fileURLToPath } from "node:url";
 import { chromium, type Browser } from "@playwright/test";
 import autocannon from "autocannon";
 import { matchConnectTo, parseConnectTo } from "../lib/fetch/connect-to";
-import { median } from "./stats";
+import { median, spread } from "./stats";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** A person's browser: it gets streamed pages when they are cold (web/clients.ts). */
@@ -133,13 +136,16 @@ export type ColdSet = {
   floor: { fanMs: number; entityMs: number };
   twenty: string[];
   zero: string[];
+  /** The same shapes for the ideal page (bench/ideal-page.ts): entities of their own, so each page is cold. */
+  ideal: { twenty: string[]; zero: string[] };
   /** The claim documents' URLs of each of `twenty`, in the same order. */
   claimsOf: (domain: string) => string[];
 };
 
 /**
  * Timed in the page, from navigation start (performance.now()): when the entity header is first
- * visible, and when `claims` claim cards are visible with none pending.
+ * visible, and when `claims` claim cards are visible with none pending (and how many of them are
+ * verified then).
  */
 const PAGE_TIMER = (claims: number) => `
   window.__ident = {};
@@ -150,13 +156,18 @@ const PAGE_TIMER = (claims: number) => `
     if (!header || !header.checkVisibility()) return;
     window.__ident.header ??= t;
     const shown = [...document.querySelectorAll('[data-testid="claim"]')].filter((c) => c.checkVisibility()).length;
-    if (shown >= ${claims} && !document.querySelector('[data-testid="claim-pending"]')) window.__ident.whole ??= t;
+    if (shown < ${claims} || document.querySelector('[data-testid="claim-pending"]') || window.__ident.whole !== undefined) return;
+    window.__ident.whole = t;
+    window.__ident.verified = document.querySelectorAll('[data-testid="claim"][data-verified="true"]').length;
   }).observe(document, { subtree: true, childList: true, attributes: true });`;
 
 /** As the tests launch Debian's Chromium (playwright.config.ts). */
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
 
-/** Opens `base/entity/{domain}` in a fresh context (cold the first time); its header and whole times, in ms. */
+/**
+ * Opens `base/entity/{domain}` in a fresh context (cold the first time); its header and whole times,
+ * in ms. Throws unless its `claims` claims are all verified.
+ */
 async function openCold(
   browser: Browser,
   base: string,
@@ -172,10 +183,25 @@ async function openCold(
     await page.waitForFunction(() => (window as unknown as { __ident: { whole?: number } }).__ident.whole !== undefined, null, {
       timeout: 30_000,
     });
-    return await page.evaluate(() => (window as unknown as { __ident: { header: number; whole: number; arrived: number } }).__ident);
+    const r = await page.evaluate(
+      () => (window as unknown as { __ident: { header: number; whole: number; arrived: number; verified: number } }).__ident,
+    );
+    if (r.verified !== claims) throw new Error(`${base}/entity/${domain}: ${r.verified} of ${claims} claims verified`);
+    return r;
   } finally {
     await context.close();
   }
+}
+
+/** `a` then `b`, and `b` then `a` every other `i`, so that neither always comes first. */
+async function inTurn(i: number, a: () => Promise<void>, b: () => Promise<void>) {
+  for (const run of i % 2 === 0 ? [a, b] : [b, a]) await run();
+}
+
+/** A median in ms with its samples' spread: `118 ms (101–140)`. */
+function msSpread(xs: readonly number[]): string {
+  const { min, max } = spread(xs);
+  return `${median(xs).toFixed(0)} ms (${min.toFixed(0)}–${max.toFixed(0)})`;
 }
 
 /**
@@ -225,8 +251,8 @@ async function openDocument(browser: Browser, domain: string, claims: readonly s
   }
 }
 
-/** The medians of `set`'s cold pages in Chromium, beside the bare client's figures. */
-async function coldInChromium(base: string, set: ColdSet, connectTo: string, label: string): Promise<string> {
+/** The medians of `set`'s cold pages in Chromium, beside the ideal page's (served at `ideal`) and the bare client's figures. */
+async function coldInChromium(base: string, ideal: string, set: ColdSet, connectTo: string, label: string): Promise<string> {
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
   const own = await launchOnNetwork(connectTo, [
     "empty.bench",
@@ -236,17 +262,30 @@ async function coldInChromium(base: string, set: ColdSet, connectTo: string, lab
   try {
     // A warm-up: the browser and the app's modules, not timed.
     await openCold(browser, base, "empty.bench", 0);
+    await openCold(browser, ideal, "empty.bench", 0);
     await openDocument(own, "empty.bench", []);
     const zero: { header: number; arrived: number }[] = [];
     const twenty: { header: number; whole: number; arrived: number }[] = [];
     const documents: { text: number }[] = [];
     const fans: { whole: number }[] = [];
-    // Alternated, so that drift on a shared machine falls on all alike.
+    const idealZero: { header: number }[] = [];
+    const idealTwenty: { header: number; whole: number }[] = [];
+    // Alternated, so that drift on a shared machine falls on all alike; the app's page and the ideal
+    // one each first every other time.
     for (let i = 0; i < set.twenty.length; i++) {
       const [z, c] = [set.zero[i] ?? "", set.twenty[i] ?? ""];
-      zero.push(await openCold(browser, base, z, 0));
+      const [iz, ic] = [set.ideal.zero[i] ?? "", set.ideal.twenty[i] ?? ""];
+      await inTurn(
+        i,
+        async () => void zero.push(await openCold(browser, base, z, 0)),
+        async () => void idealZero.push(await openCold(browser, ideal, iz, 0)),
+      );
       documents.push(await openDocument(own, z, []));
-      twenty.push(await openCold(browser, base, c, 20));
+      await inTurn(
+        i,
+        async () => void twenty.push(await openCold(browser, base, c, 20)),
+        async () => void idealTwenty.push(await openCold(browser, ideal, ic, 20)),
+      );
       fans.push(await openDocument(own, c, set.claimsOf(c)));
     }
     // The browser's own floor on this machine: the same pages again, warm (answered whole from the
@@ -259,7 +298,27 @@ async function coldInChromium(base: string, set: ColdSet, connectTo: string, lab
     const w20 = median(twenty.map((r) => r.whole));
     const { entityMs, fanMs } = set.floor;
     const [doc, fan] = [median(documents.map((r) => r.text)), median(fans.map((r) => r.whole))];
+    const vs = (app: number[], best: number[]) =>
+      `app ${msSpread(app)}, ideal ${msSpread(best)}: ${(median(app) / median(best)).toFixed(2)} ×`;
+    const header20 = vs(
+      twenty.map((r) => r.header),
+      idealTwenty.map((r) => r.header),
+    );
+    const header0 = vs(
+      zero.map((r) => r.header),
+      idealZero.map((r) => r.header),
+    );
+    const whole20 = vs(
+      twenty.map((r) => r.whole),
+      idealTwenty.map((r) => r.whole),
+    );
+    const headline =
+      `Chromium  cold entity pages ÷ the ideal page (bench/ideal-page.ts), ${label} (goal ≤ 1.2 × each):\n` +
+      `          header visible, 20 claims: ${header20}; no claims: ${header0}\n` +
+      `          all 20 claims in place: ${whole20}\n` +
+      `          medians (min–max) of ${set.twenty.length} cold pages each, the app's and the ideal's opened in turn, publishers answering in 50 ms\n`;
     return (
+      headline +
       `Chromium  cold entity pages, ${label}: header visible at ${h0.toFixed(0)} ms with no claims (${(h0 / entityMs).toFixed(2)} ×) and ` +
       `${h20.toFixed(0)} ms with 20 (${(h20 / entityMs).toFixed(2)} ×) vs a bare fetch of the entity document ${entityMs.toFixed(0)} ms (goal ≤ 1.3 ×); ` +
       `all 20 claims in place at ${w20.toFixed(0)} ms vs a bare client's entity then 20 documents ${fanMs.toFixed(0)} ms (${(w20 / fanMs).toFixed(2)} ×, goal ≤ 1.2 ×); ` +
@@ -291,6 +350,21 @@ function startServer(env: Record<string, string>, port: string) {
   });
 }
 
+/** Runs the ideal page (bench/ideal-page.ts) on `port` with `env`, as the app is run, while `measure` runs. */
+async function withIdealPage<T>(env: Record<string, string>, port: string, measure: (base: string) => Promise<T>): Promise<T> {
+  const ideal = spawn(process.execPath, ["--import", "tsx", path.join(root, "bench", "ideal-page.ts")], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, ...env, PORT: port },
+  });
+  try {
+    await waitFor(`http://localhost:${port}/`, 30_000);
+    return await measure(`http://localhost:${port}`);
+  } finally {
+    ideal.kill("SIGTERM");
+  }
+}
+
 /** Runs the built app on `env` (the sample network's), measures, and stops it. */
 export async function benchApp(
   env: Record<string, string>,
@@ -316,7 +390,12 @@ export async function benchApp(
         `${median(runs.map((r) => r.end)).toFixed(0)} ms to the whole page (publishers answer in 50 ms; medians of ${runs.length} cold entities, as a browser); ` +
         `a program gets it whole: first byte at ${whole.first.toFixed(0)} ms`,
     );
-    if (cold) console.log(await coldInChromium(base, cold.own, env.IDENT_CONNECT_TO ?? "", "each claim on its own address"));
+    if (cold)
+      console.log(
+        await withIdealPage(env, "3220", (ideal) =>
+          coldInChromium(base, ideal, cold.own, env.IDENT_CONNECT_TO ?? "", "each claim on its own address"),
+        ),
+      );
     // Requests per second, warm: an entity page is cached after its first request. Rounds alternate
     // between the pages so that drift on a shared machine falls on all of them alike.
     const urls = {
@@ -377,10 +456,15 @@ export async function benchApp(
   }
   if (cold) {
     // Every claim on one address, as sites on one CDN or Pages host are: an app of its own.
-    const one = startServer(Object.assign({}, env, { IDENT_CONNECT_TO: cold.one.connectTo }), "3211");
+    const oneEnv = Object.assign({}, env, { IDENT_CONNECT_TO: cold.one.connectTo });
+    const one = startServer(oneEnv, "3211");
     try {
       await waitFor("http://localhost:3211/", 60_000);
-      console.log(await coldInChromium("http://localhost:3211", cold.one, cold.one.connectTo, "every claim on one address"));
+      console.log(
+        await withIdealPage(oneEnv, "3221", (ideal) =>
+          coldInChromium("http://localhost:3211", ideal, cold.one, cold.one.connectTo, "every claim on one address"),
+        ),
+      );
     } finally {
       one.kill("SIGTERM");
     }

@@ -12,7 +12,8 @@
  *
  *   fleet: sharing over 2 instances, warm lookups/s with 1 and 2, the Redis tier's cost (bench/fleet.ts)
  *
- * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, rps),
+ * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, cold pages in
+ * Chromium beside the ideal page, rps),
  * `BENCH_ONLY=fleet` the fleet's, `BENCH_ONLY=resolver` fan-out, sharing and memory, `BENCH_ONLY=export`
  * moving the index: export and import at 100k entities on both engines, and 1M into PostgreSQL (bench/export.ts).
  * `npm run bench -- scale` (or `BENCH_ONLY=scale`) search, sitemaps, job claims and size at 100k and 1M entities (bench/scale.ts).
@@ -101,19 +102,21 @@ function benchSites(): Record<string, Files> {
     };
   }
   // Cold entities for the pages measured in Chromium (bench/app.ts): with 20 claims (as above) and
-  // with none, a set for each of the app's two runs (claims on their own addresses, and on one).
-  for (const run of ["own", "one"])
+  // with none, a set for each of the app's two runs (claims on their own addresses, and on one), and
+  // the same again for the ideal page (bench/ideal-page.ts), so that each page opened is cold.
+  const pages = ["own", "one"].flatMap((run) => [["c", "z", run] as const, ["ideal", "idealz", run] as const]);
+  for (const [page, zero, run] of pages)
     for (let i = 0; i < BROWSER_RUNS; i++) {
-      const d = `c${run}${i}.bench`;
+      const d = `${page}${run}${i}.bench`;
       const own = { properties: [] as unknown[], credentials: [] as unknown[] };
       for (let j = 0; j < 10; j++) {
-        const id = `${S}:property:c${run}${i}p${j}.bench`;
+        const id = `${S}:property:${page}${run}${i}p${j}.bench`;
         own.properties.push({ id });
-        sites[`c${run}${i}p${j}.bench`] = {
+        sites[`${page}${run}${i}p${j}.bench`] = {
           files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
         };
-        own.credentials.push({ id: `@c@c${run}${i}i${j}.bench` });
-        sites[`c${run}${i}i${j}.bench`] = {
+        own.credentials.push({ id: `@c@${page}${run}${i}i${j}.bench` });
+        sites[`${page}${run}${i}i${j}.bench`] = {
           files: {
             "/c/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
           },
@@ -122,7 +125,7 @@ function benchSites(): Record<string, Files> {
       sites[d] = {
         files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Cold ${i}` }, ...own }) },
       };
-      const z = `z${run}${i}.bench`;
+      const z = `${zero}${run}${i}.bench`;
       sites[z] = {
         files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${z}`, details: { name: `Zero ${i}` } }) },
       };
@@ -351,7 +354,11 @@ async function benchTheApp(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) 
     floor: floor[run],
     twenty: Array.from({ length: BROWSER_RUNS }, (_, i) => `c${run}${i}.bench`),
     zero: Array.from({ length: BROWSER_RUNS }, (_, i) => `z${run}${i}.bench`),
-    // As benchSites makes them for c{run}{i}.bench.
+    ideal: {
+      twenty: Array.from({ length: BROWSER_RUNS }, (_, i) => `ideal${run}${i}.bench`),
+      zero: Array.from({ length: BROWSER_RUNS }, (_, i) => `idealz${run}${i}.bench`),
+    },
+    // As benchSites makes them for c{run}{i}.bench and ideal{run}{i}.bench.
     claimsOf: (d: string) =>
       Array.from({ length: 10 }, (_, j) => [
         `https://${d.slice(0, -6)}p${j}.bench/ident-property.json`,
