@@ -105,7 +105,9 @@ function etagOf(url: string): Promise<string> {
 
 /**
  * Requests per second of `url` over `seconds`, and the server's CPU ms per request meanwhile. With
- * `fresh`, each request adds its own query parameter, so the page cache never answers it.
+ * `fresh`, each request adds its own value of a parameter the entity page reads (`rechecked`, which
+ * shows nothing when it is not a time), so the page cache never answers it: the page cache keys a
+ * page by the parameters it reads (docs/decisions.md#page-cache), and ignores any other.
  */
 async function rps(
   url: string,
@@ -123,7 +125,7 @@ async function rps(
     duration: seconds,
     // As a browser asks: compressed, so every page pays for gzip.
     headers: { ...client, "accept-encoding": "gzip, deflate, br" },
-    ...(fresh ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: `${path}?bench=${n++}` }) }] } : {}),
+    ...(fresh ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: `${path}?rechecked=bench${n++}` }) }] } : {}),
   });
   // A conditional request is answered 304, which is what it is measured for.
   const expected = client["if-none-match"] ? result["3xx"] : 0;
