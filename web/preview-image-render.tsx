@@ -1,7 +1,7 @@
 /**
  * Draws a preview card (web/preview-image.ts) as a 1200×630 PNG: satori lays it out and shapes its
  * text with HarfBuzz, resvg paints it off the page thread (docs/decisions.md#preview-images). Fonts
- * and emoji pictures come from packages on disk, read once: Geist (as Next ships it) for Latin and
+ * and emoji pictures come from packages on disk, read once: Geist (its own npm package) for Latin and
  * Cyrillic, Noto Sans for Greek and nineteen other scripts (Hebrew, Arabic, the Indic ones, Thai, …),
  * and for Chinese, Japanese and Korean only once a card needs them (16 MB more); Twemoji for emoji. Nothing is ever fetched:
  * satori asks for what it lacks and is answered nothing, and the text was first reduced to what these
@@ -31,7 +31,8 @@ import {
 import { fontCoverage, readsRightToLeft, type Glyphs } from "./preview-text";
 
 const MODULES = join(process.cwd(), "node_modules");
-const LATIN = { name: "Geist", file: "next/dist/compiled/@vercel/og/Geist-Regular.ttf" };
+/** Geist from its own package (Vercel's, the font files on npm): a supported source, not a path inside Next. */
+const LATIN = { name: "Geist", file: "geist/dist/fonts/geist-sans/Geist-Regular.ttf" };
 /** A Noto Sans of one script, as @expo-google-fonts packages it. */
 const noto = (script: string) => ({
   name: `Noto Sans ${script}`,
