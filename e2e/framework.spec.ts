@@ -34,7 +34,9 @@ test("a read page holds none of the runtime's scripts (web/script-free.ts)", asy
   expect(inlineScripts(html).filter(feedsRuntime)).toEqual([]);
 });
 
-test("Next answers its router's requests (RSC_REQUEST_HEADERS) with its payload, not the page: the page cache keeps none", async ({ request }) => {
+test("Next answers its router's requests (RSC_REQUEST_HEADERS) with its payload, not the page: the page cache keeps none", async ({
+  request,
+}) => {
   const asked = await request.get("/reasons", { headers: { [RSC_REQUEST_HEADERS[0]]: "1" } });
   expect(asked.headers()["content-type"], `${NEXT} no longer answers the ${RSC_REQUEST_HEADERS[0]} header with its payload`).toContain(
     "text/x-component",

@@ -12,6 +12,9 @@ import v8 from "node:v8";
 import next from "next";
 
 const dev = process.argv.includes("--dev");
+// A log no one reads any more (the pipe's reader gone) is not a reason to stay up or to crash: a
+// write that fails is dropped, and SIGTERM still stops the server.
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 
 // docs/decisions.md#memory: while garbage comes fast V8 grows its heap to several times what a
 // collection keeps: 10,000 cold pages took RSS 284 MB up, little of it live. Grown by 20 % at a time
