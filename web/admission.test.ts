@@ -33,12 +33,12 @@ function deps(probe: Probe) {
 }
 
 describe("admit: whether a lookup starts a fetch", () => {
-  it("answered from the cache: known, starts nothing, spends no cold lookup", async () => {
+  it("answered from the cache: cached, starts nothing, spends no cold lookup", async () => {
     const { d, windows, settings } = deps({ state: "cached", response: ANSWER, until: Infinity });
     expect(await admit(d, QUERY, null, false)).toEqual({
       ok: true,
       refresh: { asked: false, granted: false },
-      known: ANSWER,
+      cached: ANSWER,
       client: "203.0.113.7",
       starts: false,
     });
@@ -46,18 +46,18 @@ describe("admit: whether a lookup starts a fetch", () => {
   });
   it("joining a fetch in flight: starts nothing, spends no cold lookup", async () => {
     const { d, windows, settings } = deps({ state: "joining" });
-    expect(await admit(d, QUERY, null, false)).toMatchObject({ ok: true, known: null, starts: false });
+    expect(await admit(d, QUERY, null, false)).toMatchObject({ ok: true, cached: null, starts: false });
     expect((await windows.coldLookups.usage("203.0.113.7")).remaining).toBe(settings.coldLookups);
   });
   it("cold, or a refresh granted: starts a fetch, and spends one of the client's cold lookups", async () => {
     const cold = deps({ state: "cold" });
-    expect(await admit(cold.d, QUERY, null, false)).toMatchObject({ ok: true, known: null, starts: true });
+    expect(await admit(cold.d, QUERY, null, false)).toMatchObject({ ok: true, cached: null, starts: true });
     expect((await cold.windows.coldLookups.usage("203.0.113.7")).remaining).toBe(cold.settings.coldLookups - 1);
     const refresh = deps({ state: "cached", response: ANSWER, until: Infinity });
     expect(await admit(refresh.d, QUERY, null, true)).toMatchObject({
       ok: true,
       refresh: { asked: true, granted: true },
-      known: null,
+      cached: null,
       starts: true,
     });
   });

@@ -5,13 +5,12 @@
  * starts a fetch) counts against its client's `coldLookups`, and is refused when the outbound queue
  * is full or when the host it asks about has spent its minute (`hostPerMinute`).
  */
-import { z } from "zod";
 import type { Query } from "../lib/protocol/ids";
 import type { SearchResponse } from "../lib/result/record";
 import type { ConfiguredResolver } from "../lib/setup";
 import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { hostSpent } from "../lib/traffic";
-import { isRefusal, refusal, REFUSAL_KINDS, type Refusal } from "../lib/traffic/refusal";
+import { isRefusal, refusal, type Refusal } from "../lib/traffic/refusal";
 
 /** What admission needs: the resolver's cache probe, its limits and metrics, and the client of a request. */
 export type AdmissionDeps = {
@@ -26,7 +25,7 @@ export type Admission =
       /** `?refresh=1` asked, and whether its own limit granted it. */
       refresh: { asked: boolean; granted: boolean };
       /** The answer from the cache alone, when it had every document. */
-      known: SearchResponse | null;
+      cached: SearchResponse | null;
       /** The client the lookup is for (the key of its share of an address's minute). */
       client: string;
       /** Whether the lookup starts a fetch: nothing it needs is cached or being fetched, or a refresh was granted. */
@@ -71,9 +70,9 @@ export async function admit(
   const refresh = { asked: refreshAsked, granted };
   if (!granted) {
     const probed = await resolver.probe(query);
-    if (probed.state === "cached") return { ok: true, refresh, known: probed.response, client, starts: false };
+    if (probed.state === "cached") return { ok: true, refresh, cached: probed.response, client, starts: false };
     // Joining a fetch already running starts nothing new.
-    if (probed.state === "joining") return { ok: true, refresh, known: null, client, starts: false };
+    if (probed.state === "joining") return { ok: true, refresh, cached: null, client, starts: false };
   }
   if (outbound.full()) {
     const why = `this resolver is fetching as much as it may at once (${settings.outbound} documents, with a full queue); try again in ${outbound.retryAfterS} s`;
@@ -88,7 +87,7 @@ export async function admit(
     const why = `you have started the ${settings.coldLookups} lookups a minute that fetch from publishers one client may; lookups of what is already cached still work; try again in ${cold.retryAfterS} s`;
     return refuse(refusal("cold_lookups", why, cold.retryAfterS));
   }
-  return { ok: true, refresh, known: null, client, starts: true };
+  return { ok: true, refresh, cached: null, client, starts: true };
 }
 
 /**
@@ -140,34 +139,4 @@ export function refusalResponse(refused: Refusal): Response {
 export async function searchRefused(deps: AdmissionDeps, request: Request): Promise<Response | null> {
   const admitted = await admitSearch(deps, request.headers.get("x-forwarded-for"));
   return admitted.ok ? null : refusalResponse(admitted.refused);
-}
-
-/** The request header that relays the proxy's admission to the page; the proxy always overwrites it. */
-export const ADMISSION_HEADER = "x-ident-admission";
-
-/** What a page needs of its admission: the refresh decision, whether the cache knew everything, the client; or the refusal. */
-const Relayed = z.union([
-  z.object({ refresh: z.object({ asked: z.boolean(), granted: z.boolean() }), known: z.boolean(), client: z.string() }),
-  z.object({ refused: z.object({ refused: z.enum(REFUSAL_KINDS), message: z.string(), retryAfterS: z.number() }) }),
-]);
-export type Relayed = z.infer<typeof Relayed>;
-
-export const relay = (admission: Admission): string =>
-  encodeURIComponent(
-    JSON.stringify(
-      admission.ok
-        ? { refresh: admission.refresh, known: admission.known !== null, client: admission.client }
-        : { refused: admission.refused },
-    ),
-  );
-
-/** The relayed admission, or null when the header is missing or not one the proxy wrote. */
-export function relayed(value: string | null): Relayed | null {
-  if (value === null) return null;
-  try {
-    const parsed = Relayed.safeParse(JSON.parse(decodeURIComponent(value)));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
 }

@@ -88,7 +88,7 @@ function gzipped(bytes: Buffer): Buffer {
 }
 
 /** The parameters of `names` that were given, a missing `q` as the empty text (refused by its parser in its words). */
-function given(params: URLSearchParams, names: string[]): Record<string, string> {
+function paramsOf(params: URLSearchParams, names: string[]): Record<string, string> {
   const values: Record<string, string> = { q: "" };
   for (const name of names) {
     const value = params.get(name);
@@ -110,8 +110,8 @@ export function createApi(deps: ApiDeps): Api {
     version: async (q) => {
       const parsed = parseQuery(q);
       if (!parsed.ok) return null;
-      const known = await resolver.probe(parsed.query);
-      return known.state === "cached" ? { text: JSON.stringify(known.response), until: known.until } : null;
+      const probed = await resolver.probe(parsed.query);
+      return probed.state === "cached" ? { text: JSON.stringify(probed.response), until: probed.until } : null;
     },
     generation: () => resolver.generation(),
   });
@@ -126,7 +126,7 @@ export function createApi(deps: ApiDeps): Api {
   const policy = deps.policy ?? rateLimitPolicy(resolver.traffic.settings);
 
   async function resolve(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
-    const checked = checkParams(ResolveParams, given(params, ["q", "refresh"]));
+    const checked = checkParams(ResolveParams, paramsOf(params, ["q", "refresh"]));
     if (!checked.ok) return error(400, "invalid_query", checked.message);
     const q = checked.value.q.trim();
     const parsed = parseQuery(q);
@@ -141,7 +141,7 @@ export function createApi(deps: ApiDeps): Api {
     const { refresh, client } = admission;
     const work = newWork();
     // An answer the admission found in the cache is annotated from the index as a lookup's would be.
-    let response = admission.known && (await resolver.remember(admission.known));
+    let response = admission.cached && (await resolver.remember(admission.cached));
     const fromCache = response !== null;
     if (response === null) {
       const answer = await resolver.resolve(parsed.query, { refresh: refresh.granted, work, client });
@@ -159,7 +159,7 @@ export function createApi(deps: ApiDeps): Api {
   }
 
   async function search(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
-    const checked = checkParams(SearchParams, given(params, ["q", "cursor"]));
+    const checked = checkParams(SearchParams, paramsOf(params, ["q", "cursor"]));
     if (!checked.ok) return error(400, "invalid_query", checked.message);
     const text = parseSearchText(checked.value.q);
     if (!text.ok) return error(400, "invalid_query", text.message);
@@ -168,9 +168,9 @@ export function createApi(deps: ApiDeps): Api {
     if (!admitted.ok) return refused(admitted.refused);
     const cursor = checked.value.cursor ?? null;
     const key = `${text.text}\n${cursor ?? ""}`;
-    const fresh = { "Cache-Control": `public, max-age=${SEARCH_FRESH_S}` };
-    const kept = searches.get(key);
-    if (kept) return { status: 200, headers: fresh, json: null, bytes: kept };
+    const shared = { "Cache-Control": `public, max-age=${SEARCH_FRESH_S}` };
+    const recent = searches.get(key);
+    if (recent) return { status: 200, headers: shared, json: null, bytes: recent };
     const store = await resolver.store;
     if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
     // The same search already running is joined, not run again: it holds one turn of the engine
@@ -192,7 +192,7 @@ export function createApi(deps: ApiDeps): Api {
     if (found === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
     if (found === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
     searches.set(key, found);
-    return { status: 200, headers: fresh, json: null, bytes: found };
+    return { status: 200, headers: shared, json: null, bytes: found };
   }
 
   /** A search's bytes, or why there are none: refused, failed (undefined), a cursor not handed out (null). */

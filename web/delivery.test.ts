@@ -21,7 +21,7 @@ const lookupPage: Page & { kind: "lookup" } = {
   kind: "lookup",
   query: { input: property, kind: "property_id", domain: "alice.example", id: property },
 };
-const cold: Admitted = { refresh: { asked: false, granted: false }, known: null, client: "203.0.113.7" };
+const cold: Admitted = { refresh: { asked: false, granted: false }, cached: null, client: "203.0.113.7" };
 
 /** A resolver that records what it was asked, with which options. */
 function fakeResolver() {
@@ -40,7 +40,7 @@ function fakeResolver() {
 describe("startDelivery: one decision", () => {
   it("a page whose answer the cache had at admission arrives whole, remembered from the index, and fetches nothing", async () => {
     const resolver = fakeResolver();
-    const delivery = await startDelivery(resolver, entityPage, { ...cold, known: ANSWER }, BROWSER);
+    const delivery = await startDelivery(resolver, entityPage, { ...cold, cached: ANSWER }, BROWSER);
     expect(delivery).toEqual({ mode: "whole", response: ANSWER });
     expect(resolver.calls.map((c) => c.method)).toEqual(["remember"]);
   });
@@ -83,7 +83,7 @@ describe("a delivery no page takes", () => {
         resolve: async () => Promise.reject(new Error("the lookup failed")),
         resolveEntityStaged: async () => staged as never,
       };
-      void startDelivery(broken, entityPage, { ...cold, known: ANSWER }, BROWSER);
+      void startDelivery(broken, entityPage, { ...cold, cached: ANSWER }, BROWSER);
       void startDelivery(broken, entityPage, cold, BROWSER);
       void startDelivery(broken, lookupPage, cold, BROWSER);
       await new Promise((r) => setTimeout(r, 20));

@@ -28,7 +28,7 @@ export type Delivery =
   | ({ mode: "refused" } & Refused);
 
 /** What a page's results need of its admission (web/admission.ts): the refresh granted, what the cache knew, the client. */
-export type Admitted = { refresh: { asked: boolean; granted: boolean }; known: SearchResponse | null; client: string };
+export type Admitted = { refresh: { asked: boolean; granted: boolean }; cached: SearchResponse | null; client: string };
 
 /** A refusal, kept apart from an answer. */
 const declined = <T extends object>(answer: T | Refusal): T | Refused => (isRefusal(answer) ? { refused: answer } : answer);
@@ -45,7 +45,7 @@ export function startDelivery(
   userAgent: string | null,
 ): Promise<Delivery> {
   const delivery = deliver(resolver, page, admitted, userAgent);
-  quiet(delivery);
+  handleAll(delivery);
   return delivery;
 }
 
@@ -58,8 +58,8 @@ async function deliver(
   const query = page.query;
   const opts = { refresh: admitted.refresh.granted, client: admitted.client };
   // Annotated from the index as a lookup's answer would be (docs/decisions.md#the-index).
-  const known = admitted.known && (await resolver.remember(admitted.known));
-  if (known) return { mode: "whole", response: known };
+  const remembered = admitted.cached && (await resolver.remember(admitted.cached));
+  if (remembered) return { mode: "whole", response: remembered };
   if (!streamsTo(userAgent)) {
     const answer = await resolver.resolve(query, opts);
     return isRefusal(answer) ? { mode: "refused", refused: answer } : { mode: "whole", response: answer };
@@ -73,7 +73,7 @@ async function deliver(
 const handled = (promise: Promise<unknown>) => void promise.catch(() => {});
 
 /** Every promise of a delivery handled, as far down as its claims. */
-function quiet(delivery: Promise<Delivery>): void {
+function handleAll(delivery: Promise<Delivery>): void {
   handled(
     delivery.then((d) => {
       if (d.mode !== "stream") return;

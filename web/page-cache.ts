@@ -189,7 +189,7 @@ function sendPage(req: IncomingMessage, res: ServerResponse, page: Rendered, gzi
 }
 
 /** A stored page with a fresh nonce in its CSP header and body, compressed when the client takes gzip. */
-function fresh(page: Stored, gzip: boolean): Rendered {
+function withFreshNonce(page: Stored, gzip: boolean): Rendered {
   const nonce = randomBytes(16).toString("base64");
   const headers: OutgoingHttpHeaders = { ...page.headers };
   const csp = headers["content-security-policy"];
@@ -218,7 +218,7 @@ export function createPageCache(options: PageCacheOptions): PageCache {
     const key = `${options.variant?.(req) ?? ""} ${url.pathname}${url.search}`;
     const gzip = acceptsGzip(req.headers["accept-encoding"]);
     const hit = lru.get(key);
-    if (hit?.version === version) return sendPage(req, res, fresh(hit, gzip), gzip, "hit");
+    if (hit?.version === version) return sendPage(req, res, withFreshNonce(hit, gzip), gzip, "hit");
     // Rendered uncompressed into memory (the page is known, so it is not streamed), then sent.
     delete req.headers["accept-encoding"];
     const page = await capture(res, render);

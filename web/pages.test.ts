@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fromHeader, pageOf, statusOf, toHeader } from "./pages";
+import { pageOf, statusOf } from "./pages";
 
 describe("pageOf", () => {
   const q = (query: string) => new URLSearchParams(query);
@@ -37,20 +37,5 @@ describe("pageOf", () => {
     expect(statusOf(pageOf("/entity/x", q("")))).toBe(404);
     expect(statusOf(pageOf("/entity/alice.example", q("")))).toBe(200);
     expect(statusOf(null)).toBe(200);
-  });
-});
-
-describe("the URL header", () => {
-  it("travels as ASCII, whatever the query holds", () => {
-    const url = `/search?${new URLSearchParams({ q: "@ü@issuer.example/路径\r\nx-evil: 1" })}`;
-    const value = toHeader(url);
-    expect(() => new Headers({ "x-ident-url": value })).not.toThrow();
-    expect(value).toMatch(/^[\x21-\x7e]+$/);
-    expect(fromHeader(value)?.searchParams.get("q")).toBe("@ü@issuer.example/路径\r\nx-evil: 1");
-  });
-  it("reads a missing or malformed header as no page", () => {
-    expect(fromHeader(null)).toBeNull();
-    expect(fromHeader("%E0%A4%A")).toBeNull();
-    expect(fromHeader("https%3A%2F%2Fevil.example%2F")).toBeNull();
   });
 });

@@ -82,9 +82,9 @@ const READ_PARAMS: ReadonlyMap<string, readonly string[]> = new Map([
 export function pageCacheUrl(url: URL): URL {
   const read = READ_PARAMS.get(url.pathname.startsWith("/entity/") ? "/entity/" : url.pathname);
   if (read === undefined) return url;
-  const kept = new URL(url.pathname, url.origin);
-  for (const name of read) for (const value of url.searchParams.getAll(name)) kept.searchParams.append(name, value);
-  return kept;
+  const canonical = new URL(url.pathname, url.origin);
+  for (const name of read) for (const value of url.searchParams.getAll(name)) canonical.searchParams.append(name, value);
+  return canonical;
 }
 
 /** The HTTP status of a page, decided before its first byte streams. */
@@ -95,26 +95,6 @@ export function statusOf(page: Page | null): number {
 /** Whether the page is a resolver answer (an entity page or a lookup), rather than a form or an error. */
 export const isAnswer = (page: Page | null): page is Page & { kind: "entity" | "lookup" } =>
   page?.kind === "entity" || page?.kind === "lookup";
-
-/**
- * The request header that carries a page's URL from the proxy to the layout, which cannot read the
- * URL itself. The proxy always overwrites it, so a client cannot name another page.
- */
-export const URL_HEADER = "x-ident-url";
-
-/** A path and query as a header value: percent-encoded, since a query may hold characters a header cannot. */
-export const toHeader = (pathAndQuery: string) => encodeURIComponent(pathAndQuery);
-
-/** The URL a header value carries, or null when it is missing or malformed. */
-export function fromHeader(value: string | null): URL | null {
-  const text = value === null ? null : decoded(value);
-  if (text === null || !text.startsWith("/")) return null;
-  try {
-    return new URL(text, "http://page.invalid");
-  } catch {
-    return null;
-  }
-}
 
 function decoded(value: string): string | null {
   try {

@@ -239,8 +239,8 @@ export function createPreviewCache(options: {
   return {
     png(card) {
       const key = cardKey(card);
-      const kept = lru.get(key);
-      if (kept) return Promise.resolve(kept);
+      const cached = lru.get(key);
+      if (cached) return Promise.resolve(cached);
       const running = drawing.get(key);
       if (running) return running;
       // The site's one image is always drawn (once); entities' wait for a free drawing.

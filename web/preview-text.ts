@@ -136,7 +136,7 @@ export function drawable(text: string, glyphs: Glyphs): string {
   // only removes; one that still changes after a few passes gives nothing.
   for (let pass = 0; ; pass++) {
     // Composed again: what a dropped character kept apart may compose now (a, 🏽, U+0301 gives á).
-    const next = kept(out, glyphs).normalize("NFC");
+    const next = onlyDrawable(out, glyphs).normalize("NFC");
     if (next === out) break;
     if (pass === 4) return "";
     out = next;
@@ -145,7 +145,7 @@ export function drawable(text: string, glyphs: Glyphs): string {
 }
 
 /** One pass of {@link drawable}: the graphemes of `text` it keeps. */
-function kept(text: string, { covered, picture }: Glyphs): string {
+function onlyDrawable(text: string, { covered, picture }: Glyphs): string {
   let out = "";
   /** Graphemes of marks kept after the last letter (Myanmar's, segmented apart). */
   let apart = 0;

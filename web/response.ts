@@ -86,7 +86,7 @@ const bytesOf = (chunk: string | Uint8Array, encoding: unknown): Buffer =>
 export function intercept(res: ServerResponse, layer: Layer): void {
   const below = { write: res.write, end: res.end, writeHead: res.writeHead, flushHeaders: res.flushHeaders };
   const restore = () => Object.assign(res, below);
-  const kept: Buffer[] = [];
+  const held: Buffer[] = [];
   let headed = false;
   let ended = false;
   const head = () => {
@@ -98,10 +98,10 @@ export function intercept(res: ServerResponse, layer: Layer): void {
   res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
     res.statusCode = status;
     // Headers given here are applied first, so that the layer sees them: an object, or Node's flat list.
-    const given = rest.find((r): r is Record<string, string | number | string[]> | unknown[] => typeof r === "object" && r !== null);
-    if (Array.isArray(given)) {
-      for (let i = 0; i + 1 < given.length; i += 2) res.appendHeader(String(given[i]), String(given[i + 1]));
-    } else for (const [name, value] of Object.entries(given ?? {})) if (value !== undefined) res.setHeader(name, value);
+    const headers = rest.find((r): r is Record<string, string | number | string[]> | unknown[] => typeof r === "object" && r !== null);
+    if (Array.isArray(headers)) {
+      for (let i = 0; i + 1 < headers.length; i += 2) res.appendHeader(String(headers[i]), String(headers[i + 1]));
+    } else for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) res.setHeader(name, value);
     head();
     if (layer.keep) return res;
     const message = rest.find((r): r is string => typeof r === "string");
@@ -120,7 +120,7 @@ export function intercept(res: ServerResponse, layer: Layer): void {
     if (typeof chunk !== "string" && !(chunk instanceof Uint8Array)) return (below.write as (...a: unknown[]) => boolean).apply(res, args);
     const bytes = bytesOf(chunk, encoding);
     if (layer.keep) {
-      kept.push(Buffer.from(bytes));
+      held.push(Buffer.from(bytes));
       callback?.();
       return true;
     }
@@ -137,10 +137,10 @@ export function intercept(res: ServerResponse, layer: Layer): void {
     const callback = callbackOf(chunk, encoding, cb);
     const body = typeof chunk === "string" || chunk instanceof Uint8Array ? bytesOf(chunk, encoding) : undefined;
     if (layer.keep) {
-      if (body) kept.push(Buffer.from(body));
+      if (body) held.push(Buffer.from(body));
       ended = true;
       restore();
-      layer.keep.ended({ status: res.statusCode, headers: res.getHeaders(), body: Buffer.concat(kept) });
+      layer.keep.ended({ status: res.statusCode, headers: res.getHeaders(), body: Buffer.concat(held) });
       callback?.();
       return res;
     }

@@ -29,7 +29,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * burst is never set up (or refused) in one go while a page the cache could answer at once waits
  * behind it (docs/decisions.md#outbound-work, "In front of Next").
  */
-function createTurns() {
+function createEntryQueue() {
   const waiting: (() => void)[] = [];
   const takeTurn = () => {
     const next = waiting.shift();
@@ -74,7 +74,7 @@ async function preparePage(app: App, context: RequestContext, page: Page): Promi
 
 /** The server's handler of every request, given Next's (web/serve.js); `dev` runs Next's development server inside it. */
 export function createRequestHandler(app: App, next: NextHandle, options: { dev: boolean }) {
-  const inTurn = createTurns();
+  const enterInOrder = createEntryQueue();
   const { requests } = bridge();
 
   function logRequest(req: IncomingMessage, res: ServerResponse, id: string, started: number) {
@@ -106,7 +106,7 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
       aroundNext(req, res, { head: context.head, readPage: route.readPage });
       await next(req, res);
     };
-    inTurn(() =>
+    enterInOrder(() =>
       requests.run(context, () => {
         run().catch((err: unknown) => {
           app.log.error(`server: ${err instanceof Error ? err.message : String(err)}`);
@@ -149,10 +149,10 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
         if (refused) {
           // A client past its own limit waits for its answer: a loop then costs it time. Others are answered in turn.
           if (refused.delayMs > 0) setTimeout(refused.write, refused.delayMs).unref();
-          else inTurn(refused.write);
+          else enterInOrder(refused.write);
           return;
         }
-        if (route.target.kind === "api") return inTurn(() => requests.run(context, () => app.api.serve(req, res, route)));
+        if (route.target.kind === "api") return enterInOrder(() => requests.run(context, () => app.api.serve(req, res, route)));
         render(req, res, context);
       };
       // Warm entity and lookup pages come from the page cache (web/page-cache.ts); the rest go on.

@@ -55,7 +55,7 @@ export async function POST(request: Request) {
   const result = await deps.resolver.resolveEntity(domain, { refresh: true, client: admission.client, work });
   if (isRefusal(result)) return back({ recheck: result.refused, retry: String(result.retryAfterS) });
   // Documents whose fetch was refused were answered as last fetched: not re-checked, and said so.
-  const known = work.knownServed[0];
-  if (known) return back({ recheck: known.refused, retry: String(known.retryAfterS), partly: "1" });
+  const servedStale = work.knownServed[0];
+  if (servedStale) return back({ recheck: servedStale.refused, retry: String(servedStale.retryAfterS), partly: "1" });
   return back({ rechecked: started.toISOString() });
 }

@@ -40,9 +40,9 @@ async function settledCounts(): Promise<{ verified: number; total: number } | nu
 
 export async function generateMetadata(): Promise<Metadata> {
   if ((await pageRequest()).page?.kind === "no-entity") return NOTHING_HERE_METADATA;
-  const known = await entityOf();
-  if (known === null) return { title: "Try again shortly", robots: { index: false, follow: false } };
-  const { entity, cache } = known;
+  const found = await entityOf();
+  if (found === null) return { title: "Try again shortly", robots: { index: false, follow: false } };
+  const { entity, cache } = found;
   const view = entityView(entity, cache, app().config);
   const domain = entity.domain;
   const accepted = view.status === "accepted";
