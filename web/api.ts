@@ -19,6 +19,7 @@ import { answerRefusal, isRefusal, type Refusal } from "../lib/traffic";
 import { admit, admitSearch, inSearchTurn, type AdmissionDeps } from "./admission";
 import { checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
 import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders, rateLimitPolicy, sharedCacheMayKeep } from "./api-headers";
+import { MEMORY_CAPS } from "./memory-caps";
 import { openApiDocument } from "./openapi";
 import { acceptsGzip } from "./page-cache";
 import { send } from "./response";
@@ -103,7 +104,7 @@ export function createApi(deps: ApiDeps): Api {
   const { resolver, log } = deps;
   /** Warm lookups, kept as sent while the cache's answer for them is unchanged (docs/api.md#speed). */
   const warm = new LRUCache<string, { version: string; bytes: Buffer; cacheControl: string }>({
-    maxSize: 16 * 1024 * 1024,
+    maxSize: MEMORY_CAPS.apiLookups.cap,
     sizeCalculation: (w) => w.bytes.length + 256,
   });
   const versions = createVersions<string>({
@@ -118,7 +119,7 @@ export function createApi(deps: ApiDeps): Api {
   const versionOf = (q: string) => versions(q, q);
   /** Searches answered lately, for {@link SEARCH_FRESH_S}. */
   const searches = new LRUCache<string, Buffer>({
-    maxSize: 8 * 1024 * 1024,
+    maxSize: MEMORY_CAPS.apiSearches.cap,
     sizeCalculation: (b) => b.length + 256,
     ttl: SEARCH_FRESH_S * 1000,
   });

@@ -9,6 +9,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "./app";
+import type { PreviewCache } from "./preview-image";
 import type { RequestContext } from "./request-context";
 
 /** Next's handler of one request, as its custom server API gives it (`app.getRequestHandler()`). */
@@ -19,6 +20,8 @@ export type Bridge = {
   app?: App;
   /** Each request's context, from the moment the server has classified it. */
   requests: AsyncLocalStorage<RequestContext>;
+  /** Drawn preview images (web/preview-image-render.tsx), made on first use. */
+  previews?: PreviewCache;
   /** What web/serve.js hands every request to, with Next's handler (web/server.ts). */
   handler?: (next: NextHandle, options: { dev: boolean }) => (req: IncomingMessage, res: ServerResponse) => void;
 };

@@ -10,6 +10,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 import { constants, crc32, deflateRawSync, gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
 import { FAULT_MARKS } from "./failed-parts";
+import { MEMORY_CAPS } from "./memory-caps";
 import { RSC_QUERY, RSC_REQUEST_HEADERS } from "./framework";
 import { intercept, send } from "./response";
 import type { Route } from "./routes";
@@ -49,7 +50,7 @@ export type PageCacheOptions = {
    * HTML differs by client (Next places streamed metadata differently for bots). @default one copy
    */
   variant?(req: IncomingMessage): string;
-  /** @default 32 MiB */
+  /** @default MEMORY_CAPS.pages (web/memory-caps.ts) */
   maxBytes?: number;
 };
 
@@ -200,7 +201,7 @@ function withFreshNonce(page: Stored, gzip: boolean): Rendered {
 }
 
 export function createPageCache(options: PageCacheOptions): PageCache {
-  const lru = new LRUCache<string, Stored>({ maxSize: options.maxBytes ?? 32 * 1024 * 1024, sizeCalculation: (p) => p.bytes + 1024 });
+  const lru = new LRUCache<string, Stored>({ maxSize: options.maxBytes ?? MEMORY_CAPS.pages.cap, sizeCalculation: (p) => p.bytes + 1024 });
   const now = options.now ?? Date.now;
   /** Versions worked out, by URL: a warm page is answered without resolving it again from the cache. */
   const versions = createVersions<Route>({

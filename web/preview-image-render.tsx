@@ -28,6 +28,8 @@ import {
   type PreviewCache,
   type PreviewCard,
 } from "./preview-image";
+import { bridge } from "./bridge";
+import { MEMORY_CAPS } from "./memory-caps";
 import { fontCoverage, readsRightToLeft, type Glyphs } from "./preview-text";
 
 const MODULES = join(process.cwd(), "node_modules");
@@ -253,14 +255,11 @@ export async function renderCard(card: PreviewCard): Promise<Buffer> {
   return image.asPng();
 }
 
-/** Bytes of rendered PNGs kept: an entity's is 25 to 80 KB, so a hundred or more (docs/decisions.md#preview-images). */
-export const PREVIEW_CACHE_BYTES = 8 * 1024 * 1024;
-
-/** One cache per process, on `globalThis` as the app is (web/app.ts): each route's bundle finds the same one. */
-const holder = globalThis as typeof globalThis & { __identPreviews?: PreviewCache };
+/** One cache per process, on the bridge as the app is (web/bridge.ts): each route's bundle finds the same one. */
 function previews(): PreviewCache {
-  holder.__identPreviews ??= createPreviewCache({ maxBytes: PREVIEW_CACHE_BYTES, render: renderCard });
-  return holder.__identPreviews;
+  const held = bridge();
+  held.previews ??= createPreviewCache({ maxBytes: MEMORY_CAPS.previews.cap, render: renderCard });
+  return held.previews;
 }
 
 /** The site's own image, for every page but an entity's. */

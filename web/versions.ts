@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
+import { MEMORY_CAPS } from "./memory-caps";
 
 /** What an answer shows, as text, and until when (ms) that text stands unless the generation moves. */
 export type Version = { text: string; until: number };
@@ -17,14 +18,14 @@ export type VersionOptions<T> = {
   generation?(): number;
   /** Clock, in ms. @default Date.now */
   now?(): number;
-  /** Keys remembered. @default 10000 */
+  /** Keys remembered. @default MEMORY_CAPS.versions (web/memory-caps.ts) */
   max?: number;
 };
 
 /** The digest of the version of `input`, kept under `key`, now (equal digests are equal answers), or null. */
 export function createVersions<T>(options: VersionOptions<T>): (key: string, input: T) => Promise<string | null> {
   const now = options.now ?? Date.now;
-  const known = new LRUCache<string, { digest: string; generation: number; until: number }>({ max: options.max ?? 10_000 });
+  const known = new LRUCache<string, { digest: string; generation: number; until: number }>({ max: options.max ?? MEMORY_CAPS.versions.cap });
   return async (key, input) => {
     const generation = options.generation?.();
     const kept = generation === undefined ? undefined : known.get(key);
