@@ -18,7 +18,7 @@ import type { FetchMode } from "../fetch/fetcher";
 import { isRefusal, type FetchRefusal } from "../traffic/refusal";
 import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents";
 import type { ParseMemo } from "./memo";
-import { turnFor } from "./turns";
+import { pacedStart } from "./pacing";
 
 /** One claim being checked: what was published now, the verdict later. */
 export type ClaimSlot = { id: string | null; claimed: unknown; result: Promise<CheckedClaim> };
@@ -70,7 +70,7 @@ const notChecked = (id: string | null, claimed: unknown, refused: FetchRefusal, 
  * Starts `check` on each valid entry up to the budget, all at once; bad, repeated and over-budget
  * entries fail without a fetch (V2, docs/decisions.md#budget). A check this resolver declined or could
  * not do (docs/decisions.md#outbound-work) is reported `limit`, in its own words, and noted in the query's
- * work. Past a lookup's first few, each check that may fetch starts on a turn of its own (./turns.ts);
+ * work. Past a lookup's first few, each check that may fetch starts on a turn of its own (./pacing.ts);
  * one that reads the cache alone starts at once.
  */
 export function checkEntries<T>(
@@ -103,7 +103,7 @@ export function checkEntries<T>(
       const message = `Only the first ${budget} ${noun} of an entity are checked; this one was not fetched`;
       return slot({ claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false });
     }
-    const turn = owner ? turnFor(owner) : null;
+    const turn = owner ? pacedStart(owner) : null;
     const checked = (answer: CheckedClaim | FetchRefusal): CheckedClaim => {
       if (!isRefusal(answer)) return answer;
       work?.refused.push(answer.refused);

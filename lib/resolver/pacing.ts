@@ -1,9 +1,9 @@
 /**
- * Claim checks take turns on the event loop (docs/decisions.md#outbound-work): a property's owners
+ * Claim checks are paced over the event loop (docs/decisions.md#outbound-work): a property's owners
  * can start thousands of checks at once, and run back to back they held the thread for tens of
  * milliseconds while every other request waited. A lookup's first 20 checks start at once (a typical
  * entity's claims, fetched together in one round trip); each later one starts on a turn of its own,
- * so the server reads its sockets between them, and lookups take turns among themselves: a small
+ * so the server reads its sockets between them, and lookups alternate among themselves: a small
  * lookup that starts behind a big one is not made to wait for all of the big one's checks.
  */
 import { setImmediate } from "node:timers";
@@ -28,19 +28,19 @@ function step() {
   next?.();
 }
 
-/** The checks a lookup may start at once before it takes turns. */
+/** The checks a lookup may start at once before it is paced. */
 export const AT_ONCE = 20;
 const started = new WeakMap<object, number>();
 
-/** Null when `owner` may start its next check at once, else when it may: see nextTurn. */
-export function turnFor(owner: object): Promise<void> | null {
+/** Null when `owner` may start its next check at once, else when it may: see nextPacedStart. */
+export function pacedStart(owner: object): Promise<void> | null {
   const n = started.get(owner) ?? 0;
   started.set(owner, n + 1);
-  return n < AT_ONCE && !lookups.has(owner) ? null : nextTurn(owner);
+  return n < AT_ONCE && !lookups.has(owner) ? null : nextPacedStart(owner);
 }
 
-/** Resolves on a later turn of the event loop, after this lookup's earlier pieces, taking turns with other lookups. */
-export function nextTurn(owner: object): Promise<void> {
+/** Resolves on a later turn of the event loop, after this lookup's earlier pieces, alternating with other lookups. */
+export function nextPacedStart(owner: object): Promise<void> {
   return new Promise((resolve) => {
     const pieces = lookups.get(owner);
     if (pieces) pieces.push(resolve);

@@ -3,7 +3,7 @@ import { createServer, connect, type AddressInfo } from "node:net";
 import { setImmediate } from "node:timers";
 import { describe, expect, it } from "vitest";
 import type { FetchOutcome } from "../fetch/fetcher";
-import { AT_ONCE, nextTurn, waitingPieces } from "./turns";
+import { AT_ONCE, nextPacedStart, waitingPieces } from "./pacing";
 import { createResolver } from ".";
 
 /** Counts turns of the event loop until stopped. */
@@ -22,7 +22,7 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
   it("one piece a turn: no two pieces of a lookup start on the same turn of the event loop", async () => {
     const clock = turnClock();
     const lookup = {};
-    const turns = await Promise.all(Array.from({ length: 20 }, () => nextTurn(lookup).then(() => clock.turn)));
+    const turns = await Promise.all(Array.from({ length: 20 }, () => nextPacedStart(lookup).then(() => clock.turn)));
     clock.stop();
     expect(new Set(turns).size).toBe(20);
     expect(turns).toEqual([...turns].sort((a, b) => a - b));
@@ -32,8 +32,8 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
     const big = {};
     const small = {};
     const order: string[] = [];
-    const bigs = Array.from({ length: 1000 }, (_, i) => nextTurn(big).then(() => order.push(`big ${i}`)));
-    const smalls = [0, 1].map((i) => nextTurn(small).then(() => order.push(`small ${i}`)));
+    const bigs = Array.from({ length: 1000 }, (_, i) => nextPacedStart(big).then(() => order.push(`big ${i}`)));
+    const smalls = [0, 1].map((i) => nextPacedStart(small).then(() => order.push(`small ${i}`)));
     await Promise.all([...bigs, ...smalls]);
     expect(order.slice(0, 5)).toEqual(["big 0", "small 0", "big 1", "small 1", "big 2"]);
     expect(order).toHaveLength(1002);
@@ -50,7 +50,7 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
     client.on("data", () => (readAfter = pieces));
     // Pieces that keep asking for more until the socket was read, or 200,000 of them.
     const more = (): Promise<void> =>
-      nextTurn(lookup).then(() => {
+      nextPacedStart(lookup).then(() => {
         pieces++;
         return readAfter < 0 && pieces < 200_000 ? more() : undefined;
       });
