@@ -46,15 +46,14 @@ describe("startDelivery: one decision, whoever starts it", () => {
     expect(delivery).toEqual({ mode: "whole", response: ANSWER });
     expect(resolver.calls.map((c) => c.method)).toEqual(["peek", "remember"]);
   });
-  it("a cold entity page streams to a browser (staged), and arrives whole to a crawler; the client, refresh and turn reach the lookup", async () => {
-    const onFetchTurn = () => {};
+  it("a cold entity page streams to a browser (staged), and arrives whole to a crawler; the client and refresh reach the lookup", async () => {
     const resolver = fakeResolver();
-    const streamed = await startDelivery(resolver, entityPage, { ...cold, refresh: { asked: true, granted: true } }, BROWSER, onFetchTurn);
+    const streamed = await startDelivery(resolver, entityPage, { ...cold, refresh: { asked: true, granted: true } }, BROWSER);
     expect(streamed.mode).toBe("stream");
     expect(await (streamed as Delivery & { entity: Promise<unknown> }).entity).toEqual({
       refused: expect.objectContaining({ refused: "busy" }),
     });
-    expect(resolver.calls).toEqual([{ method: "staged", opts: { refresh: true, client: "203.0.113.7", onFetchTurn } }]);
+    expect(resolver.calls).toEqual([{ method: "staged", opts: { refresh: true, client: "203.0.113.7" } }]);
     const whole = await startDelivery(resolver, entityPage, cold, CRAWLER);
     expect(whole).toEqual({ mode: "whole", response: ANSWER });
     expect(resolver.calls.at(-1)).toEqual({ method: "resolve", opts: { refresh: false, client: "203.0.113.7" } });
@@ -121,29 +120,15 @@ describe("startEarly: what the proxy starts, and for which requests", () => {
     url: new URL(url),
     headers: new Headers({ "user-agent": BROWSER, ...headers }),
   });
-  /** A resolver whose entity fetch has its turn after `turnMs` (never, when null). */
-  function turning(turnMs: number | null) {
-    const resolver = fakeResolver();
-    const staged = resolver.resolveEntityStaged;
-    resolver.resolveEntityStaged = async (d, opts) => {
-      if (turnMs !== null) setTimeout(() => opts?.onFetchTurn?.(), turnMs);
-      return staged(d, opts);
-    };
-    return resolver;
-  }
 
-  it("a cold page asked with GET or HEAD: its results are parked under the token returned, once its first fetch had its turn", async () => {
+  it("a cold page asked with GET or HEAD: its results are parked under the token returned", async () => {
     for (const method of ["GET", "HEAD"]) {
-      const deps = { resolver: turning(2), deliveries: createDeliveries({ max: 10 }) };
+      const deps = { resolver: fakeResolver(), deliveries: createDeliveries({ max: 10 }) };
       const token = await startEarly(deps, request(method), entityPage, admittedCold);
       expect(token).toEqual(expect.any(String));
       expect(deps.resolver.calls.map((c) => c.method)).toEqual(["staged"]);
       expect((await deps.deliveries.take(token))?.mode).toBe("stream");
     }
-  });
-  it("waits for the turn at most 10 ms: a fetch that never says it had one does not hold the page", async () => {
-    const deps = { resolver: turning(null), deliveries: createDeliveries({ max: 10 }) };
-    expect(await startEarly(deps, request(), entityPage, admittedCold)).toEqual(expect.any(String));
   });
   it("starts nothing for what Next does not render (another method, RSC, prefetches), for a page that fetches nothing, or past the room", async () => {
     const cases: [string, ReturnType<typeof request>, typeof admittedCold][] = [

@@ -4,10 +4,6 @@
  * milliseconds is the header's. The proxy parks the started delivery under a token it
  * relays to the page (as it relays the admission); the page takes it, or starts the same delivery
  * itself when there is none to take. The decision is the one of web/page-request.ts either way.
- *
- * A fetch asks this thread for its budgets before it dials (lib/fetch/thread.ts); were Next already
- * rendering the page's shell, the answer would wait 4–28 ms for it. So the proxy lets a cold page's
- * first fetch have its turn first, {@link FIRST_TURN_MS} at most ({@link startEarly}).
  */
 import { randomUUID } from "node:crypto";
 import type { StagedEntity } from "../lib/resolver";
@@ -40,19 +36,15 @@ export type Admitted = { refresh: { asked: boolean; granted: boolean }; known: b
 /** A refusal, kept apart from an answer. */
 const declined = <T extends object>(answer: T | Refusal): T | Refused => (isRefusal(answer) ? { refused: answer } : answer);
 
-/**
- * The results of the admitted answer `page` for a client saying `userAgent`, started now;
- * `onFetchTurn` is called as each fetch they start has its budgets answered.
- */
+/** The results of the admitted answer `page` for a client saying `userAgent`, started now. */
 export async function startDelivery(
   resolver: Pick<ConfiguredResolver, "peek" | "remember" | "resolve" | "resolveEntityStaged">,
   page: Page & { kind: "entity" | "lookup" },
   admitted: Admitted,
   userAgent: string | null,
-  onFetchTurn?: () => void,
 ): Promise<Delivery> {
   const query = page.query;
-  const opts = { refresh: admitted.refresh.granted, client: admitted.client, ...(onFetchTurn ? { onFetchTurn } : {}) };
+  const opts = { refresh: admitted.refresh.granted, client: admitted.client };
   const cached = admitted.known ? await resolver.peek(query) : null;
   // Annotated from the index as a lookup's answer would be (docs/decisions.md#the-index).
   const known = cached && (await resolver.remember(cached));
@@ -66,9 +58,6 @@ export async function startDelivery(
   return { mode: "stream", entity: resolver.resolveEntityStaged(query.domain, opts).then(declined) };
 }
 
-/** How long the proxy waits at most for a cold page's first fetch to have its budgets answered. */
-export const FIRST_TURN_MS = 10;
-
 /** The request header that carries a parked delivery's token from the proxy to the page; the proxy always overwrites it. */
 export const DELIVERY_HEADER = "x-ident-delivery";
 
@@ -79,9 +68,8 @@ export const DELIVERY_HEADER = "x-ident-delivery";
 const NOT_RENDERED = ["rsc", "next-router-state-tree", "next-router-prefetch", "next-router-segment-prefetch"];
 
 /**
- * In the proxy, for an admitted answer page: starts its results and parks them, and waits for the
- * first fetch's turn; the token to relay to the page, or null when the page starts its own. Only a
- * cold page gains from it, and only a request Next renders has a page to take it: a method other
+ * In the proxy, for an admitted answer page: starts its results and parks them; the token to relay
+ * to the page, or null when the page starts its own. Only a cold page gains from it, and only a request Next renders has a page to take it: a method other
  * than GET or HEAD, an RSC or prefetch request, or a page whose answer is cached or being fetched
  * already is left to the page, as is one past the parking's room.
  */
@@ -94,13 +82,7 @@ export async function startEarly(
   if (!admitted.starts || (request.method !== "GET" && request.method !== "HEAD")) return null;
   if (request.url.searchParams.has("_rsc") || NOT_RENDERED.some((name) => request.headers.has(name))) return null;
   if (deps.deliveries.full()) return null;
-  let turned = () => {};
-  const turn = new Promise<void>((resolve) => (turned = resolve));
-  const token = deps.deliveries.park(startDelivery(deps.resolver, page, admitted, request.headers.get("user-agent"), () => turned()));
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([turn, new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_TURN_MS)))]);
-  clearTimeout(timer);
-  return token;
+  return deps.deliveries.park(startDelivery(deps.resolver, page, admitted, request.headers.get("user-agent")));
 }
 
 /** Marks a promise handled: what a page takes, it awaits (web/settle.ts); what none takes must not be an unhandled rejection. */

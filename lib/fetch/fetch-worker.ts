@@ -3,7 +3,6 @@
  * the bodies' buffers and their garbage stay off the thread that answers pages. lib/fetch/thread.ts
  * starts it and speaks to it in the messages below; the fetcher is the same as in-thread.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { FetchBudgets } from "../traffic";
@@ -25,16 +24,14 @@ try {
 }
 const post = (message: FromThread) => port.postMessage(message);
 
-// The per-minute budgets live on the app's thread (a fleet counts them in Redis): each request asks
-// there, naming the fetch it is for, so that the app thread knows when that fetch had its turn.
+// The per-minute budgets live on the app's thread (a fleet counts them in Redis): each request asks there.
 const asked = new Map<number, (refused: FetchRefusal | null) => void>();
 let nextAsk = 1;
-const fetchOf = new AsyncLocalStorage<number>();
 const budgets: FetchBudgets = (target) =>
   new Promise((resolve) => {
     const id = nextAsk++;
     asked.set(id, resolve);
-    post({ kind: "spend", id, fetch: fetchOf.getStore() ?? 0, target });
+    post({ kind: "spend", id, target });
   });
 
 const outbound = createOutboundGate({ max: settings.maxOutbound, maxQueued: settings.maxQueued, maxWaitMs: settings.timeoutMs });
@@ -64,8 +61,7 @@ port.on("message", (m: ToThread) => {
     asked.get(m.id)?.(m.refused);
     asked.delete(m.id);
   } else if (m.op === "fetch") {
-    fetchOf
-      .run(m.id, () => fetcher(m.url, m.mode, { priority: m.priority, client: m.client }))
+    fetcher(m.url, m.mode, { priority: m.priority, client: m.client })
       .finally(sayStats)
       .then(
         (outcome) => post({ kind: "done", id: m.id, outcome }),

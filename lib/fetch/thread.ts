@@ -10,7 +10,7 @@ import type { FetchBudgets, FetchTarget } from "../traffic";
 import { createOutboundGate, type OutboundGate, type OutboundStats, type Priority } from "../traffic/outbound";
 import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
 import type { ConnectToEntry } from "./connect-to";
-import { turnOnce, type Fetcher, type FetchMode, type FetchOutcome, type SocketStats } from "./fetcher";
+import type { Fetcher, FetchMode, FetchOutcome, SocketStats } from "./fetcher";
 
 /** Starts the thread's TypeScript source with tsx's loader. */
 export const FROM_SOURCE = `
@@ -45,7 +45,7 @@ export type ToThread =
 export type FromThread =
   | { kind: "done"; id: number; outcome: FetchOutcome | FetchRefusal }
   | { kind: "failed"; id: number; message: string }
-  | { kind: "spend"; id: number; fetch: number; target: FetchTarget }
+  | { kind: "spend"; id: number; target: FetchTarget }
   | { kind: "stats"; gate: OutboundStats; sockets: SocketStats }
   | { kind: "closed" };
 
@@ -72,13 +72,6 @@ export function createThreadedFetcher(
   spawn: (settings: ThreadSettings) => Worker = startWorker,
 ): ThreadedFetcher {
   const pending = new Map<number, (answer: FetchOutcome | FetchRefusal) => void>();
-  /** The `onTurn` of fetches whose budgets are not answered yet (lib/fetch/fetcher.ts). */
-  const turns = new Map<number, () => void>();
-  const turned = (id: number) => {
-    const onTurn = turns.get(id);
-    turns.delete(id);
-    onTurn?.();
-  };
   let next = 1;
   let latest: { gate: OutboundStats; sockets: SocketStats } = {
     gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 },
@@ -106,14 +99,10 @@ export function createThreadedFetcher(
         // The limiters fall back to their own count rather than throw; were one to, the fetch goes on rather than hang.
         void (budgets ? budgets(m.target) : Promise.resolve(null))
           .catch(() => null)
-          .then((refused) => {
-            worker.postMessage({ op: "spent", id: m.id, refused } satisfies ToThread);
-            turned(m.fetch);
-          });
+          .then((refused) => worker.postMessage({ op: "spent", id: m.id, refused } satisfies ToThread));
       } else if (m.kind === "done" || m.kind === "failed") {
         const answer = pending.get(m.id);
         pending.delete(m.id);
-        turned(m.id);
         settle();
         answer?.(m.kind === "done" ? m.outcome : fault(`this resolver could not fetch: ${m.message}`));
       }
@@ -131,17 +120,7 @@ export function createThreadedFetcher(
     return worker;
   }
 
-  const fetchOnThread: Fetcher = async (url, mode, given) => {
-    const { options, turn } = turnOnce(given);
-    try {
-      return await fetchVia(url, mode, options);
-    } finally {
-      // A fetch that ended before its budgets were answered (refused here, or its thread gone) had its turn.
-      turn();
-    }
-  };
-
-  const fetchVia: Fetcher = async (url, mode, options = {}) => {
+  const fetchOnThread: Fetcher = async (url, mode, options = {}) => {
     if (closing) return fault("this resolver is closing");
     if (!thread && Date.now() < restAfterDeath) return fault("this resolver's fetch thread stopped; try again shortly");
     const ticket = entry.enter();
@@ -159,15 +138,12 @@ export function createThreadedFetcher(
     try {
       return await new Promise<FetchOutcome | FetchRefusal>((resolve) => {
         pending.set(id, resolve);
-        const onTurn = options.onTurn;
-        if (onTurn) turns.set(id, onTurn);
         settle();
         const message: ToThread = { op: "fetch", id, url, mode, priority: options.priority ?? "person", client: options.client ?? "local" };
         worker.postMessage(message);
       });
     } finally {
       ticket.leave();
-      turns.delete(id);
     }
   };
 

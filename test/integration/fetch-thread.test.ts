@@ -92,46 +92,6 @@ describe("the fetch thread", () => {
     }
   });
 
-  it("says when a fetch had its turn: once, as soon as its budgets are answered (long before a slow answer); once for a fetch refused them or refused before any", async () => {
-    const settings = trafficSettings({ hostPerMinute: 1, hostSharePerMinute: 1 });
-    const spend = fetchBudgets(createWindows(settings), settings);
-    const events: string[] = [];
-    const fetch = threaded({ maxOutbound: 1, maxQueued: 0 }, async (target) => {
-      const refused = await spend(target);
-      events.push(`spent ${target.host} ${refused ? "refused" : "ok"}`);
-      return refused;
-    });
-    const said = (o: FetchOutcome | FetchRefusal) => ("ok" in o ? o.status : o.refused);
-    try {
-      ctx.net.resetCounts();
-      // Its turn comes when its budget is spent, before it dials: the publisher has not been asked yet.
-      let turned!: () => void;
-      const turn = new Promise<void>((resolve) => (turned = resolve));
-      const slow = fetch("https://slow.test/ident.json", "json", {
-        onTurn: () => (events.push(`turn slow, asked ${ctx.net.requests.get("slow.test/ident.json") ?? 0} times`), turned()),
-      }).then((o) => events.push(`answer slow ${said(o)}`));
-      await turn;
-      // The cap of one is held by the slow fetch: the next is refused busy before it reaches the thread.
-      const busy = await fetch("https://bob.example/ident.json", "json", { onTurn: () => events.push("turn busy") });
-      events.push(`answer busy ${said(busy)}`);
-      await slow;
-      const again = await fetch("https://slow.test/ident.json", "json", { onTurn: () => events.push("turn again") });
-      events.push(`answer again ${said(again)}`);
-      expect(events).toEqual([
-        "spent slow.test ok",
-        "turn slow, asked 0 times",
-        "turn busy",
-        "answer busy busy",
-        "answer slow found",
-        "spent slow.test refused",
-        "turn again",
-        "answer again host_budget",
-      ]);
-    } finally {
-      await fetch.close();
-    }
-  });
-
   it("past the outbound cap and its queue (1 + 4), a fetch is refused busy at once; admission sees the queue full; the counts come back", async () => {
     const fetch = threaded({ maxOutbound: 1, maxQueued: 4 });
     try {
@@ -166,14 +126,11 @@ describe("the fetch thread", () => {
     });
     try {
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ status: "found" });
-      // Each lost fetch says its turn once, as it ends.
-      const turns = { held: 0, crash: 0 };
-      const held = fetch("https://slow.test/ident.json", "json", { onTurn: () => turns.held++ });
-      const crash = fetch("https://alice.example/crash", "json", { onTurn: () => turns.crash++ });
+      const held = fetch("https://slow.test/ident.json", "json");
+      const crash = fetch("https://alice.example/crash", "json");
       for (const lost of await Promise.all([held, crash])) {
         expect(lost).toMatchObject({ refused: "local_fault", message: expect.stringContaining("fetch thread stopped (exit code 3)") });
       }
-      expect(turns).toEqual({ held: 1, crash: 1 });
       // At once after, refused without starting a thread; a second later, a new one answers.
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "local_fault" });
       expect(started).toBe(1);
