@@ -15,11 +15,6 @@ import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
 import type { ConnectToEntry } from "./connect-to";
 import type { Fetcher, FetchMode, FetchOutcome, SocketStats } from "./fetcher";
 
-/** Starts the thread's TypeScript source with tsx's loader. */
-export const FROM_SOURCE = `
-  const { workerData } = require("node:worker_threads");
-  import("tsx/esm/api").then(({ register }) => { register(); return import(workerData.file); });`;
-
 /** How much lower than the process the fetch thread runs (a nice value, docs/decisions.md#memory). */
 export const THREAD_NICENESS = 10;
 
@@ -43,7 +38,7 @@ export type ThreadSettings = {
   ca?: readonly string[];
   /** The budgets every request spends, counted on the thread; null: none. */
   budgets: ThreadBudgets | null;
-  /** Bundled by Next, the thread is JavaScript; run from source (the tests), TypeScript loaded through tsx. */
+  /** Built by Next, the thread is its compiled chunk; run from source (the tests), TypeScript loaded through tsx. */
   bundled: boolean;
 };
 
@@ -83,11 +78,15 @@ export type ThreadOptions = {
   spawn?: (settings: ThreadSettings) => Worker;
 };
 
-/** The thread, started from Next's bundle or from source. */
+/**
+ * The thread, one way everywhere: Next compiles `./fetch-worker.ts` named so into a chunk of its own
+ * (the server, `next dev`); run from source, the same file is loaded with tsx's loader.
+ */
 export function startFetchWorker(settings: ThreadSettings): Worker {
-  return settings.bundled
-    ? new Worker(new URL("./fetch-worker.ts", import.meta.url), { workerData: settings })
-    : new Worker(FROM_SOURCE, { eval: true, workerData: extend(settings, { file: new URL("./fetch-worker.ts", import.meta.url).href }) });
+  return new Worker(new URL("./fetch-worker.ts", import.meta.url), {
+    workerData: settings,
+    ...(settings.bundled ? {} : { execArgv: ["--import", "tsx"] }),
+  });
 }
 
 /** A question's answer, or `lost` when its thread stopped first. */

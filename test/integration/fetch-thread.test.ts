@@ -15,7 +15,6 @@ import { getPriority } from "node:os";
 import { Worker } from "node:worker_threads";
 import {
   createThreadedFetcher,
-  FROM_SOURCE,
   startFetchWorker,
   THREAD_NICENESS,
   type FromThread,
@@ -79,7 +78,7 @@ const CRASHING = `{
   parentPort.on = (event, listener) =>
     on(event, event !== "message" ? listener : (m) => (m.op === "fetch" && m.url.endsWith("/crash") ? process.exit(3) : listener(m)));
 }
-${FROM_SOURCE}`;
+import("tsx/esm/api").then(({ register }) => (register(), import(${JSON.stringify(new URL("../../lib/fetch/fetch-worker.ts", import.meta.url).href)})));`;
 const withoutTime = (o: FetchOutcome | FetchRefusal) => ({ ...o, ms: 0 });
 
 describe("the fetch thread", () => {
@@ -234,10 +233,7 @@ describe("the fetch thread", () => {
     let started = 0;
     const fetch = threaded({}, undefined, (settings) => {
       started++;
-      return new Worker(CRASHING, {
-        eval: true,
-        workerData: { ...settings, file: new URL("../../lib/fetch/fetch-worker.ts", import.meta.url).href },
-      });
+      return new Worker(CRASHING, { eval: true, workerData: settings });
     });
     try {
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ status: "found" });
