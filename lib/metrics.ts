@@ -22,7 +22,7 @@ export type Metrics = {
 export type MetricSources = {
   outbound: OutboundView;
   /** Outbound sockets open now and at most so far (docs/decisions.md#outbound-work). */
-  sockets: () => SocketStats;
+  sockets: () => SocketStats | Promise<SocketStats>;
   store: Promise<Store | null>;
   fleet: FleetLink | null;
 };
@@ -50,10 +50,18 @@ export function createMetrics(sources: MetricSources): Metrics {
         if (value !== null) this.set(value);
       },
     });
-  gauge("ident_fetches_in_flight", "Publisher fetches holding an outbound slot now", () => sources.outbound.stats().active);
-  gauge("ident_fetches_queued", "Publisher fetches waiting for an outbound slot now", () => sources.outbound.stats().queued);
-  gauge("ident_outbound_sockets", "Outbound sockets open now, from the connection attempt until closed", () => sources.sockets().open);
-  gauge("ident_outbound_sockets_peak", "The most outbound sockets open at once since the instance started", () => sources.sockets().peak);
+  gauge("ident_fetches_in_flight", "Publisher fetches holding an outbound slot now", async () => (await sources.outbound.stats()).active);
+  gauge("ident_fetches_queued", "Publisher fetches waiting for an outbound slot now", async () => (await sources.outbound.stats()).queued);
+  gauge(
+    "ident_outbound_sockets",
+    "Outbound sockets open now, from the connection attempt until closed",
+    async () => (await sources.sockets()).open,
+  );
+  gauge(
+    "ident_outbound_sockets_peak",
+    "The most outbound sockets open at once since the instance started",
+    async () => (await sources.sockets()).peak,
+  );
   gauge("ident_index_entities", "Entities the index holds", async () => (await storeStats())?.entities ?? null);
   gauge(
     "ident_queue_depth",

@@ -19,7 +19,10 @@ import { extend } from "./objects";
 /** The traffic limits of a configured resolver (docs/architecture.md#traffic), for admission and /metrics. */
 export type Traffic = {
   settings: TrafficSettings;
-  /** Every per-minute limit, counted by the fleet in Redis where declared so. */
+  /**
+   * Every per-minute limit, counted by the fleet in Redis where declared so; with a fetch thread, its
+   * budgets (a host's minute, for admission) are read from the thread's count whenever Redis cannot answer.
+   */
   windows: Windows;
   /** The outbound cap and its queue. */
   outbound: OutboundView;
@@ -60,9 +63,7 @@ export function createConfiguredResolver(
   const { store = Promise.resolve(null), log = console.error, fetchThread = false, ...fetcherExtra } = extra;
   const fleet = config.redisUrl ? connectRedis(config.redisUrl, { log }) : null;
   const limits = config.traffic;
-  // docs/architecture.md#traffic: every per-minute limit, in Redis when there is one (and here whenever Redis cannot answer).
-  const windows = createWindows(limits, fleet ? { link: fleet, keyPrefix: KEY_PREFIX } : null, undefined, config.fetchTimeoutMs);
-  const budgets = fetchBudgets(windows, limits);
+  const counting = fleet ? { link: fleet, keyPrefix: KEY_PREFIX } : null;
   const common = {
     timeoutMs: config.fetchTimeoutMs,
     connectTo: config.connectTo,
@@ -70,23 +71,30 @@ export function createConfiguredResolver(
     hostAtOnce: limits.hostAtOnce,
     addressAtOnce: limits.addressAtOnce,
   };
+  // docs/architecture.md#traffic: every per-minute limit, in Redis when there is one (and here whenever Redis cannot answer).
+  let windows: Windows;
   let outbound: OutboundView;
-  let fetcher: Fetcher & { close(): Promise<void>; sockets(): SocketStats };
+  let fetcher: Fetcher & { close(): Promise<void>; sockets(): SocketStats | Promise<SocketStats> };
   if (fetchThread) {
+    // docs/architecture.md#fetch-and-memory: the thread holds the outbound gate and counts the fetch
+    // budgets (in Redis on a connection of its own); this thread's limiters of them ask it.
+    const budgets = { settings: limits, fleet: config.redisUrl ? { redisUrl: config.redisUrl, keyPrefix: KEY_PREFIX } : null };
     const settings = extend(common, {
       maxOutbound: limits.outbound,
       maxQueued: limits.outboundQueue,
-      budgets: true,
+      budgets,
       bundled: fetchThread.bundled,
       ...(fetcherExtra.ca ? { ca: fetcherExtra.ca } : {}),
     });
-    const threaded = createThreadedFetcher(settings, budgets);
+    const threaded = createThreadedFetcher(settings, { log });
+    windows = createWindows(limits, counting, undefined, config.fetchTimeoutMs, threaded.budgets);
     outbound = threaded.outbound;
     fetcher = threaded;
   } else {
+    windows = createWindows(limits, counting, undefined, config.fetchTimeoutMs);
     const gate = createOutboundGate({ max: limits.outbound, maxQueued: limits.outboundQueue, maxWaitMs: config.fetchTimeoutMs });
     outbound = gate;
-    fetcher = createFetcher(Object.assign({}, common, { outbound: gate, budgets }, fetcherExtra));
+    fetcher = createFetcher(Object.assign({}, common, { outbound: gate, budgets: fetchBudgets(windows, limits) }, fetcherExtra));
   }
   const metrics = createMetrics({ outbound, sockets: () => fetcher.sockets(), store, fleet });
   const counted: Fetcher = async (url, mode, options) => {

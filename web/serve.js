@@ -10,6 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import v8 from "node:v8";
 import next from "next";
+import { BUILT_CHECK_CONFIG, builtFile } from "../scripts/built.js";
 
 const dev = process.argv.includes("--dev");
 // A log no one reads any more (the pipe's reader gone) is not a reason to stay up or to crash: a
@@ -31,8 +32,11 @@ const port = Number(process.env.PORT || 3000);
 const hostname = process.env.HOSTNAME ?? "0.0.0.0";
 
 // docs/decisions.md#configuration: a bad configuration stops the server at start, naming every bad variable. Checked in a
-// child process, so this server runs without TypeScript loader hooks (they would slow every import()).
-const check = spawnSync(process.execPath, ["--import", "tsx", path.join(dir, "web", "check-config.ts")], { stdio: "inherit" });
+// child process by the check `npm run build` made (docs/deploying.md#building); in a checkout edited
+// since, its TypeScript through tsx, a development dependency.
+const built = builtFile(dir, BUILT_CHECK_CONFIG);
+const checkArgs = built ? [built] : ["--import", "tsx", path.join(dir, "web", "check-config.ts")];
+const check = spawnSync(process.execPath, checkArgs, { stdio: "inherit" });
 if (check.status !== 0) process.exit(check.status ?? 1);
 
 // Next builds each request's own URL from this host name, and treats a rewrite whose origin differs

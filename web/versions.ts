@@ -25,7 +25,9 @@ export type VersionOptions<T> = {
 /** The digest of the version of `input`, kept under `key`, now (equal digests are equal answers), or null. */
 export function createVersions<T>(options: VersionOptions<T>): (key: string, input: T) => Promise<string | null> {
   const now = options.now ?? Date.now;
-  const known = new LRUCache<string, { digest: string; generation: number; until: number }>({ max: options.max ?? MEMORY_CAPS.versions.cap });
+  const known = new LRUCache<string, { digest: string; generation: number; until: number }>({
+    max: options.max ?? MEMORY_CAPS.versions.cap,
+  });
   return async (key, input) => {
     const generation = options.generation?.();
     const kept = generation === undefined ? undefined : known.get(key);

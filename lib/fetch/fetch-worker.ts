@@ -1,14 +1,15 @@
 /**
- * The fetcher on a thread of its own (docs/decisions.md#memory): TLS handshakes, decompression and
- * the bodies' buffers and their garbage stay off the thread that answers pages. lib/fetch/thread.ts
- * starts it and speaks to it in the messages below; the fetcher is the same as in-thread.
+ * The fetcher on a thread of its own (docs/architecture.md#fetch-and-memory): TLS handshakes,
+ * decompression and the bodies' buffers and their garbage stay off the thread that answers pages.
+ * lib/fetch/thread.ts starts it and speaks to it in its messages; the fetcher is the same as
+ * in-thread, with the outbound gate and the per-minute budgets its requests spend counted here.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
-import type { FetchBudgets } from "../traffic";
+import { connectRedis } from "../fleet/redis";
+import { createWindows, fetchBudgets, WINDOW_NAMES, type FetchTarget, type Take, type WindowName } from "../traffic";
 import { createOutboundGate } from "../traffic/outbound";
-import type { FetchRefusal } from "../traffic/refusal";
+import { takeTogether } from "../traffic/window";
 import { createFetcher } from "./fetcher";
 import { THREAD_NICENESS, type FromThread, type ThreadSettings, type ToThread } from "./thread";
 
@@ -25,17 +26,17 @@ try {
 }
 const post = (message: FromThread) => port.postMessage(message);
 
-// The per-minute budgets live on the app's thread (a fleet counts them in Redis): each request asks
-// there, naming the fetch it is for, so that the app thread knows when that fetch had its turn.
-const asked = new Map<number, (refused: FetchRefusal | null) => void>();
-let nextAsk = 1;
-const fetchOf = new AsyncLocalStorage<number>();
-const budgets: FetchBudgets = (target) =>
-  new Promise((resolve) => {
-    const id = nextAsk++;
-    asked.set(id, resolve);
-    post({ kind: "spend", id, fetch: fetchOf.getStore() ?? 0, target });
-  });
+// docs/architecture.md#traffic: the budgets each request spends, counted here; in a fleet, in Redis
+// on this thread's own connection (the keys every instance uses), and here alone while it cannot answer.
+const spending = settings.budgets;
+const fleet = spending?.fleet ?? null;
+const link = fleet ? connectRedis(fleet.redisUrl, { log: (line) => post({ kind: "log", line: `fetch thread: ${line}` }) }) : null;
+const counting = link && fleet ? { link, keyPrefix: fleet.keyPrefix } : null;
+const windows = spending ? createWindows(spending.settings, counting, undefined, settings.timeoutMs) : null;
+const spend = windows && spending ? fetchBudgets(windows, spending.settings) : null;
+// A new thread's first requests wait for its connection (a second or so at most), so that they are
+// counted with the fleet's rather than here alone.
+const connected = link ? link.ping() : Promise.resolve(false);
 
 const outbound = createOutboundGate({ max: settings.maxOutbound, maxQueued: settings.maxQueued, maxWaitMs: settings.timeoutMs });
 const fetcher = createFetcher({
@@ -46,32 +47,52 @@ const fetcher = createFetcher({
   outbound,
   hostAtOnce: settings.hostAtOnce,
   addressAtOnce: settings.addressAtOnce,
-  ...(settings.budgets ? { budgets } : {}),
+  ...(spend
+    ? {
+        budgets: async (target: FetchTarget) => {
+          await connected;
+          return spend(target);
+        },
+      }
+    : {}),
 });
 
-// The counts the app's /metrics shows: sent when they change, after each fetch and every 200 ms.
-let said = "";
-const sayStats = () => {
-  const stats = { gate: outbound.stats(), sockets: fetcher.sockets() };
-  const text = JSON.stringify(stats);
-  if (text !== said) post({ kind: "stats", ...stats });
-  said = text;
-};
-setInterval(sayStats, 200).unref();
+const isWindow = (name: string): name is WindowName => (WINDOW_NAMES as readonly string[]).includes(name);
+/** The app thread's take, on this thread's limiter of the same name; null for one it does not count. */
+const partOf = (take: Take) => (windows && isWindow(take.window) ? windows[take.window].part(take.key) : null);
+
+/** The app thread's limiters of the budgets (its admission's check of a host's minute), answered from these counts. */
+async function decide(takes: readonly Take[], take: boolean) {
+  await connected;
+  const parts = takes.map(partOf);
+  return parts.every((p) => p !== null) ? takeTogether(parts, take) : { ok: true as const };
+}
+async function used(take: Take) {
+  await connected;
+  const part = partOf(take);
+  return part ? part.counter.used(part.take) : { used: 0, oldestLeavesMs: 0 };
+}
 
 port.on("message", (m: ToThread) => {
-  if (m.op === "spent") {
-    asked.get(m.id)?.(m.refused);
-    asked.delete(m.id);
-  } else if (m.op === "fetch") {
-    fetchOf
-      .run(m.id, () => fetcher(m.url, m.mode, { priority: m.priority, client: m.client }))
-      .finally(sayStats)
-      .then(
-        (outcome) => post({ kind: "done", id: m.id, outcome }),
-        (err: unknown) => post({ kind: "failed", id: m.id, message: err instanceof Error ? err.message : String(err) }),
-      );
+  if (m.op === "fetch") {
+    fetcher(m.url, m.mode, { priority: m.priority, client: m.client }).then(
+      (outcome) => post({ kind: "done", id: m.id, outcome }),
+      (err: unknown) => post({ kind: "failed", id: m.id, message: err instanceof Error ? err.message : String(err) }),
+    );
+  } else if (m.op === "decide") {
+    // The counters fall back to their own count rather than throw; were one to, the limit fails open.
+    decide(m.takes, m.take).then(
+      (decision) => post({ kind: "decided", id: m.id, decision }),
+      () => post({ kind: "decided", id: m.id, decision: { ok: true } }),
+    );
+  } else if (m.op === "used") {
+    used(m.take).then(
+      (count) => post({ kind: "used", id: m.id, used: count }),
+      () => post({ kind: "used", id: m.id, used: { used: 0, oldestLeavesMs: 0 } }),
+    );
+  } else if (m.op === "stats") {
+    post({ kind: "stats", id: m.id, gate: outbound.stats(), sockets: fetcher.sockets() });
   } else if (m.op === "close") {
-    void fetcher.close().finally(() => post({ kind: "closed" }));
+    void Promise.all([fetcher.close(), link?.close()]).finally(() => post({ kind: "closed" }));
   }
 });

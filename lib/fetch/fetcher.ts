@@ -42,11 +42,6 @@ export type FetchOutcome = FetchFound | FetchFailed;
 export type FetchOptions = {
   priority?: Priority;
   client?: string;
-  /**
-   * Called once, when this fetch's budgets have been answered (it then dials, or was refused), or as
-   * it ends without getting that far: a page waits for it before it renders (docs/decisions.md#cold-pages).
-   */
-  onTurn?: () => void;
 };
 
 /**
@@ -124,8 +119,6 @@ type FetchRun = {
   timer: ReturnType<typeof setTimeout> | undefined;
   started: number;
   meta: FetchMeta;
-  /** {@link FetchOptions.onTurn}, said once. */
-  turn: () => void;
 };
 
 /**
@@ -197,7 +190,6 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       const claim = await connections.socketRoom(waitUntil);
       try {
         const refused = await options.budgets?.({ host: current.hostname.toLowerCase(), address, client: run.client });
-        run.turn();
         if (refused) return { refused };
         run.ticket.started();
         startDeadline(run);
@@ -290,7 +282,6 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       timer: undefined,
       started: performance.now(),
       meta: { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 },
-      turn: turnOnce(fetchOptions).turn,
     };
     try {
       let current: URL;
@@ -314,26 +305,10 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     } finally {
       clearTimeout(run.timer);
       ticket.leave();
-      run.turn();
     }
   }
 
   return Object.assign(fetchDocument, { close: () => connections.close(), sockets: () => connections.sockets() });
-}
-
-/**
- * `options` with its {@link FetchOptions.onTurn} said at most once, however many of the layers that
- * carry a fetch say it (the fleet's shared fetch, the fetch thread, the fetcher), and that call.
- */
-export function turnOnce(options: FetchOptions | undefined): { options: FetchOptions | undefined; turn: () => void } {
-  const onTurn = options?.onTurn;
-  if (!onTurn) return { options, turn: () => {} };
-  let said = false;
-  const turn = () => {
-    if (!said) onTurn();
-    said = true;
-  };
-  return { options: extend(options, { onTurn: turn }), turn };
 }
 
 /** Drops a body without reading it; a stream destroyed this way must not throw an unhandled error. */

@@ -1,24 +1,29 @@
 /**
- * The fetcher on a worker thread (lib/fetch/fetch-worker.ts), for the server (docs/decisions.md#memory):
- * TLS handshakes, decompression and the garbage of their buffers stay off the thread that answers
- * pages, which sees one message per document. The answers are the in-thread fetcher's: outcomes and
- * refusals as they are.
+ * The fetcher on a worker thread (lib/fetch/fetch-worker.ts), for the server
+ * (docs/architecture.md#fetch-and-memory): TLS handshakes, decompression and the garbage of their
+ * buffers stay off the thread that answers pages. A document is one message each way, the fetch
+ * asked and its answer (the in-thread fetcher's outcome or refusal, as it is), and nothing between:
+ * the thread holds the outbound gate and counts the per-minute budgets its requests spend. This side
+ * counts the fetches it asked for (all admission needs), and asks the thread for its counts only
+ * when admission or /metrics read them.
  */
 import { Worker } from "node:worker_threads";
 import { extend } from "../objects";
-import type { FetchBudgets, FetchTarget } from "../traffic";
-import { createOutboundGate, type OutboundGate, type OutboundStats, type Priority } from "../traffic/outbound";
+import type { Counter, JointDecision, Take, TrafficSettings, Used } from "../traffic";
+import { createOutboundCount, type OutboundGate, type OutboundStats, type Priority } from "../traffic/outbound";
 import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
 import type { ConnectToEntry } from "./connect-to";
-import { turnOnce, type Fetcher, type FetchMode, type FetchOutcome, type SocketStats } from "./fetcher";
-
-/** Starts the thread's TypeScript source with tsx's loader. */
-export const FROM_SOURCE = `
-  const { workerData } = require("node:worker_threads");
-  import("tsx/esm/api").then(({ register }) => { register(); return import(workerData.file); });`;
+import type { Fetcher, FetchMode, FetchOutcome, SocketStats } from "./fetcher";
 
 /** How much lower than the process the fetch thread runs (a nice value, docs/decisions.md#memory). */
 export const THREAD_NICENESS = 10;
+
+/**
+ * The per-minute budgets the thread's requests spend (docs/architecture.md#traffic): the limits, and
+ * the fleet's Redis when there is one, which the thread reaches on a connection of its own under the
+ * same keys as every other instance's.
+ */
+export type ThreadBudgets = { settings: TrafficSettings; fleet: { redisUrl: string; keyPrefix: string } | null };
 
 /** What the thread's fetcher is made with: the in-thread fetcher's options that can cross a thread. */
 export type ThreadSettings = {
@@ -31,99 +36,110 @@ export type ThreadSettings = {
   hostAtOnce: number;
   addressAtOnce: number;
   ca?: readonly string[];
-  /** With it, every request spends the app thread's budgets (which a fleet counts in Redis). */
-  budgets: boolean;
-  /** Bundled by Next, the thread is JavaScript; run from source (the tests), TypeScript loaded through tsx. */
+  /** The budgets every request spends, counted on the thread; null: none. */
+  budgets: ThreadBudgets | null;
+  /** Built by Next, the thread is its compiled chunk; run from source (the tests), TypeScript loaded through tsx. */
   bundled: boolean;
 };
 
+/** What this side asks the thread: a fetch, a decision or a count of the budgets' limiters, its counts for /metrics. */
 export type ToThread =
   | { op: "fetch"; id: number; url: string; mode: FetchMode; priority: Priority; client: string }
-  | { op: "spent"; id: number; refused: FetchRefusal | null }
+  | { op: "decide"; id: number; takes: Take[]; take: boolean }
+  | { op: "used"; id: number; take: Take }
+  | { op: "stats"; id: number }
   | { op: "close" };
 
+/** The thread's answers, each to the question of its `id`; and the lines its link to Redis logs. */
 export type FromThread =
   | { kind: "done"; id: number; outcome: FetchOutcome | FetchRefusal }
   | { kind: "failed"; id: number; message: string }
-  | { kind: "spend"; id: number; fetch: number; target: FetchTarget }
-  | { kind: "stats"; gate: OutboundStats; sockets: SocketStats }
+  | { kind: "decided"; id: number; decision: JointDecision }
+  | { kind: "used"; id: number; used: Used }
+  | { kind: "stats"; id: number; gate: OutboundStats; sockets: SocketStats }
+  | { kind: "log"; line: string }
   | { kind: "closed" };
 
 /** What the app thread knows of the outbound cap: enough for admission and /metrics. */
-export type OutboundView = Pick<OutboundGate, "max" | "retryAfterS" | "full" | "stats">;
+export type OutboundView = Pick<OutboundGate, "max" | "retryAfterS" | "full"> & { stats(): OutboundStats | Promise<OutboundStats> };
 
-export type ThreadedFetcher = Fetcher & { close(): Promise<void>; sockets(): SocketStats; outbound: OutboundView };
+export type ThreadedFetcher = Fetcher & {
+  close(): Promise<void>;
+  sockets(): Promise<SocketStats>;
+  outbound: OutboundView;
+  /** The fetch budgets as the thread counts them: where this side's limiters of them count (`createWindows`' `budgets`). */
+  budgets: Counter;
+};
 
-/** The thread, started from Next's bundle or from source. */
-function startWorker(settings: ThreadSettings): Worker {
-  return settings.bundled
-    ? new Worker(new URL("./fetch-worker.ts", import.meta.url), { workerData: settings })
-    : new Worker(FROM_SOURCE, { eval: true, workerData: extend(settings, { file: new URL("./fetch-worker.ts", import.meta.url).href }) });
-}
+export type ThreadOptions = {
+  /** Where the lines of the thread's link to Redis go. @default console.error */
+  log?: (line: string) => void;
+  /** Starts the thread (the tests start one that dies, or count its messages). */
+  spawn?: (settings: ThreadSettings) => Worker;
+};
 
 /**
- * Starts the fetch thread (`spawn` is for the tests, to start one that dies). A thread that dies
- * ends the fetches it held as this resolver's fault (`local_fault`, never the publisher's); the
- * next fetch starts a new one, after a second's rest.
+ * The thread, one way everywhere: Next compiles `./fetch-worker.ts` named so into a chunk of its own
+ * (the server, `next dev`); run from source, the same file is loaded with tsx's loader.
  */
-export function createThreadedFetcher(
-  settings: ThreadSettings,
-  budgets?: FetchBudgets,
-  spawn: (settings: ThreadSettings) => Worker = startWorker,
-): ThreadedFetcher {
-  const pending = new Map<number, (answer: FetchOutcome | FetchRefusal) => void>();
-  /** The `onTurn` of fetches whose budgets are not answered yet (lib/fetch/fetcher.ts). */
-  const turns = new Map<number, () => void>();
-  const turned = (id: number) => {
-    const onTurn = turns.get(id);
-    turns.delete(id);
-    onTurn?.();
-  };
+export function startFetchWorker(settings: ThreadSettings): Worker {
+  return new Worker(new URL("./fetch-worker.ts", import.meta.url), {
+    workerData: settings,
+    ...(settings.bundled ? {} : { execArgv: ["--import", "tsx"] }),
+  });
+}
+
+/** A question's answer, or `lost` when its thread stopped first. */
+type Answer = Extract<FromThread, { id: number }> | { kind: "lost"; why: string };
+
+type Counts = { gate: OutboundStats; sockets: SocketStats };
+
+/**
+ * Starts the fetch thread when first needed. A thread that dies ends the fetches it held as this
+ * resolver's fault (`local_fault`, never the publisher's); the next fetch starts a new one, after a
+ * second's rest. Its counts go with it: a new thread counts its budgets from nothing (as an
+ * instance does whose Redis is away, docs/deploying.md#when-a-part-fails).
+ */
+export function createThreadedFetcher(settings: ThreadSettings, options: ThreadOptions = {}): ThreadedFetcher {
+  const spawn = options.spawn ?? startFetchWorker;
+  const log = options.log ?? console.error;
+  const waiting = new Map<number, { worker: Worker; answer: (answer: Answer) => void }>();
   let next = 1;
-  let latest: { gate: OutboundStats; sockets: SocketStats } = {
-    gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 },
-    sockets: { open: 0, peak: 0 },
-  };
-  // The same cap as the thread's, used here only to count fetches in from the moment they are asked
-  // for: admission sees a full queue at once, and past it a fetch is refused busy without a round trip.
-  const entry = createOutboundGate({ max: settings.maxOutbound, maxQueued: settings.maxQueued, maxWaitMs: settings.timeoutMs });
+  // Fetches asked and not yet answered, against the thread's own bound: admission sees a full queue
+  // at once, and past it a fetch is refused busy without a round trip.
+  const count = createOutboundCount({ max: settings.maxOutbound, maxQueued: settings.maxQueued, maxWaitMs: settings.timeoutMs });
+  let known: Counts = { gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 }, sockets: { open: 0, peak: 0 } };
   let thread: Worker | null = null;
   let closing: Promise<void> | null = null;
   let restAfterDeath = 0;
 
   const fault = (message: string) => refusal("local_fault", message, 5);
   const settle = () => {
-    // The thread keeps the process alive only while it holds fetches.
-    if (pending.size === 0) thread?.unref();
+    // The thread keeps the process alive only while it owes an answer.
+    if (waiting.size === 0) thread?.unref();
     else thread?.ref();
   };
 
   function start(): Worker {
     const worker = spawn(settings);
     worker.on("message", (m: FromThread) => {
-      if (m.kind === "stats") latest = { gate: m.gate, sockets: m.sockets };
-      else if (m.kind === "spend") {
-        // The limiters fall back to their own count rather than throw; were one to, the fetch goes on rather than hang.
-        void (budgets ? budgets(m.target) : Promise.resolve(null))
-          .catch(() => null)
-          .then((refused) => {
-            worker.postMessage({ op: "spent", id: m.id, refused } satisfies ToThread);
-            turned(m.fetch);
-          });
-      } else if (m.kind === "done" || m.kind === "failed") {
-        const answer = pending.get(m.id);
-        pending.delete(m.id);
-        turned(m.id);
-        settle();
-        answer?.(m.kind === "done" ? m.outcome : fault(`this resolver could not fetch: ${m.message}`));
-      }
+      if (m.kind === "log") return log(m.line);
+      if (m.kind === "closed") return;
+      const asked = waiting.get(m.id);
+      waiting.delete(m.id);
+      settle();
+      asked?.answer(m);
     });
     const gone = (why: string) => {
       if (thread === worker) thread = null;
       // A thread that cannot start is not started again for every fetch: a second's rest first.
       restAfterDeath = Date.now() + 1000;
-      for (const answer of pending.values()) answer(fault(`this resolver's fetch thread stopped (${why}); try again shortly`));
-      pending.clear();
+      for (const [id, asked] of waiting) {
+        if (asked.worker !== worker) continue;
+        waiting.delete(id);
+        asked.answer({ kind: "lost", why });
+      }
+      settle();
     };
     worker.on("error", (err) => gone(err.message));
     worker.on("exit", (code) => gone(`exit code ${code}`));
@@ -131,54 +147,88 @@ export function createThreadedFetcher(
     return worker;
   }
 
-  const fetchOnThread: Fetcher = async (url, mode, given) => {
-    const { options, turn } = turnOnce(given);
+  /** The thread, started if need be; or why there is none to ask. */
+  function running(): Worker | FetchRefusal {
+    if (closing) return fault("this resolver is closing");
+    if (thread) return thread;
+    if (Date.now() < restAfterDeath) return fault("this resolver's fetch thread stopped; try again shortly");
     try {
-      return await fetchVia(url, mode, options);
+      return (thread = start());
+    } catch (err) {
+      return fault(`this resolver could not start its fetch thread: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  function ask(worker: Worker, question: (id: number) => ToThread): Promise<Answer> {
+    return new Promise((answer) => {
+      const id = next++;
+      waiting.set(id, { worker, answer });
+      settle();
+      worker.postMessage(question(id));
+    });
+  }
+
+  const fetchOnThread: Fetcher = async (url, mode, fetchOptions = {}) => {
+    const worker = running();
+    if (isRefusal(worker)) return worker;
+    const leave = count.enter();
+    if (isRefusal(leave)) return leave;
+    try {
+      const priority = fetchOptions.priority ?? "person";
+      const client = fetchOptions.client ?? "local";
+      const answer = await ask(worker, (id) => ({ op: "fetch", id, url, mode, priority, client }));
+      if (answer.kind === "done") return answer.outcome;
+      if (answer.kind === "lost") return fault(`this resolver's fetch thread stopped (${answer.why}); try again shortly`);
+      return fault(`this resolver could not fetch: ${answer.kind === "failed" ? answer.message : "no answer"}`);
     } finally {
-      // A fetch that ended before its budgets were answered (refused here, or its thread gone) had its turn.
-      turn();
+      leave();
     }
   };
 
-  const fetchVia: Fetcher = async (url, mode, options = {}) => {
-    if (closing) return fault("this resolver is closing");
-    if (!thread && Date.now() < restAfterDeath) return fault("this resolver's fetch thread stopped; try again shortly");
-    const ticket = entry.enter();
-    if (isRefusal(ticket)) return ticket;
-    ticket.started(); // its wait for a slot is the thread's to time
-    let worker: Worker;
-    try {
-      worker = thread ??= start();
-    } catch (err) {
-      // A thread that cannot start (no memory, no threads left) gives back its slot and says so.
-      ticket.leave();
-      return fault(`this resolver could not start its fetch thread: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    const id = next++;
-    try {
-      return await new Promise<FetchOutcome | FetchRefusal>((resolve) => {
-        pending.set(id, resolve);
-        const onTurn = options.onTurn;
-        if (onTurn) turns.set(id, onTurn);
-        settle();
-        const message: ToThread = { op: "fetch", id, url, mode, priority: options.priority ?? "person", client: options.client ?? "local" };
-        worker.postMessage(message);
-      });
-    } finally {
-      ticket.leave();
-      turns.delete(id);
-    }
+  // Without a thread to ask, nothing is counted: the limits fail open, as to a Redis that is away.
+  const budgets: Counter = {
+    async decide(takes, take) {
+      const worker = running();
+      if (isRefusal(worker)) return { ok: true };
+      const answer = await ask(worker, (id) => ({ op: "decide", id, takes: [...takes], take }));
+      return answer.kind === "decided" ? answer.decision : { ok: true };
+    },
+    async used(take) {
+      const worker = running();
+      if (isRefusal(worker)) return { used: 0, oldestLeavesMs: 0 };
+      const answer = await ask(worker, (id) => ({ op: "used", id, take }));
+      return answer.kind === "used" ? answer.used : { used: 0, oldestLeavesMs: 0 };
+    },
+  };
+
+  // One question for every gauge of a scrape; a thread that does not answer within a second is
+  // reported as last heard, and no thread starts for it.
+  let asking: Promise<Counts> | null = null;
+  const counts = (): Promise<Counts> => {
+    const worker = thread;
+    if (!worker)
+      return Promise.resolve({ gate: extend(known.gate, { active: 0, queued: 0 }), sockets: extend(known.sockets, { open: 0 }) });
+    asking ??= Promise.race([
+      ask(worker, (id) => ({ op: "stats", id })).then((answer) =>
+        answer.kind === "stats" ? (known = { gate: answer.gate, sockets: answer.sockets }) : known,
+      ),
+      new Promise<Counts>((resolve) => setTimeout(() => resolve(known), 1000).unref()),
+    ]).finally(() => (asking = null));
+    return asking;
   };
 
   return Object.assign(fetchOnThread, {
     outbound: {
-      max: entry.max,
-      retryAfterS: entry.retryAfterS,
-      full: entry.full,
-      stats: () => extend(latest.gate, { pending: entry.stats().pending }),
+      max: count.max,
+      retryAfterS: count.retryAfterS,
+      full: count.full,
+      stats: async (): Promise<OutboundStats> => {
+        const { gate } = await counts();
+        return extend(gate, { pending: count.pending(), refused: gate.refused + count.refused() });
+      },
     } satisfies OutboundView,
-    sockets: (): SocketStats => ({ ...latest.sockets }),
+    sockets: async (): Promise<SocketStats> => (await counts()).sockets,
+    budgets,
     close(): Promise<void> {
       closing ??= (async () => {
         const worker = thread;

@@ -14,7 +14,7 @@
 import { randomUUID } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { cacheKey, TRANSIENT } from "../fetch/cache";
-import { turnOnce, type Fetcher, type FetchOutcome } from "../fetch/fetcher";
+import type { Fetcher, FetchOutcome } from "../fetch/fetcher";
 import { isRefusal } from "../traffic/refusal";
 import { KEY_PREFIX, type FleetLink } from "./redis";
 import { extend } from "../objects";
@@ -124,9 +124,7 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
       return (await link.run((r) => r.exists(lock(key)))) === 1;
     },
     singleFlight(fetch) {
-      return async (url, mode, given) => {
-        // A fetch's turn (lib/fetch/fetcher.ts) is said here when another instance's outcome is answered, else by the fetcher.
-        const { options: fetchOptions, turn: onTurn } = turnOnce(given);
+      return async (url, mode, fetchOptions) => {
         const key = cacheKey(url, mode);
         // Without a miss of its own (a refresh), the fetch wanted is one that starts after now.
         const seen = seenAtMiss.get(key) ?? (await latestId(key));
@@ -135,7 +133,6 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
         const lockState = await link.run(async (r) => ((await r.set(lock(key), token, "PX", lockMs, "NX")) === "OK" ? "held" : "taken"));
         if (lockState === "taken" && seen !== null) {
           // Another instance is fetching it: its outcome, or, if it gives up, a fetch of our own.
-          onTurn();
           const theirs = await waitFor(key, seen);
           if (theirs) return theirs.outcome;
         } else if (lockState === "held" && seen !== null) {
@@ -143,7 +140,6 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
           const done = decode(await link.run((r) => r.get(last(key))));
           if (done && (done.id ?? "") !== seen) {
             await link.run((r) => r.eval(RELEASE, 1, lock(key), token));
-            onTurn();
             return done.outcome;
           }
         }

@@ -32,8 +32,6 @@ export type ResolveOptions = {
    * @default "background" for background work, else "local"
    */
   client?: string;
-  /** Called as each fetch this query starts has its budgets answered (lib/fetch/fetcher.ts, `onTurn`). */
-  onFetchTurn?: () => void;
 };
 
 /** The fetches one query started, and the work it was refused (docs/decisions.md#outbound-work). */

@@ -99,7 +99,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
       // A stale document's refresh started by a read that names no client (a probe) is background work's.
       const client = opts.client ?? (opts.background || priority === "background" ? "background" : "local");
       const fetchOptions = { priority: opts.background ? ("background" as const) : priority, client };
-      return deps.fetch(url, mode, opts.onFetchTurn ? extend(fetchOptions, { onTurn: opts.onFetchTurn }) : fetchOptions);
+      return deps.fetch(url, mode, fetchOptions);
     };
     const got = opts.cacheOnly ? await cache.peek(url, mode, start) : await cache.get(url, mode, start, opts);
     if (!got) throw new NotCached(url, await cache.loading(url, mode));

@@ -6,9 +6,9 @@
 import { FETCH_DEADLINE_MS, LIMITS, windowSpanMs, type LimitDeclaration, type LimitName, type TrafficSettings } from "./limits";
 import { refusal, type FetchRefusal } from "./refusal";
 import { createSharedCounter, type RedisLink } from "./shared-window";
-import { createLocalCounter, limiterOn, takeTogether, type RateLimiter } from "./window";
+import { createLocalCounter, limiterOn, takeTogether, type Counter, type RateLimiter } from "./window";
 
-export type { RateDecision, RateLimiter } from "./window";
+export type { Counter, JointDecision, RateDecision, RateLimiter, Take, Used } from "./window";
 export { answerRefusal, type RefusalAnswer } from "./answer";
 export { LIMITS, trafficSettings, type TrafficSettings, type LimitName } from "./limits";
 export { isRefusal, refusal, type FetchRefusal, type Refusal, type RefusalKind } from "./refusal";
@@ -22,27 +22,42 @@ export const WINDOW_NAMES = (Object.keys(LIMITS) as LimitName[]).filter(
 /** One limiter per windowed limit: counted in Redis for a fleet where the declaration says so, else here. */
 export type Windows = Record<WindowName, RateLimiter>;
 
+/** The limits each request of a fetch spends ({@link fetchBudgets}), all counted in one place. */
+export const FETCH_BUDGET_NAMES = [
+  "hostPerMinute",
+  "hostSharePerMinute",
+  "addressPerMinute",
+  "addressSharePerMinute",
+  "addressPerTenSeconds",
+] as const satisfies readonly WindowName[];
+const isFetchBudget = (name: WindowName) => (FETCH_BUDGET_NAMES as readonly WindowName[]).includes(name);
+
 /** The fleet's Redis, when there is one: its link and the prefix of every key. */
 export type FleetCounting = { link: RedisLink; keyPrefix: string };
 
 /**
  * `sendMarginMs`: how long after its spend a request may still reach the publisher, the fetch
- * deadline; the limits that count sends count each that much longer than a minute.
+ * deadline; the limits that count sends count each that much longer than a minute. `budgets`: where
+ * this instance counts the fetch budgets when not here (the fetch thread's count,
+ * docs/architecture.md#fetch-and-memory); a fleet's Redis still counts them first.
  */
 export function createWindows(
   settings: TrafficSettings,
   fleet: FleetCounting | null = null,
   now?: () => number,
   sendMarginMs: number = FETCH_DEADLINE_MS,
+  budgets?: Counter,
 ): Windows {
-  const local = createLocalCounter(now ? { now } : {});
-  const shared = fleet
-    ? createSharedCounter(fleet.link, local, now ? { keyPrefix: fleet.keyPrefix, now } : { keyPrefix: fleet.keyPrefix })
-    : null;
+  const options = { keyPrefix: fleet?.keyPrefix ?? "", ...(now ? { now } : {}) };
+  // Each count with Redis before it when there is a fleet.
+  const counting = (own: Counter) => ({ own, fleet: fleet ? createSharedCounter(fleet.link, own, options) : null });
+  const here = counting(createLocalCounter(now ? { now } : {}));
+  const spent = budgets ? counting(budgets) : here;
   const windows = {} as Windows;
   for (const name of WINDOW_NAMES) {
     const d: LimitDeclaration = LIMITS[name];
-    windows[name] = limiterOn(shared && d.fleet ? shared : local, name, settings[name], windowSpanMs(d, sendMarginMs));
+    const where = isFetchBudget(name) ? spent : here;
+    windows[name] = limiterOn((d.fleet && where.fleet) || where.own, name, settings[name], windowSpanMs(d, sendMarginMs));
   }
   return windows;
 }

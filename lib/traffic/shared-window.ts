@@ -3,12 +3,13 @@
  * (docs/deploying.md#what-redis-holds): the same sliding windows as ./window.ts, kept as a sorted set
  * of take times per key (`limit:<window>:<key>`, gone a window after its last take). Takes decided
  * together are decided by one script, so no other instance counts between them. When Redis cannot
- * answer, the instance's own counter answers: the limits fail open to one instance's count
+ * answer, the instance's own counter answers (the fetch thread's, for the fetch budgets it spends:
+ * docs/architecture.md#fetch-and-memory): the limits fail open to one instance's count
  * (docs/deploying.md#when-a-part-fails).
  */
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import type { Counter, JointDecision, LocalCounter, Take, Used } from "./window";
+import type { Counter, JointDecision, Take, Used } from "./window";
 
 // KEYS: one per take. ARGV: now, take (1 or 0), a member unique to this take, then each key's limit
 // and window. Answers 0 when all fit (and, with take, counts them all), else the 1-based index of
@@ -50,7 +51,8 @@ export type SharedCounterOptions = {
   now?: () => number;
 };
 
-export function createSharedCounter(link: RedisLink, local: LocalCounter, options: SharedCounterOptions): Counter {
+/** Takes counted in Redis; `local`, this instance's own count, answers whenever Redis cannot, and is kept in step meanwhile. */
+export function createSharedCounter(link: RedisLink, local: Counter, options: SharedCounterOptions): Counter {
   const now = options.now ?? Date.now;
   const instance = randomBytes(6).toString("hex");
   let seq = 0;
@@ -62,10 +64,10 @@ export function createSharedCounter(link: RedisLink, local: LocalCounter, option
     const limits = takes.flatMap((one) => [one.limit, one.windowMs]);
     const answer = await link.run((r) => r.eval(SLIDE, keys.length, ...keys, t, take ? "1" : "0", member, ...limits) as Promise<unknown>);
     // Redis cannot say: this instance's own count decides (and keeps counting meanwhile).
-    if (!Array.isArray(answer)) return local.decideNow(takes, take);
+    if (!Array.isArray(answer)) return local.decide(takes, take);
     const full = Number(answer[0]);
     if (!Number.isInteger(full) || full <= 0) {
-      if (take) local.decideNow(takes, true); // kept in step, for when Redis goes away
+      if (take) await local.decide(takes, true); // kept in step, for when Redis goes away
       return { ok: true };
     }
     const first = Number(answer[1]);
@@ -78,7 +80,7 @@ export function createSharedCounter(link: RedisLink, local: LocalCounter, option
     const t = now();
     const key = `${options.keyPrefix}limit:${take.window}:${take.key}`;
     const answer = await link.run((r) => r.eval(USED, 1, key, t, take.windowMs) as Promise<unknown>);
-    if (!Array.isArray(answer)) return local.usedNow(take);
+    if (!Array.isArray(answer)) return local.used(take);
     const n = Number(answer[0]);
     const first = Number(answer[1]);
     if (!Number.isInteger(n) || n <= 0 || !Number.isFinite(first)) return { used: 0, oldestLeavesMs: 0 };

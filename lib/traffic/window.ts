@@ -33,7 +33,7 @@ export type Take = { window: string; key: string; limit: number; windowMs: numbe
 /** Several takes decided as one: all counted, or none. `index` names the first take refused. */
 export type JointDecision = { ok: true } | { ok: false; index: number; retryAfterS: number };
 
-/** Where takes are counted: this instance (below), or Redis (./shared-window.ts). */
+/** Where takes are counted: this instance (below), Redis (./shared-window.ts), or the fetch thread (lib/fetch/thread.ts). */
 export type Counter = {
   /** Whether every take fits its window; with `take`, counts them all when they do, nothing otherwise. */
   decide(takes: readonly Take[], take: boolean): Promise<JointDecision>;
@@ -50,15 +50,12 @@ export type CounterOptions = {
   now?: () => number;
 };
 
-/** This instance's counter, which also answers at once (`decideNow`) for a fleet's counter to fall back on. */
-export type LocalCounter = Counter & { decideNow(takes: readonly Take[], take: boolean): JointDecision; usedNow(take: Take): Used };
-
 /**
  * Sliding windows per key: at most `limit` takes in any `windowMs` (each take's own), so no burst at a
  * window's edge doubles it. Each key keeps the times of its takes still in the window (at most `limit` of them).
  * Takes decided together are decided without a pause between them: nothing else counts meanwhile.
  */
-export function createLocalCounter(options: CounterOptions = {}): LocalCounter {
+export function createLocalCounter(options: CounterOptions = {}): Counter {
   const now = options.now ?? Date.now;
   const logs = new LRUCache<string, number[]>({ max: options.maxKeys ?? 50_000 });
 
@@ -96,7 +93,7 @@ export function createLocalCounter(options: CounterOptions = {}): LocalCounter {
     return { used: times.length, oldestLeavesMs: oldest === undefined ? 0 : Math.max(0, oldest + one.windowMs - t) };
   }
 
-  return { decideNow, usedNow, decide: async (takes, take) => decideNow(takes, take), used: async (one) => usedNow(one) };
+  return { decide: async (takes, take) => decideNow(takes, take), used: async (one) => usedNow(one) };
 }
 
 const single = (decision: JointDecision): RateDecision => (decision.ok ? decision : { ok: false, retryAfterS: decision.retryAfterS });

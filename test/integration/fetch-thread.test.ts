@@ -1,16 +1,26 @@
 /**
- * The fetcher on its worker thread (lib/fetch/thread.ts, docs/decisions.md#memory), over real HTTPS
- * on loopback: it answers what the in-thread fetcher answers, spends the app thread's budgets,
- * refuses past the outbound queue before any round trip, and reports its counts for /metrics.
+ * The fetcher on its worker thread (lib/fetch/thread.ts, docs/architecture.md#fetch-and-memory), over
+ * real HTTPS on loopback: it answers what the in-thread fetcher answers, spends the budgets it counts
+ * itself, crosses the thread in one message each way per fetch, refuses past the outbound queue
+ * before any round trip, and answers its counts for admission and /metrics when asked.
  */
 import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../lib/config";
 import { parseConnectTo } from "../../lib/fetch/connect-to";
 import type { FetchOutcome } from "../../lib/fetch/fetcher";
-import { createWindows, fetchBudgets, trafficSettings, type FetchBudgets, type FetchRefusal, type FetchTarget } from "../../lib/traffic";
+import { createConfiguredResolver } from "../../lib/setup";
+import { createWindows, trafficSettings, type FetchRefusal, type LimitName } from "../../lib/traffic";
 import { readdirSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { Worker } from "node:worker_threads";
-import { createThreadedFetcher, FROM_SOURCE, THREAD_NICENESS, type ThreadSettings } from "../../lib/fetch/thread";
+import {
+  createThreadedFetcher,
+  startFetchWorker,
+  THREAD_NICENESS,
+  type FromThread,
+  type ThreadSettings,
+  type ToThread,
+} from "../../lib/fetch/thread";
 import { useSampleNetwork } from "../helpers/sample";
 
 const S = "\u00a7";
@@ -20,10 +30,16 @@ const ctx = useSampleNetwork({
       files: { "/ident.json": JSON.stringify({ network_id: `${S}:entity:slow.test` }) },
       routes: { "/ident.json": { delay_ms: 400 } },
     },
+    "hop.test": { files: {}, routes: { "/ident.json": { redirect: "https://alice.example/ident.json" } } },
   },
 });
 
-function threaded(extra: Partial<ThreadSettings> = {}, budgets?: FetchBudgets, spawn?: (settings: ThreadSettings) => Worker) {
+/** A thread's fetcher; with `budgets`, the per-minute limits it counts, some set. */
+function threaded(
+  extra: Partial<ThreadSettings> = {},
+  budgets?: Partial<Record<LimitName, number>>,
+  spawn?: (settings: ThreadSettings) => Worker,
+) {
   const parsed = parseConnectTo(ctx.net.connectTo);
   if (!parsed.ok) throw new Error(parsed.message);
   const settings: ThreadSettings = {
@@ -35,10 +51,23 @@ function threaded(extra: Partial<ThreadSettings> = {}, budgets?: FetchBudgets, s
     hostAtOnce: 6,
     addressAtOnce: 32,
     ca: [ctx.net.caPem],
-    budgets: budgets !== undefined,
+    budgets: budgets ? { settings: trafficSettings(budgets), fleet: null } : null,
     bundled: false,
   };
-  return createThreadedFetcher(Object.assign(settings, extra), budgets, spawn);
+  return createThreadedFetcher(Object.assign(settings, extra), spawn ? { spawn } : {});
+}
+
+/** The thread as the server starts it, with every message across it in both directions written down. */
+function counted() {
+  const messages: string[] = [];
+  const spawn = (settings: ThreadSettings) => {
+    const worker = startFetchWorker(settings);
+    const post = worker.postMessage.bind(worker);
+    worker.postMessage = (m: ToThread) => (messages.push(`to ${m.op}`), post(m));
+    worker.on("message", (m: FromThread) => messages.push(`from ${m.kind}`));
+    return worker;
+  };
+  return { messages, spawn };
 }
 
 /** The real thread, made to die (exit code 3) when it is asked for a URL ending in /crash, as a thread dies of a fault of its own. */
@@ -49,7 +78,7 @@ const CRASHING = `{
   parentPort.on = (event, listener) =>
     on(event, event !== "message" ? listener : (m) => (m.op === "fetch" && m.url.endsWith("/crash") ? process.exit(3) : listener(m)));
 }
-${FROM_SOURCE}`;
+import("tsx/esm/api").then(({ register }) => (register(), import(${JSON.stringify(new URL("../../lib/fetch/fetch-worker.ts", import.meta.url).href)})));`;
 const withoutTime = (o: FetchOutcome | FetchRefusal) => ({ ...o, ms: 0 });
 
 describe("the fetch thread", () => {
@@ -75,58 +104,104 @@ describe("the fetch thread", () => {
     }
   });
 
-  it("spends the app thread's budgets for every request, with its client: past one, the refusal with when to retry", async () => {
-    const settings = trafficSettings({ hostPerMinute: 2, hostSharePerMinute: 2 });
-    const spend = fetchBudgets(createWindows(settings), settings);
-    const asked: FetchTarget[] = [];
-    const fetch = threaded({}, (target) => (asked.push(target), spend(target)));
+  it("spends the budgets it counts for every request, with its client: past one, the refusal with when to retry", async () => {
+    const fetch = threaded({}, { hostPerMinute: 3, hostSharePerMinute: 2 });
     try {
       ctx.net.resetCounts();
-      const outcomes = await Promise.all([1, 2, 3].map(() => fetch("https://alice.example/ident.json", "json", { client: "203.0.113.9" })));
-      expect(outcomes.filter((o) => "ok" in o && o.ok)).toHaveLength(2);
-      expect(outcomes.find((o) => "refused" in o)).toMatchObject({ refused: "host_budget", retryAfterS: expect.any(Number) });
-      expect(asked.map((t) => [t.host, t.client])).toEqual(Array(3).fill(["alice.example", "203.0.113.9"]));
-      expect(ctx.net.requests.get("alice.example/ident.json")).toBe(2);
+      const url = "https://alice.example/ident.json";
+      const greedy = await Promise.all([1, 2, 3].map(() => fetch(url, "json", { client: "203.0.113.9" })));
+      expect(greedy.filter((o) => "ok" in o && o.ok)).toHaveLength(2);
+      expect(greedy.find((o) => "refused" in o)).toMatchObject({ refused: "client_share", retryAfterS: expect.any(Number) });
+      expect(await fetch(url, "json", { client: "198.51.100.4" })).toMatchObject({ ok: true });
+      expect(await fetch(url, "json", { client: "198.51.100.5" })).toMatchObject({ refused: "host_budget" });
+      expect(ctx.net.requests.get("alice.example/ident.json")).toBe(3);
     } finally {
       await fetch.close();
     }
   });
 
-  it("says when a fetch had its turn: once, as soon as its budgets are answered (long before a slow answer); once for a fetch refused them or refused before any", async () => {
-    const settings = trafficSettings({ hostPerMinute: 1, hostSharePerMinute: 1 });
-    const spend = fetchBudgets(createWindows(settings), settings);
-    const events: string[] = [];
-    const fetch = threaded({ maxOutbound: 1, maxQueued: 0 }, async (target) => {
-      const refused = await spend(target);
-      events.push(`spent ${target.host} ${refused ? "refused" : "ok"}`);
-      return refused;
-    });
-    const said = (o: FetchOutcome | FetchRefusal) => ("ok" in o ? o.status : o.refused);
+  it("a fetch is one message each way, whatever its budgets say: 2 × N messages for N fetches, none while idle", async () => {
+    const { messages, spawn } = counted();
+    const fetch = threaded({}, { hostPerMinute: 2, hostSharePerMinute: 2 }, spawn);
     try {
-      ctx.net.resetCounts();
-      // Its turn comes when its budget is spent, before it dials: the publisher has not been asked yet.
-      let turned!: () => void;
-      const turn = new Promise<void>((resolve) => (turned = resolve));
-      const slow = fetch("https://slow.test/ident.json", "json", {
-        onTurn: () => (events.push(`turn slow, asked ${ctx.net.requests.get("slow.test/ident.json") ?? 0} times`), turned()),
-      }).then((o) => events.push(`answer slow ${said(o)}`));
-      await turn;
-      // The cap of one is held by the slow fetch: the next is refused busy before it reaches the thread.
-      const busy = await fetch("https://bob.example/ident.json", "json", { onTurn: () => events.push("turn busy") });
-      events.push(`answer busy ${said(busy)}`);
-      await slow;
-      const again = await fetch("https://slow.test/ident.json", "json", { onTurn: () => events.push("turn again") });
-      events.push(`answer again ${said(again)}`);
-      expect(events).toEqual([
-        "spent slow.test ok",
-        "turn slow, asked 0 times",
-        "turn busy",
-        "answer busy busy",
-        "answer slow found",
-        "spent slow.test refused",
-        "turn again",
-        "answer again host_budget",
+      const urls = [
+        "https://alice.example/ident.json", // spent
+        "https://hop.test/ident.json", // two hops, each spending its own host's minute
+        "https://alice.example/ident.json", // refused: alice.example's minute is spent
+        "https://bob.example/ident.json",
+        "https://bob.example/no-such-document.json", // not found, spent
+        "https://bob.example/ident.json", // refused
+        "http://bob.example/ident.json", // blocked before any request
+      ];
+      const outcomes = [];
+      for (const url of urls) outcomes.push(await fetch(url, "json"));
+      expect(outcomes.map((o) => ("refused" in o ? o.refused : o.status))).toEqual([
+        "found",
+        "found",
+        "host_budget",
+        "found",
+        "not_found",
+        "host_budget",
+        "blocked",
       ]);
+      const together = await Promise.all(Array.from({ length: 5 }, (_, i) => fetch(`https://carol.example/${i}.json`, "json")));
+      expect(together.filter((o) => "refused" in o)).toHaveLength(3);
+      const n = urls.length + together.length;
+      await new Promise((r) => setTimeout(r, 500));
+      // One after another: the fetch asked, its answer. Together: each asked, each answered, nothing else.
+      expect(messages.slice(0, 2 * urls.length)).toEqual(urls.flatMap(() => ["to fetch", "from done"]));
+      expect(messages.slice(2 * urls.length).sort()).toEqual([...Array<string>(5).fill("from done"), ...Array<string>(5).fill("to fetch")]);
+      expect(messages).toHaveLength(2 * n);
+    } finally {
+      await fetch.close();
+    }
+  });
+
+  it("this side's limiters of the budgets read the thread's count: a host's minute spent by fetches is refused to admission's check, one round trip", async () => {
+    const { messages, spawn } = counted();
+    const set = { hostPerMinute: 2, hostSharePerMinute: 2 };
+    const fetch = threaded({}, set, spawn);
+    const windows = createWindows(trafficSettings(set), null, undefined, 5000, fetch.budgets);
+    try {
+      expect(await windows.hostPerMinute.check("acme.example")).toEqual({ ok: true });
+      for (let i = 0; i < 2; i++) expect(await fetch("https://acme.example/ident.json", "json")).toMatchObject({ ok: true });
+      messages.length = 0;
+      expect(await windows.hostPerMinute.check("acme.example")).toEqual({ ok: false, retryAfterS: expect.any(Number) });
+      expect(messages).toEqual(["to decide", "from decided"]);
+      expect(await windows.hostPerMinute.usage("acme.example")).toMatchObject({ limit: 2, remaining: 0 });
+      expect(await windows.hostPerMinute.check("gamma.example")).toEqual({ ok: true });
+    } finally {
+      await fetch.close();
+    }
+  });
+
+  it("built as the server builds it (lib/setup.ts), without Redis: admission's check of a host's minute reads what the thread spent", async () => {
+    const parsed = parseConfig({ IDENT_CONNECT_TO: ctx.net.connectTo, IDENT_HOST_BUDGET_PER_MIN: "2", IDENT_CRAWL: "0" });
+    if (!parsed.ok) throw new Error(parsed.errors.join("; "));
+    const resolver = createConfiguredResolver(parsed.config, { ca: [ctx.net.caPem], fetchThread: { bundled: false }, log: () => {} });
+    try {
+      const host = resolver.traffic.windows.hostPerMinute;
+      expect(await host.check("alice.example")).toEqual({ ok: true });
+      await resolver.resolveEntity("alice.example", { refresh: true, client: "203.0.113.1" });
+      await resolver.resolveEntity("alice.example", { refresh: true, client: "203.0.113.2" });
+      expect(await host.check("alice.example")).toEqual({ ok: false, retryAfterS: expect.any(Number) });
+      expect(await host.check("bob.example")).toEqual({ ok: true });
+    } finally {
+      await resolver.close();
+    }
+  });
+
+  it("a person's fetch goes before background work that waited longer", async () => {
+    const fetch = threaded({ maxOutbound: 1 });
+    try {
+      const order: string[] = [];
+      const held = fetch("https://slow.test/ident.json", "json");
+      await new Promise((r) => setTimeout(r, 100));
+      const background = fetch("https://alice.example/ident.json", "json", { priority: "background" }).then(() => order.push("background"));
+      await new Promise((r) => setTimeout(r, 20));
+      const person = fetch("https://bob.example/ident.json", "json", { priority: "person" }).then(() => order.push("person"));
+      await Promise.all([held, background, person]);
+      expect(order).toEqual(["person", "background"]);
     } finally {
       await fetch.close();
     }
@@ -138,7 +213,7 @@ describe("the fetch thread", () => {
       ctx.net.resetCounts();
       const all = Array.from({ length: 7 }, () => fetch("https://slow.test/ident.json", "json"));
       expect(fetch.outbound.full()).toBe(true);
-      expect(fetch.outbound.stats().pending).toBe(5);
+      expect((await fetch.outbound.stats()).pending).toBe(5);
       const outcomes = await Promise.all(all);
       const refused = outcomes.filter((o) => "refused" in o);
       expect(refused).toHaveLength(2);
@@ -146,10 +221,9 @@ describe("the fetch thread", () => {
       expect(outcomes.filter((o) => "ok" in o)).toHaveLength(5);
       expect(ctx.net.peakTotal()).toBe(1);
       expect(fetch.outbound.full()).toBe(false);
-      // The thread sends its counts when they change, at most every 200 ms.
-      for (let i = 0; i < 20 && fetch.outbound.stats().peakActive === 0; i++) await new Promise((r) => setTimeout(r, 100));
-      expect(fetch.outbound.stats()).toMatchObject({ active: 0, queued: 0, peakActive: 1, pending: 0 });
-      expect(fetch.sockets().peak).toBe(1);
+      // The thread's counts, asked when read.
+      expect(await fetch.outbound.stats()).toMatchObject({ active: 0, queued: 0, peakActive: 1, pending: 0, refused: 2 });
+      expect((await fetch.sockets()).peak).toBe(1);
     } finally {
       await fetch.close();
     }
@@ -159,21 +233,15 @@ describe("the fetch thread", () => {
     let started = 0;
     const fetch = threaded({}, undefined, (settings) => {
       started++;
-      return new Worker(CRASHING, {
-        eval: true,
-        workerData: { ...settings, file: new URL("../../lib/fetch/fetch-worker.ts", import.meta.url).href },
-      });
+      return new Worker(CRASHING, { eval: true, workerData: settings });
     });
     try {
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ status: "found" });
-      // Each lost fetch says its turn once, as it ends.
-      const turns = { held: 0, crash: 0 };
-      const held = fetch("https://slow.test/ident.json", "json", { onTurn: () => turns.held++ });
-      const crash = fetch("https://alice.example/crash", "json", { onTurn: () => turns.crash++ });
+      const held = fetch("https://slow.test/ident.json", "json");
+      const crash = fetch("https://alice.example/crash", "json");
       for (const lost of await Promise.all([held, crash])) {
         expect(lost).toMatchObject({ refused: "local_fault", message: expect.stringContaining("fetch thread stopped (exit code 3)") });
       }
-      expect(turns).toEqual({ held: 1, crash: 1 });
       // At once after, refused without starting a thread; a second later, a new one answers.
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "local_fault" });
       expect(started).toBe(1);
@@ -228,7 +296,7 @@ describe("the fetch thread", () => {
       // With one slot and no queue, a slot kept by the failed start would refuse this one as busy.
       expect(await fetch("https://alice.example/ident.json", "json")).toMatchObject({ refused: "local_fault" });
       expect(spawned).toBe(2);
-      expect(fetch.outbound.stats()).toMatchObject({ active: 0, pending: 0 });
+      expect(await fetch.outbound.stats()).toMatchObject({ active: 0, pending: 0 });
     } finally {
       await fetch.close();
     }

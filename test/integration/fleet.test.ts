@@ -46,11 +46,20 @@ afterEach(async () => {
   client.disconnect();
 });
 
-/** One instance, configured as a server process would be from these variables. */
-function instance(env: Record<string, string> = {}, store: Promise<Store | null> = Promise.resolve(null)): ConfiguredResolver {
+/** One instance, configured as a server process would be from these variables; with `threaded`, fetching on its thread as the server does. */
+function instance(
+  env: Record<string, string> = {},
+  store: Promise<Store | null> = Promise.resolve(null),
+  threaded = false,
+): ConfiguredResolver {
   const parsed = parseConfig({ IDENT_CONNECT_TO: ctx.net.connectTo, IDENT_REDIS_URL: redis.url, IDENT_CRAWL: "0", ...env });
   if (!parsed.ok) throw new Error(parsed.errors.join("; "));
-  const resolver = createConfiguredResolver(parsed.config, { ca: [ctx.net.caPem], store, log: (line) => logged.push(line) });
+  const resolver = createConfiguredResolver(parsed.config, {
+    ca: [ctx.net.caPem],
+    store,
+    log: (line) => logged.push(line),
+    fetchThread: threaded ? { bundled: false } : false,
+  });
   open.push(resolver);
   return resolver;
 }
@@ -100,7 +109,7 @@ describe("one cache for the fleet", () => {
     expect((await fetches(a)) + (await fetches(b))).toBe(publisherRequests());
   });
 
-  it("two lookups on one instance both miss; the second reaches the lock after the first's fetch and takes its outcome, its turn said once", async () => {
+  it("two lookups on one instance both miss; the second reaches the lock after the first's fetch and takes its outcome", async () => {
     const link = connectRedis(redis.url, { log: (line) => logged.push(line) });
     try {
       while (!link.usable()) await new Promise((r) => setTimeout(r, 25));
@@ -116,12 +125,10 @@ describe("one cache for the fleet", () => {
       expect(await shared.read(key)).toBeUndefined();
       expect(await shared.read(key)).toBeUndefined();
       const first = await fetch(url, "json");
-      // Answered the first's outcome, it fetches nothing, and says its turn once (a page waits for it: lib/fetch/fetcher.ts).
-      let turns = 0;
-      const second = await fetch(url, "json", { onTurn: () => turns++ });
+      // Answered the first's outcome, it fetches nothing.
+      const second = await fetch(url, "json");
       expect(fetched).toBe(1);
       expect(second).toEqual(first);
-      expect(turns).toBe(1);
       // A fetch asked without a miss (a refresh) wants one that starts after it: it fetches.
       const unrelated = createSharedDocuments(link, { maxAgeMs: 60_000, failureMs: 60_000, fetchTimeoutMs: 2000 });
       await unrelated.singleFlight(publisher)(url, "json");
@@ -180,6 +187,44 @@ describe("limits held for the fleet", () => {
     const third = answered(await a.resolveEntity("carol.example", { refresh: true, client: "203.0.113.3" }));
     expect(third.entity.status).toBe("accepted");
     expect(ctx.net.requests.get("carol.example/ident.json")).toBe(2);
+  });
+});
+
+describe("limits held for the fleet, each instance fetching on its thread (lib/fetch/thread.ts)", () => {
+  /** Two instances as two server processes: each thread counts its budgets in Redis on a connection of its own. */
+  async function threadedFleet(env: Record<string, string>) {
+    const [a, b] = [instance(env, undefined, true), instance(env, undefined, true)];
+    await Promise.all([ready(a), ready(b)]);
+    return { a, b };
+  }
+
+  it("both threads spend one host's budget together, and each instance's admission sees it spent", async () => {
+    const { a, b } = await threadedFleet({ IDENT_HOST_BUDGET_PER_MIN: "2" });
+    ctx.net.resetCounts();
+    answered(await a.resolveEntity("carol.example", { refresh: true, client: "203.0.113.1" }));
+    const second = answered(await b.resolveEntity("carol.example", { refresh: true, client: "203.0.113.2" }));
+    expect(second.entity.status).toBe("accepted");
+    expect(await a.traffic.windows.hostPerMinute.check("carol.example")).toMatchObject({ ok: false });
+    expect(await b.traffic.windows.hostPerMinute.check("carol.example")).toMatchObject({ ok: false });
+    // Past the budget, wherever asked: the document known within the day, not a third request.
+    const third = answered(await a.resolveEntity("carol.example", { refresh: true, client: "203.0.113.3" }));
+    expect(third.entity.status).toBe("accepted");
+    expect(ctx.net.requests.get("carol.example/ident.json")).toBe(2);
+  });
+
+  it("Redis away: each thread counts alone and never fails; its instance's admission reads that count", async () => {
+    const { a, b } = await threadedFleet({ IDENT_HOST_BUDGET_PER_MIN: "1" });
+    await redis.pause();
+    try {
+      ctx.net.resetCounts();
+      expect(answered(await a.resolveEntity("carol.example", { refresh: true, client: "203.0.113.4" })).entity.status).toBe("accepted");
+      expect(await a.traffic.windows.hostPerMinute.check("carol.example")).toMatchObject({ ok: false });
+      expect(await b.traffic.windows.hostPerMinute.check("carol.example")).toEqual({ ok: true });
+      expect(answered(await b.resolveEntity("carol.example", { refresh: true, client: "203.0.113.5" })).entity.status).toBe("accepted");
+      expect(ctx.net.requests.get("carol.example/ident.json")).toBe(2);
+    } finally {
+      await redis.resume();
+    }
   });
 });
 

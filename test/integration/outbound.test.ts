@@ -97,20 +97,6 @@ describe("an address's minute (IDENT_ADDRESS_BUDGET_PER_MIN), and each client's 
   });
 });
 
-describe("a fetch's turn (docs/decisions.md#cold-pages)", () => {
-  it("is said once, as its budgets are answered and before the publisher is asked; once for one refused them; once for one blocked before any", async () => {
-    const fetch = ctx.fetcher({ budgets: budgets({ hostPerMinute: 1, hostSharePerMinute: 1 }) });
-    ctx.net.resetCounts();
-    const turns: string[] = [];
-    const asked = () => ctx.net.requests.get("slow.test/ident.json") ?? 0;
-    const first = await fetch("https://slow.test/ident.json", "json", { onTurn: () => turns.push(`first, asked ${asked()}`) });
-    const second = await fetch("https://slow.test/ident.json", "json", { onTurn: () => turns.push(`second, asked ${asked()}`) });
-    const blocked = await fetch("http://slow.test/ident.json", "json", { onTurn: () => turns.push("blocked") });
-    expect([first, second, blocked]).toMatchObject([{ ok: true }, { refused: "host_budget" }, { ok: false, status: "blocked" }]);
-    expect(turns).toEqual(["first, asked 0", "second, asked 1", "blocked"]);
-  });
-});
-
 describe("per-host budget a minute (IDENT_HOST_BUDGET_PER_MIN)", () => {
   it("past the budget a fetch is refused before any request, with when to retry", async () => {
     const fetch = ctx.fetcher({ budgets: budgets({ hostPerMinute: 3, hostSharePerMinute: 3 }) });
