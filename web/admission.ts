@@ -9,8 +9,8 @@ import type { Query } from "../lib/protocol/ids";
 import type { SearchResponse } from "../lib/result/record";
 import type { ConfiguredResolver } from "../lib/setup";
 import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
-import { hostSpent } from "../lib/traffic";
-import { isRefusal, refusal, type Refusal } from "../lib/traffic/refusal";
+import { hostSpent, refusedAt } from "../lib/traffic";
+import { isRefusal, type Refusal } from "../lib/traffic/refusal";
 
 /** What admission needs: the resolver's cache probe, its limits and metrics, and the client of a request. */
 export type AdmissionDeps = {
@@ -59,7 +59,7 @@ export async function admit(
   const asked = refreshAsked ? await windows.refreshes.take(client) : null;
   const granted = asked?.ok === true;
   if (asked && !asked.ok) {
-    const refused = refusal(
+    const refused = refusedAt(
       "refreshes",
       `you have asked for the ${settings.refreshes} fresh checks a minute one client may; try again in ${asked.retryAfterS} s`,
       asked.retryAfterS,
@@ -76,7 +76,7 @@ export async function admit(
   }
   if (outbound.full()) {
     const why = `this resolver is fetching as much as it may at once (${settings.outbound} documents, with a full queue); try again in ${outbound.retryAfterS} s`;
-    return refuse(refusal("busy", why, outbound.retryAfterS));
+    return refuse(refusedAt("outboundQueue", why, outbound.retryAfterS));
   }
   const host = await windows.hostPerMinute.check(query.domain);
   if (!host.ok) {
@@ -85,7 +85,7 @@ export async function admit(
   const cold = await windows.coldLookups.take(client);
   if (!cold.ok) {
     const why = `you have started the ${settings.coldLookups} lookups a minute that fetch from publishers one client may; lookups of what is already cached still work; try again in ${cold.retryAfterS} s`;
-    return refuse(refusal("cold_lookups", why, cold.retryAfterS));
+    return refuse(refusedAt("coldLookups", why, cold.retryAfterS));
   }
   return { ok: true, refresh, cached: null, client, starts: true };
 }
@@ -102,7 +102,7 @@ export async function admitSearch(
   const { windows, settings } = resolver.traffic;
   const taken = await windows.searches.take(deps.clientOf(forwardedFor));
   if (taken.ok) return { ok: true };
-  const refused = refusal(
+  const refused = refusedAt(
     "searches",
     `you have made the ${settings.searches} searches of the index a minute one client may; lookups of a domain or an identifier still work; try again in ${taken.retryAfterS} s`,
     taken.retryAfterS,

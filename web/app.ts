@@ -11,6 +11,7 @@ import type { Crawler } from "@/lib/discovery/crawler";
 import { createLogger, type Logger } from "@/lib/log";
 import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
 import { clientKey } from "@/lib/traffic/client";
+import { LIMITS } from "@/lib/traffic/limits";
 import { clientErrorAnswer, connectionRoom, descriptorLimit, guardServer, quietConsole } from "./front";
 import { createApi, type Api } from "./api";
 import { rateLimitHeaders, rateLimitPolicy } from "./api-headers";
@@ -111,7 +112,7 @@ export function app(): App {
         maxPerClient: config.traffic.connectionsPerClient,
         maxOpen: () => connectionRoom(descriptorLimit(), config.traffic.outbound),
         trustedHops: config.trustedHops,
-        refused: () => resolver.metrics.refusals.inc({ limit: "connections" }),
+        refused: () => resolver.metrics.refusals.inc({ limit: LIMITS.connectionsPerClient.refused }),
       }),
     startOperations: () =>
       startOperations({

@@ -5,7 +5,7 @@
  * request in progress) and CPU only to be refused later. Health and readiness are never counted here.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { answerRefusal, refusal, type Refusal, type TrafficSettings } from "../lib/traffic";
+import { answerRefusal, refusedAt, type Refusal, type TrafficSettings } from "../lib/traffic";
 import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { createInProgress } from "../lib/traffic/in-progress";
 import { CORS_HEADERS } from "./api-headers";
@@ -36,12 +36,15 @@ export function createShedder(deps: ShedDeps) {
       const forwarded = req.headers["x-forwarded-for"];
       const client = lookup ? `client ${deps.clientOf(Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null))}` : "";
       let refused: Refusal | null = null;
-      if (inProgress.count("all") >= settings.requestsInInstance || (lookup && inProgress.count("lookups") >= settings.lookupsInInstance)) {
+      const full = inProgress.count("all") >= settings.requestsInInstance ? "requestsInInstance" : null;
+      const lookupsFull = lookup && inProgress.count("lookups") >= settings.lookupsInInstance ? "lookupsInInstance" : null;
+      if (full || lookupsFull) {
         const retry = deps.retryAfterS();
-        refused = refusal("busy", `this resolver is answering as many requests as it can hold; try again in ${retry} s`, retry);
+        const why = `this resolver is answering as many requests as it can hold; try again in ${retry} s`;
+        refused = refusedAt(full ?? lookupsFull ?? "requestsInInstance", why, retry);
       } else if (lookup && inProgress.count(client) >= settings.lookupsInProgress) {
         const why = `you have ${settings.lookupsInProgress} lookups in progress, as many as one client may at once; try again when one has finished`;
-        refused = refusal("lookups_in_progress", why, Math.ceil(OVER_LIMIT_DELAY_MS / 1000));
+        refused = refusedAt("lookupsInProgress", why, Math.ceil(OVER_LIMIT_DELAY_MS / 1000));
       }
       if (!refused) {
         res.once("close", inProgress.enter(lookup ? ["all", "lookups", client] : ["all"]));

@@ -103,6 +103,24 @@ describe("document cache (docs/decisions.md#caching)", () => {
     const got = answered(await cache.get(URL_, "json", async () => failed("timeout")));
     expect(got.outcome.ok && got.outcome.body).toBe("v1");
   });
+  it.each([
+    [429, "v1"],
+    [503, "v1"],
+    [404, "(gone)"],
+    [410, "(gone)"],
+  ])(
+    "a refresh answered HTTP %i: a 429 or 5xx keeps the stale document as a timeout does; any other answer takes effect",
+    async (http, body) => {
+      const { cache, clock } = setup();
+      answered(await cache.get(URL_, "json", async () => found("v1")));
+      clock.advance(2 * H);
+      const answer = { ...failed("not_found"), httpStatus: http };
+      answered(await cache.get(URL_, "json", async () => answer));
+      await new Promise((r) => setTimeout(r, 0));
+      const got = answered(await cache.get(URL_, "json", async () => answer));
+      expect(got.outcome.ok ? got.outcome.body : "(gone)").toBe(body);
+    },
+  );
   it("a refused load is never kept; a document found within the day is answered instead, stale past its hour (docs/architecture.md#traffic)", async () => {
     const { cache, clock } = setup();
     const spent = vi.fn(async () => refusal("address_budget", "the address has had its requests", 42));

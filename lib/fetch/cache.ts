@@ -4,6 +4,7 @@ import { extend } from "../objects";
 import type { Priority } from "../traffic/outbound";
 import { isRefusal, type FetchRefusal } from "../traffic/refusal";
 import type { FetchMode, FetchOutcome } from "./fetcher";
+import { isTransientFailure } from "./transient";
 
 /** A fetch outcome as the cache hands it out (docs/decisions.md#caching). */
 export type CachedOutcome = {
@@ -90,9 +91,6 @@ export type DocumentCache = {
 /** `checkedAt`: when the shared tier last agreed with it (or when it was fetched). */
 type Entry = { outcome: FetchOutcome; fetchedAt: number; checkedAt: number };
 
-/** Transient failures: a background refresh that ends in one keeps the stale document (here and in Redis). */
-export const TRANSIENT: ReadonlySet<string> = new Set(["unreachable", "timeout"]);
-
 /**
  * docs/decisions.md#caching: found documents are fresh for 1 h, then served stale while one background refresh runs,
  * and never used past 24 h; failures are kept 5 min. Bounded by bytes, least recently used first out.
@@ -127,7 +125,7 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
         const entry = { outcome, fetchedAt: now(), checkedAt: now() };
         const previous = lru.get(key);
         // A refresh that failed for a passing reason keeps the document it would replace.
-        if (!(previous?.outcome.ok && !outcome.ok && TRANSIENT.has(outcome.status))) {
+        if (!(previous?.outcome.ok && !outcome.ok && isTransientFailure(outcome))) {
           lru.set(key, entry);
           generation++;
         }

@@ -13,7 +13,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { cacheKey, TRANSIENT } from "../fetch/cache";
+import { cacheKey } from "../fetch/cache";
+import { isTransientFailure } from "../fetch/transient";
 import type { Fetcher, FetchOutcome } from "../fetch/fetcher";
 import { isRefusal } from "../traffic/refusal";
 import { KEY_PREFIX, type FleetLink } from "./redis";
@@ -80,7 +81,7 @@ export function createSharedDocuments(link: FleetLink, options: SharedDocumentsO
   async function keep(key: string, entry: SharedEntry) {
     const value = encode(entry);
     const ttl = entry.outcome.ok ? options.maxAgeMs : options.failureMs;
-    const transient = !entry.outcome.ok && TRANSIENT.has(entry.outcome.status) ? "1" : "0";
+    const transient = !entry.outcome.ok && isTransientFailure(entry.outcome) ? "1" : "0";
     const latest = encode(extend(entry, { id: randomUUID() }));
     await link.run((r) => r.multi().eval(KEEP, 1, doc(key), value, String(ttl), transient).set(last(key), latest, "PX", 60_000).exec());
   }

@@ -8,7 +8,8 @@ import { createDocumentCache, type DocumentCache } from "../fetch/cache";
 import type { Fetcher, FetchMode } from "../fetch/fetcher";
 import { DEFAULT_LIMITS, type Limits } from "../limits";
 import type { Priority } from "../traffic/outbound";
-import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
+import { refusedAt } from "../traffic/limits";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal";
 import { warning } from "../documents/problem";
 import { extend } from "../objects";
 import { parseQuery, type Query } from "../protocol/ids";
@@ -113,7 +114,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
   };
   // docs/architecture.md#traffic: `fetchesPerQuery`.
   const budgetSpent = () =>
-    refusal("query_budget", `this lookup has already started the ${limits.maxFetchesPerQuery} fetches one lookup may`, 0);
+    refusedAt("fetchesPerQuery", `this lookup has already started the ${limits.maxFetchesPerQuery} fetches one lookup may`, 0);
   /**
    * The refusal a read of `url` would surely meet now: the query's fetches all started and nothing
    * cached to read instead. Found without a promise, so that the thousands of claims past a big

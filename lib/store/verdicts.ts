@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
+import { isTransientFailure } from "../fetch/transient";
 import { extend } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
@@ -55,14 +56,11 @@ export function claimKey(claim: Claim, index: number): string {
 }
 
 /**
- * A failure that says nothing about the claim, only about the publisher now: stale on error keeps
- * the verdict through it (docs/decisions.md#the-index).
+ * A claim whose check failed for a reason that says nothing about the claim, only about the
+ * publisher now (`isTransientFailure`): stale on error keeps the verdict through it (docs/decisions.md#the-index).
  */
 export function isTransient(claim: Claim): boolean {
-  if (claim.verified) return false;
-  if (claim.reason === "timeout" || claim.reason === "unreachable") return true;
-  const status = claim.http_status;
-  return claim.reason === "not_found" && status !== undefined && (status === 429 || status >= 500);
+  return !claim.verified && isTransientFailure({ status: claim.reason ?? "", httpStatus: claim.http_status ?? null });
 }
 
 /** A Date's ISO text. Most dates of a record are its check's own `at`, one object: its text is kept. */

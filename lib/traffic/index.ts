@@ -3,14 +3,14 @@
  * into limiters, and the refusals they give as values (./refusal.ts), answered in one place
  * (./answer.ts). Framework-free: the fetcher, the resolver, the web app and the CLI all use it.
  */
-import { FETCH_DEADLINE_MS, LIMITS, windowSpanMs, type LimitDeclaration, type LimitName, type TrafficSettings } from "./limits";
-import { refusal, type FetchRefusal } from "./refusal";
+import { FETCH_DEADLINE_MS, LIMITS, refusedAt, windowSpanMs, type LimitDeclaration, type LimitName, type TrafficSettings } from "./limits";
+import type { FetchRefusal } from "./refusal";
 import { createSharedCounter, type RedisLink } from "./shared-window";
 import { createLocalCounter, limiterOn, takeTogether, type Counter, type RateLimiter } from "./window";
 
 export type { Counter, JointDecision, RateDecision, RateLimiter, Take, Used } from "./window";
 export { answerRefusal, type RefusalAnswer } from "./answer";
-export { LIMITS, trafficSettings, type TrafficSettings, type LimitName } from "./limits";
+export { LIMITS, refusedAt, trafficSettings, type TrafficSettings, type LimitName } from "./limits";
 export { isRefusal, refusal, type FetchRefusal, type Refusal, type RefusalKind } from "./refusal";
 
 /** The limits counted over a sliding window (a minute, or 10 s). */
@@ -64,8 +64,8 @@ export function createWindows(
 
 /** The refusal of a host name whose minute is spent (`hostPerMinute`): for a fetch, and for a lookup's admission. */
 export const hostSpent = (host: string, settings: TrafficSettings, retryAfterS: number): FetchRefusal =>
-  refusal(
-    "host_budget",
+  refusedAt(
+    "hostPerMinute",
     `${host} has had the ${settings.hostPerMinute} requests a minute this resolver sends one site; try again in ${retryAfterS} s`,
     retryAfterS,
   );
@@ -98,19 +98,19 @@ export function fetchBudgets(windows: Windows, settings: TrafficSettings): Fetch
         return hostSpent(host, settings, retry);
       case 1: {
         const message = `your lookups have had their share (${settings.hostSharePerMinute} a minute) of the requests this resolver sends ${host}; try again in ${retry} s`;
-        return refusal("client_share", message, retry);
+        return refusedAt("hostSharePerMinute", message, retry);
       }
       case 2: {
         const message = `the server of ${host} (${address}) has had the ${settings.addressPerMinute} requests a minute this resolver sends one address; try again in ${retry} s`;
-        return refusal("address_budget", message, retry);
+        return refusedAt("addressPerMinute", message, retry);
       }
       case 3: {
         const message = `your lookups have had their share (${settings.addressSharePerMinute} a minute) of the requests this resolver sends the server of ${host} (${address}); try again in ${retry} s`;
-        return refusal("client_share", message, retry);
+        return refusedAt("addressSharePerMinute", message, retry);
       }
       default: {
         const message = `the server of ${host} (${address}) has had ${settings.addressPerTenSeconds} requests in 10 s from this resolver, which spreads the ${settings.addressPerMinute} a minute it sends one address over the minute; try again in ${retry} s`;
-        return refusal("address_budget", message, retry);
+        return refusedAt("addressPerTenSeconds", message, retry);
       }
     }
   };

@@ -4,6 +4,7 @@
  * tested against a real one in test/integration/fleet.test.ts; those on requests in progress in
  * web/shed.test.ts.
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { DEFAULTS } from "../limits";
 import { describe, expect, it } from "vitest";
@@ -17,6 +18,7 @@ import {
   LIMIT_NAMES,
   LIMITS,
   MINUTE_MS,
+  refusedAt,
   trafficSettings,
   windowSpanMs,
   type LimitDeclaration,
@@ -51,6 +53,26 @@ describe("declarations", () => {
       expect(row).toContain(d.default.toLocaleString("en-US"));
       if (d.variable) expect(row).toContain(d.variable.name);
     }
+  });
+});
+
+describe("refusedAt: the refusal a client meets at a limit is the one its declaration names", () => {
+  it.each(LIMIT_NAMES)("%s", (name) => {
+    expect(refusedAt(name, "why", 3)).toEqual({ refused: LIMITS[name].refused, message: "why", retryAfterS: 3 });
+  });
+  it("no refusal is made in the source but through its limit (refusedAt), or as a fault of this machine", () => {
+    const root = new URL("../../", import.meta.url);
+    const files = execFileSync("git", ["ls-files", "lib", "web", "app", "components", "cli"], { cwd: root, encoding: "utf8" })
+      .split("\n")
+      .filter((f) => /\.tsx?$/.test(f) && !/\.test\.tsx?$/.test(f) && f !== "lib/traffic/refusal.ts" && f !== "lib/traffic/limits.ts");
+    const made = files.flatMap((f) =>
+      [...readFileSync(new URL(f, root), "utf8").matchAll(/\brefusal\(\s*"([a-z_]+)"/g)].map((m) => `${f}: ${m[1]}`),
+    );
+    // What no limit declares: this machine out of descriptors or memory, a thread gone, a page nobody admitted.
+    expect(
+      made.every((m) => /: (?:local_fault|busy)$/.test(m) && /fetcher|thread|page-request/.test(m)),
+      made.join("\n"),
+    ).toBe(true);
   });
 });
 

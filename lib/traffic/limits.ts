@@ -4,7 +4,7 @@
  * The configuration reads its variables from here, the limiters are built from here, and the docs'
  * table of limits is checked against here by a test.
  */
-import type { RefusalKind } from "./refusal";
+import { refusal, type Refusal, type RefusalKind } from "./refusal";
 
 /** What a limit counts against. */
 export type Counted = "client" | "host name" | "address" | "client at one host name" | "client at one address" | "query" | "instance";
@@ -277,4 +277,13 @@ export const MINUTE_MS = 60_000;
 export function windowSpanMs(declaration: LimitDeclaration, sendMarginMs: number = FETCH_DEADLINE_MS): number {
   if (declaration.per === "10 s") return 10_000;
   return MINUTE_MS + (declaration.countsSends ? sendMarginMs : 0);
+}
+
+/**
+ * The refusal a client meets at the limit `name`: the kind its declaration names, and nothing else
+ * (docs/architecture.md#traffic). Every limit refuses through this, so the refusal a client gets is
+ * the one its row in the table says.
+ */
+export function refusedAt<N extends LimitName>(name: N, message: string, retryAfterS: number): Refusal<(typeof LIMITS)[N]["refused"]> {
+  return refusal(LIMITS[name].refused, message, retryAfterS);
 }

@@ -1,4 +1,4 @@
-import { trafficSettings } from "./limits";
+import { refusedAt, trafficSettings } from "./limits";
 import { isRefusal, refusal, type Refusal } from "./refusal";
 
 /** Whose work a fetch is: a person waiting for a page or an answer, or a refresh nobody waits for. */
@@ -52,7 +52,7 @@ export function createOutboundCount(options: OutboundOptions) {
   const full = () => pending >= max + maxQueued;
   const busy = (why: string): Refusal<"busy"> => {
     refused++;
-    return refusal("busy", `this resolver is busy (${why}); try again in ${retryAfterS} s`, retryAfterS);
+    return refusedAt("outboundQueue", `this resolver is busy (${why}); try again in ${retryAfterS} s`, retryAfterS);
   };
   return {
     max,

@@ -6,7 +6,8 @@
  * least lately, and a full queue makes room for a newcomer by refusing the waiting search of the client
  * that has searched most, so many addresses searching together cannot keep another client waiting.
  */
-import { refusal, type Refusal } from "./refusal";
+import { refusedAt } from "./limits";
+import type { Refusal } from "./refusal";
 
 export type SearchGateOptions = {
   /** Searches running at once (`searchesAtOnce`). */
@@ -60,14 +61,14 @@ export function createSearchGate(options: SearchGateOptions) {
   }
 
   const busy = (why: string): SearchRefusal =>
-    refusal(
-      "search_busy",
+    refusedAt(
+      "searchesWaiting",
       `this resolver is searching its index as much as it may at once (${why}); try again in ${retryAfterS} s`,
       retryAfterS,
     );
   const tooMany = (): SearchRefusal =>
-    refusal(
-      "searches_in_progress",
+    refusedAt(
+      "searchesInProgress",
       `you have ${options.perClient} searches in progress, as many as one client may at once; try again when one has finished`,
       1,
     );
