@@ -114,7 +114,7 @@ describe("document cache (docs/decisions.md#caching)", () => {
       const { cache, clock } = setup();
       answered(await cache.get(URL_, "json", async () => found("v1")));
       clock.advance(2 * H);
-      const answer = { ...failed("not_found"), httpStatus: http };
+      const answer: FetchOutcome = Object.assign(failed("not_found"), { httpStatus: http });
       answered(await cache.get(URL_, "json", async () => answer));
       await new Promise((r) => setTimeout(r, 0));
       const got = answered(await cache.get(URL_, "json", async () => answer));

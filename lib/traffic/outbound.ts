@@ -1,5 +1,5 @@
 import { refusedAt, trafficSettings } from "./limits";
-import { isRefusal, refusal, type Refusal } from "./refusal";
+import { isRefusal, type Refusal } from "./refusal";
 
 /** Whose work a fetch is: a person waiting for a page or an answer, or a refresh nobody waits for. */
 export type Priority = "person" | "background";
