@@ -21,7 +21,7 @@ import { checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-s
 import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders, rateLimitPolicy, sharedCacheMayKeep } from "./api-headers";
 import { MEMORY_CAPS } from "./memory-caps";
 import { openApiDocument } from "./openapi";
-import { acceptsGzip } from "./page-cache";
+import { acceptsGzip } from "./response";
 import { send } from "./response";
 import type { Route } from "./routes";
 import { contentSecurityPolicy } from "./security-headers";

@@ -15,7 +15,7 @@ import { LIMITS } from "@/lib/traffic/limits";
 import { clientErrorAnswer, connectionRoom, descriptorLimit, guardServer, quietConsole } from "./front";
 import { createApi, type Api } from "./api";
 import { rateLimitHeaders, rateLimitPolicy } from "./api-headers";
-import { bridge } from "./bridge";
+import { bridge, type BridgedApp } from "./bridge";
 import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
 import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
@@ -23,7 +23,7 @@ import { isAnswer } from "./pages";
 import type { Route } from "./routes";
 import { createShedder, type Shed } from "./shed";
 
-export type App = {
+export type App = BridgedApp & {
   config: Config;
   resolver: ConfiguredResolver;
   /** Warm pages, kept whole, in front of Next (web/page-cache.ts). */
@@ -69,7 +69,8 @@ export function loadConfig(): Config {
  */
 export function app(): App {
   const held = bridge();
-  if (held.app) return held.app;
+  // The bridge holds it as what the server needs of it; its only writer, below, puts an App there.
+  if (held.app) return held.app as App;
   const config = loadConfig();
   // Each line says the request it was written in (docs/deploying.md#logs).
   const log = createLogger(config.logLevel, undefined, () => held.requests.getStore()?.id);

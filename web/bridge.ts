@@ -7,17 +7,46 @@
  * web/request-context.ts.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { App } from "./app";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Logger } from "../lib/log";
+import type { Admission } from "./admission";
+import type { Delivery } from "./delivery";
 import type { PreviewCache } from "./preview-image";
-import type { RequestContext } from "./request-context";
+import type { Route } from "./routes";
+
+/** What the server (web/serve.js) uses of the app (web/app.ts, whose `App` is one). */
+export type BridgedApp = {
+  log: Logger;
+  guard(server: Server): void;
+  clientErrorAnswer(code: string | undefined, rawPacket?: Buffer): string;
+  close(): Promise<void>;
+};
+
+/** Each request's context (web/request-context.ts reads it): what the server decided before Next ran. */
+export type RequestContext = {
+  /** The request's id (X-Request-Id), written with every log line made while it runs. */
+  id: string;
+  route: Route;
+  /** The client's key for the limits (lib/traffic/client.ts), and the X-Forwarded-For it came from. */
+  client: string;
+  forwardedFor: string | null;
+  userAgent: string | null;
+  /** This response's CSP nonce (docs/decisions.md#security-headers). */
+  nonce: string;
+  /** What admission decided for a page that needed it (a lookup, the check, a search of the index); null otherwise. */
+  admission: Admission | null;
+  /** An answer page's results, started as soon as the request was admitted; null for any other page. */
+  delivery: Promise<Delivery> | null;
+  /** The status and headers the page goes with (a refusal's, a bad query's), decided before its first byte. */
+  head: { status: number; headers: Record<string, string> };
+};
 
 /** Next's handler of one request, as its custom server API gives it (`app.getRequestHandler()`). */
 export type NextHandle = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 export type Bridge = {
-  /** The app, once instrumentation.ts has built it. */
-  app?: App;
+  /** The app, once instrumentation.ts has built it (web/app.ts). */
+  app?: BridgedApp;
   /** Each request's context, from the moment the server has classified it. */
   requests: AsyncLocalStorage<RequestContext>;
   /** Drawn preview images (web/preview-image-render.tsx), made on first use. */

@@ -3,17 +3,9 @@ import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, 
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  acceptsGzip,
-  CACHE_HEADER,
-  createPageCache,
-  deflateParts,
-  type PageVersion,
-  gzipWithNonce,
-  splitAt,
-  withNonce,
-} from "./page-cache";
+import { CACHE_HEADER, createPageCache, deflateParts, type PageVersion, gzipWithNonce, splitAt, withNonce } from "./page-cache";
 import { FAILED_PARTS_SCRIPT, FAULT_MARKS } from "./failed-parts";
+import { acceptsGzip } from "./response";
 import { classify } from "./routes";
 
 type Get = { status: number; headers: IncomingHttpHeaders; body: string };

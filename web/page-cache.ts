@@ -12,7 +12,7 @@ import { LRUCache } from "lru-cache";
 import { FAULT_MARKS } from "./failed-parts";
 import { MEMORY_CAPS } from "./memory-caps";
 import { RSC_QUERY, RSC_REQUEST_HEADERS } from "./framework";
-import { intercept, send } from "./response";
+import { acceptsGzip, intercept, send } from "./response";
 import type { Route } from "./routes";
 import { createVersions, type Version } from "./versions";
 
@@ -145,15 +145,6 @@ export function gzipWithNonce(parts: Buffer[], deflated: Buffer[], nonce: string
   trailer.writeUInt32LE(crc >>> 0, 0);
   trailer.writeUInt32LE(size >>> 0, 4);
   return Buffer.concat([...out, LAST_BLOCK, trailer]);
-}
-
-/** Whether the client takes gzip: `gzip` or `*` listed, and not refused with q=0. */
-export function acceptsGzip(header: string | undefined): boolean {
-  return (header ?? "").split(",").some((entry) => {
-    const [name = "", ...params] = entry.split(";").map((p) => p.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith("q="));
-    return (name === "gzip" || name === "*") && (q === undefined || Number(q.slice(2)) > 0);
-  });
 }
 
 /** Requests that ask about a copy the client holds, or part of one: rendered, never answered from the store. */

@@ -7,9 +7,17 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import compression from "compression";
-import { acceptsGzip } from "./page-cache";
 import { RuntimeStripper } from "./script-free";
 import { SECURITY_HEADERS } from "./security-headers";
+
+/** Whether the client takes gzip: `gzip` or `*` listed, and not refused with q=0. */
+export function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? "").split(",").some((entry) => {
+    const [name = "", ...params] = entry.split(";").map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith("q="));
+    return (name === "gzip" || name === "*") && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
 
 /** The policy of every answer that is not a page (a page's own, with its nonce, replaces it: web/server.ts). */
 export const STRICT_CSP = "default-src 'none'; frame-ancestors 'none'";
