@@ -16,6 +16,7 @@ import { frontDoor } from "./front";
 import { classify } from "./routes";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+const quiet = { warn: () => undefined, error: () => undefined };
 
 /** The SVG parsed as XML; any warning or error stops the parser and fails the test. */
 function parsed(svg: string): Document {
@@ -122,6 +123,14 @@ describe("the badge's drawing", () => {
     expect(width(1, 1)).toBeGreaterThan(readBadge(drawBadge(badgeFacts("a.example", null))).width);
   });
 
+  it("is held in an allocation of its own, as the memory cap counts it", async () => {
+    const drawn = await createBadges({
+      store: Promise.resolve({ db: { query: async () => [] } } as unknown as Store),
+      log: quiet,
+    }).current("a.example");
+    expect(drawn?.bytes.buffer.byteLength).toBe(drawn?.bytes.length);
+  });
+
   it("escapes what it names: the title of a name XML gives meaning to is still a document, saying it as it is", () => {
     const hostile = `a<b>&"c'</title><script>x</script>.example`;
     const svg = drawBadge(badgeFacts(hostile, null));
@@ -187,8 +196,6 @@ async function serveBadges(
     });
   return { server, get };
 }
-
-const quiet = { warn: () => undefined, error: () => undefined };
 
 describe("GET /entity/{domain}/badge.svg, from an in-memory index", () => {
   let store: Store;

@@ -98,7 +98,9 @@ function drawn(domain: string, standing: Standing | null): Drawn {
   const facts = badgeFacts(domain, standing);
   const svg = drawBadge(facts);
   const size = /^<svg [^>]*?width="(\d+)" height="(\d+)"/.exec(svg);
-  const bytes = Buffer.from(svg);
+  // Its own allocation, never a slice of Node's shared pool: the cache counts what it holds (docs/decisions.md#memory).
+  const bytes = Buffer.alloc(Buffer.byteLength(svg));
+  bytes.write(svg);
   return {
     bytes,
     etag: etagOf(bytes),
@@ -131,7 +133,7 @@ export function createBadges(deps: BadgeDeps): Badges {
   /** docs/architecture.md#memory-caps: `badges`. */
   const kept = new LRUCache<string, Drawn>({
     maxSize: MEMORY_CAPS.badges.cap,
-    sizeCalculation: (d) => d.bytes.length + 256,
+    sizeCalculation: (d) => d.bytes.buffer.byteLength + 512,
     ttl: BADGE_MEMORY_S * 1000,
   });
   /** Reads running now, by domain: those asking meanwhile join them. */
