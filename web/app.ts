@@ -15,6 +15,7 @@ import { LIMITS } from "@/lib/traffic/limits";
 import { clientErrorAnswer, connectionRoom, descriptorLimit, guardServer, quietConsole } from "./front";
 import { createApi, type Api } from "./api";
 import { rateLimitHeaders, rateLimitPolicy } from "./api-headers";
+import { createBadges, type Badges } from "./badge";
 import { bridge, type BridgedApp } from "./bridge";
 import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
@@ -30,6 +31,8 @@ export type App = BridgedApp & {
   pages: PageCache;
   /** Answers every `/api/` request, without Next (web/api.ts). */
   api: Api;
+  /** Answers every entity's badge, from the index, without Next (web/badge.ts). */
+  badges: Badges;
   /** The rate-limit policy every `/api/` answer carries (docs/api.md#limits). */
   apiPolicy: Readonly<Record<string, string>>;
   /** The refusal of a request past the limits on requests in progress (web/shed.ts), or null when it is counted in. */
@@ -106,6 +109,7 @@ export function app(): App {
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
     api: createApi({ resolver, clientOf, log, policy: apiPolicy }),
+    badges: createBadges({ store: resolver.store, log }),
     apiPolicy,
     clientErrorAnswer: (code, rawPacket) => clientErrorAnswer(code, rawPacket, apiPolicy),
     guard: (server) =>

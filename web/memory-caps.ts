@@ -27,6 +27,7 @@ export const MEMORY_CAPS = {
   apiLookups: { cap: 16 * MiB, unit: "bytes", holds: "warm /api/resolve answers, as sent", in: "web/api.ts" },
   apiSearches: { cap: 8 * MiB, unit: "bytes", holds: "/api/search answers of the last 10 s", in: "web/api.ts" },
   previews: { cap: 8 * MiB, unit: "bytes", holds: "drawn preview images (PNG), 25 to 80 KB each", in: "web/preview-image-render.tsx" },
+  badges: { cap: 2 * MiB, unit: "bytes", holds: "drawn badges (SVG) of the last minute, about 1.5 KB each", in: "web/badge.ts" },
   versions: { cap: 10_000, unit: "entries", holds: "the digest of each warm page's and answer's version", in: "web/versions.ts" },
 } as const satisfies Record<string, MemoryCap>;
 

@@ -66,6 +66,17 @@ export function pageOf(pathname: string, searchParams: URLSearchParams): Page | 
 }
 
 /**
+ * The domain of a badge's path, `/entity/{domain}/badge.svg` (web/badge.ts), read as an entity page's
+ * is and lower-cased; null when the path names no domain; undefined for any other path.
+ */
+export function badgeOf(pathname: string): string | null | undefined {
+  const segment = /^\/entity\/([^/]*)\/badge\.svg$/.exec(pathname)?.[1];
+  if (segment === undefined) return undefined;
+  const domain = decoded(segment);
+  return domain !== null && isDomain(domain) ? domain.toLowerCase() : null;
+}
+
+/**
  * The query parameters each page the page cache keeps reads (the page, its metadata, its re-check
  * notice: components/timeline.tsx). Any other parameter changes nothing the page shows.
  */

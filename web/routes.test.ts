@@ -23,6 +23,8 @@ describe("classify", () => {
     ["/api/search?q=alice", "api", "GET, HEAD, OPTIONS", false, false, false, 200],
     ["/recheck", "recheck", "POST", true, false, false, 200],
     ["/healthz", "operations", "GET, HEAD", false, false, false, 200],
+    ["/entity/Alice.Example/badge.svg", "badge", "GET, HEAD", false, false, false, 200],
+    ["/entity/not%20a%20domain/badge.svg", "badge", "GET, HEAD", false, false, false, 404],
     ["/entity/alice.example/feed.xml", "file", "GET, HEAD", false, false, false, 200],
     ["/entity/alice.example/preview.png", "file", "GET, HEAD", false, false, false, 200],
     ["/_next/static/x.js", "file", "GET, HEAD", false, false, false, 200],
@@ -49,6 +51,18 @@ describe("classify", () => {
     expect(classify("GET", "/search?utm=1&q=alice.example")?.cacheUrl?.search).toBe("?q=alice.example");
     expect(classify("GET", "/?x=1")?.cacheUrl?.search).toBe("");
     expect(classify("HEAD", "/entity/alice.example").cacheUrl).toBeNull();
+  });
+  it("reads a badge's domain as an entity page's, lower-cased; null when the path names none", () => {
+    const domainOf = (target: string) => {
+      const t = classify("GET", target).target;
+      return t.kind === "badge" ? t.domain : "not a badge";
+    };
+    expect(domainOf("/entity/Alice.Example/badge.svg?v=1")).toBe("alice.example");
+    expect(domainOf("/entity/alice%2Eexample/badge.svg")).toBe("alice.example");
+    expect(domainOf("/entity//badge.svg")).toBeNull();
+    expect(domainOf("/entity/127.0.0.1/badge.svg")).toBeNull();
+    expect(domainOf("/entity/alice.example/badge.png")).toBe("not a badge");
+    expect(domainOf("/issuer/alice.example/badge.svg")).toBe("not a badge");
   });
   it("parses a path that is not a URL of its own as a path (`//host/x`), never another host", () => {
     const route = classify("GET", "//evil.example/entity/a.example");

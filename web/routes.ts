@@ -5,7 +5,7 @@
  * itself, the API) reads that value; nothing below looks at the URL again. A new page or route is
  * taught here, once.
  */
-import { pageCacheUrl, pageOf, statusOf, type Page } from "./pages";
+import { badgeOf, pageCacheUrl, pageOf, statusOf, type Page } from "./pages";
 
 /** What the server does with a request. */
 export type Target =
@@ -15,6 +15,8 @@ export type Target =
   | { kind: "api"; path: string; params: URLSearchParams }
   /** `POST /recheck`: the "Re-check now" form (app/recheck/route.ts), a lookup that fetches. */
   | { kind: "recheck" }
+  /** `/entity/{domain}/badge.svg`: the entity's badge from the index (web/badge.ts), never by Next; null: not a domain (404). */
+  | { kind: "badge"; domain: string | null }
   /** `/healthz`, `/readyz`: answered however busy the instance is. */
   | { kind: "operations" }
   /** Everything else Next answers: its assets, the feeds, sitemaps, robots.txt, schemas, images, or its 404. */
@@ -77,6 +79,12 @@ export function classify(method: string, target: string): Route {
   }
   if (path === "/healthz" || path === "/readyz")
     return Object.assign(base, { target: { kind: "operations" } as Target, methods: PAGE_METHODS });
+  // docs/api.md#badges: read, not a lookup; never page-cached; 404 when the path names no domain.
+  const badge = badgeOf(url.pathname);
+  if (badge !== undefined) {
+    const t: Target = { kind: "badge", domain: badge };
+    return Object.assign(base, { target: t, methods: PAGE_METHODS, status: badge === null ? 404 : 200 });
+  }
   const page = pageOf(url.pathname, url.searchParams);
   if (page === null) return Object.assign(base, { target: { kind: "file" } as Target, methods: PAGE_METHODS });
   const cached = method === "GET" && CACHED_KINDS.has(page.kind);

@@ -153,6 +153,8 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
           return;
         }
         if (route.target.kind === "api") return enterInOrder(() => requests.run(context, () => app.api.serve(req, res, route)));
+        // docs/api.md#badges: drawn from the index, without Next.
+        if (route.target.kind === "badge") return enterInOrder(() => requests.run(context, () => app.badges.serve(req, res, route)));
         render(req, res, context);
       };
       // Warm entity and lookup pages come from the page cache (web/page-cache.ts); the rest go on.

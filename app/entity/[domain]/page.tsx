@@ -4,6 +4,7 @@ import { RecheckNotice, Timeline } from "@/components/timeline";
 import { notFound } from "next/navigation";
 import { NOTHING_HERE_METADATA, NothingHere } from "@/components/nothing-here";
 import { Results } from "@/components/results";
+import { Share } from "@/components/share";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { clip, withoutBidiControls } from "@/lib/present/display";
 import { entityView } from "@/lib/present/view";
@@ -91,9 +92,13 @@ export default async function EntityPage() {
       {delivery.mode === "stream" ? (
         <Suspense fallback={null}>
           <Timeline domain={page.query.domain} settled={settled(delivery)} />
+          <Share domain={page.query.domain} settled={settled(delivery)} />
         </Suspense>
       ) : (
-        <Timeline domain={page.query.domain} settled={settled(delivery)} />
+        <>
+          <Timeline domain={page.query.domain} settled={settled(delivery)} />
+          <Share domain={page.query.domain} settled={settled(delivery)} />
+        </>
       )}
     </div>
   );

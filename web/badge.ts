@@ -1,0 +1,195 @@
+/**
+ * An entity's badge (docs/api.md#badges, docs/decisions.md#badges): a small SVG in shields.io's style,
+ * drawn by badge-maker (shields' own library, which measures its text) from what the index last
+ * recorded of the entity, never fetching. Kept a minute in memory, answered by the server without
+ * Next through `send` with an ETag (If-None-Match answers 304), CORS and a cache life of minutes.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { makeBadge } from "badge-maker";
+import { LRUCache } from "lru-cache";
+import type { Logger } from "../lib/log";
+import type { Store } from "../lib/store";
+import { entityStanding, type Standing } from "../lib/store/standing";
+import { CORS_HEADERS, etagOf, notModified } from "./api-headers";
+import { MEMORY_CAPS } from "./memory-caps";
+import { send, sendText } from "./response";
+import type { Route } from "./routes";
+import { xml } from "./xml";
+
+/** Where an entity's badge is served. */
+export const entityBadgePath = (domain: string) => `/entity/${domain}/badge.svg`;
+
+export const BADGE_TYPE = "image/svg+xml; charset=utf-8";
+/** What a badge says on its left. */
+export const BADGE_LABEL = "ident";
+/** `max-age` of a badge of an entity the index knows, and of the unknown badge (soon known, once looked up). */
+export const BADGE_MAX_AGE_S = 300;
+export const UNKNOWN_MAX_AGE_S = 60;
+/** How long a drawn badge is answered from memory. */
+export const BADGE_MEMORY_S = 60;
+
+export type BadgeState = "all-verified" | "some-verified" | "no-claims" | "not-verified" | "unknown";
+
+/** What a badge shows (`message` in shields' named `color`), and `words`, its accessible name, which names the domain. */
+export type BadgeFacts = { state: BadgeState; message: string; color: string; words: string };
+
+/**
+ * The badge of `domain` from its standing in the index (null: never recorded): "N of M verified"
+ * (brightgreen when all, yellow for half or more, orange for fewer), "no claims" (blue: accepted, with
+ * nothing to verify), "not verified" (red: its document is not accepted), "unknown" (lightgrey).
+ */
+export function badgeFacts(domain: string, standing: Standing | null): BadgeFacts {
+  if (standing === null) {
+    return { state: "unknown", message: "unknown", color: "lightgrey", words: `${domain} is not in this resolver's index` };
+  }
+  if (standing.status !== "accepted") {
+    return {
+      state: "not-verified",
+      message: "not verified",
+      color: "red",
+      words: `${domain} is not verified (its document is not accepted)`,
+    };
+  }
+  const { verified } = standing;
+  const total = verified + standing.unverified;
+  if (total === 0) {
+    return { state: "no-claims", message: "no claims", color: "blue", words: `${domain} is accepted and lists no claims` };
+  }
+  const all = verified === total;
+  return {
+    state: all ? "all-verified" : "some-verified",
+    message: `${verified} of ${total} verified`,
+    color: all ? "brightgreen" : verified * 2 >= total ? "yellow" : "orange",
+    words: `${domain} has ${verified} of ${total} ${total === 1 ? "claim" : "claims"} verified`,
+  };
+}
+
+/** What the badge is called, for screen readers and as an image's alt text: "ident: alice.example has 3 of 4 claims verified". */
+export const badgeName = (facts: BadgeFacts): string => `${BADGE_LABEL}: ${facts.words}`;
+
+/** `text` with `from` replaced by `to`, where `from` occurs exactly once. */
+function replaceOnce(text: string, from: string, to: string): string {
+  const at = text.indexOf(from);
+  if (at < 0 || text.indexOf(from, at + 1) >= 0) throw new Error(`badge: badge-maker's SVG no longer has one ${JSON.stringify(from)}`);
+  return text.slice(0, at) + to + text.slice(at + from.length);
+}
+
+/**
+ * The SVG of `facts`. badge-maker names the image by its two texts (`role="img"`, `aria-label` and
+ * `<title>` "ident: 3 of 4 verified"); that name is replaced by {@link badgeName}, which also says
+ * whose badge it is, the domain escaped (web/xml.ts).
+ */
+export function drawBadge(facts: BadgeFacts): string {
+  const svg = makeBadge({ label: BADGE_LABEL, message: facts.message, color: facts.color });
+  // The label and messages are plain words and digits: badge-maker's escaping leaves them as they are.
+  const plain = `${BADGE_LABEL}: ${facts.message}`;
+  const name = xml(badgeName(facts));
+  return replaceOnce(
+    replaceOnce(svg, `<title>${plain}</title>`, `<title>${name}</title>`),
+    `aria-label="${plain}"`,
+    `aria-label="${name}"`,
+  );
+}
+
+/** A badge drawn: its bytes and tag, its size in pixels, how long others may keep it, and what it says. */
+export type Drawn = { bytes: Buffer; etag: string; width: number; height: number; maxAgeS: number; facts: BadgeFacts };
+
+function drawn(domain: string, standing: Standing | null): Drawn {
+  const facts = badgeFacts(domain, standing);
+  const svg = drawBadge(facts);
+  const size = /^<svg [^>]*?width="(\d+)" height="(\d+)"/.exec(svg);
+  // Its own allocation, never a slice of Node's shared pool: the cache counts what it holds (docs/decisions.md#memory).
+  const bytes = Buffer.alloc(Buffer.byteLength(svg));
+  bytes.write(svg);
+  return {
+    bytes,
+    etag: etagOf(bytes),
+    width: Number(size?.[1] ?? 0),
+    height: Number(size?.[2] ?? 0),
+    maxAgeS: facts.state === "unknown" ? UNKNOWN_MAX_AGE_S : BADGE_MAX_AGE_S,
+    facts,
+  };
+}
+
+/** Why there is no badge now: the server has no index, or it could not be read. */
+type Unavailable = { unavailable: string; retryAfterS: number };
+const NO_INDEX: Unavailable = { unavailable: "The index is not available on this server.", retryAfterS: 60 };
+const UNREADABLE: Unavailable = { unavailable: "The index could not be read just now; try again shortly.", retryAfterS: 5 };
+
+export type BadgeDeps = { store: Promise<Store | null>; log: Pick<Logger, "warn" | "error"> };
+
+export type Badges = {
+  /** Answers a request the server classified as a badge (web/routes.ts). */
+  serve(req: IncomingMessage, res: ServerResponse, route: Route): void;
+  /**
+   * The badge of `domain` read from the index now, not from memory, and kept for those who ask next
+   * (the entity page's Share section, rendered once its own check is recorded); null when unavailable.
+   */
+  current(domain: string): Promise<Drawn | null>;
+};
+
+export function createBadges(deps: BadgeDeps): Badges {
+  const { log } = deps;
+  /** docs/architecture.md#memory-caps: `badges`. */
+  const kept = new LRUCache<string, Drawn>({
+    maxSize: MEMORY_CAPS.badges.cap,
+    sizeCalculation: (d) => d.bytes.buffer.byteLength + 512,
+    ttl: BADGE_MEMORY_S * 1000,
+  });
+  /** Reads running now, by domain: those asking meanwhile join them. */
+  const running = new Map<string, Promise<Drawn | Unavailable>>();
+
+  async function read(domain: string): Promise<Drawn | Unavailable> {
+    const store = await deps.store;
+    if (!store) return NO_INDEX;
+    try {
+      const made = drawn(domain, await entityStanding(store.db, domain));
+      kept.set(domain, made);
+      return made;
+    } catch (err) {
+      log.warn(`store: the badge of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+      return UNREADABLE;
+    }
+  }
+
+  function joined(domain: string): Promise<Drawn | Unavailable> {
+    const now = running.get(domain);
+    if (now) return now;
+    const run = read(domain).finally(() => {
+      if (running.get(domain) === run) running.delete(domain);
+    });
+    running.set(domain, run);
+    return run;
+  }
+
+  async function answer(req: IncomingMessage, res: ServerResponse, domain: string | null): Promise<void> {
+    // docs/decisions.md#badges: a path that is not a domain is no entity's.
+    if (domain === null) return sendText(req, res, 404, "There is no badge here: the path does not name a domain.");
+    const found = kept.get(domain) ?? (await joined(domain));
+    if ("unavailable" in found) return sendText(req, res, 503, found.unavailable, { "Retry-After": String(found.retryAfterS) });
+    const headers = Object.assign({}, CORS_HEADERS, {
+      "Content-Type": BADGE_TYPE,
+      "Cache-Control": `public, max-age=${found.maxAgeS}`,
+      ETag: found.etag,
+    });
+    const header = req.headers["if-none-match"];
+    if (notModified(Array.isArray(header) ? header.join(", ") : header, found.etag))
+      return send(req, res, { status: 304, headers, body: null });
+    send(req, res, { status: 200, headers, body: found.bytes });
+  }
+
+  return {
+    serve(req, res, route) {
+      if (route.target.kind !== "badge") throw new Error(`badge: ${route.path} is not a badge`);
+      answer(req, res, route.target.domain).catch((err: unknown) => {
+        log.error(`badge: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        if (!res.headersSent) sendText(req, res, 500, "This resolver could not draw the badge; try again shortly.");
+        else res.destroy();
+      });
+    },
+    async current(domain) {
+      const found = await read(domain);
+      return "unavailable" in found ? null : found;
+    },
+  };
+}
