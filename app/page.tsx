@@ -1,6 +1,27 @@
+import type { Metadata } from "next";
+import { IndexOverview } from "@/components/index-overview";
 import { SearchForm } from "@/components/search-form";
+import { app } from "@/web/app";
+import { HOME_ISSUERS, HOME_LATEST } from "@/web/home";
 
-export default function Home() {
+export const metadata: Metadata = {
+  // docs/api.md#changes: every change of verdict, for feed readers.
+  alternates: { types: { "application/atom+xml": [{ url: "/changes.xml", title: "Every change of verdict" }] } },
+};
+
+/** What the index knows, or null when it cannot be read now: the form stands on its own. */
+async function overview() {
+  const store = await app().resolver.store;
+  if (!store) return null;
+  return store.overview(HOME_LATEST, HOME_ISSUERS).catch((err: unknown) => {
+    app().log.warn(`store: the home page's overview could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    return null;
+  });
+}
+
+/** `/`: the search form, and what the index knows at a glance (docs/decisions.md#the-home-page); never fetches. */
+export default async function Home() {
+  const known = await overview();
   return (
     <div className="home">
       <h1>Look up a decentralised identity</h1>
@@ -9,6 +30,7 @@ export default function Home() {
         from both sides.
       </p>
       <SearchForm />
+      {known ? <IndexOverview overview={known} /> : null}
     </div>
   );
 }

@@ -12,6 +12,8 @@
  *   jobs      re-verification jobs claimed a second by 4 processes at once, and how many were claimed
  *             twice (goal ≥ 1,000/s, 0)
  *   size      the store's bytes per 1,000 entities
+ *   home      the home page's queries and the counts alone, from the store (goal p95 < 10 ms; PostgreSQL)
+ *   changes   pages of /api/changes at the start, middle and end of the changes (goal p95 < 10 ms)
  */
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
@@ -161,6 +163,68 @@ async function jobFigures(env: Record<string, string>): Promise<string> {
   return `jobs         ${CLAIMERS} processes claimed ${all.length.toLocaleString("en-US")} jobs in ${s.toFixed(1)} s: ${Math.round(all.length / s).toLocaleString("en-US")}/s (goal ≥ 1,000), ${twice} claimed twice (goal 0)`;
 }
 
+/**
+ * The home page's queries and the feed of every change (docs/decisions.md#the-home-page,
+ * docs/api.md#changes): the overview read straight from the store (its three queries together), the
+ * counts alone, and pages of /api/changes over HTTP at its start, its middle and its end, each request
+ * a cursor of its own (goal p95 < 10 ms each, the counts costing the same at any size).
+ */
+async function overviewFigures(app: App, env: Record<string, string>): Promise<string[]> {
+  const location = env.IDENT_DATABASE_URL
+    ? { kind: "server" as const, url: env.IDENT_DATABASE_URL }
+    : { kind: "embedded" as const, dataDir: env.IDENT_DATA_DIR ?? null };
+  const { openStore } = await import("../lib/store");
+  const { indexCounts } = await import("../lib/store/overview");
+  // The app holds the embedded store's folder: only a server's is read from here too.
+  if (location.kind === "embedded") return [];
+  const store = await openStore(location);
+  try {
+    const time = async (work: () => Promise<unknown>) => {
+      const times: number[] = [];
+      for (let i = 0; i < REQUESTS + 5; i++) {
+        const t0 = performance.now();
+        await work();
+        if (i >= 5) times.push(performance.now() - t0);
+      }
+      return `p50 ${ms(median(times))} / p95 ${ms(p95(times))} ms`;
+    };
+    const overview = await time(() => store.overview(10, 5));
+    const counts = await time(() => indexCounts(store.db));
+    // Cursors at the start, the middle and the end of the changes, one a request.
+    const all = await store.db.query<{ n: string }>("SELECT count(*) AS n FROM changes");
+    const total = Number(all[0]?.n ?? 0);
+    const cursorsAt = async (offset: number) => {
+      const rows = await store.db.query<{ at: Date; domain: string; kind: string; claim_key: string }>(
+        "SELECT at, domain, kind, claim_key FROM changes ORDER BY at, domain, kind, claim_key OFFSET $1 LIMIT $2",
+        [offset, REQUESTS],
+      );
+      const { cursorOf } = await import("../lib/store/overview");
+      return rows.map((r) => cursorOf({ at: r.at.toISOString(), domain: r.domain, kind: r.kind as "entity", claim_key: r.claim_key }));
+    };
+    const pages: string[] = [];
+    for (const [where, offset] of [
+      ["start", 0],
+      ["middle", Math.floor(total / 2)],
+      ["end", Math.max(0, total - REQUESTS - 50)],
+    ] as const) {
+      const cursors = await cursorsAt(offset);
+      const times: number[] = [];
+      for (const c of cursors) {
+        const r = await timed(app.port, `/api/changes?limit=50&after=${c}`);
+        if (r.status !== 200) throw new Error(`/api/changes answered ${r.status}`);
+        times.push(r.ms);
+      }
+      pages.push(`${where} p95 ${ms(p95(times))} ms`);
+    }
+    return [
+      `home         its queries (counts, latest 10 changes, top 5 issuers) from the store: ${overview} (goal p95 < 10 ms); the counts alone ${counts}`,
+      `changes      /api/changes pages of 50 over HTTP, a cursor each, ${total.toLocaleString("en-US")} changes: ${pages.join(", ")} (goal p95 < 10 ms)`,
+    ];
+  } finally {
+    await store.close();
+  }
+}
+
 async function sizeOf(env: Record<string, string>, n: number): Promise<string> {
   let bytes: number;
   if (env.IDENT_DATABASE_URL) {
@@ -197,6 +261,7 @@ export async function benchScale(): Promise<void> {
       try {
         lines.push(...(await searchFigures(app)));
         lines.push(await sitemapFigures(app));
+        lines.push(...(await overviewFigures(app, env)));
       } finally {
         await stopApp(app);
       }

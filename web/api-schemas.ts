@@ -7,10 +7,11 @@ import { z } from "zod";
 import { MAX_QUERY_LENGTH } from "../lib/protocol/ids";
 import { ErrorBody, SearchResponse } from "../lib/result/record";
 import { IndexSearch, MAX_SEARCH_LENGTH } from "../lib/store/search";
+import { Changes, CHANGES_DEFAULT, CHANGES_MAX } from "../lib/store/overview";
 import { History } from "../lib/store/verdicts";
 import { RefusalBody } from "../lib/traffic/answer";
 
-export { ErrorBody, History, IndexSearch, RefusalBody, SearchResponse };
+export { Changes, ErrorBody, History, IndexSearch, RefusalBody, SearchResponse };
 
 /**
  * Parameters: the limits of the text are stated for readers here and checked, with their words, by
@@ -43,6 +44,19 @@ export const HistoryParams = z.object({
     .string()
     .max(253)
     .meta({ description: "The entity's domain.", examples: ["alice.example"] }),
+});
+
+export const ChangesParams = z.object({
+  after: z.string().max(2048).optional().meta({
+    description:
+      "The `cursor` of a change (or a page's `next_cursor`): the page starts just after it. Without it, at the first change recorded.",
+  }),
+  limit: z
+    .string()
+    .regex(/^[1-9][0-9]{0,2}$/, `a number from 1 to ${CHANGES_MAX}`)
+    .refine((n) => Number(n) <= CHANGES_MAX, `at most ${CHANGES_MAX}`)
+    .optional()
+    .meta({ description: `How many changes a page holds at most (default ${CHANGES_DEFAULT}, at most ${CHANGES_MAX}).`, examples: ["50"] }),
 });
 
 /** The description of the API itself: an OpenAPI document, read as any JSON object. */

@@ -17,7 +17,8 @@ import type { ConfiguredResolver } from "../lib/setup";
 import { parseSearchText } from "../lib/store/search";
 import { answerRefusal, isRefusal, type Refusal } from "../lib/traffic";
 import { admit, admitSearch, inSearchTurn, type AdmissionDeps } from "./admission";
-import { checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
+import { changesAnswer, CHANGES_DEFAULT, decodeChangeCursor } from "../lib/store/overview";
+import { ChangesParams, checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
 import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders, rateLimitPolicy, sharedCacheMayKeep } from "./api-headers";
 import { MEMORY_CAPS } from "./memory-caps";
 import { openApiDocument } from "./openapi";
@@ -56,6 +57,8 @@ const LOOKUP_FRESH = { "Cache-Control": "public, max-age=60, stale-while-revalid
 /** docs/api.md#search: an instance answers the same search from memory for this long. */
 export const SEARCH_FRESH_S = 10;
 const HISTORY_FRESH = { "Cache-Control": "public, max-age=60" };
+/** docs/api.md#changes: a page of changes is as fresh as the index's latest for a few seconds. */
+const CHANGES_FRESH = { "Cache-Control": "public, max-age=10" };
 const DESCRIPTION_FRESH = { "Cache-Control": "public, max-age=3600" };
 
 const error = (status: number, code: ErrorBody["error"]["code"], message: string, headers: Record<string, string> = {}): Answer => ({
@@ -228,7 +231,30 @@ export function createApi(deps: ApiDeps): Api {
     return { status: 200, headers: HISTORY_FRESH, json: found };
   }
 
+  /** `GET /api/changes?after=&limit=` (docs/api.md#changes): every recorded change, oldest first after a cursor. */
+  async function changes(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
+    const checked = checkParams(ChangesParams, paramsOf(params, ["after", "limit"]));
+    if (!checked.ok) return error(400, "invalid_query", checked.message);
+    const after = checked.value.after === undefined ? null : decodeChangeCursor(checked.value.after);
+    if (checked.value.after !== undefined && after === null)
+      return error(400, "invalid_query", "The cursor is not one this server handed out; start again without it.");
+    // It reads the index as a search does, and counts as one (docs/architecture.md#traffic).
+    const admitted = await admitSearch(deps, forwardedFor);
+    if (!admitted.ok) return refused(admitted.refused);
+    const store = await resolver.store;
+    if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
+    const limit = checked.value.limit === undefined ? CHANGES_DEFAULT : Number(checked.value.limit);
+    const page = await inSearchTurn(deps, forwardedFor, () => store.changes({ after }, limit)).catch((err: unknown) => {
+      log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    });
+    if (isRefusal(page)) return refused(page);
+    if (page === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+    return { status: 200, headers: CHANGES_FRESH, json: changesAnswer(page) };
+  }
+
   function route(request: ApiRequest, forwardedFor: string | null): Promise<Answer> | Answer {
+    if (request.path === "/api/changes") return changes(request.params, forwardedFor);
     if (request.path === "/api/resolve") return resolve(request.params, forwardedFor);
     if (request.path === "/api/search") return search(request.params, forwardedFor);
     if (request.path === "/api/openapi.json") {

@@ -6,6 +6,7 @@
 import { parseQuery } from "../lib/protocol/ids";
 import { isRefusal } from "../lib/traffic";
 import { entityChanges, issuerChanges } from "../lib/store/feeds";
+import { cursorOf, decodeChangeCursor } from "../lib/store/overview";
 import type { AdmissionDeps } from "./admission";
 import { inSearchTurn, refusalResponse, searchRefused } from "./admission";
 import { CORS_HEADERS, etagOf, notModified } from "./api-headers";
@@ -74,6 +75,52 @@ export async function answerFeed(
   if (body === null) return text(404, `The index has no record of ${domain}; look it up first.`);
   const etag = etagOf(body);
   const headers = Object.assign({}, CORS_HEADERS, { "Content-Type": ATOM_TYPE, "Cache-Control": FRESH, ETag: etag });
+  if (notModified(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+  return new Response(body, { headers });
+}
+
+/** Entries a page of `/changes.xml` holds. */
+export const CHANGES_FEED_ENTRIES = 50;
+
+/**
+ * `GET /changes.xml?before=` (docs/api.md#changes): every change of verdict the index has recorded,
+ * newest first, paged (RFC 5005 §3): each page links the first and, while older changes remain, the
+ * next, which starts just before its last entry. Entry ids are those of the entity and issuer feeds.
+ */
+export async function answerChangesFeed(app: Pick<App, "resolver" | "config" | "log"> & AdmissionDeps, request: Request) {
+  const asked = new URL(request.url).searchParams.get("before");
+  const before = asked === null ? null : decodeChangeCursor(asked);
+  if (asked !== null && before === null) return text(400, "The page link is not one this server handed out; start at /changes.xml.");
+  const refused = await searchRefused(app, request);
+  if (refused) return refused;
+  const store = await app.resolver.store;
+  if (!store) return text(503, "The index is not available on this server.", { "Retry-After": "60" });
+  const page = await inSearchTurn(app, request.headers.get("x-forwarded-for"), () => store.changes({ before }, CHANGES_FEED_ENTRIES)).catch(
+    (err: unknown) => {
+      app.log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    },
+  );
+  if (isRefusal(page)) return refusalResponse(page);
+  if (page === undefined) return text(503, "The index could not be read just now; try again shortly.", { "Retry-After": "5" });
+  const at = (path: string) => new URL(path, app.config.publicUrl).href;
+  const first = at("/changes.xml");
+  const last = page.changes.at(-1);
+  const body = atomFeed(page.changes, {
+    self: asked === null ? first : at(`/changes.xml?before=${asked}`),
+    page: at("/"),
+    title: "Every change of verdict this resolver has recorded",
+    since: "1970-01-01T00:00:00.000Z",
+    entityPage: (d) => at(`/entity/${d}`),
+    pages: [
+      { rel: "first", href: first },
+      ...(page.more && last ? [{ rel: "next" as const, href: at(`/changes.xml?before=${cursorOf(last)}`) }] : []),
+    ],
+  });
+  const etag = etagOf(body);
+  // A page further back never changes; the first changes with each check: kept seconds.
+  const cache = asked === null ? "public, max-age=10" : FRESH;
+  const headers = Object.assign({}, CORS_HEADERS, { "Content-Type": ATOM_TYPE, "Cache-Control": cache, ETag: etag });
   if (notModified(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
   return new Response(body, { headers });
 }

@@ -4,23 +4,13 @@
  * per change, newest first, with an id made from what the change is (its entity, claim and time), so
  * it is the same on every instance and after the index is moved. Written from the index only.
  */
-import { createHash } from "node:crypto";
 import { ownValue } from "../lib/objects";
 import { reasonText, statusText } from "../lib/present/explain";
 import { clip, withoutBidiControls } from "../lib/present/display";
-import type { FeedChange } from "../lib/store/feeds";
+import { changeId, type FeedChange } from "../lib/store/feeds";
 import { xml } from "./xml";
 
 export const ATOM_TYPE = "application/atom+xml; charset=utf-8";
-
-/** A name-based (version 5 style) UUID of `name`: the entry's id, stable wherever it is written. */
-function stableId(name: string): string {
-  const h = createHash("sha1").update(`ident-resolver change ${name}`).digest();
-  h[6] = ((h[6] ?? 0) & 0x0f) | 0x50;
-  h[8] = ((h[8] ?? 0) & 0x3f) | 0x80;
-  const hex = h.subarray(0, 16).toString("hex");
-  return `urn:uuid:${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
 
 /** Publisher text as a line of a feed: no bidi controls, clipped. */
 const line = (text: string, max = 120) => clip(withoutBidiControls(text), max);
@@ -60,13 +50,15 @@ export type FeedOptions = {
   since: string;
   /** The page of each entry's entity, absolute. */
   entityPage(domain: string): string;
+  /** The other pages of a paged feed (RFC 5005 §3: `first`, `next`), absolute. */
+  pages?: { rel: "first" | "next"; href: string }[];
 };
 
 /** The Atom document of `changes` (newest first). */
 export function atomFeed(changes: readonly FeedChange[], o: FeedOptions): string {
   const entries = changes.map((c) => {
     const title = changeTitle(c);
-    const id = stableId(`${c.domain} ${c.kind} ${c.claim_key} ${c.at}`);
+    const id = changeId(c);
     const what = c.kind === "entity" ? `${c.domain}` : `${c.domain}, ${c.id ?? c.claim_key}`;
     return [
       "  <entry>",
@@ -86,6 +78,7 @@ export function atomFeed(changes: readonly FeedChange[], o: FeedOptions): string
     `  <updated>${changes[0]?.at ?? o.since}</updated>`,
     `  <link rel="self" type="application/atom+xml" href="${xml(o.self)}"/>`,
     `  <link rel="alternate" type="text/html" href="${xml(o.page)}"/>`,
+    ...(o.pages ?? []).map((p) => `  <link rel="${p.rel}" type="application/atom+xml" href="${xml(p.href)}"/>`),
     "  <author><name>ident resolver</name></author>",
     "  <generator>ident resolver</generator>",
     ...entries,

@@ -44,8 +44,14 @@ describe("the OpenAPI description", () => {
         }
       >;
     };
-    expect(Object.keys(doc.paths).sort()).toEqual(["/api/entity/{domain}/history", "/api/openapi.json", "/api/resolve", "/api/search"]);
-    for (const p of ["/api/resolve", "/api/search", "/api/entity/{domain}/history"]) {
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      "/api/changes",
+      "/api/entity/{domain}/history",
+      "/api/openapi.json",
+      "/api/resolve",
+      "/api/search",
+    ]);
+    for (const p of ["/api/resolve", "/api/search", "/api/entity/{domain}/history", "/api/changes"]) {
       expect(Object.keys(doc.paths[p]!.get.responses)).toEqual(expect.arrayContaining(["200", "304", "400", "429", "503"]));
     }
     expect(doc.paths["/api/resolve"]!.get.parameters).toEqual([

@@ -6,6 +6,8 @@
 import { z } from "zod";
 import { VERSION } from "../lib/version";
 import {
+  Changes,
+  ChangesParams,
   Description,
   ErrorBody,
   History,
@@ -106,6 +108,15 @@ export function openApiDocument(): Json {
         },
         options: PREFLIGHT,
       },
+      "/api/changes": {
+        get: {
+          operationId: "changes",
+          summary: "Every recorded change of verdict, oldest first after a cursor; never fetches",
+          parameters: parameters(ChangesParams, "query"),
+          responses: Object.assign({ "200": ok("A page of changes, oldest first.", "Changes") }, COMMON),
+        },
+        options: PREFLIGHT,
+      },
       "/api/entity/{domain}/history": {
         // Declared for the path, so that each of its operations (the preflight too) has its parameter.
         parameters: parameters(HistoryParams, "path"),
@@ -136,6 +147,7 @@ export function openApiDocument(): Json {
         SearchResponse: jsonSchema(SearchResponse),
         IndexSearch: jsonSchema(IndexSearch),
         History: jsonSchema(History),
+        Changes: jsonSchema(Changes),
         ErrorBody: jsonSchema(ErrorBody),
         RefusalBody: jsonSchema(RefusalBody),
         Description: jsonSchema(Description),

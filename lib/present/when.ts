@@ -75,7 +75,9 @@ const KIND: Record<Exclude<Change["kind"], "entity">, string> = {
  * which an import fills with any text: one outside its closed set is said in neutral words
  * (docs/decisions.md#rendering).
  */
-export function changeText(c: Change): string {
+export function changeText(
+  c: Pick<Change, "kind" | "id"> & { status?: string | null; verified?: boolean | null; reason?: string | null },
+): string {
   if (c.kind === "entity") {
     if (c.status === "accepted") return "Entity document accepted";
     return `Entity document not accepted: ${statusText(c.status ?? "") ?? "unknown status"}`;

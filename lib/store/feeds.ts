@@ -3,6 +3,7 @@
  * credentials one domain issues, newest first, each with what names it (the entity's name, the
  * claim's label). Read from the index only; nothing is fetched.
  */
+import { createHash } from "node:crypto";
 import type { ClaimKind } from "./verdicts";
 import type { Queryable } from "./db";
 
@@ -22,6 +23,18 @@ export type FeedChange = {
   verified: boolean | null;
   reason: string | null;
 };
+
+/**
+ * A change's id: a name-based (version 5 style) UUID of what the change is (its entity, kind, claim
+ * and time), the same on every instance, in every feed and in the API, and after the index is moved.
+ */
+export function changeId(c: Pick<FeedChange, "domain" | "kind" | "claim_key" | "at">): string {
+  const h = createHash("sha1").update(`ident-resolver change ${c.domain} ${c.kind} ${c.claim_key} ${c.at}`).digest();
+  h[6] = ((h[6] ?? 0) & 0x0f) | 0x50;
+  h[8] = ((h[8] ?? 0) & 0x3f) | 0x80;
+  const hex = h.subarray(0, 16).toString("hex");
+  return `urn:uuid:${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 /** Changes a feed lists at most. */
 export const FEED_ENTRIES = 50;

@@ -10,6 +10,11 @@ import { history, preview, record, type ClaimKind, type History } from "./verdic
 import { discoveredDomains, enqueue, pruneNeverAccepted, type DiscoveryOptions } from "./queue";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 import { extend } from "../objects";
+import type { FeedChange } from "./feeds";
+import { changesPage, indexCounts, topIssuers, type ChangeCursor, type ChangePage, type IndexCounts, type TopIssuer } from "./overview";
+
+/** What the home page shows of the index. */
+export type Overview = { counts: IndexCounts; latest: FeedChange[]; issuers: TopIssuer[] };
 
 export { StoreError } from "./db";
 export type { StoreLocation } from "./db";
@@ -35,6 +40,13 @@ export type Store = {
   search(text: string, cursor?: string | null): Promise<IndexSearch | null>;
   /** The credentials the index knows `issuer` issues, with their holders. */
   issuedBy(issuer: string): Promise<IssuedCredential[]>;
+  /**
+   * What the index knows at a glance (docs/decisions.md#the-home-page): its counts, its latest
+   * `latest` changes of verdict, newest first, and the `issuers` issuers vouching for the most members.
+   */
+  overview(latest: number, issuers: number): Promise<Overview>;
+  /** A page of every recorded change (docs/api.md#changes): oldest first after a cursor, or newest first before one. */
+  changes(where: { after: ChangeCursor | null } | { before: ChangeCursor | null }, limit: number): Promise<ChangePage>;
   /** Whether the database answers now (for /readyz), within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<boolean>;
   /** Results waiting to be recorded until the database answers again (docs/deploying.md#when-a-part-fails). */
@@ -268,6 +280,11 @@ export async function openStore(
       return { entities: Number(row?.entities ?? 0), queueDepth: Number(row?.depth ?? 0), lagS: Math.max(0, row?.lag ?? 0) };
     },
     prune: (now) => pruneNeverAccepted(db, now).catch(() => 0),
+    async overview(latest, issuers) {
+      const [counts, page, top] = await Promise.all([indexCounts(db), changesPage(db, { before: null }, latest), topIssuers(db, issuers)]);
+      return { counts, latest: page.changes, issuers: top };
+    },
+    changes: (where, limit) => changesPage(db, where, limit),
     async flush(timeoutMs) {
       const until = Date.now() + timeoutMs;
       while (backlog.length + draining > 0 && Date.now() < until) {

@@ -163,7 +163,93 @@ export const MIGRATIONS: Migration[] = [
     `,
     run: reindexSearch,
   },
+  {
+    version: 8,
+    name: "what the index knows at a glance; every change in time order",
+    // docs/decisions.md#the-home-page: counts kept as the index changes (by triggers, so every way a
+    // row is written or removed keeps them: a record, a prune, an import's recount), in 16 rows each
+    // so that instances recording at once rarely wait for one another; each issuer's verified
+    // credentials, for the issuers vouching for the most; the changes in time order, for one feed of
+    // them all (docs/api.md#changes), paged by what a change is (its time, entity, kind and claim),
+    // which an export keeps.
+    sql: `
+      CREATE TABLE index_counts (name text NOT NULL, shard smallint NOT NULL, value bigint NOT NULL DEFAULT 0, PRIMARY KEY (name, shard));
+      CREATE TABLE issuer_members (issuer text PRIMARY KEY, members integer NOT NULL DEFAULT 0);
+      CREATE INDEX issuer_members_most ON issuer_members (members DESC, issuer) WHERE members > 0;
+      CREATE INDEX changes_by_time ON changes (at, domain, kind, claim_key);
+      CREATE FUNCTION ident_count(counted text, delta bigint) RETURNS void LANGUAGE sql AS $$
+        INSERT INTO index_counts (name, shard, value) VALUES (counted, floor(random() * 16)::smallint, delta)
+        ON CONFLICT (name, shard) DO UPDATE SET value = index_counts.value + excluded.value
+      $$;
+      CREATE FUNCTION ident_issuer_members(named text, delta integer) RETURNS void LANGUAGE plpgsql AS $$
+      DECLARE now_members integer;
+      BEGIN
+        INSERT INTO issuer_members (issuer, members) VALUES (named, delta)
+        ON CONFLICT (issuer) DO UPDATE SET members = issuer_members.members + excluded.members
+        RETURNING members INTO now_members;
+        IF delta > 0 AND now_members = delta THEN PERFORM ident_count('issuers', 1); END IF;
+        IF delta < 0 AND now_members = 0 THEN PERFORM ident_count('issuers', -1); END IF;
+      END $$;
+      CREATE FUNCTION ident_entities_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          PERFORM ident_count('entities', 1);
+          IF NEW.status = 'accepted' THEN PERFORM ident_count('accepted', 1); END IF;
+          IF NEW.verified <> 0 THEN PERFORM ident_count('verified_claims', NEW.verified); END IF;
+        ELSIF TG_OP = 'DELETE' THEN
+          PERFORM ident_count('entities', -1);
+          IF OLD.status = 'accepted' THEN PERFORM ident_count('accepted', -1); END IF;
+          IF OLD.verified <> 0 THEN PERFORM ident_count('verified_claims', -OLD.verified); END IF;
+        ELSE
+          IF (OLD.status = 'accepted') <> (NEW.status = 'accepted') THEN
+            PERFORM ident_count('accepted', CASE WHEN NEW.status = 'accepted' THEN 1 ELSE -1 END);
+          END IF;
+          IF OLD.verified <> NEW.verified THEN PERFORM ident_count('verified_claims', NEW.verified - OLD.verified); END IF;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER entities_counted AFTER INSERT OR DELETE ON entities FOR EACH ROW EXECUTE FUNCTION ident_entities_counted();
+      CREATE TRIGGER entities_recounted AFTER UPDATE OF status, verified ON entities FOR EACH ROW
+        WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.verified IS DISTINCT FROM NEW.verified)
+        EXECUTE FUNCTION ident_entities_counted();
+      CREATE FUNCTION ident_claims_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.kind = 'credentials' AND OLD.issuer IS NOT NULL AND OLD.verified THEN
+          PERFORM ident_issuer_members(OLD.issuer, -1);
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.kind = 'credentials' AND NEW.issuer IS NOT NULL AND NEW.verified THEN
+          PERFORM ident_issuer_members(NEW.issuer, 1);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER claims_counted AFTER INSERT OR DELETE ON claims FOR EACH ROW EXECUTE FUNCTION ident_claims_counted();
+      CREATE TRIGGER claims_recounted AFTER UPDATE OF verified, issuer, kind ON claims FOR EACH ROW
+        WHEN (OLD.verified IS DISTINCT FROM NEW.verified OR OLD.issuer IS DISTINCT FROM NEW.issuer OR OLD.kind IS DISTINCT FROM NEW.kind)
+        EXECUTE FUNCTION ident_claims_counted();
+    `,
+    run: recount,
+  },
 ];
+
+/**
+ * Counts what the index holds again from its rows (docs/decisions.md#the-home-page): once when the
+ * counts begin, and after an import, which writes its rows with the counting triggers off.
+ */
+export async function recount(tx: Queryable): Promise<void> {
+  await tx.query("DELETE FROM index_counts");
+  await tx.query("DELETE FROM issuer_members");
+  await tx.query(
+    `INSERT INTO issuer_members (issuer, members)
+     SELECT issuer, count(*) FROM claims WHERE kind = 'credentials' AND issuer IS NOT NULL AND verified GROUP BY issuer`,
+  );
+  await tx.query(
+    `INSERT INTO index_counts (name, shard, value)
+     SELECT 'entities', 0, count(*) FROM entities
+     UNION ALL SELECT 'accepted', 0, count(*) FILTER (WHERE status = 'accepted') FROM entities
+     UNION ALL SELECT 'verified_claims', 0, coalesce(sum(verified), 0) FROM entities
+     UNION ALL SELECT 'issuers', 0, count(*) FROM issuer_members WHERE members > 0`,
+  );
+}
 
 /** Brings the schema to the latest version; returns the versions it applied. */
 export async function migrate(db: Db, migrations: Migration[] = MIGRATIONS): Promise<number[]> {
@@ -192,10 +278,26 @@ export async function migrate(db: Db, migrations: Migration[] = MIGRATIONS): Pro
   });
 }
 
-/** A migration's statements, one by one: a parameterised query runs one statement at a time. */
-function splitStatements(sql: string): string[] {
-  return sql
-    .split(/;\s*(?:\n|$)/)
-    .map((s) => s.trim())
-    .filter(Boolean);
+/**
+ * A migration's statements, one by one: a parameterised query runs one statement at a time. A
+ * statement ends with a semicolon at the end of a line, outside a function's `$$` body.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let current = "";
+  for (const [i, part] of sql.split("$$").entries()) {
+    // Odd parts are inside $$ … $$: kept whole.
+    if (i % 2 === 1) {
+      current += `$$${part}$$`;
+      continue;
+    }
+    const pieces = part.split(/;\s*(?:\n|$)/);
+    current += pieces[0] ?? "";
+    for (const piece of pieces.slice(1)) {
+      statements.push(current);
+      current = piece;
+    }
+  }
+  statements.push(current);
+  return statements.map((s) => s.trim()).filter(Boolean);
 }

@@ -1,0 +1,139 @@
+/**
+ * The home page as a place to visit (docs/decisions.md#the-home-page), against a server and sample
+ * network of this file's own, so its index holds only what this file puts in it: empty, it says so
+ * and keeps the examples; filled, it shows the counts and the latest changes; a claim that breaks
+ * (its publisher stops naming the entity) is at the top of the home page within the page's cache
+ * life, first in /changes.xml and last in /api/changes.
+ */
+import type { ChildProcess } from "node:child_process";
+import { request as httpsRequest } from "node:https";
+import path from "node:path";
+import AxeBuilder from "@axe-core/playwright";
+import { parseFeed } from "@rowanmanning/feed-parser";
+import { expect, test } from "@playwright/test";
+import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
+import { ready, startServer } from "./helpers/server";
+
+const PORT = 3140;
+const BASE = `http://localhost:${PORT}`;
+test.use({ baseURL: BASE });
+test.describe.configure({ mode: "serial", timeout: 120_000 });
+
+let net: SpawnedNetwork;
+let server: ChildProcess;
+test.beforeAll(async ({ request }) => {
+  test.setTimeout(120_000);
+  net = await spawnSampleNetwork();
+  server = startServer([path.resolve("web/serve.js")], { PORT: String(PORT), IDENT_TRUSTED_HOPS: "1", ...net.env });
+  await ready(request, PORT, server);
+});
+test.afterAll(async () => {
+  server?.kill("SIGTERM");
+  await net?.stop();
+});
+
+/** `POST` (a change) or `DELETE` (put back) `https://control.sample.test/sites/{domain}`. */
+function changeSite(domain: string, change: object | null): Promise<number> {
+  const port = Number(net.connectToOne.split(":").pop());
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        servername: "control.sample.test",
+        ca: net.caPem,
+        method: change ? "POST" : "DELETE",
+        path: `/sites/${domain}`,
+        headers: { host: "control.sample.test" },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(change ? JSON.stringify(change) : undefined);
+  });
+}
+
+test("an empty index says so on the home page, and the examples stay", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.getByTestId("overview-empty")).toContainText("The index is empty so far");
+  await expect(page.getByRole("link", { name: "alice.example" }).first()).toBeVisible();
+});
+
+test("filled: the counts, the latest changes linking to their entities, the issuers; the feed linked in the head and in words", async ({
+  page,
+  request,
+}) => {
+  expect((await request.get("/api/resolve?q=alice.example", { headers: { "x-forwarded-for": "198.51.100.40" } })).status()).toBe(200);
+  await expect(async () => {
+    await page.goto("/");
+    await expect(page.getByTestId("counts")).toBeVisible({ timeout: 1000 });
+  }).toPass({ timeout: 15_000 });
+  await expect(page.locator('[data-count="entities"]')).toHaveText(/^[1-9]/);
+  await expect(page.locator('[data-count="accepted"]')).toHaveText(/^[1-9]/);
+  const latest = page.getByTestId("latest-change");
+  await expect(latest.first()).toBeVisible();
+  await expect(page.getByTestId("latest-changes").getByRole("link").first()).toHaveAttribute("href", /^\/entity\//);
+  await expect(page.getByTestId("top-issuers").getByRole("link").first()).toHaveAttribute("href", /^\/issuer\//);
+  await expect(page.locator('link[rel="alternate"][type="application/atom+xml"]')).toHaveAttribute("href", /\/changes\.xml$/);
+  await expect(page.getByRole("link", { name: "Atom feed" })).toHaveAttribute("href", "/changes.xml");
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => v.id)).toEqual([]);
+  await page.screenshot({ path: "test-results/screens/home-filled.png", fullPage: true });
+});
+
+test("a claim that breaks is at the top of the home page within its cache life, first in /changes.xml and last in /api/changes", async ({
+  page,
+  request,
+}) => {
+  const client = { "x-forwarded-for": "198.51.100.41" };
+  // The blog's owner drops Alice from its ownership list; Alice's entity is checked again.
+  const dropped = {
+    ident_property: {
+      id: "§:property:blog.alice.example",
+      name: "Workshop Notes",
+      url: "https://blog.alice.example/",
+      ownership: [{ network_id: "§:entity:someone-else.example" }],
+    },
+  };
+  expect(await changeSite("blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })).toBe(204);
+  try {
+    const checked = await request.get("/api/resolve?q=alice.example&refresh=1", { headers: client });
+    expect(checked.status()).toBe(200);
+    const blog = (await checked.json()).results[0].properties.find((c: { id: string }) => c.id === "§:property:blog.alice.example");
+    expect(blog).toMatchObject({ verified: false, reason: "not_listed" });
+
+    // The home page, within its cache life (5 s): the change at the top, in the cards' words.
+    await expect(async () => {
+      await page.goto("/");
+      await expect(page.getByTestId("latest-change").first()).toContainText("blog.alice.example", { timeout: 500 });
+    }).toPass({ timeout: 15_000 });
+    const top = page.getByTestId("latest-change").first();
+    await expect(top).toContainText("not verified");
+    await expect(top.getByRole("link")).toHaveAttribute("href", "/entity/alice.example");
+
+    // The Atom feed of every change: first entry.
+    const feed = parseFeed(await (await request.get("/changes.xml", { headers: client })).text());
+    expect(feed.items[0]?.title).toMatch(/Property Workshop Notes is no longer verified/);
+
+    // The API, paged to its end: the last change.
+    let after: string | null = null;
+    let last: { domain: string; claim: string | null; verified: boolean | null } | undefined;
+    for (let i = 0; i < 100; i++) {
+      const answer = await request.get(`/api/changes?limit=50${after ? `&after=${after}` : ""}`, { headers: client });
+      expect(answer.status()).toBe(200);
+      const page_ = (await answer.json()) as {
+        changes: { domain: string; claim: string | null; verified: boolean | null }[];
+        next_cursor: string | null;
+      };
+      last = page_.changes.at(-1) ?? last;
+      if (!page_.next_cursor) break;
+      after = page_.next_cursor;
+    }
+    expect(last).toMatchObject({ domain: "alice.example", claim: "§:property:blog.alice.example", verified: false });
+  } finally {
+    await changeSite("blog.alice.example", null);
+  }
+});
