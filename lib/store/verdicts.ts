@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
 import { extend } from "../objects";
+import { clipDescription, clipName, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
 import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue";
@@ -77,12 +78,29 @@ function isoOf(d: Date): string {
 }
 const iso = (d: Date | null) => (d ? isoOf(d) : null);
 
+/** What the index keeps of what a claim is called (a property's name, a credential's title, its issuer's name). */
+export const MAX_LABEL_LENGTH = 500;
+
 /** A string at `path` in a claimed entry (untrusted JSON), or null. */
 function textAt(value: unknown, ...path: string[]): string | null {
   let at = value;
   for (const key of path)
     at = at !== null && typeof at === "object" && !Array.isArray(at) ? (at as Record<string, unknown>)[key] : undefined;
-  return typeof at === "string" && at.trim() !== "" ? at.slice(0, 500) : null;
+  return typeof at === "string" && at.trim() !== "" ? at.slice(0, MAX_LABEL_LENGTH) : null;
+}
+
+/**
+ * An entity's details as the index keeps them: its name and description no longer than every page
+ * shows them, cut as the pages cut them, so that the index never answers more, and an export of it
+ * imports (docs/decisions.md#the-index).
+ */
+function keptDetails(details: Record<string, string>): Record<string, string> {
+  const { name, description } = details;
+  if ((name?.length ?? 0) <= MAX_NAME_LENGTH && (description?.length ?? 0) <= MAX_DESCRIPTION_LENGTH) return details;
+  const kept = Object.assign({}, details);
+  if (name !== undefined) kept.name = clipName(name);
+  if (description !== undefined) kept.description = clipDescription(description);
+  return kept;
 }
 
 /** What a claim is called: a property's name, a credential's title. */
@@ -170,7 +188,7 @@ function planClaims(result: EntityResult, rows: Map<string, ClaimRow>, at: Date)
 async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before: Recorded["before"], plan: ClaimPlan): Promise<void> {
   const domain = result.entity.domain;
   const accepted = result.entity.status === "accepted";
-  const details = result.entity.details ?? {};
+  const details = keptDetails(result.entity.details ?? {});
   const [kept] = await tx.query<{ ever_accepted: boolean; failed_checks: number }>(
     `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
        ever_accepted, failed_checks)

@@ -15,7 +15,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { linesOf } from "../../cli/store";
 import type { Claim, EntityResult } from "../../lib/result/record";
 import { openStore, type Store, type StoreLocation } from "../../lib/store";
-import { bytesAfter, exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine } from "../../lib/store/export";
+import {
+  bytesAfter,
+  exportIndex,
+  ImportError,
+  importIndex,
+  StoreNotEmpty,
+  type ExportEntity,
+  type NumberedLine,
+} from "../../lib/store/export";
 import { useEngines } from "../helpers/engines";
 
 const HOUR = 3600_000;
@@ -235,6 +243,32 @@ describe("the round trip embedded → PostgreSQL → embedded", () => {
     expect((await back.search("bjorn"))?.results.length).toBeGreaterThan(0);
     expect(await back.history("e000.example")).toEqual(await source.history("e000.example"));
   });
+});
+
+describe("what the index keeps, and so exports", () => {
+  it("a name and a description longer than the pages show are recorded as the pages show them: the index still moves", async () => {
+    const embedded = await openStore(await pglite().location());
+    const server = await openStore(await postgres().location());
+    try {
+      const long = result("long.example", at(0), "N".repeat(400), []);
+      long.entity.details = { name: "N".repeat(400), description: "word ".repeat(2000), location: "Here" };
+      await embedded.record(long);
+      const text = await exported(embedded);
+      const line = JSON.parse(text.split("\n")[1]!) as ExportEntity;
+      expect([...line.entity.name!]).toHaveLength(300);
+      expect(line.entity.name).toBe(`${"N".repeat(299)}…`);
+      expect(line.entity.details).toEqual({
+        name: line.entity.name,
+        description: `${"word ".repeat(2000).slice(0, 4999)}…`,
+        location: "Here",
+      });
+      expect(line.entity.description).toBe(line.entity.details.description);
+      await load(server, text);
+      expect(await exported(server)).toBe(text);
+    } finally {
+      await Promise.all([embedded.close(), server.close()]);
+    }
+  }, 60_000);
 });
 
 describe("byte order, the file's", () => {
