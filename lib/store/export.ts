@@ -10,15 +10,17 @@
  * works it out again, as recording a check does.
  */
 import { z } from "zod";
+import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
+import { DEFAULTS } from "../limits";
+import { isDomain } from "../protocol/ids";
+import { EntityStatus, Reason } from "../result/record";
 import type { Db, Queryable, Tx } from "./db";
 import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./copy-text";
-import { addTypoWords, jsonb } from "./verdicts";
+import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue";
+import { addTypoWords, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH } from "./verdicts";
 import { searchColumns } from "./words";
 
 export const EXPORT_SCHEMA = "ident-resolver/export@1";
-
-const Time = z.iso.datetime({ offset: false });
-const MaybeTime = Time.nullable();
 
 export const ExportHeader = z.strictObject({
   schema: z.literal(EXPORT_SCHEMA),
@@ -31,67 +33,177 @@ export const ExportHeader = z.strictObject({
 });
 export type ExportHeader = z.infer<typeof ExportHeader>;
 
-const EntityRow = z.strictObject({
-  domain: z.string().min(1).max(253),
-  status: z.string().min(1),
-  network_id: z.string().nullable(),
-  entity_type: z.string().nullable(),
-  details: z.record(z.string(), z.unknown()),
-  problems: z.array(z.unknown()),
-  verified: z.number().int().min(0),
-  unverified: z.number().int().min(0),
-  first_seen_at: Time,
-  last_checked_at: Time,
-  name: z.string().nullable(),
-  description: z.string().nullable(),
-  ever_accepted: z.boolean(),
-  failed_checks: z.number().int().min(0),
+/*
+ * What an import takes (docs/deploying.md#what-an-import-refuses): what the live resolver could
+ * have recorded, nothing else. A line that asks more is refused with its number and its field.
+ */
+
+/** How far ahead of this machine's clock a time of the file may be: two clocks' skew. */
+export const CLOCK_SKEW_MS = 5 * 60_000;
+/** No index holds a time before this day: the protocol and this resolver did not exist. */
+export const EARLIEST_TIME = "2020-01-01T00:00:00.000Z";
+const EARLIEST_MS = Date.parse(EARLIEST_TIME);
+/** The engine's `integer` (int4): the type of every number of the tables the file carries (lib/store/migrations.ts). */
+const INT4_MAX = 2_147_483_647;
+/** The longest text of any field: the largest document the resolver reads, whence every text of an index comes. */
+const MAX_TEXT_CHARS = DEFAULTS.maxBytes.html;
+
+/** Whether `text` has at most `max` characters as the pages count them (code points, each one or two UTF-16 units). */
+function within(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  if (text.length > 2 * max) return false;
+  let n = 0;
+  for (let i = 0; i < text.length; i++, n++) {
+    if (n === max) return false;
+    const c = text.charCodeAt(i);
+    // A surrogate pair is one character.
+    if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+  }
+  return true;
+}
+const thousands = (n: number) => n.toLocaleString("en-US");
+
+/** A text of at most `max` characters, `what` being what the index keeps so much of. */
+const textUpTo = (max: number, what: string) =>
+  z.string().refine((text) => within(text, max), { error: `longer than the ${thousands(max)} characters the index keeps of ${what}` });
+const Text = z
+  .string()
+  .max(MAX_TEXT_CHARS, { error: `longer than any document the resolver reads (${thousands(MAX_TEXT_CHARS)} characters)` });
+const Name = textUpTo(MAX_NAME_LENGTH, "a name");
+const Description = textUpTo(MAX_DESCRIPTION_LENGTH, "a description");
+const Label = textUpTo(MAX_LABEL_LENGTH, "what a claim is called");
+
+/**
+ * A domain as a lookup takes it (docs/decisions.md#queries): the protocol's domain (isDomain, which
+ * a query's domain goes through), in lower case as a query makes it. No IP address, `localhost`,
+ * path, port or control character is one.
+ */
+const isLookupDomain = (text: string): boolean => isDomain(text) && text.toLowerCase() === text;
+const Domain = z.string().refine(isLookupDomain, {
+  error: (issue) =>
+    `${JSON.stringify(String(issue.input).slice(0, 100))} is not a domain as a lookup takes it (lower case; no path, port, address or control character)`,
 });
 
-const ClaimRow = z.strictObject({
-  kind: z.enum(["properties", "credentials", "connections"]),
-  claim_key: z.string(),
-  id: z.string().nullable(),
-  label: z.string().nullable(),
-  issuer: z.string().nullable(),
-  issuer_name: z.string().nullable(),
-  present: z.boolean(),
-  verified: z.boolean(),
-  reason: z.string().nullable(),
-  stale_reason: z.string().nullable(),
-  stale_message: z.string().nullable(),
-  first_seen_at: Time,
-  last_checked_at: Time,
-  last_verified_at: MaybeTime,
-  verified_since: MaybeTime,
-  failing_since: MaybeTime,
+/** A count or number of the tables: a whole number the engine's `integer` holds. */
+const Count = z
+  .number()
+  .int()
+  .min(0)
+  .max(INT4_MAX, { error: `larger than the index's numbers hold (${thousands(INT4_MAX)})` });
+
+/** The first 19 characters of an ISO time, to the second: the text of a time in the file compares with it as time does. */
+const toSecond = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+const EARLIEST_SECOND = toSecond(EARLIEST_MS);
+
+/** The one refusal of a time outside [{@link EARLIEST_TIME}, `latest`]. */
+const timeRefusal = (text: string, latest: number, ahead: string) =>
+  text < EARLIEST_SECOND
+    ? `${text} is before ${EARLIEST_TIME.slice(0, 10)}, earlier than any index`
+    : `${text} is later than ${toSecond(latest)}Z, ${ahead}`;
+/**
+ * A UTC time from {@link EARLIEST_TIME} to `latest` (to the second). Compared as text, not parsed:
+ * the format makes the order of the texts the order of the times, and an import checks millions.
+ */
+function timeUpTo(latest: number, ahead: string) {
+  // Whatever follows the second ("Z", ".5Z") sorts below "~".
+  const below = `${toSecond(latest)}~`;
+  return z.iso
+    .datetime({ offset: false })
+    .refine((text) => text >= EARLIEST_SECOND && text < below, { error: (issue) => timeRefusal(String(issue.input), latest, ahead) });
+}
+
+const ProblemRow = z.strictObject({
+  code: Text,
+  severity: z.enum(["error", "warning"]),
+  message: Text,
+  path: Text.optional(),
+  detail: Text.optional(),
 });
 
-const ChangeRow = z.strictObject({
-  kind: z.enum(["entity", "properties", "credentials", "connections"]),
-  claim_key: z.string(),
-  id: z.string().nullable(),
-  at: Time,
-  verified: z.boolean().nullable(),
-  status: z.string().nullable(),
-  reason: z.string().nullable(),
-});
+const JOB_REASONS = Object.keys(PRIORITY) as [JobReason, ...JobReason[]];
+const PRIORITIES = Object.values(PRIORITY);
 
-export const ExportEntity = z.strictObject({ entity: EntityRow, claims: z.array(ClaimRow), changes: z.array(ChangeRow) });
-export type ExportEntity = z.infer<typeof ExportEntity>;
+/**
+ * The lines an import read at `now`: every time from {@link EARLIEST_TIME} to `now` and
+ * {@link CLOCK_SKEW_MS} (a job's next run up to the queue's longest wait after that), every closed
+ * set its own, domains as a lookup takes them, texts no longer than the index keeps, numbers the
+ * engine holds; every value typed, so nothing nests deeper than the schema.
+ */
+function lineSchemas(now: number) {
+  const latest = now + CLOCK_SKEW_MS;
+  const Time = timeUpTo(latest, `this machine's time and ${CLOCK_SKEW_MS / 60_000} minutes: a check cannot come from the future`);
+  const MaybeTime = Time.nullable();
+  const Due = timeUpTo(latest + RECHECK_OK_S * 1000, "a day from now, the longest a queued check waits");
+  const entity = z.strictObject({
+    entity: z.strictObject({
+      domain: Domain,
+      status: EntityStatus,
+      network_id: Text.nullable(),
+      entity_type: Text.nullable(),
+      details: z.object({ name: Name.optional(), description: Description.optional() }).catchall(Text),
+      problems: z.array(ProblemRow),
+      verified: Count,
+      unverified: Count,
+      first_seen_at: Time,
+      last_checked_at: Time,
+      name: Name.nullable(),
+      description: Description.nullable(),
+      ever_accepted: z.boolean(),
+      failed_checks: Count,
+    }),
+    claims: z.array(
+      z.strictObject({
+        kind: z.enum(CLAIM_KINDS),
+        claim_key: Text,
+        id: Text.nullable(),
+        label: Label.nullable(),
+        issuer: Domain.nullable(),
+        issuer_name: Label.nullable(),
+        present: z.boolean(),
+        verified: z.boolean(),
+        reason: Reason.nullable(),
+        stale_reason: Reason.nullable(),
+        stale_message: Text.nullable(),
+        first_seen_at: Time,
+        last_checked_at: Time,
+        last_verified_at: MaybeTime,
+        verified_since: MaybeTime,
+        failing_since: MaybeTime,
+      }),
+    ),
+    changes: z.array(
+      z.strictObject({
+        kind: z.enum(["entity", ...CLAIM_KINDS]),
+        claim_key: Text,
+        id: Text.nullable(),
+        at: Time,
+        verified: z.boolean().nullable(),
+        status: EntityStatus.nullable(),
+        reason: Reason.nullable(),
+      }),
+    ),
+  });
+  const job = z.strictObject({
+    job: z.strictObject({
+      domain: Domain,
+      reason: z.enum(JOB_REASONS),
+      priority: z
+        .number()
+        .int()
+        .min(Math.min(...PRIORITIES))
+        .max(Math.max(...PRIORITIES)),
+      due_at: Due,
+      backoff_s: z.number().int().min(0).max(RECHECK_OK_S),
+      attempts: Count,
+      queued_at: Time,
+    }),
+  });
+  return { entity, job };
+}
 
-export const ExportJob = z.strictObject({
-  job: z.strictObject({
-    domain: z.string().min(1).max(253),
-    reason: z.string(),
-    priority: z.number().int(),
-    due_at: Time,
-    backoff_s: z.number().int().min(0),
-    attempts: z.number().int().min(0),
-    queued_at: Time,
-  }),
-});
-export type ExportJob = z.infer<typeof ExportJob>;
+type LineSchemas = ReturnType<typeof lineSchemas>;
+export type ExportEntity = z.infer<LineSchemas["entity"]>;
+export type ExportJob = z.infer<LineSchemas["job"]>;
 
 /** Entities read or written per statement. */
 export const EXPORT_BATCH = 1000;
@@ -343,11 +455,27 @@ export class ImportError extends Error {
 /** A line read, with its number (1 for the first). */
 export type NumberedLine = { n: number; text: string };
 
-/** The first problem of a zod parse, in a few words. */
+/** A key of a path as the message writes it: a word as it is, anything else (a stranger's key) quoted on one line. */
+const keyOf = (key: PropertyKey) =>
+  typeof key === "number" ? String(key) : /^[\w-]{1,40}$/.test(String(key)) ? String(key) : JSON.stringify(String(key).slice(0, 40));
+
+/** The first problem of a zod parse, in a few words on one line: where, then what. */
 const issueOf = (error: z.ZodError) => {
   const first = error.issues[0];
-  return first ? `${first.path.length > 0 ? `${first.path.join(".")}: ` : ""}${first.message}` : "not valid";
+  return first ? `${first.path.length > 0 ? `${first.path.map(keyOf).join(".")}: ` : ""}${first.message}` : "not valid";
 };
+
+/** Where in a checked line a text (or a key) holds NUL, as its path; null when none does. The schema bounds the depth. */
+function nulAt(value: unknown, path: (string | number)[] = []): string | null {
+  if (typeof value === "string") return value.includes("\0") ? path.map(keyOf).join(".") : null;
+  if (value === null || typeof value !== "object") return null;
+  for (const [key, v] of Object.entries(value)) {
+    if (key.includes("\0")) return [...path, key].map(keyOf).join(".");
+    const found = nulAt(v, [...path, Array.isArray(value) ? Number(key) : key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
 
 /**
  * Whether `a` comes after `b` in UTF-8 byte order, the file's (`COLLATE "C"`): code point order.
@@ -370,24 +498,41 @@ export function bytesAfter(a: string, b: string): boolean {
 /** A line checked: the header, an entity or a job, as the file gives it. */
 type Checked = { kind: "header"; value: ExportHeader } | { kind: "entity"; value: ExportEntity } | { kind: "job"; value: ExportJob };
 
+const PARTS = ["entities", "claims", "changes", "jobs"] as const;
+
 /**
  * Checks a file's lines in order: the header first, entities then jobs, each in strictly increasing
- * domain order, every line valid; `end` checks the counts the header gave. Each problem is an
- * {@link ImportError} naming its line. Holds nothing but the last domain.
+ * domain order, every line valid by {@link lineSchemas} at `now`; no more of each part than the
+ * header counts, found at the line that has one too many, and all of them before the jobs, and at
+ * `end`. Each problem is an {@link ImportError} naming its line. Holds nothing but the last domain.
  */
-function lineChecker() {
+function lineChecker(now: number) {
+  const schemas = lineSchemas(now);
   let header: ExportHeader | null = null;
   const seen = { entities: 0, claims: 0, changes: 0, jobs: 0 };
   let last = "";
   let inJobs = false;
   let n = 0;
+  const holds = (key: (typeof PARTS)[number], counts: Counts) =>
+    `the file holds ${seen[key]} ${key} where its first line says ${counts[key]}: it is cut short or was edited`;
+  /** Refuses the line that takes one of `keys` past what the header counts. */
+  const noMore = (counts: Counts, ...keys: (typeof PARTS)[number][]) => {
+    for (const key of keys)
+      if (seen[key] > counts[key])
+        throw new ImportError(
+          n,
+          `more ${key} than the ${counts[key]} its first line says: the file was edited, or is more than one export`,
+        );
+  };
   return {
     check(line: NumberedLine): Checked {
       n = line.n;
-      if (line.text.trim() === "") throw new ImportError(n, "an empty line");
+      // A byte-order mark an editor put before the first line is not part of it.
+      const text = n === 1 && line.text.charCodeAt(0) === 0xfeff ? line.text.slice(1) : line.text;
+      if (text.trim() === "") throw new ImportError(n, "an empty line");
       let value: unknown;
       try {
-        value = JSON.parse(line.text);
+        value = JSON.parse(text);
       } catch {
         throw new ImportError(n, "not valid JSON (the file may be cut short)");
       }
@@ -398,45 +543,53 @@ function lineChecker() {
           throw new ImportError(
             n,
             typeof schema === "string" && schema !== EXPORT_SCHEMA
-              ? `the file is ${JSON.stringify(schema)}, not ${EXPORT_SCHEMA}`
+              ? `the file is ${JSON.stringify(schema.slice(0, 100))}, not ${EXPORT_SCHEMA}`
               : `not an export's first line (${issueOf(parsed.error)})`,
           );
         }
         header = parsed.data;
         return { kind: "header", value: header };
       }
+      const counts = header.counts;
+      // The engine refuses NUL in any text; JSON writes it only as this escape.
+      const nul = (checked: unknown) => {
+        const at = text.includes("\\u0000") ? nulAt(checked) : null;
+        if (at !== null) throw new ImportError(n, `${at}: a NUL character (\\u0000), which no text of the index holds`);
+      };
       if (value !== null && typeof value === "object" && "job" in value) {
-        const parsed = ExportJob.safeParse(value);
+        const parsed = schemas.job.safeParse(value);
         if (!parsed.success) throw new ImportError(n, `not a valid job (${issueOf(parsed.error)})`);
-        if (!inJobs) last = "";
+        nul(parsed.data);
+        if (!inJobs) {
+          // Every entity, claim and change comes before the first job.
+          for (const key of ["entities", "claims", "changes"] as const)
+            if (seen[key] !== counts[key]) throw new ImportError(n, holds(key, counts));
+          last = "";
+        }
         inJobs = true;
         if (!bytesAfter(parsed.data.job.domain, last))
-          throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order`);
+          throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order, or there twice`);
         last = parsed.data.job.domain;
         seen.jobs++;
+        noMore(counts, "jobs");
         return { kind: "job", value: parsed.data };
       }
       if (inJobs) throw new ImportError(n, "an entity after the jobs: entities come first");
-      const parsed = ExportEntity.safeParse(value);
+      const parsed = schemas.entity.safeParse(value);
       if (!parsed.success) throw new ImportError(n, `not a valid entity (${issueOf(parsed.error)})`);
+      nul(parsed.data);
       const domain = parsed.data.entity.domain;
       if (!bytesAfter(domain, last)) throw new ImportError(n, `${domain} is out of domain order, or there twice`);
       last = domain;
       seen.entities++;
       seen.claims += parsed.data.claims.length;
       seen.changes += parsed.data.changes.length;
+      noMore(counts, "entities", "claims", "changes");
       return { kind: "entity", value: parsed.data };
     },
     end(): Counts {
       if (header === null) throw new ImportError(0, "the file is empty");
-      for (const key of ["entities", "claims", "changes", "jobs"] as const) {
-        if (seen[key] !== header.counts[key]) {
-          throw new ImportError(
-            n,
-            `the file holds ${seen[key]} ${key} where its first line says ${header.counts[key]}: it is cut short or was edited`,
-          );
-        }
-      }
+      for (const key of PARTS) if (seen[key] !== header.counts[key]) throw new ImportError(n, holds(key, header.counts));
       return header.counts;
     },
     get total(): Counts {
@@ -454,12 +607,13 @@ export type Imported = { entities: number; kept: number; claims: number; changes
  * all of the file or nothing. Without `merge`, a store that holds an entity is refused. With it, an
  * entity the store has checked as late or later is kept as it is; otherwise the file's row and claims
  * replace it. Changes of verdict are kept from both, each once; a job keeps the earlier due time.
- * The next batch is read and checked while the engine writes the one before.
+ * The next batch is read and checked while the engine writes the one before. Times are checked
+ * against `now` (docs/deploying.md#what-an-import-refuses).
  */
 export async function importIndex(
   db: Db,
   lines: AsyncIterable<NumberedLine>,
-  options: { merge: boolean; progress?: Progress; batch?: number },
+  options: { merge: boolean; progress?: Progress; batch?: number; now?: Date },
 ): Promise<Imported> {
   return db.transaction(async (tx) => {
     if (!options.merge) {
@@ -489,7 +643,7 @@ export async function importIndex(
         );
     for (const r of references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} DROP CONSTRAINT ${quoteIdent(r.name)}`);
     const done: Imported = { entities: 0, kept: 0, claims: 0, changes: 0, jobs: 0 };
-    const checker = lineChecker();
+    const checker = lineChecker((options.now ?? new Date()).getTime());
     let entities: ExportEntity[] = [];
     let jobs: ExportJob["job"][] = [];
     let writing: Promise<void> = Promise.resolve();
