@@ -14,10 +14,10 @@ import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-li
 import { DEFAULTS } from "../limits";
 import { isDomain } from "../protocol/ids";
 import { EntityStatus, Reason } from "../result/record";
-import type { Db, Queryable, Tx } from "./db";
+import type { Db, Tx } from "./db";
 import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./copy-text";
 import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue";
-import { addTypoWords, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH } from "./verdicts";
+import { addTypoWords, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts";
 import { searchColumns } from "./words";
 
 export const EXPORT_SCHEMA = "ident-resolver/export@1";
@@ -601,6 +601,9 @@ function lineChecker(now: number) {
 /** What an import did. */
 export type Imported = { entities: number; kept: number; claims: number; changes: number; jobs: number };
 
+/** The tables an import writes. */
+const TABLES = ["entities", "claims", "changes", "search_words", "crawl_queue"] as const;
+
 /**
  * Loads a file into `db` in one transaction, checking each line as it is read (the header first, entities
  * then jobs in domain order, each valid): the first bad line, or counts that differ from the header, roll everything back, so it is
@@ -608,21 +611,37 @@ export type Imported = { entities: number; kept: number; claims: number; changes
  * entity the store has checked as late or later is kept as it is; otherwise the file's row and claims
  * replace it. Changes of verdict are kept from both, each once; a job keeps the earlier due time.
  * The next batch is read and checked while the engine writes the one before. Times are checked
- * against `now` (docs/deploying.md#what-an-import-refuses).
+ * against `now` (docs/deploying.md#what-an-import-refuses). A failed import leaves the store its size.
  */
 export async function importIndex(
   db: Db,
   lines: AsyncIterable<NumberedLine>,
   options: { merge: boolean; progress?: Progress; batch?: number; now?: Date },
 ): Promise<Imported> {
-  return db.transaction(async (tx) => {
+  // The tables whose files keep what a failed import wrote: none, until it writes to one it did not empty first.
+  let dirty: readonly string[] = [];
+  const imported = db.transaction(async (tx) => {
+    let emptied: readonly string[] = [];
     if (!options.merge) {
+      // Nothing else writes these tables until the import ends (its index drops below take the same lock).
+      await tx.query(`LOCK TABLE ${TABLES.join(", ")} IN ACCESS EXCLUSIVE MODE`);
       const [held] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
       if ((held?.n ?? 0) > 0) throw new StoreNotEmpty(held?.n ?? 0);
+      // Empty tables are emptied again: each gets new files, which the engine deletes whole should the
+      // import roll back, and which the embedded engine writes without logging them
+      // (docs/deploying.md#what-an-import-refuses). A table that holds rows (seeds queued, words of
+      // names gone) keeps them.
+      const [empty] = await tx.query<{ search_words: boolean; crawl_queue: boolean }>(
+        "SELECT NOT EXISTS (SELECT 1 FROM search_words) AS search_words, NOT EXISTS (SELECT 1 FROM crawl_queue) AS crawl_queue",
+      );
+      emptied = TABLES.filter((t) => t === "entities" || t === "claims" || t === "changes" || empty?.[t] === true);
+      await tx.query(`TRUNCATE ${emptied.join(", ")}`);
     }
-    // A queue with nothing in it takes the file's jobs (each domain once, the checker saw to it) through
-    // COPY; one that holds jobs (seeds queued before any check) merges them.
-    const copyJobs = !options.merge && !(await tx.query<{ any: boolean }>("SELECT EXISTS (SELECT 1 FROM crawl_queue) AS any"))[0]?.any;
+    // A table just emptied takes the file's rows directly, through COPY; any other (every table when
+    // merging, a queue holding seeds, words of names left) only once the whole file is read and checked:
+    // meanwhile its rows wait in tables of this transaction's own, which a failure leaves nothing of.
+    const staging = stagingFor(emptied);
+    await staging.create(tx);
     // Into an empty store, the secondary indexes are built once at the end rather than entry by entry
     // (their definitions read back from the catalogue, so they are the migrations' own); the
     // transaction puts them back whatever happens.
@@ -647,19 +666,21 @@ export async function importIndex(
     let entities: ExportEntity[] = [];
     let jobs: ExportJob["job"][] = [];
     let writing: Promise<void> = Promise.resolve();
+    const sent = { entities: 0, jobs: 0 };
     const flush = async () => {
       const batch = { entities, jobs };
       entities = [];
       jobs = [];
-      // Into an empty store, this batch's rows are made ready while the engine still writes the one before.
-      const load = !options.merge && batch.entities.length > 0 ? loadEntities(batch.entities) : null;
+      // This batch's rows are made ready while the engine still writes the one before.
+      const load = batch.entities.length > 0 ? loadEntities(batch.entities, staging) : null;
       // One statement at a time on the transaction: this batch after the one before.
       await writing;
       writing = (async () => {
         if (load) await load(tx, done);
-        else if (batch.entities.length > 0) await mergeEntities(tx, batch.entities, done);
-        if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, copyJobs, done);
-        options.progress?.({ entities: done.entities + done.kept, jobs: done.jobs }, checker.total);
+        if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, staging, done);
+        sent.entities += batch.entities.length;
+        sent.jobs += batch.jobs.length;
+        options.progress?.(sent, checker.total);
       })();
       // A failed write is awaited (and thrown) at the next flush, or at the end.
       writing.catch(() => undefined);
@@ -683,6 +704,9 @@ export async function importIndex(
       await writing.catch(() => undefined);
       throw err;
     }
+    // The whole file is checked: the rows that waited join the store's.
+    dirty = staging.tables;
+    await mergeStaged(tx, staging, sent, done);
     for (const { indexdef } of rebuilt) await tx.query(indexdef);
     for (const r of references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} ADD CONSTRAINT ${quoteIdent(r.name)} ${r.def}`);
     // The planner's statistics, as after any bulk load: without them the first reads of a new
@@ -690,6 +714,25 @@ export async function importIndex(
     await tx.query("ANALYZE entities, claims, changes, crawl_queue, search_words");
     return done;
   });
+  return imported.catch(async (err: unknown) => {
+    if (dirty.length > 0) await reclaim(db, dirty);
+    throw err;
+  });
+}
+
+/**
+ * Gives back the disk a rolled-back import took in `tables` (docs/deploying.md#what-an-import-refuses):
+ * its rows are dead but their pages stay, and the embedded engine has no autovacuum to free them.
+ * VACUUM returns the empty pages at a table's end to the system; the embedded engine's checkpoint then
+ * recycles the log the rows were written to. Best effort: the import's own failure is what is said.
+ */
+async function reclaim(db: Db, tables: readonly string[]): Promise<void> {
+  try {
+    await db.query(`VACUUM ${tables.join(", ")}`);
+    if (db.engine === "pglite") await db.query("CHECKPOINT");
+  } catch {
+    // The engine gone with the import (a server that went away): nothing more to give back now.
+  }
 }
 
 /** The store already holds entities, and the import was not asked to merge. */
@@ -721,127 +764,149 @@ function copyRow(columns: Columns, row: Readonly<Record<string, unknown>>, befor
 }
 
 /**
- * One batch of entities into a store that was empty: nothing can collide and nothing is looked up, so
- * each table takes its rows through COPY, the engine's bulk path (rows, claims and changes in the
- * file's order; each change's sequence number follows it), and the words of their names. The rows are
- * made into COPY text at once; the function answered sends them, once the batch before is written.
+ * Where an import writes each table's rows: into the table itself when the import emptied it (nothing
+ * can collide there, and a failure leaves nothing: docs/deploying.md#what-an-import-refuses), else
+ * into a table of its own, dropped with the transaction, merged into the store's at the end.
  */
-function loadEntities(batch: ExportEntity[]): (tx: Tx, done: Imported) => Promise<void> {
+type Staging = {
+  /** Where entities, claims, changes, words of names and jobs go: a table's own name, or its stage. */
+  into: Record<"entities" | "claims" | "changes" | "search_words" | "crawl_queue", string>;
+  /** The store's tables written only at the end. */
+  tables: string[];
+  create(tx: Tx): Promise<void>;
+};
+
+/** The stages' columns: a table's own (and for entities its search columns, for changes the file's order). */
+const STAGES = {
+  entities: [...ENTITY_COLUMNS.map(([c, t]) => `${c} ${t}`), "search tsvector", "search_names tsvector"],
+  claims: CLAIM_COLUMNS.map(([c, t]) => `${c} ${t}`),
+  changes: ["n bigserial", ...CHANGE_COLUMNS.map(([c, t]) => `${c} ${t}`)],
+  search_words: ["domain text", "word text"],
+  crawl_queue: JOB_COLUMNS.map(([c, t]) => `${c} ${t}`),
+} as const;
+
+function stagingFor(emptied: readonly string[]): Staging {
+  const staged = TABLES.filter((t) => !emptied.includes(t));
+  return {
+    into: Object.fromEntries(TABLES.map((t) => [t, staged.includes(t) ? `import_${t}` : t])) as Staging["into"],
+    tables: staged,
+    async create(tx) {
+      for (const t of staged) await tx.query(`CREATE TEMPORARY TABLE import_${t} (${STAGES[t].join(", ")}) ON COMMIT DROP`);
+    },
+  };
+}
+
+/**
+ * One batch of entities: each table takes its rows through COPY, the engine's bulk path (rows, claims
+ * and changes in the file's order; each change's sequence number follows it), and the words of their
+ * names, into the table or its stage ({@link Staging}). The rows are made into COPY text at once; the
+ * function answered sends them, once the batch before is written.
+ */
+function loadEntities(batch: ExportEntity[], staging: Staging): (tx: Tx, done: Imported) => Promise<void> {
   const entities: string[] = [];
   const claims: string[] = [];
   const changes: string[] = [];
   const words = new Set<string>();
+  const wordRows: string[] = [];
+  const wordsStaged = staging.into.search_words !== "search_words";
   for (const b of batch) {
     const e = b.entity;
     const columns = searchOf(b);
-    for (const word of columns.names) words.add(word);
+    if (wordsStaged) for (const word of typoWords(columns.names)) wordRows.push(copyLine([e.domain, word]));
+    else for (const word of columns.names) words.add(word);
     entities.push(copyRow(ENTITY_COLUMNS, e, [], [columns.search, columns.search_names]));
     for (const c of b.claims) claims.push(copyRow(CLAIM_FIELDS, c, [e.domain]));
     for (const c of b.changes) changes.push(copyRow(CHANGE_FIELDS, c, [e.domain]));
   }
-  const rows = { entities: entities.join(""), claims: claims.join(""), changes: changes.join("") };
+  const rows = { entities: entities.join(""), claims: claims.join(""), changes: changes.join(""), words: wordRows.join("") };
+  const into = staging.into;
   return async (tx, done) => {
-    await tx.copyFrom("entities", [...ENTITY_COLUMNS.map(([name]) => name), "search", "search_names"], rows.entities);
-    await addTypoWords(tx, words);
+    await tx.copyFrom(into.entities, [...ENTITY_COLUMNS.map(([name]) => name), "search", "search_names"], rows.entities);
+    if (wordsStaged) {
+      if (wordRows.length > 0) await tx.copyFrom(into.search_words, ["domain", "word"], rows.words);
+    } else await addTypoWords(tx, words);
     if (claims.length > 0)
       await tx.copyFrom(
-        "claims",
+        into.claims,
         CLAIM_COLUMNS.map(([name]) => name),
         rows.claims,
       );
     if (changes.length > 0)
       await tx.copyFrom(
-        "changes",
+        into.changes,
         CHANGE_COLUMNS.map(([name]) => name),
         rows.changes,
       );
-    done.entities += batch.length;
-    done.claims += claims.length;
-    done.changes += changes.length;
+    if (into.entities === "entities") {
+      done.entities += batch.length;
+      done.claims += claims.length;
+      done.changes += changes.length;
+    }
   };
 }
 
-/**
- * One batch of entities merged into a store that holds some: an entity the store checked as late or
- * later is kept, the others' rows, claims and changes replace or join the store's.
- */
-async function mergeEntities(tx: Queryable, batch: ExportEntity[], done: Imported): Promise<void> {
-  const namesOf = new Map<string, string[]>();
-  const rows = batch.map((b) => {
-    const columns = searchOf(b);
-    namesOf.set(b.entity.domain, columns.names);
-    return Object.assign({}, b.entity, { search: columns.search, search_names: columns.search_names });
-  });
-  const written = await tx.query<{ domain: string }>(
-    `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at,
-       last_checked_at, name, description, ever_accepted, failed_checks, search, search_names)
-     SELECT domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
-       name, description, ever_accepted, failed_checks, search::tsvector, search_names::tsvector
-     FROM jsonb_to_recordset($1::jsonb) AS x(domain text, status text, network_id text, entity_type text, details jsonb, problems jsonb,
-       verified integer, unverified integer, first_seen_at timestamptz, last_checked_at timestamptz, name text, description text,
-       ever_accepted boolean, failed_checks integer, search text, search_names text)
-     ON CONFLICT (domain) DO UPDATE SET status = excluded.status, network_id = excluded.network_id, entity_type = excluded.entity_type,
-       details = excluded.details, problems = excluded.problems, verified = excluded.verified, unverified = excluded.unverified,
-       first_seen_at = LEAST(entities.first_seen_at, excluded.first_seen_at), last_checked_at = excluded.last_checked_at,
-       name = excluded.name, description = excluded.description, ever_accepted = entities.ever_accepted OR excluded.ever_accepted,
-       failed_checks = excluded.failed_checks, search = excluded.search, search_names = excluded.search_names
-     WHERE entities.last_checked_at < excluded.last_checked_at
-     RETURNING domain`,
-    [jsonb(rows)],
+/** One batch of queued jobs through COPY, into an empty queue or its stage. */
+async function writeJobs(tx: Tx, jobs: ExportJob["job"][], staging: Staging, done: Imported): Promise<void> {
+  await tx.copyFrom(
+    staging.into.crawl_queue,
+    JOB_COLUMNS.map(([name]) => name),
+    jobs.map((j) => copyRow(JOB_COLUMNS, j, [])).join(""),
   );
-  const replaced = new Set(written.map((w) => w.domain));
-  await addTypoWords(tx, new Set([...replaced].flatMap((d) => namesOf.get(d) ?? [])));
-  const taken = batch.filter((b) => replaced.has(b.entity.domain));
-  done.entities += taken.length;
-  done.kept += batch.length - taken.length;
-  const domains = taken.map((b) => b.entity.domain);
-  if (domains.length > 0) await tx.query("DELETE FROM claims WHERE domain = ANY($1::text[])", [domains]);
-  const claims = taken.flatMap((b) => b.claims.map((c) => Object.assign({ domain: b.entity.domain }, c)));
-  if (claims.length > 0) {
-    await tx.query(
-      `INSERT INTO claims (${CLAIM_COLUMNS.map(([c]) => c).join(", ")}) SELECT * FROM ${unnest(CLAIM_COLUMNS)}`,
-      CLAIM_COLUMNS.map(([c]) => claims.map((row) => row[c])),
-    );
-    done.claims += claims.length;
-  }
-  // Changes from every entity of the file, in the file's order; merged, the store's own are kept and each change is written once.
-  const changes = batch.flatMap((b) => b.changes.map((c) => Object.assign({ domain: b.entity.domain }, c)));
-  if (changes.length > 0) {
-    const added = await tx.query<{ n: number }>(
-      `INSERT INTO changes (${CHANGE_COLUMNS.map(([c]) => c).join(", ")})
-       SELECT ${CHANGE_COLUMNS.map(([c]) => `x.${c}`).join(", ")} FROM ${unnest(CHANGE_COLUMNS)} WITH ORDINALITY AS x(${CHANGE_COLUMNS.map(([c]) => c).join(", ")}, n)
-       WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)
-       ORDER BY x.n
-       RETURNING 1 AS n`,
-      CHANGE_COLUMNS.map(([c]) => changes.map((row) => row[c])),
-    );
-    done.changes += added.length;
-  }
+  if (staging.into.crawl_queue === "crawl_queue") done.jobs += jobs.length;
 }
 
-/** Rows given as one array per column: the engine reads them without parsing JSON (a third faster than jsonb_to_recordset). */
-const unnest = (columns: readonly (readonly [string, string])[]) =>
-  `unnest(${columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})`;
+const names = (columns: Columns) => columns.map(([c]) => c).join(", ");
 
-/** One batch of queued jobs: through COPY into an empty queue, or merged (a domain already queued keeps the earlier due time). */
-async function writeJobs(tx: Tx, jobs: ExportJob["job"][], copy: boolean, done: Imported): Promise<void> {
-  if (copy) {
-    const rows = jobs.map((j) => copyRow(JOB_COLUMNS, j, []));
-    await tx.copyFrom(
-      "crawl_queue",
-      JOB_COLUMNS.map(([name]) => name),
-      rows.join(""),
-    );
-  } else {
+/**
+ * The staged rows into the store's tables, once the whole file is checked: an entity the store checked
+ * as late or later is kept, the others' rows and claims replace the store's; every change of the file
+ * joins the store's unless it holds it already (in the file's order); the words of the names taken; a
+ * job already queued keeps the earlier due time and the higher priority. `sent` counts the file's.
+ */
+async function mergeStaged(tx: Tx, staging: Staging, sent: { entities: number; jobs: number }, done: Imported): Promise<void> {
+  const staged = new Set(staging.tables);
+  const count = async (sql: string) =>
+    (await tx.query<{ n: number }>(`WITH w AS (${sql} RETURNING 1) SELECT count(*)::int AS n FROM w`))[0]?.n ?? 0;
+  if (staged.has("entities")) {
+    await tx.query("ANALYZE import_entities, import_claims, import_changes");
+    await tx.query("CREATE TEMPORARY TABLE import_taken (domain text PRIMARY KEY) ON COMMIT DROP");
+    const all = `${names(ENTITY_COLUMNS)}, search, search_names`;
     await tx.query(
-      `INSERT INTO crawl_queue (domain, reason, priority, due_at, backoff_s, attempts, queued_at)
-       SELECT domain, reason, priority, due_at, backoff_s, attempts, queued_at
-       FROM jsonb_to_recordset($1::jsonb) AS x(domain text, reason text, priority integer, due_at timestamptz, backoff_s integer,
-         attempts integer, queued_at timestamptz)
-       ON CONFLICT (domain) DO UPDATE SET due_at = LEAST(crawl_queue.due_at, excluded.due_at),
-         priority = LEAST(crawl_queue.priority, excluded.priority)`,
-      [jsonb(jobs)],
+      `WITH written AS (
+         INSERT INTO entities (${all}) SELECT ${all} FROM import_entities
+         ON CONFLICT (domain) DO UPDATE SET status = excluded.status, network_id = excluded.network_id, entity_type = excluded.entity_type,
+           details = excluded.details, problems = excluded.problems, verified = excluded.verified, unverified = excluded.unverified,
+           first_seen_at = LEAST(entities.first_seen_at, excluded.first_seen_at), last_checked_at = excluded.last_checked_at,
+           name = excluded.name, description = excluded.description, ever_accepted = entities.ever_accepted OR excluded.ever_accepted,
+           failed_checks = excluded.failed_checks, search = excluded.search, search_names = excluded.search_names
+         WHERE entities.last_checked_at < excluded.last_checked_at
+         RETURNING domain)
+       INSERT INTO import_taken SELECT domain FROM written`,
+    );
+    const [taken] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM import_taken");
+    done.entities += taken?.n ?? 0;
+    done.kept += sent.entities - (taken?.n ?? 0);
+    await tx.query("DELETE FROM claims WHERE domain IN (SELECT domain FROM import_taken)");
+    done.claims += await count(
+      `INSERT INTO claims (${names(CLAIM_COLUMNS)}) SELECT ${names(CLAIM_COLUMNS)} FROM import_claims WHERE domain IN (SELECT domain FROM import_taken)`,
+    );
+    done.changes += await count(
+      `INSERT INTO changes (${names(CHANGE_COLUMNS)})
+       SELECT ${CHANGE_COLUMNS.map(([c]) => `x.${c}`).join(", ")} FROM import_changes x
+       WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)
+       ORDER BY x.n`,
     );
   }
-  done.jobs += jobs.length;
+  if (staged.has("search_words")) {
+    const taken = staged.has("entities") ? " WHERE domain IN (SELECT domain FROM import_taken)" : "";
+    await tx.query(`INSERT INTO search_words (word) SELECT DISTINCT word FROM import_search_words${taken} ON CONFLICT DO NOTHING`);
+  }
+  if (staged.has("crawl_queue")) {
+    await tx.query(
+      `INSERT INTO crawl_queue (${names(JOB_COLUMNS)}) SELECT ${names(JOB_COLUMNS)} FROM import_crawl_queue
+       ON CONFLICT (domain) DO UPDATE SET due_at = LEAST(crawl_queue.due_at, excluded.due_at),
+         priority = LEAST(crawl_queue.priority, excluded.priority)`,
+    );
+    done.jobs += sent.jobs;
+  }
 }

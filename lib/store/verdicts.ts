@@ -252,9 +252,12 @@ async function writeSearchText(tx: Queryable, result: EntityResult, details: Rec
   await addTypoWords(tx, columns.names);
 }
 
+/** The words of names the typo table takes (docs/decisions.md#search): those of 3 letters or more. */
+export const typoWords = (words: Iterable<string>): string[] => [...words].filter((w) => [...w].length >= 3);
+
 /** Words of names into the typo table (docs/decisions.md#search): those of 3 letters or more. */
 export async function addTypoWords(tx: Queryable, words: Iterable<string>): Promise<void> {
-  const long = [...words].filter((w) => [...w].length >= 3);
+  const long = typoWords(words);
   if (long.length === 0) return;
   await tx.query("INSERT INTO search_words (word) SELECT DISTINCT unnest($1::text[]) ON CONFLICT DO NOTHING", [long]);
 }

@@ -12,6 +12,7 @@ import {
   createWriteStream,
   lstatSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -33,6 +34,7 @@ import {
   importIndex,
   StoreNotEmpty,
   type ExportEntity,
+  type ExportJob,
   type NumberedLine,
 } from "../../lib/store/export";
 import { parseQuery } from "../../lib/protocol/ids";
@@ -181,6 +183,55 @@ const entityLine = (domain: string): string =>
 const header = (counts: { entities: number; claims?: number; changes?: number; jobs?: number }) =>
   JSON.stringify({ schema: EXPORT_SCHEMA, counts: { claims: 0, changes: 0, jobs: 0, ...counts } });
 
+/**
+ * An export of `n` entities named `bulk-000001.example`…, each with two claims, a change, a long
+ * description and a queued job, followed by a line that is not JSON: an import writes all of it, then fails.
+ */
+function failingBulk(n: number): string {
+  const out = [header({ entities: n, claims: 2 * n, changes: n, jobs: n })];
+  const domains = Array.from({ length: n }, (_, i) => `bulk-${String(i).padStart(6, "0")}.example`);
+  for (const domain of domains) {
+    const claim = (kind: "properties" | "credentials", id: string): ExportEntity["claims"][number] => ({
+      kind,
+      claim_key: id.toLowerCase(),
+      id,
+      label: `What ${domain} calls it`,
+      issuer: kind === "credentials" ? "guild.example" : null,
+      issuer_name: kind === "credentials" ? "The Guild" : null,
+      present: true,
+      verified: true,
+      reason: null,
+      stale_reason: null,
+      stale_message: null,
+      first_seen_at: at(0),
+      last_checked_at: at(1),
+      last_verified_at: at(1),
+      verified_since: at(0),
+      failing_since: null,
+    });
+    const line = JSON.parse(entityLine(domain)) as ExportEntity;
+    line.entity.description = `${domain} makes things of wood and stone, and writes about them. `.repeat(8);
+    line.claims = [claim("credentials", `@m@guild.example/members/${domain}`), claim("properties", `§:property:blog.${domain}`)];
+    line.changes = [{ kind: "entity", claim_key: "", id: null, at: at(0), verified: null, status: "accepted", reason: null }];
+    out.push(JSON.stringify(line));
+  }
+  for (const domain of domains)
+    out.push(
+      JSON.stringify({
+        job: { domain, reason: "recheck", priority: 2, due_at: at(25), backoff_s: 0, attempts: 0, queued_at: at(1) },
+      } satisfies ExportJob),
+    );
+  return `${out.join("\n")}\n{nope\n`;
+}
+
+/** The bytes of every file under `dir` (the embedded store's folder). */
+function folderBytes(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce(
+    (sum, e) => sum + (e.isDirectory() ? folderBytes(path.join(dir, e.name)) : e.isFile() ? statSync(path.join(dir, e.name)).size : 0),
+    0,
+  );
+}
+
 /** `ident` as an operator runs it. */
 const run = (args: string[], env: Record<string, string>) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
@@ -191,6 +242,10 @@ const run = (args: string[], env: Record<string, string>) =>
       (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
+/** The variable that points the command at a store. */
+const envOf = (where: StoreLocation): Record<string, string> =>
+  where.kind === "server" ? { IDENT_DATABASE_URL: where.url } : { IDENT_DATA_DIR: where.dataDir ?? ":memory:" };
+
 const { engines: ENGINES, tempDir, database } = useEngines("export");
 const pglite = () => ENGINES.find((e) => e.name === "PGlite")!;
 const postgres = () => ENGINES.find((e) => e.name === "PostgreSQL")!;
@@ -865,4 +920,57 @@ describe("the command line", () => {
     expect(into.stderr).toMatch(/^ident: \S+endless line 3: more entities than the 1 its first line says: [^\n]+; nothing was imported\n$/);
     expect(wrote).toBeLessThan(200_000);
   }, 120_000);
+});
+
+describe.each(ENGINES)("a failed import on $name", ({ name, location }) => {
+  /** The store's size: its folder's files, or the server's database. */
+  const sizeOf = async (where: StoreLocation) => {
+    if (where.kind === "embedded") return folderBytes(where.dataDir!);
+    const store = await openStore(where);
+    try {
+      const [row] = await store.db.query<{ n: string }>("SELECT pg_database_size(current_database()) AS n");
+      return Number(row?.n);
+    } finally {
+      await store.close();
+    }
+  };
+  const bulk = () => {
+    const file = path.join(tempDir(), "failing.ndjson");
+    writeFileSync(file, failingBulk(5000));
+    return file;
+  };
+
+  it("leaves the store its size: four failed imports of 5,000 entities, +25 % at most", async () => {
+    const where = await location();
+    await (await openStore(where)).close();
+    const file = bulk();
+    const before = await sizeOf(where);
+    for (let i = 0; i < 4; i++) {
+      const into = await run(["store", "import", file], envOf(where));
+      expect(into.stderr).toMatch(/ line 10002: not valid JSON/);
+    }
+    const after = await sizeOf(where);
+    expect(after, `${name}: ${before} → ${after} bytes`).toBeLessThanOrEqual(before * 1.25);
+    const store = await openStore(where);
+    try {
+      expect(await count(store, "entities")).toBe(0);
+    } finally {
+      await store.close();
+    }
+  }, 180_000);
+
+  it("into a store that holds entities (--merge), four failed imports leave it its size too", async () => {
+    const where = await location();
+    const store = await openStore(where);
+    await fill(store);
+    await store.close();
+    const file = bulk();
+    const before = await sizeOf(where);
+    for (let i = 0; i < 4; i++) {
+      const into = await run(["store", "import", file, "--merge"], envOf(where));
+      expect(into.stderr).toMatch(/ line 10002: not valid JSON/);
+    }
+    const after = await sizeOf(where);
+    expect(after, `${name}: ${before} → ${after} bytes`).toBeLessThanOrEqual(before * 1.25);
+  }, 180_000);
 });
