@@ -63,26 +63,28 @@ function within(text: string, max: number): boolean {
 }
 const thousands = (n: number) => n.toLocaleString("en-US");
 
-/** A text of at most `max` characters, `what` being what the index keeps so much of. */
-const textUpTo = (max: number, what: string) =>
-  z.string().refine((text) => within(text, max), { error: `longer than the ${thousands(max)} characters the index keeps of ${what}` });
-const Text = z
-  .string()
-  .max(MAX_TEXT_CHARS, { error: `longer than any document the resolver reads (${thousands(MAX_TEXT_CHARS)} characters)` });
-const Name = textUpTo(MAX_NAME_LENGTH, "a name");
-const Description = textUpTo(MAX_DESCRIPTION_LENGTH, "a description");
-const Label = textUpTo(MAX_LABEL_LENGTH, "what a claim is called");
-
 /**
  * A domain as a lookup takes it (docs/decisions.md#queries): the protocol's domain (isDomain, which
  * a query's domain goes through), in lower case as a query makes it. No IP address, `localhost`,
  * path, port or control character is one.
  */
 const isLookupDomain = (text: string): boolean => isDomain(text) && text.toLowerCase() === text;
-const Domain = z.string().refine(isLookupDomain, {
-  error: (issue) =>
-    `${JSON.stringify(String(issue.input).slice(0, 100))} is not a domain as a lookup takes it (lower case; no path, port, address or control character)`,
-});
+const notADomain = (text: string) =>
+  `${JSON.stringify(text.slice(0, 100))} is not a domain as a lookup takes it (lower case; no path, port, address or control character)`;
+
+/** What the index keeps of a text: a name's, a description's, what a claim is called, any other. */
+const KEPT = {
+  name: { max: MAX_NAME_LENGTH, says: `longer than the ${thousands(MAX_NAME_LENGTH)} characters the index keeps of a name` },
+  description: {
+    max: MAX_DESCRIPTION_LENGTH,
+    says: `longer than the ${thousands(MAX_DESCRIPTION_LENGTH)} characters the index keeps of a description`,
+  },
+  label: {
+    max: MAX_LABEL_LENGTH,
+    says: `longer than the ${thousands(MAX_LABEL_LENGTH)} characters the index keeps of what a claim is called`,
+  },
+  text: { max: MAX_TEXT_CHARS, says: `longer than any document the resolver reads (${thousands(MAX_TEXT_CHARS)} characters)` },
+} as const;
 
 /** A count or number of the tables: a whole number the engine's `integer` holds. */
 const Count = z
@@ -90,120 +92,173 @@ const Count = z
   .int()
   .min(0)
   .max(INT4_MAX, { error: `larger than the index's numbers hold (${thousands(INT4_MAX)})` });
+const Time = z.iso.datetime({ offset: false });
 
 /** The first 19 characters of an ISO time, to the second: the text of a time in the file compares with it as time does. */
 const toSecond = (ms: number) => new Date(ms).toISOString().slice(0, 19);
 const EARLIEST_SECOND = toSecond(EARLIEST_MS);
 
-/** The one refusal of a time outside [{@link EARLIEST_TIME}, `latest`]. */
-const timeRefusal = (text: string, latest: number, ahead: string) =>
-  text < EARLIEST_SECOND
-    ? `${text} is before ${EARLIEST_TIME.slice(0, 10)}, earlier than any index`
-    : `${text} is later than ${toSecond(latest)}Z, ${ahead}`;
-/**
- * A UTC time from {@link EARLIEST_TIME} to `latest` (to the second). Compared as text, not parsed:
- * the format makes the order of the texts the order of the times, and an import checks millions.
- */
-function timeUpTo(latest: number, ahead: string) {
-  // Whatever follows the second ("Z", ".5Z") sorts below "~".
-  const below = `${toSecond(latest)}~`;
-  return z.iso
-    .datetime({ offset: false })
-    .refine((text) => text >= EARLIEST_SECOND && text < below, { error: (issue) => timeRefusal(String(issue.input), latest, ahead) });
-}
-
-const ProblemRow = z.strictObject({
-  code: Text,
-  severity: z.enum(["error", "warning"]),
-  message: Text,
-  path: Text.optional(),
-  detail: Text.optional(),
-});
-
 const JOB_REASONS = Object.keys(PRIORITY) as [JobReason, ...JobReason[]];
 const PRIORITIES = Object.values(PRIORITY);
 
-/**
- * The lines an import read at `now`: every time from {@link EARLIEST_TIME} to `now` and
- * {@link CLOCK_SKEW_MS} (a job's next run up to the queue's longest wait after that), every closed
- * set its own, domains as a lookup takes them, texts no longer than the index keeps, numbers the
- * engine holds; every value typed, so nothing nests deeper than the schema.
- */
-function lineSchemas(now: number) {
-  const latest = now + CLOCK_SKEW_MS;
-  const Time = timeUpTo(latest, `this machine's time and ${CLOCK_SKEW_MS / 60_000} minutes: a check cannot come from the future`);
-  const MaybeTime = Time.nullable();
-  const Due = timeUpTo(latest + RECHECK_OK_S * 1000, "a day from now, the longest a queued check waits");
-  const entity = z.strictObject({
-    entity: z.strictObject({
-      domain: Domain,
-      status: EntityStatus,
-      network_id: Text.nullable(),
-      entity_type: Text.nullable(),
-      details: z.object({ name: Name.optional(), description: Description.optional() }).catchall(Text),
-      problems: z.array(ProblemRow),
-      verified: Count,
-      unverified: Count,
+/** The shape of the lines, every value typed (so nothing nests deeper than this) and every closed set its own. */
+const EntityShape = z.strictObject({
+  entity: z.strictObject({
+    domain: z.string(),
+    status: EntityStatus,
+    network_id: z.string().nullable(),
+    entity_type: z.string().nullable(),
+    details: z.record(z.string(), z.string()),
+    problems: z.array(
+      z.strictObject({
+        code: z.string(),
+        severity: z.enum(["error", "warning"]),
+        message: z.string(),
+        path: z.string().optional(),
+        detail: z.string().optional(),
+      }),
+    ),
+    verified: Count,
+    unverified: Count,
+    first_seen_at: Time,
+    last_checked_at: Time,
+    name: z.string().nullable(),
+    description: z.string().nullable(),
+    ever_accepted: z.boolean(),
+    failed_checks: Count,
+  }),
+  claims: z.array(
+    z.strictObject({
+      kind: z.enum(CLAIM_KINDS),
+      claim_key: z.string(),
+      id: z.string().nullable(),
+      label: z.string().nullable(),
+      issuer: z.string().nullable(),
+      issuer_name: z.string().nullable(),
+      present: z.boolean(),
+      verified: z.boolean(),
+      reason: Reason.nullable(),
+      stale_reason: Reason.nullable(),
+      stale_message: z.string().nullable(),
       first_seen_at: Time,
       last_checked_at: Time,
-      name: Name.nullable(),
-      description: Description.nullable(),
-      ever_accepted: z.boolean(),
-      failed_checks: Count,
+      last_verified_at: Time.nullable(),
+      verified_since: Time.nullable(),
+      failing_since: Time.nullable(),
     }),
-    claims: z.array(
-      z.strictObject({
-        kind: z.enum(CLAIM_KINDS),
-        claim_key: Text,
-        id: Text.nullable(),
-        label: Label.nullable(),
-        issuer: Domain.nullable(),
-        issuer_name: Label.nullable(),
-        present: z.boolean(),
-        verified: z.boolean(),
-        reason: Reason.nullable(),
-        stale_reason: Reason.nullable(),
-        stale_message: Text.nullable(),
-        first_seen_at: Time,
-        last_checked_at: Time,
-        last_verified_at: MaybeTime,
-        verified_since: MaybeTime,
-        failing_since: MaybeTime,
-      }),
-    ),
-    changes: z.array(
-      z.strictObject({
-        kind: z.enum(["entity", ...CLAIM_KINDS]),
-        claim_key: Text,
-        id: Text.nullable(),
-        at: Time,
-        verified: z.boolean().nullable(),
-        status: EntityStatus.nullable(),
-        reason: Reason.nullable(),
-      }),
-    ),
-  });
-  const job = z.strictObject({
-    job: z.strictObject({
-      domain: Domain,
-      reason: z.enum(JOB_REASONS),
-      priority: z
-        .number()
-        .int()
-        .min(Math.min(...PRIORITIES))
-        .max(Math.max(...PRIORITIES)),
-      due_at: Due,
-      backoff_s: z.number().int().min(0).max(RECHECK_OK_S),
-      attempts: Count,
-      queued_at: Time,
+  ),
+  changes: z.array(
+    z.strictObject({
+      kind: z.enum(["entity", ...CLAIM_KINDS]),
+      claim_key: z.string(),
+      id: z.string().nullable(),
+      at: Time,
+      verified: z.boolean().nullable(),
+      status: EntityStatus.nullable(),
+      reason: Reason.nullable(),
     }),
-  });
-  return { entity, job };
-}
+  ),
+});
+const JobShape = z.strictObject({
+  job: z.strictObject({
+    domain: z.string(),
+    reason: z.enum(JOB_REASONS),
+    priority: z
+      .number()
+      .int()
+      .min(Math.min(...PRIORITIES))
+      .max(Math.max(...PRIORITIES)),
+    due_at: Time,
+    backoff_s: z.number().int().min(0).max(RECHECK_OK_S),
+    attempts: Count,
+    queued_at: Time,
+  }),
+});
 
-type LineSchemas = ReturnType<typeof lineSchemas>;
-export type ExportEntity = z.infer<LineSchemas["entity"]>;
-export type ExportJob = z.infer<LineSchemas["job"]>;
+export type ExportEntity = z.infer<typeof EntityShape>;
+export type ExportJob = z.infer<typeof JobShape>;
+
+/** Where a line goes past what the index could hold, and how. */
+type OutOfBounds = { path: (string | number)[]; message: string };
+
+/**
+ * The bounds of the lines an import reads at `now`, one function a kind of line, run once its shape
+ * is checked (an import checks millions of values): every time from {@link EARLIEST_TIME} to `now`
+ * and {@link CLOCK_SKEW_MS}, a job's next run up to the queue's longest wait after that; domains as
+ * a lookup takes them; texts no longer than the index keeps ({@link KEPT}). Times are compared as
+ * text, to the second: the format makes the order of the texts the order of the times. Each answers
+ * the first value out of bounds, or null.
+ */
+function boundsAt(now: number) {
+  const latest = now + CLOCK_SKEW_MS;
+  // Whatever follows the second ("Z", ".5Z") sorts below "~".
+  const below = `${toSecond(latest)}~`;
+  const dueBelow = `${toSecond(latest + RECHECK_OK_S * 1000)}~`;
+  const ahead = `${toSecond(latest)}Z, this machine's time and ${CLOCK_SKEW_MS / 60_000} minutes: a check cannot come from the future`;
+  const dueAhead = `${toSecond(latest + RECHECK_OK_S * 1000)}Z, a day from now, the longest a queued check waits`;
+  const whenNot = (text: string, after: string) =>
+    text < EARLIEST_SECOND ? `${text} is before ${EARLIEST_TIME.slice(0, 10)}, earlier than any index` : `${text} is later than ${after}`;
+  const inTime = (text: string | null) => text === null || (text >= EARLIEST_SECOND && text < below);
+  const late = (path: (string | number)[], text: string | null): OutOfBounds => ({ path, message: whenNot(text ?? "", ahead) });
+  const keeps = (text: string | null | undefined, what: (typeof KEPT)[keyof typeof KEPT]) =>
+    text === null || text === undefined || within(text, what.max);
+  const { name, description, label, text } = KEPT;
+  // Issuers repeat from line to line: each is checked once (at most 1,000 kept).
+  const issuers = new Set<string>();
+  const anIssuer = (domain: string | null) => {
+    if (domain === null || issuers.has(domain)) return true;
+    if (!isLookupDomain(domain)) return false;
+    if (issuers.size >= 1000) issuers.clear();
+    issuers.add(domain);
+    return true;
+  };
+  return {
+    entity(line: ExportEntity): OutOfBounds | null {
+      const e = line.entity;
+      if (!isLookupDomain(e.domain)) return { path: ["entity", "domain"], message: notADomain(e.domain) };
+      if (!keeps(e.network_id, text)) return { path: ["entity", "network_id"], message: text.says };
+      if (!keeps(e.entity_type, text)) return { path: ["entity", "entity_type"], message: text.says };
+      for (const key in e.details) {
+        const what = key === "name" ? name : key === "description" ? description : text;
+        if (!keeps(e.details[key], what)) return { path: ["entity", "details", key], message: what.says };
+      }
+      for (let i = 0; i < e.problems.length; i++) {
+        const p = e.problems[i] as ExportEntity["entity"]["problems"][number];
+        for (const key of PROBLEM_TEXTS) if (!keeps(p[key], text)) return { path: ["entity", "problems", i, key], message: text.says };
+      }
+      if (!inTime(e.first_seen_at)) return late(["entity", "first_seen_at"], e.first_seen_at);
+      if (!inTime(e.last_checked_at)) return late(["entity", "last_checked_at"], e.last_checked_at);
+      if (!keeps(e.name, name)) return { path: ["entity", "name"], message: name.says };
+      if (!keeps(e.description, description)) return { path: ["entity", "description"], message: description.says };
+      for (let i = 0; i < line.claims.length; i++) {
+        const c = line.claims[i] as ExportEntity["claims"][number];
+        if (!keeps(c.claim_key, text)) return { path: ["claims", i, "claim_key"], message: text.says };
+        if (!keeps(c.id, text)) return { path: ["claims", i, "id"], message: text.says };
+        if (!keeps(c.label, label)) return { path: ["claims", i, "label"], message: label.says };
+        if (!anIssuer(c.issuer)) return { path: ["claims", i, "issuer"], message: notADomain(c.issuer ?? "") };
+        if (!keeps(c.issuer_name, label)) return { path: ["claims", i, "issuer_name"], message: label.says };
+        if (!keeps(c.stale_message, text)) return { path: ["claims", i, "stale_message"], message: text.says };
+        for (const key of CLAIM_TIMES) if (!inTime(c[key])) return late(["claims", i, key], c[key]);
+      }
+      for (let i = 0; i < line.changes.length; i++) {
+        const c = line.changes[i] as ExportEntity["changes"][number];
+        if (!keeps(c.claim_key, text)) return { path: ["changes", i, "claim_key"], message: text.says };
+        if (!keeps(c.id, text)) return { path: ["changes", i, "id"], message: text.says };
+        if (!inTime(c.at)) return late(["changes", i, "at"], c.at);
+      }
+      return null;
+    },
+    job({ job }: ExportJob): OutOfBounds | null {
+      if (!isLookupDomain(job.domain)) return { path: ["job", "domain"], message: notADomain(job.domain) };
+      if (!(job.due_at >= EARLIEST_SECOND && job.due_at < dueBelow))
+        return { path: ["job", "due_at"], message: whenNot(job.due_at, dueAhead) };
+      if (!inTime(job.queued_at)) return late(["job", "queued_at"], job.queued_at);
+      return null;
+    },
+  };
+}
+const PROBLEM_TEXTS = ["code", "message", "path", "detail"] as const;
+const CLAIM_TIMES = ["first_seen_at", "last_checked_at", "last_verified_at", "verified_since", "failing_since"] as const;
 
 /** Entities read or written per statement. */
 export const EXPORT_BATCH = 1000;
@@ -459,10 +514,13 @@ export type NumberedLine = { n: number; text: string };
 const keyOf = (key: PropertyKey) =>
   typeof key === "number" ? String(key) : /^[\w-]{1,40}$/.test(String(key)) ? String(key) : JSON.stringify(String(key).slice(0, 40));
 
-/** The first problem of a zod parse, in a few words on one line: where, then what. */
+/** A problem of a line in a few words on one line: where, then what. */
+const said = (path: readonly PropertyKey[], message: string) => `${path.length > 0 ? `${path.map(keyOf).join(".")}: ` : ""}${message}`;
+
+/** The first problem of a zod parse. */
 const issueOf = (error: z.ZodError) => {
   const first = error.issues[0];
-  return first ? `${first.path.length > 0 ? `${first.path.map(keyOf).join(".")}: ` : ""}${first.message}` : "not valid";
+  return first ? said(first.path, first.message) : "not valid";
 };
 
 /** Where in a checked line a text (or a key) holds NUL, as its path; null when none does. The schema bounds the depth. */
@@ -502,12 +560,13 @@ const PARTS = ["entities", "claims", "changes", "jobs"] as const;
 
 /**
  * Checks a file's lines in order: the header first, entities then jobs, each in strictly increasing
- * domain order, every line valid by {@link lineSchemas} at `now`; no more of each part than the
+ * domain order, every line of its shape ({@link EntityShape}, {@link JobShape}) and within the bounds
+ * of an import at `now` ({@link boundsAt}); no more of each part than the
  * header counts, found at the line that has one too many, and all of them before the jobs, and at
  * `end`. Each problem is an {@link ImportError} naming its line. Holds nothing but the last domain.
  */
 function lineChecker(now: number) {
-  const schemas = lineSchemas(now);
+  const bounds = boundsAt(now);
   let header: ExportHeader | null = null;
   const seen = { entities: 0, claims: 0, changes: 0, jobs: 0 };
   let last = "";
@@ -557,8 +616,10 @@ function lineChecker(now: number) {
         if (at !== null) throw new ImportError(n, `${at}: a NUL character (\\u0000), which no text of the index holds`);
       };
       if (value !== null && typeof value === "object" && "job" in value) {
-        const parsed = schemas.job.safeParse(value);
+        const parsed = JobShape.safeParse(value);
         if (!parsed.success) throw new ImportError(n, `not a valid job (${issueOf(parsed.error)})`);
+        const out = bounds.job(parsed.data);
+        if (out) throw new ImportError(n, `not a valid job (${said(out.path, out.message)})`);
         nul(parsed.data);
         if (!inJobs) {
           // Every entity, claim and change comes before the first job.
@@ -575,8 +636,10 @@ function lineChecker(now: number) {
         return { kind: "job", value: parsed.data };
       }
       if (inJobs) throw new ImportError(n, "an entity after the jobs: entities come first");
-      const parsed = schemas.entity.safeParse(value);
+      const parsed = EntityShape.safeParse(value);
       if (!parsed.success) throw new ImportError(n, `not a valid entity (${issueOf(parsed.error)})`);
+      const out = bounds.entity(parsed.data);
+      if (out) throw new ImportError(n, `not a valid entity (${said(out.path, out.message)})`);
       nul(parsed.data);
       const domain = parsed.data.entity.domain;
       if (!bytesAfter(domain, last)) throw new ImportError(n, `${domain} is out of domain order, or there twice`);
