@@ -103,7 +103,7 @@ const wanted = (name: string) => only.length === 0 || only.includes(name);
 /** Runs that start no app, and need no build. */
 const WITHOUT_APP = ["imports"];
 
-if (!only.every((name) => WITHOUT_APP.includes(name)) && !existsSync(path.join(root, ".next", "BUILD_ID"))) {
+if (!(only.length > 0 && only.every((name) => WITHOUT_APP.includes(name))) && !existsSync(path.join(root, ".next", "BUILD_ID"))) {
   console.log("load: no build; run `npm run build` first");
   process.exit(1);
 }
