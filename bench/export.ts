@@ -54,7 +54,7 @@ export async function writeSynthetic(file: string, n: number, shape: Shape = SMA
     const d = domains[i] ?? "";
     const name = shape.name(i);
     const description = shape.description(i);
-    const claim = (kind: "properties" | "credentials", id: string, label: string, verified: boolean) => ({
+    const claim = (kind: "properties" | "credentials", id: string, label: string, verified: boolean): ExportEntity["claims"][number] => ({
       kind,
       claim_key: id.toLowerCase(),
       id,

@@ -9,12 +9,27 @@
  *   search   at 100,000 entities, one client flooding 200-character searches from 64 connections
  *            while another reads a warm lookup; then the same with the per-client limit lifted
  *   junk     10,000 lookups of names with no entity document, then the index's prune 6 and 7 days on
+ *   imports  four failed `ident store import`s of 20,000 entities (the last line not JSON) into an empty
+ *            store, then four into a store of 20,000 with --merge, on both engines: the store's size
+ *            before and after (docs/deploying.md#what-an-import-refuses); needs no build
  *
  * Results "lost" are lookups answered 200 whose domain the index does not hold afterwards
  * (`/api/entity/{domain}/history` answers 404). Limits that would refuse the load itself (the
  * address's minute: every publisher here is one address) are raised for the run, and said so.
  */
-import { readdirSync, readFileSync, unlinkSync, writeSync, openSync, closeSync, mkdtempSync } from "node:fs";
+import { execFile } from "node:child_process";
+import {
+  appendFileSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  openSync,
+  closeSync,
+  mkdtempSync,
+} from "node:fs";
 import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -22,8 +37,10 @@ import { openStore } from "../lib/store";
 import { BACKLOG_MAX } from "../lib/store";
 import { DEFAULTS } from "../lib/limits";
 import type { Site } from "../test/network/server";
+import { startPostgres } from "../test/helpers/postgres";
+import { writeSynthetic } from "./export";
 import { generateFor } from "./index";
-import { type App, counts, engineRssMb, get, metric, p95, probe, rssMb, scrape, sleep, startApp, stopApp } from "./load-kit";
+import { type App, counts, engineRssMb, get, metric, p95, probe, root, rssMb, scrape, sleep, startApp, stopApp } from "./load-kit";
 import { median } from "./stats";
 
 const S = "\u00a7";
@@ -366,4 +383,74 @@ export async function junkRun(env: Record<string, string>, suffix: string): Prom
     `junk      10,000 lookups of names with no entity document, 64 at a time, in ${seconds(took)} (the address's minute raised): ${counts(statuses)}; ` +
       `the index then held ${before}; 6 days on: ${six}; 7 days and 1 h on: ${seven} (goal 0)`,
   );
+}
+
+/** The bytes of every file under `dir`. */
+function folderBytes(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce(
+    (sum, e) => sum + (e.isDirectory() ? folderBytes(path.join(dir, e.name)) : e.isFile() ? statSync(path.join(dir, e.name)).size : 0),
+    0,
+  );
+}
+
+/** `ident store …` as an operator runs it; its last line. */
+const identStore = (args: string[], env: Record<string, string>) =>
+  new Promise<string>((resolve) =>
+    execFile(
+      process.execPath,
+      [path.join(root, "bin", "ident.js"), "store", ...args],
+      { env: Object.assign({}, process.env, { IDENT_CRAWL: "0", IDENT_LOG_LEVEL: "warn" }, env), maxBuffer: 1 << 20 },
+      (_err, _stdout, stderr) => resolve(stderr.trim().split("\n").at(-1) ?? ""),
+    ),
+  );
+
+/**
+ * The `imports` run (docs/deploying.md#what-an-import-refuses): a failed import leaves the store its
+ * size, into an empty store and into one that holds entities (--merge), on the embedded store and on
+ * PostgreSQL (its database's size; the server's log is the server's).
+ */
+export async function importsRun(): Promise<void> {
+  const N = 20_000;
+  const dir = mkdtempSync(path.join(tmpdir(), "ident-load-imports-"));
+  const pg = await startPostgres();
+  try {
+    const good = path.join(dir, "good.ndjson");
+    const bad = path.join(dir, "bad.ndjson");
+    await writeSynthetic(good, N);
+    await writeSynthetic(bad, N);
+    appendFileSync(bad, "{not json\n");
+    const figures: string[] = [];
+    let said = "";
+    for (const engine of ["embedded", "PostgreSQL"] as const) {
+      for (const merge of [false, true]) {
+        const where = engine === "embedded" ? { kind: "embedded" as const, dataDir: path.join(dir, `data-${String(merge)}`) } : null;
+        const url = where ? "" : await pg.database(`imports_${String(merge)}`);
+        const env: Record<string, string> = where ? { IDENT_DATA_DIR: where.dataDir } : { IDENT_DATABASE_URL: url };
+        // A new store (migrated), or one that holds the 20,000 entities.
+        if (merge) await identStore(["import", good], env);
+        else await (await openStore(where ?? { kind: "server", url }, () => undefined)).close();
+        const size = async () => {
+          if (where) return folderBytes(where.dataDir);
+          const store = await openStore({ kind: "server", url }, () => undefined);
+          const [row] = await store.db.query<{ n: string }>("SELECT pg_database_size(current_database()) AS n");
+          await store.close();
+          return Number(row?.n);
+        };
+        const before = await size();
+        for (let i = 0; i < 4; i++) said = await identStore(["import", bad, ...(merge ? ["--merge"] : [])], env);
+        const after = await size();
+        const mb = (b: number) => (b / 1048576).toFixed(1);
+        figures.push(
+          `${engine}${merge ? ` holding ${N.toLocaleString("en-US")}, --merge` : ", empty"}: ${mb(before)} → ${mb(after)} MB (${after >= before ? "+" : ""}${(((after - before) / before) * 100).toFixed(1)} %)`,
+        );
+      }
+    }
+    console.log(
+      `imports   Four failed imports of ${N.toLocaleString("en-US")} entities (the last line not JSON; each said "${said.replace(dir, "…")}"): ` +
+        `the store's size ${figures.join("; ")} (goal: the store's size + ≤ 25 %)`,
+    );
+  } finally {
+    await pg.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

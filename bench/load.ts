@@ -15,9 +15,10 @@
  *   wildcard   60 clients looking up distinct names that exist nowhere, all sent to one address (a
  *              publisher of its own that answers 404 after 50 ms: bench/wild-publisher.ts), for 90 s,
  *              while another client reads a warm page (docs/architecture.md#traffic: `addressPerMinute`)
- *   engine, disk, pages, search, junk
+ *   engine, disk, pages, search, junk, imports
  *              what the app remembers: its engine killed, its disk filled, 10,000 distinct pages, a
- *              search flood at 100,000 entities, 10,000 lookups of nothing (bench/load-store.ts)
+ *              search flood at 100,000 entities, 10,000 lookups of nothing, failed imports of the
+ *              index (bench/load-store.ts)
  *
  * `npm run load -- storm` runs only the runs it names; with LOAD_PROF=1 each app writes a CPU profile
  * to /tmp/prof (open it in Chrome's DevTools).
@@ -57,7 +58,7 @@ import {
   stopApp,
   watch,
 } from "./load-kit";
-import { junkRun, storeRuns, storeSites } from "./load-store";
+import { importsRun, junkRun, storeRuns, storeSites } from "./load-store";
 import { startWildPublisher, WILD_SUFFIX } from "./wild-publisher";
 
 const S = "\u00a7";
@@ -96,7 +97,13 @@ Object.assign(sites, storeSites());
 
 // --- the runs -------------------------------------------------------------------------------------
 
-if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
+/** `npm run load -- storm bombs` runs only those. */
+const only = process.argv.slice(2);
+const wanted = (name: string) => only.length === 0 || only.includes(name);
+/** Runs that start no app, and need no build. */
+const WITHOUT_APP = ["imports"];
+
+if (!(only.length > 0 && only.every((name) => WITHOUT_APP.includes(name))) && !existsSync(path.join(root, ".next", "BUILD_ID"))) {
   console.log("load: no build; run `npm run build` first");
   process.exit(1);
 }
@@ -143,10 +150,6 @@ function wildEnv(wild: { caPem: string; port: number }): Record<string, string> 
   const connectTo = [...own.map((d) => `${d}:443:127.0.0.1:${net.port}`), `::${WILD_ADDRESS}:${wild.port}`].join(",");
   return { ...base, NODE_EXTRA_CA_CERTS: caFile, IDENT_CONNECT_TO: connectTo };
 }
-/** `npm run load -- storm bombs` runs only those. */
-const only = process.argv.slice(2);
-const wanted = (name: string) => only.length === 0 || only.includes(name);
-
 console.log(
   `load: limits at their defaults (IDENT_MAX_OUTBOUND ${outboundCap}, ${limits.fetchesPerQuery} fetches a query, ${limits.hostAtOnce} per host name and ${limits.addressAtOnce} per address at once, ${limits.addressPerMinute} a minute per address, ${limits.coldLookups} cold lookups a client a minute)\n`,
 );
@@ -416,6 +419,8 @@ if (wanted("junk")) {
   await junkRun(wildEnv(wild), WILD_SUFFIX);
   wild.stop();
 }
+
+if (wanted("imports")) await importsRun();
 
 for (const t of tarpits) t.close();
 await net.close();

@@ -10,15 +10,17 @@
  * works it out again, as recording a check does.
  */
 import { z } from "zod";
-import type { Db, Queryable, Tx } from "./db";
+import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
+import { DEFAULTS } from "../limits";
+import { isDomain } from "../protocol/ids";
+import { EntityStatus, Reason } from "../result/record";
+import type { Db, Tx } from "./db";
 import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./copy-text";
-import { addTypoWords, jsonb } from "./verdicts";
+import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue";
+import { addTypoWords, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts";
 import { searchColumns } from "./words";
 
 export const EXPORT_SCHEMA = "ident-resolver/export@1";
-
-const Time = z.iso.datetime({ offset: false });
-const MaybeTime = Time.nullable();
 
 export const ExportHeader = z.strictObject({
   schema: z.literal(EXPORT_SCHEMA),
@@ -31,67 +33,232 @@ export const ExportHeader = z.strictObject({
 });
 export type ExportHeader = z.infer<typeof ExportHeader>;
 
-const EntityRow = z.strictObject({
-  domain: z.string().min(1).max(253),
-  status: z.string().min(1),
-  network_id: z.string().nullable(),
-  entity_type: z.string().nullable(),
-  details: z.record(z.string(), z.unknown()),
-  problems: z.array(z.unknown()),
-  verified: z.number().int().min(0),
-  unverified: z.number().int().min(0),
-  first_seen_at: Time,
-  last_checked_at: Time,
-  name: z.string().nullable(),
-  description: z.string().nullable(),
-  ever_accepted: z.boolean(),
-  failed_checks: z.number().int().min(0),
+/*
+ * What an import takes (docs/deploying.md#what-an-import-refuses): what the live resolver could
+ * have recorded, nothing else. A line that asks more is refused with its number and its field.
+ */
+
+/** How far ahead of this machine's clock a time of the file may be: two clocks' skew. */
+export const CLOCK_SKEW_MS = 5 * 60_000;
+/** No index holds a time before this day: the protocol and this resolver did not exist. */
+export const EARLIEST_TIME = "2020-01-01T00:00:00.000Z";
+const EARLIEST_MS = Date.parse(EARLIEST_TIME);
+/** The engine's `integer` (int4): the type of every number of the tables the file carries (lib/store/migrations.ts). */
+const INT4_MAX = 2_147_483_647;
+/** The longest text of any field: the largest document the resolver reads, whence every text of an index comes. */
+const MAX_TEXT_CHARS = DEFAULTS.maxBytes.html;
+
+/** Whether `text` has at most `max` characters as the pages count them (code points, each one or two UTF-16 units). */
+function within(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  if (text.length > 2 * max) return false;
+  let n = 0;
+  for (let i = 0; i < text.length; i++, n++) {
+    if (n === max) return false;
+    const c = text.charCodeAt(i);
+    // A surrogate pair is one character.
+    if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+  }
+  return true;
+}
+const thousands = (n: number) => n.toLocaleString("en-US");
+
+/**
+ * A domain as a lookup takes it (docs/decisions.md#queries): the protocol's domain (isDomain, which
+ * a query's domain goes through), in lower case as a query makes it. No IP address, `localhost`,
+ * path, port or control character is one.
+ */
+const isLookupDomain = (text: string): boolean => isDomain(text) && text.toLowerCase() === text;
+const notADomain = (text: string) =>
+  `${JSON.stringify(text.slice(0, 100))} is not a domain as a lookup takes it (lower case; no path, port, address or control character)`;
+
+/** What the index keeps of a text: a name's, a description's, what a claim is called, any other. */
+const KEPT = {
+  name: { max: MAX_NAME_LENGTH, says: `longer than the ${thousands(MAX_NAME_LENGTH)} characters the index keeps of a name` },
+  description: {
+    max: MAX_DESCRIPTION_LENGTH,
+    says: `longer than the ${thousands(MAX_DESCRIPTION_LENGTH)} characters the index keeps of a description`,
+  },
+  label: {
+    max: MAX_LABEL_LENGTH,
+    says: `longer than the ${thousands(MAX_LABEL_LENGTH)} characters the index keeps of what a claim is called`,
+  },
+  text: { max: MAX_TEXT_CHARS, says: `longer than any document the resolver reads (${thousands(MAX_TEXT_CHARS)} characters)` },
+} as const;
+
+/** A count or number of the tables: a whole number the engine's `integer` holds. */
+const Count = z
+  .number()
+  .int()
+  .min(0)
+  .max(INT4_MAX, { error: `larger than the index's numbers hold (${thousands(INT4_MAX)})` });
+const Time = z.iso.datetime({ offset: false });
+
+/** The first 19 characters of an ISO time, to the second: the text of a time in the file compares with it as time does. */
+const toSecond = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+const EARLIEST_SECOND = toSecond(EARLIEST_MS);
+
+const JOB_REASONS = Object.keys(PRIORITY) as [JobReason, ...JobReason[]];
+const PRIORITIES = Object.values(PRIORITY);
+
+/** The shape of the lines, every value typed (so nothing nests deeper than this) and every closed set its own. */
+const EntityShape = z.strictObject({
+  entity: z.strictObject({
+    domain: z.string(),
+    status: EntityStatus,
+    network_id: z.string().nullable(),
+    entity_type: z.string().nullable(),
+    details: z.record(z.string(), z.string()),
+    problems: z.array(
+      z.strictObject({
+        code: z.string(),
+        severity: z.enum(["error", "warning"]),
+        message: z.string(),
+        path: z.string().optional(),
+        detail: z.string().optional(),
+      }),
+    ),
+    verified: Count,
+    unverified: Count,
+    first_seen_at: Time,
+    last_checked_at: Time,
+    name: z.string().nullable(),
+    description: z.string().nullable(),
+    ever_accepted: z.boolean(),
+    failed_checks: Count,
+  }),
+  claims: z.array(
+    z.strictObject({
+      kind: z.enum(CLAIM_KINDS),
+      claim_key: z.string(),
+      id: z.string().nullable(),
+      label: z.string().nullable(),
+      issuer: z.string().nullable(),
+      issuer_name: z.string().nullable(),
+      present: z.boolean(),
+      verified: z.boolean(),
+      reason: Reason.nullable(),
+      stale_reason: Reason.nullable(),
+      stale_message: z.string().nullable(),
+      first_seen_at: Time,
+      last_checked_at: Time,
+      last_verified_at: Time.nullable(),
+      verified_since: Time.nullable(),
+      failing_since: Time.nullable(),
+    }),
+  ),
+  changes: z.array(
+    z.strictObject({
+      kind: z.enum(["entity", ...CLAIM_KINDS]),
+      claim_key: z.string(),
+      id: z.string().nullable(),
+      at: Time,
+      verified: z.boolean().nullable(),
+      status: EntityStatus.nullable(),
+      reason: Reason.nullable(),
+    }),
+  ),
 });
-
-const ClaimRow = z.strictObject({
-  kind: z.enum(["properties", "credentials", "connections"]),
-  claim_key: z.string(),
-  id: z.string().nullable(),
-  label: z.string().nullable(),
-  issuer: z.string().nullable(),
-  issuer_name: z.string().nullable(),
-  present: z.boolean(),
-  verified: z.boolean(),
-  reason: z.string().nullable(),
-  stale_reason: z.string().nullable(),
-  stale_message: z.string().nullable(),
-  first_seen_at: Time,
-  last_checked_at: Time,
-  last_verified_at: MaybeTime,
-  verified_since: MaybeTime,
-  failing_since: MaybeTime,
-});
-
-const ChangeRow = z.strictObject({
-  kind: z.enum(["entity", "properties", "credentials", "connections"]),
-  claim_key: z.string(),
-  id: z.string().nullable(),
-  at: Time,
-  verified: z.boolean().nullable(),
-  status: z.string().nullable(),
-  reason: z.string().nullable(),
-});
-
-export const ExportEntity = z.strictObject({ entity: EntityRow, claims: z.array(ClaimRow), changes: z.array(ChangeRow) });
-export type ExportEntity = z.infer<typeof ExportEntity>;
-
-export const ExportJob = z.strictObject({
+const JobShape = z.strictObject({
   job: z.strictObject({
-    domain: z.string().min(1).max(253),
-    reason: z.string(),
-    priority: z.number().int(),
+    domain: z.string(),
+    reason: z.enum(JOB_REASONS),
+    priority: z
+      .number()
+      .int()
+      .min(Math.min(...PRIORITIES))
+      .max(Math.max(...PRIORITIES)),
     due_at: Time,
-    backoff_s: z.number().int().min(0),
-    attempts: z.number().int().min(0),
+    backoff_s: z.number().int().min(0).max(RECHECK_OK_S),
+    attempts: Count,
     queued_at: Time,
   }),
 });
-export type ExportJob = z.infer<typeof ExportJob>;
+
+export type ExportEntity = z.infer<typeof EntityShape>;
+export type ExportJob = z.infer<typeof JobShape>;
+
+/** Where a line goes past what the index could hold, and how. */
+type OutOfBounds = { path: (string | number)[]; message: string };
+
+/**
+ * The bounds of the lines an import reads at `now`, one function a kind of line, run once its shape
+ * is checked (an import checks millions of values): every time from {@link EARLIEST_TIME} to `now`
+ * and {@link CLOCK_SKEW_MS}, a job's next run up to the queue's longest wait after that; domains as
+ * a lookup takes them; texts no longer than the index keeps ({@link KEPT}). Times are compared as
+ * text, to the second: the format makes the order of the texts the order of the times. Each answers
+ * the first value out of bounds, or null.
+ */
+function boundsAt(now: number) {
+  const latest = now + CLOCK_SKEW_MS;
+  // Whatever follows the second ("Z", ".5Z") sorts below "~".
+  const below = `${toSecond(latest)}~`;
+  const dueBelow = `${toSecond(latest + RECHECK_OK_S * 1000)}~`;
+  const ahead = `${toSecond(latest)}Z, this machine's time and ${CLOCK_SKEW_MS / 60_000} minutes: a check cannot come from the future`;
+  const dueAhead = `${toSecond(latest + RECHECK_OK_S * 1000)}Z, a day from now, the longest a queued check waits`;
+  const whenNot = (text: string, after: string) =>
+    text < EARLIEST_SECOND ? `${text} is before ${EARLIEST_TIME.slice(0, 10)}, earlier than any index` : `${text} is later than ${after}`;
+  const inTime = (text: string | null) => text === null || (text >= EARLIEST_SECOND && text < below);
+  const late = (path: (string | number)[], text: string | null): OutOfBounds => ({ path, message: whenNot(text ?? "", ahead) });
+  const keeps = (text: string | null | undefined, what: (typeof KEPT)[keyof typeof KEPT]) =>
+    text === null || text === undefined || within(text, what.max);
+  const { name, description, label, text } = KEPT;
+  // Issuers repeat from line to line: each is checked once (at most 1,000 kept).
+  const issuers = new Set<string>();
+  const anIssuer = (domain: string | null) => {
+    if (domain === null || issuers.has(domain)) return true;
+    if (!isLookupDomain(domain)) return false;
+    if (issuers.size >= 1000) issuers.clear();
+    issuers.add(domain);
+    return true;
+  };
+  return {
+    entity(line: ExportEntity): OutOfBounds | null {
+      const e = line.entity;
+      if (!isLookupDomain(e.domain)) return { path: ["entity", "domain"], message: notADomain(e.domain) };
+      if (!keeps(e.network_id, text)) return { path: ["entity", "network_id"], message: text.says };
+      if (!keeps(e.entity_type, text)) return { path: ["entity", "entity_type"], message: text.says };
+      for (const key in e.details) {
+        const what = key === "name" ? name : key === "description" ? description : text;
+        if (!keeps(e.details[key], what)) return { path: ["entity", "details", key], message: what.says };
+      }
+      for (let i = 0; i < e.problems.length; i++) {
+        const p = e.problems[i] as ExportEntity["entity"]["problems"][number];
+        for (const key of PROBLEM_TEXTS) if (!keeps(p[key], text)) return { path: ["entity", "problems", i, key], message: text.says };
+      }
+      if (!inTime(e.first_seen_at)) return late(["entity", "first_seen_at"], e.first_seen_at);
+      if (!inTime(e.last_checked_at)) return late(["entity", "last_checked_at"], e.last_checked_at);
+      if (!keeps(e.name, name)) return { path: ["entity", "name"], message: name.says };
+      if (!keeps(e.description, description)) return { path: ["entity", "description"], message: description.says };
+      for (let i = 0; i < line.claims.length; i++) {
+        const c = line.claims[i] as ExportEntity["claims"][number];
+        if (!keeps(c.claim_key, text)) return { path: ["claims", i, "claim_key"], message: text.says };
+        if (!keeps(c.id, text)) return { path: ["claims", i, "id"], message: text.says };
+        if (!keeps(c.label, label)) return { path: ["claims", i, "label"], message: label.says };
+        if (!anIssuer(c.issuer)) return { path: ["claims", i, "issuer"], message: notADomain(c.issuer ?? "") };
+        if (!keeps(c.issuer_name, label)) return { path: ["claims", i, "issuer_name"], message: label.says };
+        if (!keeps(c.stale_message, text)) return { path: ["claims", i, "stale_message"], message: text.says };
+        for (const key of CLAIM_TIMES) if (!inTime(c[key])) return late(["claims", i, key], c[key]);
+      }
+      for (let i = 0; i < line.changes.length; i++) {
+        const c = line.changes[i] as ExportEntity["changes"][number];
+        if (!keeps(c.claim_key, text)) return { path: ["changes", i, "claim_key"], message: text.says };
+        if (!keeps(c.id, text)) return { path: ["changes", i, "id"], message: text.says };
+        if (!inTime(c.at)) return late(["changes", i, "at"], c.at);
+      }
+      return null;
+    },
+    job({ job }: ExportJob): OutOfBounds | null {
+      if (!isLookupDomain(job.domain)) return { path: ["job", "domain"], message: notADomain(job.domain) };
+      if (!(job.due_at >= EARLIEST_SECOND && job.due_at < dueBelow))
+        return { path: ["job", "due_at"], message: whenNot(job.due_at, dueAhead) };
+      if (!inTime(job.queued_at)) return late(["job", "queued_at"], job.queued_at);
+      return null;
+    },
+  };
+}
+const PROBLEM_TEXTS = ["code", "message", "path", "detail"] as const;
+const CLAIM_TIMES = ["first_seen_at", "last_checked_at", "last_verified_at", "verified_since", "failing_since"] as const;
 
 /** Entities read or written per statement. */
 export const EXPORT_BATCH = 1000;
@@ -343,11 +510,30 @@ export class ImportError extends Error {
 /** A line read, with its number (1 for the first). */
 export type NumberedLine = { n: number; text: string };
 
-/** The first problem of a zod parse, in a few words. */
+/** A key of a path as the message writes it: a word as it is, anything else (a stranger's key) quoted on one line. */
+const keyOf = (key: PropertyKey) =>
+  typeof key === "number" ? String(key) : /^[\w-]{1,40}$/.test(String(key)) ? String(key) : JSON.stringify(String(key).slice(0, 40));
+
+/** A problem of a line in a few words on one line: where, then what. */
+const said = (path: readonly PropertyKey[], message: string) => `${path.length > 0 ? `${path.map(keyOf).join(".")}: ` : ""}${message}`;
+
+/** The first problem of a zod parse. */
 const issueOf = (error: z.ZodError) => {
   const first = error.issues[0];
-  return first ? `${first.path.length > 0 ? `${first.path.join(".")}: ` : ""}${first.message}` : "not valid";
+  return first ? said(first.path, first.message) : "not valid";
 };
+
+/** Where in a checked line a text (or a key) holds NUL, as its path; null when none does. The schema bounds the depth. */
+function nulAt(value: unknown, path: (string | number)[] = []): string | null {
+  if (typeof value === "string") return value.includes("\0") ? path.map(keyOf).join(".") : null;
+  if (value === null || typeof value !== "object") return null;
+  for (const [key, v] of Object.entries(value)) {
+    if (key.includes("\0")) return [...path, key].map(keyOf).join(".");
+    const found = nulAt(v, [...path, Array.isArray(value) ? Number(key) : key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
 
 /**
  * Whether `a` comes after `b` in UTF-8 byte order, the file's (`COLLATE "C"`): code point order.
@@ -370,24 +556,42 @@ export function bytesAfter(a: string, b: string): boolean {
 /** A line checked: the header, an entity or a job, as the file gives it. */
 type Checked = { kind: "header"; value: ExportHeader } | { kind: "entity"; value: ExportEntity } | { kind: "job"; value: ExportJob };
 
+const PARTS = ["entities", "claims", "changes", "jobs"] as const;
+
 /**
  * Checks a file's lines in order: the header first, entities then jobs, each in strictly increasing
- * domain order, every line valid; `end` checks the counts the header gave. Each problem is an
- * {@link ImportError} naming its line. Holds nothing but the last domain.
+ * domain order, every line of its shape ({@link EntityShape}, {@link JobShape}) and within the bounds
+ * of an import at `now` ({@link boundsAt}); no more of each part than the
+ * header counts, found at the line that has one too many, and all of them before the jobs, and at
+ * `end`. Each problem is an {@link ImportError} naming its line. Holds nothing but the last domain.
  */
-function lineChecker() {
+function lineChecker(now: number) {
+  const bounds = boundsAt(now);
   let header: ExportHeader | null = null;
   const seen = { entities: 0, claims: 0, changes: 0, jobs: 0 };
   let last = "";
   let inJobs = false;
   let n = 0;
+  const holds = (key: (typeof PARTS)[number], counts: Counts) =>
+    `the file holds ${seen[key]} ${key} where its first line says ${counts[key]}: it is cut short or was edited`;
+  /** Refuses the line that takes one of `keys` past what the header counts. */
+  const noMore = (counts: Counts, ...keys: (typeof PARTS)[number][]) => {
+    for (const key of keys)
+      if (seen[key] > counts[key])
+        throw new ImportError(
+          n,
+          `more ${key} than the ${counts[key]} its first line says: the file was edited, or is more than one export`,
+        );
+  };
   return {
     check(line: NumberedLine): Checked {
       n = line.n;
-      if (line.text.trim() === "") throw new ImportError(n, "an empty line");
+      // A byte-order mark an editor put before the first line is not part of it.
+      const text = n === 1 && line.text.charCodeAt(0) === 0xfeff ? line.text.slice(1) : line.text;
+      if (text.trim() === "") throw new ImportError(n, "an empty line");
       let value: unknown;
       try {
-        value = JSON.parse(line.text);
+        value = JSON.parse(text);
       } catch {
         throw new ImportError(n, "not valid JSON (the file may be cut short)");
       }
@@ -398,45 +602,57 @@ function lineChecker() {
           throw new ImportError(
             n,
             typeof schema === "string" && schema !== EXPORT_SCHEMA
-              ? `the file is ${JSON.stringify(schema)}, not ${EXPORT_SCHEMA}`
+              ? `the file is ${JSON.stringify(schema.slice(0, 100))}, not ${EXPORT_SCHEMA}`
               : `not an export's first line (${issueOf(parsed.error)})`,
           );
         }
         header = parsed.data;
         return { kind: "header", value: header };
       }
+      const counts = header.counts;
+      // The engine refuses NUL in any text; JSON writes it only as this escape.
+      const nul = (checked: unknown) => {
+        const at = text.includes("\\u0000") ? nulAt(checked) : null;
+        if (at !== null) throw new ImportError(n, `${at}: a NUL character (\\u0000), which no text of the index holds`);
+      };
       if (value !== null && typeof value === "object" && "job" in value) {
-        const parsed = ExportJob.safeParse(value);
+        const parsed = JobShape.safeParse(value);
         if (!parsed.success) throw new ImportError(n, `not a valid job (${issueOf(parsed.error)})`);
-        if (!inJobs) last = "";
+        const out = bounds.job(parsed.data);
+        if (out) throw new ImportError(n, `not a valid job (${said(out.path, out.message)})`);
+        nul(parsed.data);
+        if (!inJobs) {
+          // Every entity, claim and change comes before the first job.
+          for (const key of ["entities", "claims", "changes"] as const)
+            if (seen[key] !== counts[key]) throw new ImportError(n, holds(key, counts));
+          last = "";
+        }
         inJobs = true;
         if (!bytesAfter(parsed.data.job.domain, last))
-          throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order`);
+          throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order, or there twice`);
         last = parsed.data.job.domain;
         seen.jobs++;
+        noMore(counts, "jobs");
         return { kind: "job", value: parsed.data };
       }
       if (inJobs) throw new ImportError(n, "an entity after the jobs: entities come first");
-      const parsed = ExportEntity.safeParse(value);
+      const parsed = EntityShape.safeParse(value);
       if (!parsed.success) throw new ImportError(n, `not a valid entity (${issueOf(parsed.error)})`);
+      const out = bounds.entity(parsed.data);
+      if (out) throw new ImportError(n, `not a valid entity (${said(out.path, out.message)})`);
+      nul(parsed.data);
       const domain = parsed.data.entity.domain;
       if (!bytesAfter(domain, last)) throw new ImportError(n, `${domain} is out of domain order, or there twice`);
       last = domain;
       seen.entities++;
       seen.claims += parsed.data.claims.length;
       seen.changes += parsed.data.changes.length;
+      noMore(counts, "entities", "claims", "changes");
       return { kind: "entity", value: parsed.data };
     },
     end(): Counts {
       if (header === null) throw new ImportError(0, "the file is empty");
-      for (const key of ["entities", "claims", "changes", "jobs"] as const) {
-        if (seen[key] !== header.counts[key]) {
-          throw new ImportError(
-            n,
-            `the file holds ${seen[key]} ${key} where its first line says ${header.counts[key]}: it is cut short or was edited`,
-          );
-        }
-      }
+      for (const key of PARTS) if (seen[key] !== header.counts[key]) throw new ImportError(n, holds(key, header.counts));
       return header.counts;
     },
     get total(): Counts {
@@ -448,27 +664,47 @@ function lineChecker() {
 /** What an import did. */
 export type Imported = { entities: number; kept: number; claims: number; changes: number; jobs: number };
 
+/** The tables an import writes. */
+const TABLES = ["entities", "claims", "changes", "search_words", "crawl_queue"] as const;
+
 /**
  * Loads a file into `db` in one transaction, checking each line as it is read (the header first, entities
  * then jobs in domain order, each valid): the first bad line, or counts that differ from the header, roll everything back, so it is
  * all of the file or nothing. Without `merge`, a store that holds an entity is refused. With it, an
  * entity the store has checked as late or later is kept as it is; otherwise the file's row and claims
  * replace it. Changes of verdict are kept from both, each once; a job keeps the earlier due time.
- * The next batch is read and checked while the engine writes the one before.
+ * The next batch is read and checked while the engine writes the one before. Times are checked
+ * against `now` (docs/deploying.md#what-an-import-refuses). A failed import leaves the store its size.
  */
 export async function importIndex(
   db: Db,
   lines: AsyncIterable<NumberedLine>,
-  options: { merge: boolean; progress?: Progress; batch?: number },
+  options: { merge: boolean; progress?: Progress; batch?: number; now?: Date },
 ): Promise<Imported> {
-  return db.transaction(async (tx) => {
+  // The tables whose files keep what a failed import wrote: none, until it writes to one it did not empty first.
+  let dirty: readonly string[] = [];
+  const imported = db.transaction(async (tx) => {
+    let emptied: readonly string[] = [];
     if (!options.merge) {
+      // Nothing else writes these tables until the import ends (its index drops below take the same lock).
+      await tx.query(`LOCK TABLE ${TABLES.join(", ")} IN ACCESS EXCLUSIVE MODE`);
       const [held] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
       if ((held?.n ?? 0) > 0) throw new StoreNotEmpty(held?.n ?? 0);
+      // Empty tables are emptied again: each gets new files, which the engine deletes whole should the
+      // import roll back, and which the embedded engine writes without logging them
+      // (docs/deploying.md#what-an-import-refuses). A table that holds rows (seeds queued, words of
+      // names gone) keeps them.
+      const [empty] = await tx.query<{ search_words: boolean; crawl_queue: boolean }>(
+        "SELECT NOT EXISTS (SELECT 1 FROM search_words) AS search_words, NOT EXISTS (SELECT 1 FROM crawl_queue) AS crawl_queue",
+      );
+      emptied = TABLES.filter((t) => t === "entities" || t === "claims" || t === "changes" || empty?.[t] === true);
+      await tx.query(`TRUNCATE ${emptied.join(", ")}`);
     }
-    // A queue with nothing in it takes the file's jobs (each domain once, the checker saw to it) through
-    // COPY; one that holds jobs (seeds queued before any check) merges them.
-    const copyJobs = !options.merge && !(await tx.query<{ any: boolean }>("SELECT EXISTS (SELECT 1 FROM crawl_queue) AS any"))[0]?.any;
+    // A table just emptied takes the file's rows directly, through COPY; any other (every table when
+    // merging, a queue holding seeds, words of names left) only once the whole file is read and checked:
+    // meanwhile its rows wait in tables of this transaction's own, which a failure leaves nothing of.
+    const staging = stagingFor(emptied);
+    await staging.create(tx);
     // Into an empty store, the secondary indexes are built once at the end rather than entry by entry
     // (their definitions read back from the catalogue, so they are the migrations' own); the
     // transaction puts them back whatever happens.
@@ -489,23 +725,25 @@ export async function importIndex(
         );
     for (const r of references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} DROP CONSTRAINT ${quoteIdent(r.name)}`);
     const done: Imported = { entities: 0, kept: 0, claims: 0, changes: 0, jobs: 0 };
-    const checker = lineChecker();
+    const checker = lineChecker((options.now ?? new Date()).getTime());
     let entities: ExportEntity[] = [];
     let jobs: ExportJob["job"][] = [];
     let writing: Promise<void> = Promise.resolve();
+    const sent = { entities: 0, jobs: 0 };
     const flush = async () => {
       const batch = { entities, jobs };
       entities = [];
       jobs = [];
-      // Into an empty store, this batch's rows are made ready while the engine still writes the one before.
-      const load = !options.merge && batch.entities.length > 0 ? loadEntities(batch.entities) : null;
+      // This batch's rows are made ready while the engine still writes the one before.
+      const load = batch.entities.length > 0 ? loadEntities(batch.entities, staging) : null;
       // One statement at a time on the transaction: this batch after the one before.
       await writing;
       writing = (async () => {
         if (load) await load(tx, done);
-        else if (batch.entities.length > 0) await mergeEntities(tx, batch.entities, done);
-        if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, copyJobs, done);
-        options.progress?.({ entities: done.entities + done.kept, jobs: done.jobs }, checker.total);
+        if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, staging, done);
+        sent.entities += batch.entities.length;
+        sent.jobs += batch.jobs.length;
+        options.progress?.(sent, checker.total);
       })();
       // A failed write is awaited (and thrown) at the next flush, or at the end.
       writing.catch(() => undefined);
@@ -529,6 +767,9 @@ export async function importIndex(
       await writing.catch(() => undefined);
       throw err;
     }
+    // The whole file is checked: the rows that waited join the store's.
+    dirty = staging.tables;
+    await mergeStaged(tx, staging, sent, done);
     for (const { indexdef } of rebuilt) await tx.query(indexdef);
     for (const r of references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} ADD CONSTRAINT ${quoteIdent(r.name)} ${r.def}`);
     // The planner's statistics, as after any bulk load: without them the first reads of a new
@@ -536,6 +777,25 @@ export async function importIndex(
     await tx.query("ANALYZE entities, claims, changes, crawl_queue, search_words");
     return done;
   });
+  return imported.catch(async (err: unknown) => {
+    if (dirty.length > 0) await reclaim(db, dirty);
+    throw err;
+  });
+}
+
+/**
+ * Gives back the disk a rolled-back import took in `tables` (docs/deploying.md#what-an-import-refuses):
+ * its rows are dead but their pages stay, and the embedded engine has no autovacuum to free them.
+ * VACUUM returns the empty pages at a table's end to the system; the embedded engine's checkpoint then
+ * recycles the log the rows were written to. Best effort: the import's own failure is what is said.
+ */
+async function reclaim(db: Db, tables: readonly string[]): Promise<void> {
+  try {
+    await db.query(`VACUUM ${tables.join(", ")}`);
+    if (db.engine === "pglite") await db.query("CHECKPOINT");
+  } catch {
+    // The engine gone with the import (a server that went away): nothing more to give back now.
+  }
 }
 
 /** The store already holds entities, and the import was not asked to merge. */
@@ -567,127 +827,149 @@ function copyRow(columns: Columns, row: Readonly<Record<string, unknown>>, befor
 }
 
 /**
- * One batch of entities into a store that was empty: nothing can collide and nothing is looked up, so
- * each table takes its rows through COPY, the engine's bulk path (rows, claims and changes in the
- * file's order; each change's sequence number follows it), and the words of their names. The rows are
- * made into COPY text at once; the function answered sends them, once the batch before is written.
+ * Where an import writes each table's rows: into the table itself when the import emptied it (nothing
+ * can collide there, and a failure leaves nothing: docs/deploying.md#what-an-import-refuses), else
+ * into a table of its own, dropped with the transaction, merged into the store's at the end.
  */
-function loadEntities(batch: ExportEntity[]): (tx: Tx, done: Imported) => Promise<void> {
+type Staging = {
+  /** Where entities, claims, changes, words of names and jobs go: a table's own name, or its stage. */
+  into: Record<"entities" | "claims" | "changes" | "search_words" | "crawl_queue", string>;
+  /** The store's tables written only at the end. */
+  tables: string[];
+  create(tx: Tx): Promise<void>;
+};
+
+/** The stages' columns: a table's own (and for entities its search columns, for changes the file's order). */
+const STAGES = {
+  entities: [...ENTITY_COLUMNS.map(([c, t]) => `${c} ${t}`), "search tsvector", "search_names tsvector"],
+  claims: CLAIM_COLUMNS.map(([c, t]) => `${c} ${t}`),
+  changes: ["n bigserial", ...CHANGE_COLUMNS.map(([c, t]) => `${c} ${t}`)],
+  search_words: ["domain text", "word text"],
+  crawl_queue: JOB_COLUMNS.map(([c, t]) => `${c} ${t}`),
+} as const;
+
+function stagingFor(emptied: readonly string[]): Staging {
+  const staged = TABLES.filter((t) => !emptied.includes(t));
+  return {
+    into: Object.fromEntries(TABLES.map((t) => [t, staged.includes(t) ? `import_${t}` : t])) as Staging["into"],
+    tables: staged,
+    async create(tx) {
+      for (const t of staged) await tx.query(`CREATE TEMPORARY TABLE import_${t} (${STAGES[t].join(", ")}) ON COMMIT DROP`);
+    },
+  };
+}
+
+/**
+ * One batch of entities: each table takes its rows through COPY, the engine's bulk path (rows, claims
+ * and changes in the file's order; each change's sequence number follows it), and the words of their
+ * names, into the table or its stage ({@link Staging}). The rows are made into COPY text at once; the
+ * function answered sends them, once the batch before is written.
+ */
+function loadEntities(batch: ExportEntity[], staging: Staging): (tx: Tx, done: Imported) => Promise<void> {
   const entities: string[] = [];
   const claims: string[] = [];
   const changes: string[] = [];
   const words = new Set<string>();
+  const wordRows: string[] = [];
+  const wordsStaged = staging.into.search_words !== "search_words";
   for (const b of batch) {
     const e = b.entity;
     const columns = searchOf(b);
-    for (const word of columns.names) words.add(word);
+    if (wordsStaged) for (const word of typoWords(columns.names)) wordRows.push(copyLine([e.domain, word]));
+    else for (const word of columns.names) words.add(word);
     entities.push(copyRow(ENTITY_COLUMNS, e, [], [columns.search, columns.search_names]));
     for (const c of b.claims) claims.push(copyRow(CLAIM_FIELDS, c, [e.domain]));
     for (const c of b.changes) changes.push(copyRow(CHANGE_FIELDS, c, [e.domain]));
   }
-  const rows = { entities: entities.join(""), claims: claims.join(""), changes: changes.join("") };
+  const rows = { entities: entities.join(""), claims: claims.join(""), changes: changes.join(""), words: wordRows.join("") };
+  const into = staging.into;
   return async (tx, done) => {
-    await tx.copyFrom("entities", [...ENTITY_COLUMNS.map(([name]) => name), "search", "search_names"], rows.entities);
-    await addTypoWords(tx, words);
+    await tx.copyFrom(into.entities, [...ENTITY_COLUMNS.map(([name]) => name), "search", "search_names"], rows.entities);
+    if (wordsStaged) {
+      if (wordRows.length > 0) await tx.copyFrom(into.search_words, ["domain", "word"], rows.words);
+    } else await addTypoWords(tx, words);
     if (claims.length > 0)
       await tx.copyFrom(
-        "claims",
+        into.claims,
         CLAIM_COLUMNS.map(([name]) => name),
         rows.claims,
       );
     if (changes.length > 0)
       await tx.copyFrom(
-        "changes",
+        into.changes,
         CHANGE_COLUMNS.map(([name]) => name),
         rows.changes,
       );
-    done.entities += batch.length;
-    done.claims += claims.length;
-    done.changes += changes.length;
+    if (into.entities === "entities") {
+      done.entities += batch.length;
+      done.claims += claims.length;
+      done.changes += changes.length;
+    }
   };
 }
 
-/**
- * One batch of entities merged into a store that holds some: an entity the store checked as late or
- * later is kept, the others' rows, claims and changes replace or join the store's.
- */
-async function mergeEntities(tx: Queryable, batch: ExportEntity[], done: Imported): Promise<void> {
-  const namesOf = new Map<string, string[]>();
-  const rows = batch.map((b) => {
-    const columns = searchOf(b);
-    namesOf.set(b.entity.domain, columns.names);
-    return Object.assign({}, b.entity, { search: columns.search, search_names: columns.search_names });
-  });
-  const written = await tx.query<{ domain: string }>(
-    `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at,
-       last_checked_at, name, description, ever_accepted, failed_checks, search, search_names)
-     SELECT domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
-       name, description, ever_accepted, failed_checks, search::tsvector, search_names::tsvector
-     FROM jsonb_to_recordset($1::jsonb) AS x(domain text, status text, network_id text, entity_type text, details jsonb, problems jsonb,
-       verified integer, unverified integer, first_seen_at timestamptz, last_checked_at timestamptz, name text, description text,
-       ever_accepted boolean, failed_checks integer, search text, search_names text)
-     ON CONFLICT (domain) DO UPDATE SET status = excluded.status, network_id = excluded.network_id, entity_type = excluded.entity_type,
-       details = excluded.details, problems = excluded.problems, verified = excluded.verified, unverified = excluded.unverified,
-       first_seen_at = LEAST(entities.first_seen_at, excluded.first_seen_at), last_checked_at = excluded.last_checked_at,
-       name = excluded.name, description = excluded.description, ever_accepted = entities.ever_accepted OR excluded.ever_accepted,
-       failed_checks = excluded.failed_checks, search = excluded.search, search_names = excluded.search_names
-     WHERE entities.last_checked_at < excluded.last_checked_at
-     RETURNING domain`,
-    [jsonb(rows)],
+/** One batch of queued jobs through COPY, into an empty queue or its stage. */
+async function writeJobs(tx: Tx, jobs: ExportJob["job"][], staging: Staging, done: Imported): Promise<void> {
+  await tx.copyFrom(
+    staging.into.crawl_queue,
+    JOB_COLUMNS.map(([name]) => name),
+    jobs.map((j) => copyRow(JOB_COLUMNS, j, [])).join(""),
   );
-  const replaced = new Set(written.map((w) => w.domain));
-  await addTypoWords(tx, new Set([...replaced].flatMap((d) => namesOf.get(d) ?? [])));
-  const taken = batch.filter((b) => replaced.has(b.entity.domain));
-  done.entities += taken.length;
-  done.kept += batch.length - taken.length;
-  const domains = taken.map((b) => b.entity.domain);
-  if (domains.length > 0) await tx.query("DELETE FROM claims WHERE domain = ANY($1::text[])", [domains]);
-  const claims = taken.flatMap((b) => b.claims.map((c) => Object.assign({ domain: b.entity.domain }, c)));
-  if (claims.length > 0) {
-    await tx.query(
-      `INSERT INTO claims (${CLAIM_COLUMNS.map(([c]) => c).join(", ")}) SELECT * FROM ${unnest(CLAIM_COLUMNS)}`,
-      CLAIM_COLUMNS.map(([c]) => claims.map((row) => row[c])),
-    );
-    done.claims += claims.length;
-  }
-  // Changes from every entity of the file, in the file's order; merged, the store's own are kept and each change is written once.
-  const changes = batch.flatMap((b) => b.changes.map((c) => Object.assign({ domain: b.entity.domain }, c)));
-  if (changes.length > 0) {
-    const added = await tx.query<{ n: number }>(
-      `INSERT INTO changes (${CHANGE_COLUMNS.map(([c]) => c).join(", ")})
-       SELECT ${CHANGE_COLUMNS.map(([c]) => `x.${c}`).join(", ")} FROM ${unnest(CHANGE_COLUMNS)} WITH ORDINALITY AS x(${CHANGE_COLUMNS.map(([c]) => c).join(", ")}, n)
-       WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)
-       ORDER BY x.n
-       RETURNING 1 AS n`,
-      CHANGE_COLUMNS.map(([c]) => changes.map((row) => row[c])),
-    );
-    done.changes += added.length;
-  }
+  if (staging.into.crawl_queue === "crawl_queue") done.jobs += jobs.length;
 }
 
-/** Rows given as one array per column: the engine reads them without parsing JSON (a third faster than jsonb_to_recordset). */
-const unnest = (columns: readonly (readonly [string, string])[]) =>
-  `unnest(${columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})`;
+const names = (columns: Columns) => columns.map(([c]) => c).join(", ");
 
-/** One batch of queued jobs: through COPY into an empty queue, or merged (a domain already queued keeps the earlier due time). */
-async function writeJobs(tx: Tx, jobs: ExportJob["job"][], copy: boolean, done: Imported): Promise<void> {
-  if (copy) {
-    const rows = jobs.map((j) => copyRow(JOB_COLUMNS, j, []));
-    await tx.copyFrom(
-      "crawl_queue",
-      JOB_COLUMNS.map(([name]) => name),
-      rows.join(""),
-    );
-  } else {
+/**
+ * The staged rows into the store's tables, once the whole file is checked: an entity the store checked
+ * as late or later is kept, the others' rows and claims replace the store's; every change of the file
+ * joins the store's unless it holds it already (in the file's order); the words of the names taken; a
+ * job already queued keeps the earlier due time and the higher priority. `sent` counts the file's.
+ */
+async function mergeStaged(tx: Tx, staging: Staging, sent: { entities: number; jobs: number }, done: Imported): Promise<void> {
+  const staged = new Set(staging.tables);
+  const count = async (sql: string) =>
+    (await tx.query<{ n: number }>(`WITH w AS (${sql} RETURNING 1) SELECT count(*)::int AS n FROM w`))[0]?.n ?? 0;
+  if (staged.has("entities")) {
+    await tx.query("ANALYZE import_entities, import_claims, import_changes");
+    await tx.query("CREATE TEMPORARY TABLE import_taken (domain text PRIMARY KEY) ON COMMIT DROP");
+    const all = `${names(ENTITY_COLUMNS)}, search, search_names`;
     await tx.query(
-      `INSERT INTO crawl_queue (domain, reason, priority, due_at, backoff_s, attempts, queued_at)
-       SELECT domain, reason, priority, due_at, backoff_s, attempts, queued_at
-       FROM jsonb_to_recordset($1::jsonb) AS x(domain text, reason text, priority integer, due_at timestamptz, backoff_s integer,
-         attempts integer, queued_at timestamptz)
-       ON CONFLICT (domain) DO UPDATE SET due_at = LEAST(crawl_queue.due_at, excluded.due_at),
-         priority = LEAST(crawl_queue.priority, excluded.priority)`,
-      [jsonb(jobs)],
+      `WITH written AS (
+         INSERT INTO entities (${all}) SELECT ${all} FROM import_entities
+         ON CONFLICT (domain) DO UPDATE SET status = excluded.status, network_id = excluded.network_id, entity_type = excluded.entity_type,
+           details = excluded.details, problems = excluded.problems, verified = excluded.verified, unverified = excluded.unverified,
+           first_seen_at = LEAST(entities.first_seen_at, excluded.first_seen_at), last_checked_at = excluded.last_checked_at,
+           name = excluded.name, description = excluded.description, ever_accepted = entities.ever_accepted OR excluded.ever_accepted,
+           failed_checks = excluded.failed_checks, search = excluded.search, search_names = excluded.search_names
+         WHERE entities.last_checked_at < excluded.last_checked_at
+         RETURNING domain)
+       INSERT INTO import_taken SELECT domain FROM written`,
+    );
+    const [taken] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM import_taken");
+    done.entities += taken?.n ?? 0;
+    done.kept += sent.entities - (taken?.n ?? 0);
+    await tx.query("DELETE FROM claims WHERE domain IN (SELECT domain FROM import_taken)");
+    done.claims += await count(
+      `INSERT INTO claims (${names(CLAIM_COLUMNS)}) SELECT ${names(CLAIM_COLUMNS)} FROM import_claims WHERE domain IN (SELECT domain FROM import_taken)`,
+    );
+    done.changes += await count(
+      `INSERT INTO changes (${names(CHANGE_COLUMNS)})
+       SELECT ${CHANGE_COLUMNS.map(([c]) => `x.${c}`).join(", ")} FROM import_changes x
+       WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)
+       ORDER BY x.n`,
     );
   }
-  done.jobs += jobs.length;
+  if (staged.has("search_words")) {
+    const taken = staged.has("entities") ? " WHERE domain IN (SELECT domain FROM import_taken)" : "";
+    await tx.query(`INSERT INTO search_words (word) SELECT DISTINCT word FROM import_search_words${taken} ON CONFLICT DO NOTHING`);
+  }
+  if (staged.has("crawl_queue")) {
+    await tx.query(
+      `INSERT INTO crawl_queue (${names(JOB_COLUMNS)}) SELECT ${names(JOB_COLUMNS)} FROM import_crawl_queue
+       ON CONFLICT (domain) DO UPDATE SET due_at = LEAST(crawl_queue.due_at, excluded.due_at),
+         priority = LEAST(crawl_queue.priority, excluded.priority)`,
+    );
+    done.jobs += sent.jobs;
+  }
 }

@@ -126,10 +126,12 @@ try {
     send({ kind: "failed", message: held, held: true }, () => process.exit(1));
     await new Promise(() => undefined);
   }
-  // 16 MB of shared buffers instead of PostgreSQL's 128 MB (docs/decisions.md#memory).
+  // 16 MB of shared buffers instead of PostgreSQL's 128 MB (docs/decisions.md#memory). No more log than
+  // recovery needs: a table emptied in a transaction (an import's) is written unlogged, and a failed
+  // import leaves no log behind (docs/deploying.md#what-an-import-refuses).
   db = await PGlite.create({
     extensions: { pg_trgm, unaccent },
-    postgresqlconf: ["shared_buffers=16MB"],
+    postgresqlconf: ["shared_buffers=16MB", "wal_level=minimal", "max_wal_senders=0"],
     ...(dataDir ? { dataDir } : {}),
   });
   send({ kind: "ready" });

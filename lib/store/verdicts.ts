@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
 import { isTransientFailure } from "../fetch/transient";
 import { extend } from "../objects";
+import { clipDescription, clipName, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
 import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue";
@@ -75,12 +76,29 @@ function isoOf(d: Date): string {
 }
 const iso = (d: Date | null) => (d ? isoOf(d) : null);
 
+/** What the index keeps of what a claim is called (a property's name, a credential's title, its issuer's name). */
+export const MAX_LABEL_LENGTH = 500;
+
 /** A string at `path` in a claimed entry (untrusted JSON), or null. */
 function textAt(value: unknown, ...path: string[]): string | null {
   let at = value;
   for (const key of path)
     at = at !== null && typeof at === "object" && !Array.isArray(at) ? (at as Record<string, unknown>)[key] : undefined;
-  return typeof at === "string" && at.trim() !== "" ? at.slice(0, 500) : null;
+  return typeof at === "string" && at.trim() !== "" ? at.slice(0, MAX_LABEL_LENGTH) : null;
+}
+
+/**
+ * An entity's details as the index keeps them: its name and description no longer than every page
+ * shows them, cut as the pages cut them, so that the index never answers more, and an export of it
+ * imports (docs/decisions.md#the-index).
+ */
+function keptDetails(details: Record<string, string>): Record<string, string> {
+  const { name, description } = details;
+  if ((name?.length ?? 0) <= MAX_NAME_LENGTH && (description?.length ?? 0) <= MAX_DESCRIPTION_LENGTH) return details;
+  const kept = Object.assign({}, details);
+  if (name !== undefined) kept.name = clipName(name);
+  if (description !== undefined) kept.description = clipDescription(description);
+  return kept;
 }
 
 /** What a claim is called: a property's name, a credential's title. */
@@ -168,7 +186,7 @@ function planClaims(result: EntityResult, rows: Map<string, ClaimRow>, at: Date)
 async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before: Recorded["before"], plan: ClaimPlan): Promise<void> {
   const domain = result.entity.domain;
   const accepted = result.entity.status === "accepted";
-  const details = result.entity.details ?? {};
+  const details = keptDetails(result.entity.details ?? {});
   const [kept] = await tx.query<{ ever_accepted: boolean; failed_checks: number }>(
     `INSERT INTO entities (domain, status, network_id, entity_type, details, problems, verified, unverified, first_seen_at, last_checked_at,
        ever_accepted, failed_checks)
@@ -232,9 +250,12 @@ async function writeSearchText(tx: Queryable, result: EntityResult, details: Rec
   await addTypoWords(tx, columns.names);
 }
 
+/** The words of names the typo table takes (docs/decisions.md#search): those of 3 letters or more. */
+export const typoWords = (words: Iterable<string>): string[] => [...words].filter((w) => [...w].length >= 3);
+
 /** Words of names into the typo table (docs/decisions.md#search): those of 3 letters or more. */
 export async function addTypoWords(tx: Queryable, words: Iterable<string>): Promise<void> {
-  const long = [...words].filter((w) => [...w].length >= 3);
+  const long = typoWords(words);
   if (long.length === 0) return;
   await tx.query("INSERT INTO search_words (word) SELECT DISTINCT unnest($1::text[]) ON CONFLICT DO NOTHING", [long]);
 }
