@@ -9,6 +9,8 @@
  * What the index derives (its search columns, the words of names) is not in the file: the import
  * works it out again, as recording a check does.
  */
+import { recount } from "./migrations";
+import { CLAIM_COLUMNS, names, type Columns } from "./columns";
 import { z } from "zod";
 import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
 import { DEFAULTS } from "../limits";
@@ -269,9 +271,6 @@ const YIELD_EVERY = 20;
 type Counts = ExportHeader["counts"];
 export type Progress = (done: { entities: number; jobs: number }, total: Counts) => void;
 
-/** A column of a table the file carries, with its SQL type: what the engine reads it as, and how a line writes it. */
-type Columns = readonly (readonly [name: string, type: "text" | "jsonb" | "integer" | "boolean" | "timestamptz"])[];
-
 /** The columns of each table, in the order of their keys in the file ({@link ExportEntity}, {@link ExportJob}). */
 const ENTITY_COLUMNS = [
   ["domain", "text"],
@@ -289,26 +288,7 @@ const ENTITY_COLUMNS = [
   ["ever_accepted", "boolean"],
   ["failed_checks", "integer"],
 ] as const satisfies Columns;
-/** A claim's and a change's, after their entity's domain (not in the file: the line's entity). */
-const CLAIM_COLUMNS = [
-  ["domain", "text"],
-  ["kind", "text"],
-  ["claim_key", "text"],
-  ["id", "text"],
-  ["label", "text"],
-  ["issuer", "text"],
-  ["issuer_name", "text"],
-  ["present", "boolean"],
-  ["verified", "boolean"],
-  ["reason", "text"],
-  ["stale_reason", "text"],
-  ["stale_message", "text"],
-  ["first_seen_at", "timestamptz"],
-  ["last_checked_at", "timestamptz"],
-  ["last_verified_at", "timestamptz"],
-  ["verified_since", "timestamptz"],
-  ["failing_since", "timestamptz"],
-] as const satisfies Columns;
+/** A change's, after its entity's domain (not in the file: the line's entity); a claim's are ./columns.ts's. */
 const CHANGE_COLUMNS = [
   ["domain", "text"],
   ["kind", "text"],
@@ -684,6 +664,8 @@ export async function importIndex(
   // The tables whose files keep what a failed import wrote: none, until it writes to one it did not empty first.
   let dirty: readonly string[] = [];
   const imported = db.transaction(async (tx) => {
+    // The counts are made once at the end from what was imported (recount), not row by row.
+    await tx.query("SET LOCAL ident.counting = 'off'");
     let emptied: readonly string[] = [];
     if (!options.merge) {
       // Nothing else writes these tables until the import ends (its index drops below take the same lock).
@@ -775,6 +757,8 @@ export async function importIndex(
     // The planner's statistics, as after any bulk load: without them the first reads of a new
     // index (an export, a search) may scan where they would look up.
     await tx.query("ANALYZE entities, claims, changes, crawl_queue, search_words");
+    // What the home page counts (docs/decisions.md#the-home-page), as the store derives it.
+    await recount(tx);
     return done;
   });
   return imported.catch(async (err: unknown) => {
@@ -917,8 +901,6 @@ async function writeJobs(tx: Tx, jobs: ExportJob["job"][], staging: Staging, don
   );
   if (staging.into.crawl_queue === "crawl_queue") done.jobs += jobs.length;
 }
-
-const names = (columns: Columns) => columns.map(([c]) => c).join(", ");
 
 /**
  * The staged rows into the store's tables, once the whole file is checked: an entity the store checked

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
 import { isTransientFailure } from "../fetch/transient";
+import { CLAIM_COLUMNS, CLAIM_KEY, names } from "./columns";
 import { extend } from "../objects";
 import { clipDescription, clipName, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
 import { parseCredentialId } from "../protocol/ids";
@@ -260,45 +261,51 @@ export async function addTypoWords(tx: Queryable, words: Iterable<string>): Prom
   await tx.query("INSERT INTO search_words (word) SELECT DISTINCT unnest($1::text[]) ON CONFLICT DO NOTHING", [long]);
 }
 
-/** Every checked claim's row, in one statement (docs/decisions.md#the-index). */
+/** What the recorder writes each claim column from: the statement's own parameters, or the row given for the claim. */
+const FROM_STATEMENT: ReadonlyMap<string, string> = new Map([
+  ["domain", "$1"],
+  ["present", "true"],
+  ["last_checked_at", "$2"],
+]);
+/** A claim's first sighting stays what it was when its row is written again. */
+const KEPT_ON_UPDATE = new Set<string>([...CLAIM_KEY, "first_seen_at"]);
+const GIVEN = CLAIM_COLUMNS.filter(([c]) => !FROM_STATEMENT.has(c));
+
+/**
+ * Every checked claim's row, in one statement (docs/decisions.md#the-index), built from the claims
+ * table's columns (./columns.ts).
+ */
+const WRITE_CLAIMS = `INSERT INTO claims (${names(CLAIM_COLUMNS)})
+  SELECT ${CLAIM_COLUMNS.map(([c]) => FROM_STATEMENT.get(c) ?? c).join(", ")}
+  FROM jsonb_to_recordset($3::jsonb) AS x(${GIVEN.map(([c, t]) => `${c} ${t}`).join(", ")})
+  ON CONFLICT (${CLAIM_KEY.join(", ")}) DO UPDATE SET ${CLAIM_COLUMNS.filter(([c]) => !KEPT_ON_UPDATE.has(c))
+    .map(([c]) => `${c} = excluded.${c}`)
+    .join(", ")}`;
+
 async function writeClaims(tx: Queryable, domain: string, at: Date, checked: Checked[]): Promise<void> {
   if (checked.length === 0) return;
-  await tx.query(
-    `INSERT INTO claims (domain, kind, claim_key, id, label, issuer, issuer_name, present, verified, reason, stale_reason, stale_message,
-       first_seen_at, last_checked_at, last_verified_at, verified_since, failing_since)
-     SELECT $1, kind, claim_key, id, label, issuer, issuer_name, true, verified, reason, stale_reason, stale_message,
-       first_seen_at, $2, last_verified_at, verified_since, failing_since
-     FROM jsonb_to_recordset($3::jsonb) AS x(kind text, claim_key text, id text, label text, issuer text, issuer_name text, verified boolean,
-       reason text, stale_reason text, stale_message text, first_seen_at timestamptz, last_verified_at timestamptz,
-       verified_since timestamptz, failing_since timestamptz)
-     ON CONFLICT (domain, kind, claim_key) DO UPDATE SET id = excluded.id, label = excluded.label, issuer = excluded.issuer,
-       issuer_name = excluded.issuer_name, present = true, verified = excluded.verified,
-       reason = excluded.reason, stale_reason = excluded.stale_reason, stale_message = excluded.stale_message,
-       last_checked_at = excluded.last_checked_at, last_verified_at = excluded.last_verified_at,
-       verified_since = excluded.verified_since, failing_since = excluded.failing_since`,
-    [
-      domain,
-      at.toISOString(),
-      jsonb(
-        checked.map(({ kind, key, claim, next }) => ({
-          kind,
-          claim_key: key,
-          id: claim.id,
-          label: labelOf(claim, kind),
-          issuer: issuerOf(claim, kind),
-          issuer_name: issuerNameOf(claim, kind),
-          verified: next.verified,
-          reason: next.reason,
-          stale_reason: next.stale_reason,
-          stale_message: next.stale_message,
-          first_seen_at: isoOf(next.first_seen_at),
-          last_verified_at: iso(next.last_verified_at),
-          verified_since: iso(next.verified_since),
-          failing_since: iso(next.failing_since),
-        })),
-      ),
-    ],
-  );
+  await tx.query(WRITE_CLAIMS, [
+    domain,
+    at.toISOString(),
+    jsonb(
+      checked.map(({ kind, key, claim, next }) => ({
+        kind,
+        claim_key: key,
+        id: claim.id,
+        label: labelOf(claim, kind),
+        issuer: issuerOf(claim, kind),
+        issuer_name: issuerNameOf(claim, kind),
+        verified: next.verified,
+        reason: next.reason,
+        stale_reason: next.stale_reason,
+        stale_message: next.stale_message,
+        first_seen_at: isoOf(next.first_seen_at),
+        last_verified_at: iso(next.last_verified_at),
+        verified_since: iso(next.verified_since),
+        failing_since: iso(next.failing_since),
+      })),
+    ),
+  ]);
 }
 
 /** A change row for each claim whose verdict (or reason for failing) this check changed, in one statement. */
