@@ -13,7 +13,7 @@ import { isRefusal, LOCAL_FAULTS, refusal, type FetchRefusal } from "../traffic/
 import type { ConnectToEntry } from "./connect-to";
 import { createConnections, type SocketStats } from "./connections";
 import { isPublicAddress, type Resolve } from "./guard";
-import { networkWords, rawMessage } from "./network-words";
+import { failureMessage, rawMessage } from "./failure-message";
 
 export type { SocketStats } from "./connections";
 
@@ -267,7 +267,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
       return fail(run, "timeout", `no complete answer within ${timeoutMs} ms`);
     }
-    return fail(run, "unreachable", networkWords(err, new URL(run.meta.finalUrl).hostname), rawMessage(err));
+    return fail(run, "unreachable", failureMessage(err, new URL(run.meta.finalUrl).hostname), rawMessage(err));
   }
 
   async function fetchDocument(url: string, mode: FetchMode, fetchOptions: FetchOptions = {}): Promise<FetchOutcome | FetchRefusal> {

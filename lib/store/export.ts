@@ -20,7 +20,7 @@ import type { Db, Tx } from "./db";
 import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./copy-text";
 import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue";
 import { addTypoWords, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts";
-import { searchColumns } from "./words";
+import { searchColumns } from "./search-text";
 
 export const EXPORT_SCHEMA = "ident-resolver/export@1";
 

@@ -149,7 +149,7 @@ export const MIGRATIONS: Migration[] = [
   {
     version: 7,
     name: "one folding of text; search in rank order",
-    // docs/decisions.md#search: the search vectors are written by lib/store/words.ts, the one folding
+    // docs/decisions.md#search: the search vectors are written by lib/store/search-text.ts, the one folding
     // used for searching too (the engine's unaccent folded "ø" where the query did not): every word
     // in \`search\`, the names' words in \`search_names\`; entities in rank order, so that a search of a
     // common word reads them in that order and stops after its page. The names' trigram index is

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { parseNetworkId } from "../protocol/ids";
 import type { Db, Queryable, Tx } from "./db";
-import { foldedWords, prefixQuery, typoQuery } from "./words";
+import { foldedWords, prefixQuery, typoQuery } from "./search-text";
 
 export const INDEX_SEARCH_SCHEMA = "ident-resolver/index-search@1";
 export const SEARCH_PAGE_SIZE = 20;
@@ -59,7 +59,7 @@ export function parseSearchText(raw: string): SearchTextParse {
   return { ok: true, text };
 }
 
-/** The words of a search as the index stores words (lib/store/words.ts): the first {@link MAX_WORDS} distinct ones. */
+/** The words of a search as the index stores words (lib/store/search-text.ts): the first {@link MAX_WORDS} distinct ones. */
 export function searchWords(text: string): string[] {
   return [...new Set(foldedWords(text))].slice(0, MAX_WORDS);
 }

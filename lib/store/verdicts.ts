@@ -13,7 +13,7 @@ import { clipDescription, clipName, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } fr
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
 import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue";
-import { searchColumns } from "./words";
+import { searchColumns } from "./search-text";
 
 /**
  * JSON for a jsonb column. Publishers' text may hold a lone surrogate, which JSON.stringify escapes

@@ -139,7 +139,7 @@ describe.each(ENGINES)("search on $name", ({ location }) => {
     expect(await domains("Moreua")).toContain("alice.example");
   });
 
-  // One folding of text, the same when indexing and when searching (lib/store/words.ts): each family
+  // One folding of text, the same when indexing and when searching (lib/store/search-text.ts): each family
   // found as written, without its marks, and in upper case.
   it.each([
     ["ø and æ", "aero.example", ["Ærøskøbing", "aeroskobing", "ÆRØ", "faergeri"]],

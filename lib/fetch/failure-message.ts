@@ -36,7 +36,7 @@ const CERT_UNTRUSTED = new Set([
 ]);
 
 /** What happened, for `host`, in words a publisher can act on. */
-export function networkWords(err: unknown, host: string): string {
+export function failureMessage(err: unknown, host: string): string {
   const codes = codesOf(err);
   const has = (...c: string[]) => codes.some((code) => c.includes(code));
   const raw = rawMessage(err);

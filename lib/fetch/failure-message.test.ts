@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { networkWords, rawMessage } from "./network-words";
+import { failureMessage, rawMessage } from "./failure-message";
 
 /** An error as undici and node:tls shape them: a code, often on the cause. */
 const failure = (message: string, code?: string, cause?: unknown) =>
@@ -25,7 +25,7 @@ describe("network failures in words (docs/decisions.md#reasons)", () => {
     ["unknown", new Error("something odd"), "the connection to x.example failed"],
   ];
   it.each(cases)("%s: says what happened, without the library's message", (_, err, words) => {
-    const said = networkWords(err, "x.example");
+    const said = failureMessage(err, "x.example");
     expect(said).toContain(words);
     expect(said).not.toContain(rawMessage(err));
   });
