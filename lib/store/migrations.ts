@@ -273,7 +273,7 @@ export async function migrate(db: Db, migrations: Migration[] = MIGRATIONS): Pro
         for (const statement of splitStatements(m.sql)) await tx.query(statement);
         await m.run?.(tx);
       } catch (err) {
-        throw new Error(`migration ${m.version} (${m.name}) failed: ${(err as Error).message}`);
+        throw new Error(`migration ${m.version} (${m.name}) failed: ${(err as Error).message}`, { cause: err });
       }
       await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
       applied.push(m.version);

@@ -96,7 +96,7 @@ async function lock(dir) {
       return null;
     } catch (err) {
       if (/** @type {NodeJS.ErrnoException} */ (err).code !== "EEXIST") throw err;
-      let pid = 0;
+      let pid;
       try {
         pid = Number(readFileSync(file, "utf8").trim());
       } catch {

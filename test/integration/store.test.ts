@@ -347,7 +347,7 @@ const enginePids = (): number[] => enginePidsOf("self");
 
 /** The pids of `parent`'s children running the embedded engine. */
 function enginePidsOf(parent: number | "self"): number[] {
-  let children: number[] = [];
+  let children: number[];
   try {
     children = readdirSync(`/proc/${parent}/task`).flatMap((task) =>
       readFileSync(`/proc/${parent}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number),

@@ -126,7 +126,7 @@ export function loadSites(root: string = SAMPLE_ROOT): Record<string, Site> {
     try {
       site = JSON.parse(readFileSync(sitePath, "utf8")) as Site;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new Error(`${sitePath}: ${String(err)}`);
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new Error(`${sitePath}: ${String(err)}`, { cause: err });
     }
     sites[domain.toLowerCase()] = { ...site, files: walk(dir) };
   }
