@@ -410,13 +410,15 @@ export async function benchApp(
     const api = {
       resolve: `${base}/api/resolve?q=${ttfbDomains[0]}`,
       search: `${base}/api/search?q=${encodeURIComponent(pages.typical.split(".")[0] ?? "typical")}`,
+      // docs/api.md#badges: the same entity's badge, from the index.
+      badge: `${base}/entity/${ttfbDomains[0]}/badge.svg`,
     };
     for (const url of [...Object.values(urls), ...Object.values(api)]) await timeGet(url, "");
     const etag = await etagOf(api.resolve);
     for (const url of Object.values(urls)) await rps(url, 2);
     await rps(urls.twenty, 2, app.pid, false, CRAWLER);
     const rounds: Record<
-      keyof typeof urls | "rendered" | "crawler" | "resolve" | "search" | "notModified",
+      keyof typeof urls | "rendered" | "crawler" | "resolve" | "search" | "notModified" | "badge",
       { rps: number; cpu: number }[]
     > = {
       home: [],
@@ -428,6 +430,7 @@ export async function benchApp(
       resolve: [],
       search: [],
       notModified: [],
+      badge: [],
     };
     for (let i = 0; i < 3; i++) {
       for (const [k, url] of Object.entries(urls) as [keyof typeof urls, string][]) rounds[k].push(await rps(url, 3, app.pid));
@@ -435,6 +438,7 @@ export async function benchApp(
       rounds.resolve.push(await rps(api.resolve, 3, app.pid, false, PROGRAM));
       rounds.search.push(await rps(api.search, 3, app.pid, false, PROGRAM));
       rounds.notModified.push(await rps(api.resolve, 3, app.pid, false, Object.assign({ "if-none-match": etag }, PROGRAM)));
+      rounds.badge.push(await rps(api.badge, 3, app.pid));
     }
     // After the others: rendering afresh leaves garbage that whatever is measured next pays for (the
     // API measured right after it read 0.6 of the page, 0.95 on its own).
@@ -451,7 +455,8 @@ export async function benchApp(
     );
     console.log(
       `API       ÷ the warm 20-claim entity page as a browser, same entity (docs/api.md#speed): /api/resolve ${fig("resolve", "twenty")} (goal ≥ 0.9); ` +
-        `/api/search ${fig("search", "twenty")} (goal ≥ 0.5); a 304 to If-None-Match ${fig("notModified", "twenty")} (goal ≥ 1.0)`,
+        `/api/search ${fig("search", "twenty")} (goal ≥ 0.5); a 304 to If-None-Match ${fig("notModified", "twenty")} (goal ≥ 1.0)\n` +
+        `          the same entity's badge (docs/api.md#badges) ${fig("badge", "twenty")} (goal ≥ 0.9)`,
     );
   } finally {
     app.kill("SIGTERM");
