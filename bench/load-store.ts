@@ -309,11 +309,18 @@ export async function storeRuns({ toNet, wanted }: StoreRunContext): Promise<voi
       const app = await startApp(3413, { ...toNet, IDENT_TRUSTED_HOPS: "1", IDENT_DATA_DIR: dataDir, IDENT_SEARCHES_PER_MIN: "1000000" });
       const mine = `/api/search?q=${encodeURIComponent("moreau garcia")}`;
       const other = { "x-forwarded-for": "10.93.0.1" };
+      // Beside it, a third client's warm lookup (no search, no engine): what the flood of requests
+      // itself costs the process and the machine, whatever the searches do.
+      const looker = { "x-forwarded-for": "10.94.0.1" };
       await get(app.port, mine, other, 30_000);
+      await get(app.port, warm, looker, 30_000);
       let stop = probe(app.port, mine, other);
+      let stopLookup = probe(app.port, warm, looker);
       await sleep(8000);
       const calm = await stop();
+      const lookupCalm = await stopLookup();
       stop = probe(app.port, mine, other);
+      stopLookup = probe(app.port, warm, looker);
       const agent = new Agent({ keepAlive: true, maxSockets: 256 });
       const until = performance.now() + 20_000;
       const statuses: number[] = [];
@@ -327,15 +334,17 @@ export async function storeRuns({ toNet, wanted }: StoreRunContext): Promise<voi
         }),
       );
       const during = await stop();
+      const lookupDuring = await stopLookup();
       agent.destroy();
       await stopApp(app);
-      return { calm, during, statuses };
+      return { calm, during, statuses, lookup: { calm: lookupCalm, during: lookupDuring } };
     };
     const many = await crowd();
     console.log(
       `search    64 addresses × 4 searches at once for 20 s, each under its own minute: ${counts(many.statuses)}; ` +
         `another client's own search p95 ${p95(many.during).toFixed(1)} ms over ${many.during.length} vs ${p95(many.calm).toFixed(1)} ms at rest ` +
-        `(${(p95(many.during) / p95(many.calm)).toFixed(2)} ×; goal ≤ 3 ×)`,
+        `(${(p95(many.during) / p95(many.calm)).toFixed(2)} ×; goal ≤ 3 ×); a third client's warm lookup meanwhile ` +
+        `p95 ${p95(many.lookup.during).toFixed(1)} ms vs ${p95(many.lookup.calm).toFixed(1)} ms (${(p95(many.lookup.during) / p95(many.lookup.calm)).toFixed(2)} ×)`,
     );
     const one = await flood({});
     const lifted = await flood({ IDENT_SEARCHES_PER_MIN: "1000000" });

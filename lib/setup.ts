@@ -8,7 +8,7 @@ import { createMetrics, type Metrics } from "./metrics";
 import { createResolver, type Resolver } from "./resolver";
 import { createWindows, fetchBudgets, isRefusal, type TrafficSettings, type Windows } from "./traffic";
 import { createOutboundGate } from "./traffic/outbound";
-import { createSearchGate, type SearchGate } from "./traffic/search-gate";
+import { createSearchGate, searchGateOptions, type SearchGate } from "./traffic/search-gate";
 import type { SearchResponse } from "./result/record";
 import { reverify, startCrawler, type Crawler } from "./discovery/crawler";
 import { openStore, type Store } from "./store";
@@ -135,7 +135,7 @@ export function createConfiguredResolver(
       windows,
       outbound,
       // docs/architecture.md#traffic: searches of the index at once, per instance (its engine) and per client.
-      searches: createSearchGate({ atOnce: limits.searchesAtOnce, waiting: limits.searchesWaiting, perClient: limits.searchesInProgress }),
+      searches: createSearchGate(searchGateOptions(config.store.kind, limits)),
     },
     fleet,
     metrics,

@@ -115,15 +115,20 @@ export async function admitSearch(
 /**
  * Runs a read of the index that counts as a search (a search, a sitemap, a feed) in its turn
  * (docs/architecture.md#traffic: `searchesAtOnce`, `searchesInProgress`), or answers the refusal.
- * A client past its own limit waits a second for its refusal, as for lookups.
+ * A refused search waits a second for its refusal, as for lookups: a client that asks again at once,
+ * whatever Retry-After says, asks once a second, not as fast as the refusals come back.
  */
 export async function inSearchTurn<T>(deps: AdmissionDeps, forwardedFor: string | null, task: () => Promise<T>): Promise<T | Refusal> {
   const { resolver } = deps;
   const done = await resolver.traffic.searches.run(deps.clientOf(forwardedFor), task);
-  if (!isRefusal(done)) return done;
-  resolver.metrics.refusals.inc({ limit: done.refused });
-  if (done.refused === "searches_in_progress") await pause(OVER_LIMIT_DELAY_MS);
-  return done;
+  return isRefusal(done) ? refusedLate(deps, done) : done;
+}
+
+/** A refusal counted and answered a second late (a search the instance cannot run now: {@link inSearchTurn}). */
+export async function refusedLate<R extends Refusal>(deps: AdmissionDeps, refused: R): Promise<R> {
+  deps.resolver.metrics.refusals.inc({ limit: refused.refused });
+  await pause(OVER_LIMIT_DELAY_MS);
+  return refused;
 }
 
 /** An answer of a route that answers by itself: the refusal as 429 or 503 with Retry-After. */

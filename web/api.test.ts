@@ -11,7 +11,7 @@ import type { SearchResponse } from "../lib/result/record";
 import type { Store } from "../lib/store";
 import type { IndexSearch } from "../lib/store/search";
 import { createWindows, trafficSettings } from "../lib/traffic";
-import { createSearchGate } from "../lib/traffic/search-gate";
+import { createSearchGate, searchGateOptions } from "../lib/traffic/search-gate";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { createApi, type ApiDeps, type ApiReply, type ApiRequest } from "./api";
@@ -202,5 +202,82 @@ describe("every answer", () => {
     const head = await get("/api/resolve?q=alice.example", {}, "HEAD");
     expect(head).toMatchObject({ status: 200, body: null });
     expect(Number(head.headers["Content-Length"])).toBeGreaterThan(0);
+  });
+});
+
+describe("searches at once (docs/architecture.md#traffic: searchesAtOnce, searchesWaiting, searchesInProgress)", () => {
+  /** The API on an embedded engine's gate, each client its own address, a search that takes `ms`. */
+  function crowd(ms: number) {
+    const search: IndexSearch = { schema: "ident-resolver/index-search@1", query: "alice", results: [], next_cursor: null };
+    let running = 0;
+    let most = 0;
+    const store = {
+      search: async () => {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, ms));
+        running--;
+        return search;
+      },
+    } as unknown as Store;
+    const settings = trafficSettings({ searches: 1_000_000 });
+    const resolver = {
+      traffic: {
+        settings,
+        windows: createWindows(settings),
+        outbound: { full: () => false, retryAfterS: 1 },
+        searches: createSearchGate(searchGateOptions("embedded", settings)),
+      },
+      metrics: { refusals: { inc: () => undefined } },
+      store: Promise.resolve(store),
+    } as unknown as ApiDeps["resolver"];
+    const log = {
+      error: () => undefined,
+      warn: () => undefined,
+      info: () => undefined,
+      debug: () => undefined,
+    } as unknown as ApiDeps["log"];
+    const api = createApi({ resolver, log, clientOf: (forwardedFor) => forwardedFor ?? "192.0.2.1" });
+    const ask = async (client: string, q: string) => {
+      const t0 = performance.now();
+      const url = new URL(`/api/search?q=${encodeURIComponent(q)}`, "http://localhost");
+      const headers: Record<string, string> = { "x-forwarded-for": client };
+      const reply = await api.answer({ method: "GET", path: url.pathname, params: url.searchParams, header: (n) => headers[n] ?? null });
+      const body = JSON.parse(String(reply.body)) as { error?: { refused?: string } };
+      return { status: reply.status, refused: body.error?.refused, retryAfter: reply.headers["Retry-After"], ms: performance.now() - t0 };
+    };
+    return { ask, most: () => most };
+  }
+
+  it("many addresses at once: one search runs on the embedded engine, 16 wait, the rest are 503 search_busy with Retry-After, a second late", async () => {
+    const { ask, most } = crowd(30);
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => ask(`198.51.100.${i}`, `word ${i}`)));
+    expect(most()).toBe(1);
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(17);
+    const busy = answers.filter((a) => a.status === 503);
+    expect(busy).toHaveLength(7);
+    for (const b of busy) {
+      expect(b).toMatchObject({ refused: "search_busy", retryAfter: expect.stringMatching(/^\d+$/) });
+      // Answered a second late: a client that asks again at once asks once a second.
+      expect(b.ms).toBeGreaterThanOrEqual(990);
+    }
+  });
+  it("one client has 2 searches in progress; its third is 429 searches_in_progress while another address searches on", async () => {
+    const { ask } = crowd(50);
+    const mine = [ask("203.0.113.1", "one"), ask("203.0.113.1", "two"), ask("203.0.113.1", "three")];
+    const other = ask("203.0.113.2", "four");
+    const [a, b, c] = await Promise.all(mine);
+    expect([a?.status, b?.status, c?.status]).toEqual([200, 200, 429]);
+    expect(c).toMatchObject({ refused: "searches_in_progress", retryAfter: expect.stringMatching(/^\d+$/) });
+    expect((await other).status).toBe(200);
+  });
+  it("a full queue of busy addresses still takes a newcomer's search, refusing a busy one's instead", async () => {
+    const { ask } = crowd(20);
+    // 16 addresses that have searched before, then fill the line again.
+    await Promise.all(Array.from({ length: 16 }, (_, i) => ask(`192.0.2.${i + 10}`, `warm ${i}`)));
+    const busy = Array.from({ length: 17 }, (_, i) => ask(`192.0.2.${(i % 16) + 10}`, `again ${i}`));
+    await new Promise((r) => setTimeout(r, 5));
+    const newcomer = await ask("192.0.2.200", "newcomer");
+    expect(newcomer.status).toBe(200);
+    expect((await Promise.all(busy)).some((a) => a.refused === "search_busy")).toBe(true);
   });
 });

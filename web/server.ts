@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import { setImmediate, setTimeout } from "node:timers";
 import { answerRefusal } from "../lib/traffic/answer";
-import { admit, admitSearch } from "./admission";
+import { admit, admitSearch, refusedLate } from "./admission";
 import type { App } from "./app";
 import { bridge, type NextHandle } from "./bridge";
 import { startDelivery } from "./delivery";
@@ -58,7 +58,8 @@ async function preparePage(app: App, context: RequestContext, page: Page): Promi
     const admitted = await admitSearch(app, context.forwardedFor);
     const busy = admitted.ok ? resolver.traffic.searches.wouldRefuse(context.client) : null;
     if (!admitted.ok) context.admission = admitted;
-    else if (busy) context.admission = { ok: false, refused: busy };
+    // A second late, as every refused search (web/admission.ts, inSearchTurn).
+    else if (busy) context.admission = { ok: false, refused: await refusedLate(app, busy) };
     if (context.admission && !context.admission.ok) refused(context.admission.refused);
     return;
   }

@@ -180,7 +180,7 @@ export const LIMITS = {
     fleet: false,
     refused: "search_busy",
     reached:
-      "503 with Retry-After; a full queue makes room for a client that searched less lately than one waiting, refusing that one's newest",
+      "503 with Retry-After, a second late; a full queue makes room for a client that searched less lately than one waiting, refusing that one's newest",
   },
   searchesInProgress: {
     counts: "client",

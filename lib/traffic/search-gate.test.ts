@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { isRefusal } from "./refusal";
 import { trafficSettings } from "./limits";
-import { createSearchGate } from "./search-gate";
+import { createSearchGate, searchGateOptions } from "./search-gate";
 
 const defaults = trafficSettings();
 const gateAtDefaults = (now?: () => number) =>
@@ -131,5 +131,27 @@ describe("the fair queue", () => {
     await Promise.all([running, ...queued]);
     // 10 searches a minute ago weigh 10 / 2^6 ≈ 0.16, less than one search just now.
     expect(order).toEqual(["once-busy", "lately"]);
+  });
+});
+
+describe("searchGateOptions: the gate on its engine", () => {
+  it("the embedded engine runs one search at a time: the next waits in the gate's fair queue, not the engine's line", async () => {
+    const gate = createSearchGate(searchGateOptions("embedded", defaults));
+    const h = held();
+    let started = 0;
+    const runs = [gate.run("a", () => (started++, h.task())), gate.run("b", () => (started++, h.task()))];
+    await tick();
+    expect(started).toBe(1);
+    expect(gate.stats()).toMatchObject({ running: 1, waiting: 1 });
+    h.release();
+    expect(await Promise.all(runs)).toEqual(["done", "done"]);
+  });
+  it(`a PostgreSQL server runs ${defaults.searchesAtOnce} side by side, with the same queue and per-client cap`, () => {
+    expect(searchGateOptions("server", defaults)).toEqual({
+      atOnce: defaults.searchesAtOnce,
+      waiting: defaults.searchesWaiting,
+      perClient: defaults.searchesInProgress,
+    });
+    expect(searchGateOptions("embedded", defaults)).toMatchObject({ atOnce: 1, waiting: defaults.searchesWaiting });
   });
 });

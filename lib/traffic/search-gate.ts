@@ -6,7 +6,7 @@
  * least lately, and a full queue makes room for a newcomer by refusing the waiting search of the client
  * that has searched most, so many addresses searching together cannot keep another client waiting.
  */
-import { refusedAt } from "./limits";
+import { refusedAt, type TrafficSettings } from "./limits";
 import type { Refusal } from "./refusal";
 
 export type SearchGateOptions = {
@@ -24,6 +24,20 @@ export type SearchGateOptions = {
 };
 
 export type SearchRefusal = Refusal<"search_busy" | "searches_in_progress">;
+
+/**
+ * The gate of an instance on its engine (`searchesAtOnce`): the embedded engine runs one query at a
+ * time, so a second search at once would only wait in the engine's own line, ahead of the lookups'
+ * writes and of the client the fair queue would have let in first; a PostgreSQL server runs
+ * `searchesAtOnce` side by side.
+ */
+export function searchGateOptions(
+  engine: "embedded" | "server",
+  limits: Pick<TrafficSettings, "searchesAtOnce" | "searchesWaiting" | "searchesInProgress">,
+): SearchGateOptions {
+  const atOnce = engine === "embedded" ? 1 : limits.searchesAtOnce;
+  return { atOnce, waiting: limits.searchesWaiting, perClient: limits.searchesInProgress };
+}
 
 type Waiter = { client: string; at: number; turn: () => void; refuse: (r: SearchRefusal) => void };
 
