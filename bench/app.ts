@@ -25,6 +25,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { request } from "node:http";
+import { createGunzip } from "node:zlib";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser } from "@playwright/test";
@@ -61,7 +62,7 @@ async function waitFor(url: string, ms: number) {
   throw new Error(`${url} did not come up`);
 }
 
-/** First byte, entity header and end of one GET, in ms. */
+/** First byte, entity header and end of one GET, in ms (read through gunzip when the answer is gzipped). */
 function timeGet(
   url: string,
   marker: string,
@@ -73,13 +74,14 @@ function timeGet(
     let header = NaN;
     let text = "";
     request(url, { headers }, (res) => {
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        if (Number.isNaN(first)) first = performance.now() - t0;
+      res.once("data", () => (first = performance.now() - t0));
+      const body = res.headers["content-encoding"] === "gzip" ? res.pipe(createGunzip()) : res;
+      body.setEncoding("utf8");
+      body.on("data", (chunk: string) => {
         text += chunk;
         if (Number.isNaN(header) && text.includes(marker)) header = performance.now() - t0;
       });
-      res.on("end", () => resolve({ first, header, end: performance.now() - t0 }));
+      body.on("end", () => resolve({ first, header, end: performance.now() - t0 }));
     })
       .on("error", reject)
       .end();
@@ -181,6 +183,23 @@ async function openCold(
   try {
     const page = await context.newPage();
     await page.addInitScript(PAGE_TIMER(claims));
+    // BENCH_TRACE=1: what reached the browser's network layer and when (ms after the page was asked
+    // for), printed beside the page's own times: where a late header is lost.
+    const trace: string[] = [];
+    if (process.env.BENCH_TRACE) {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("Network.enable");
+      let t0 = NaN;
+      let doc = "";
+      const at = (t: number) => ((t - t0) * 1000).toFixed(0);
+      cdp.on("Network.requestWillBeSent", (e) => {
+        if (Number.isNaN(t0)) [t0, doc] = [e.timestamp, e.requestId];
+        trace.push(`${at(e.timestamp)} ask ${new URL(e.request.url).pathname.slice(0, 40)}`);
+      });
+      cdp.on("Network.responseReceived", (e) => e.requestId === doc && trace.push(`${at(e.timestamp)} head`));
+      cdp.on("Network.dataReceived", (e) => e.requestId === doc && trace.push(`${at(e.timestamp)} +${e.dataLength}`));
+      cdp.on("Network.loadingFinished", (e) => trace.push(`${at(e.timestamp)} done${e.requestId === doc ? " (page)" : ""}`));
+    }
     await page.goto(`${base}/entity/${domain}`, { waitUntil: "commit" });
     await page.waitForFunction(() => (window as unknown as { __ident: { whole?: number } }).__ident.whole !== undefined, null, {
       timeout: 30_000,
@@ -188,6 +207,10 @@ async function openCold(
     const r = await page.evaluate(
       () => (window as unknown as { __ident: { header: number; whole: number; arrived: number; verified: number } }).__ident,
     );
+    if (process.env.BENCH_TRACE)
+      console.error(
+        `trace ${base} ${domain}: arrived ${r.arrived.toFixed(0)}, header ${r.header.toFixed(0)}, whole ${r.whole.toFixed(0)}; ${trace.join(", ")}`,
+      );
     if (r.verified !== claims) throw new Error(`${base}/entity/${domain}: ${r.verified} of ${claims} claims verified`);
     return r;
   } finally {
@@ -384,13 +407,21 @@ export async function benchApp(
   try {
     await waitFor(`${base}/`, 60_000);
     // TTFB on a cold cache, as a browser: each domain once, the last one as a program (whole page).
-    const runs = [];
-    for (const domain of ttfbDomains.slice(0, -1)) runs.push(await timeGet(`${base}/entity/${domain}`, 'data-testid="entity-header"'));
+    // In turn, plain and gzipped as a browser asks (the server flushes its gzip stream at each part).
+    const runs: { first: number; header: number; end: number }[] = [];
+    const gzipped: typeof runs = [];
+    for (const [i, domain] of ttfbDomains.slice(0, -1).entries()) {
+      const gzip = i % 2 === 1;
+      const headers = gzip ? { ...BROWSER, "accept-encoding": "gzip, deflate, br" } : BROWSER;
+      (gzip ? gzipped : runs).push(await timeGet(`${base}/entity/${domain}`, 'data-testid="entity-header"', headers));
+    }
     const whole = await timeGet(`${base}/entity/${ttfbDomains.at(-1)}`, 'data-testid="entity-header"', { "user-agent": "curl/8" });
+    const times = (r: typeof runs) =>
+      `${median(r.map((x) => x.first)).toFixed(0)} ms to first byte, ${median(r.map((x) => x.header)).toFixed(0)} ms to the entity header, ` +
+      `${median(r.map((x) => x.end)).toFixed(0)} ms to the whole page`;
     console.log(
-      `TTFB      ${median(runs.map((r) => r.first)).toFixed(0)} ms to first byte, ${median(runs.map((r) => r.header)).toFixed(0)} ms to the entity header, ` +
-        `${median(runs.map((r) => r.end)).toFixed(0)} ms to the whole page (publishers answer in 50 ms; medians of ${runs.length} cold entities, as a browser); ` +
-        `a program gets it whole: first byte at ${whole.first.toFixed(0)} ms`,
+      `TTFB      ${times(runs)} (publishers answer in 50 ms; medians of ${runs.length} cold entities, as a browser); ` +
+        `gzipped: ${times(gzipped)} (${gzipped.length}); a program gets it whole: first byte at ${whole.first.toFixed(0)} ms`,
     );
     if (cold)
       console.log(

@@ -17,6 +17,8 @@
  * `BENCH_ONLY=fleet` the fleet's, `BENCH_ONLY=resolver` fan-out, sharing and memory, `BENCH_ONLY=export`
  * moving the index: export and import at 100k entities on both engines, and 1M into PostgreSQL (bench/export.ts).
  * `npm run bench -- scale` (or `BENCH_ONLY=scale`) search, sitemaps, job claims and size at 100k and 1M entities (bench/scale.ts).
+ * `BENCH_TRACE=1` also prints, for each cold page opened in Chromium, when each piece of it reached the
+ * browser's network layer beside when its header was in the page and visible (bench/app.ts, openCold).
  */
 import { answered } from "../test/helpers/answered";
 import { spawnSync } from "node:child_process";
@@ -36,7 +38,7 @@ import { benchDiscovery, benchIndex, crawlSites } from "./index";
 import { median } from "./stats";
 
 const DELAY_MS = 50;
-const TTFB_RUNS = 6;
+const TTFB_RUNS = 11;
 /** Cold pages opened in Chromium per kind and run (bench/app.ts). */
 const BROWSER_RUNS = 7;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
