@@ -12,6 +12,7 @@ export default defineConfig({
       "bench/**/*.test.ts",
       "cli/**/*.test.ts",
       "test/**/*.test.ts",
+      "scripts/**/*.test.ts",
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -32,6 +32,7 @@ import { chromium, type Browser } from "@playwright/test";
 import autocannon from "autocannon";
 import { matchConnectTo, parseConnectTo } from "../lib/fetch/connect-to";
 import { median, spread } from "./stats";
+import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** A person's browser: it gets streamed pages when they are cold (web/clients.ts). */
@@ -359,7 +360,7 @@ async function coldInChromium(base: string, ideal: string, set: ColdSet, connect
 
 /** `npm start` on `port` with `env` over a fresh embedded index and no discovery. */
 function startServer(env: Record<string, string>, port: string) {
-  return spawn(process.execPath, [path.join(root, "web", "serve.js")], {
+  return spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(root, "web", "serve.js")], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
     env: {

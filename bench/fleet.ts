@@ -22,6 +22,7 @@ import { createResolver } from "../lib/resolver";
 import { startRedis } from "../test/helpers/redis";
 import { startSampleNetwork } from "../test/network/server";
 import { median } from "./stats";
+import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ROUNDS = 3;
@@ -66,7 +67,7 @@ export async function benchFleet(): Promise<void> {
     const ports = [3220, 3221];
     for (const port of ports) {
       apps.push(
-        spawn(process.execPath, [path.join(root, "web", "serve.js")], {
+        spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(root, "web", "serve.js")], {
           cwd: root,
           stdio: ["ignore", "ignore", "inherit"],
           env: {

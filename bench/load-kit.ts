@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { Agent, request } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,6 +30,7 @@ export async function startApp(
   const argv = [
     process.execPath,
     ...(process.env.LOAD_PROF ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []),
+    ...SERVER_NODE_FLAGS,
     path.join(root, "web", "serve.js"),
   ];
   const [command = process.execPath, ...args] = [...launcher, ...argv];

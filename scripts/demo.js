@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildOnce } from "./build-once.js";
+import { SERVER_NODE_FLAGS } from "./server-flags.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = process.env.PORT ?? "3000";
@@ -17,7 +18,7 @@ const net = await spawnSampleNetwork();
 // Discovery starts from these and finds the rest of the sample network's people and organisations
 // (docs/decisions.md#discovery): a name search finds them a few seconds after start.
 const SEEDS = "alice.example,acme.example,carol.example,hartley-law.example,mallory.example,press.example,weekly-dispatch.example";
-const app = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
+const app = spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(root, "web", "serve.js")], {
   cwd: root,
   stdio: ["ignore", "inherit", "inherit"],
   env: { IDENT_CRAWL_SEEDS: SEEDS, ...process.env, ...net.env, PORT: port },

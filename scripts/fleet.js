@@ -8,6 +8,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { buildOnce } from "./build-once.js";
+import { SERVER_NODE_FLAGS } from "./server-flags.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const first = Number(process.env.PORT ?? 3000);
@@ -43,7 +44,7 @@ try {
   const SEEDS = "alice.example,acme.example,carol.example,hartley-law.example,mallory.example,press.example,weekly-dispatch.example";
   const instances = ["a", "b"].map((name, i) => {
     const port = String(first + i);
-    const child = spawn(process.execPath, [path.join(root, "web", "serve.js")], {
+    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(root, "web", "serve.js")], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
       env: {

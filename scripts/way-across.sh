@@ -36,7 +36,7 @@ cmp "$work/index.ndjson" "$work/again.ndjson"
 # Step 4. Start the fleet's instances on the database (npm start, as the service files do).
 say "4. start two instances"
 for port in "$PORT_A" "$PORT_B"; do
-  env -u IDENT_DATA_DIR IDENT_DATABASE_URL="$TO_DATABASE_URL" PORT="$port" IDENT_METRICS_ADDR="127.0.0.1:$((port + 6000))" node web/serve.js >"$work/app-$port.log" 2>&1 &
+  env -u IDENT_DATA_DIR IDENT_DATABASE_URL="$TO_DATABASE_URL" PORT="$port" IDENT_METRICS_ADDR="127.0.0.1:$((port + 6000))" node --max-semi-space-size=16 web/serve.js >"$work/app-$port.log" 2>&1 &
   pids="$pids $!"
 done
 

@@ -80,8 +80,9 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
     // Rows hold Dates: the structured clone carries them as they are.
     serialization: "advanced",
     // Not the app's flags (a loader, a profiler): the engine is plain JavaScript. PostgreSQL's
-    // WebAssembly compiled a function at a time, as it is first called (docs/decisions.md#memory).
-    execArgv: ["--wasm-lazy-compilation"],
+    // WebAssembly compiled a function at a time, as it is first called, and the young generation
+    // held to Node 20's size, as the server's (docs/decisions.md#memory).
+    execArgv: ["--wasm-lazy-compilation", "--max-semi-space-size=16"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();

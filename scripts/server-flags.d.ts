@@ -1,0 +1,2 @@
+// The types of scripts/server-flags.js, for TypeScript that reads it (the bench, the tests).
+export declare const SERVER_NODE_FLAGS: readonly string[];
