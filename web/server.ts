@@ -130,17 +130,13 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
     const prior = req.headers["x-forwarded-for"];
     const forwardedFor = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean).join(", ");
     req.headers["x-forwarded-for"] = forwardedFor;
-    let nonce: string | undefined;
     const context: RequestContext = {
       id,
       route,
       client: app.clientOf(forwardedFor),
       forwardedFor,
       userAgent: req.headers["user-agent"] ?? null,
-      // Made when first read: only a page Next renders needs one (a stored page gets its own, web/page-cache.ts).
-      get nonce() {
-        return (nonce ??= randomBytes(16).toString("base64"));
-      },
+      nonce: randomBytes(16).toString("base64"),
       admission: null,
       delivery: null,
       head: { status: route.status, headers: {} },
