@@ -6,12 +6,12 @@
  * life, first in /changes.xml and last in /api/changes.
  */
 import type { ChildProcess } from "node:child_process";
-import { request as httpsRequest } from "node:https";
 import path from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { parseFeed } from "@rowanmanning/feed-parser";
 import { expect, test } from "@playwright/test";
 import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
+import { changeSite } from "./helpers/sample-control";
 import { ready, startServer } from "./helpers/server";
 
 const PORT = 3140;
@@ -31,30 +31,6 @@ test.afterAll(async () => {
   server?.kill("SIGTERM");
   await net?.stop();
 });
-
-/** `POST` (a change) or `DELETE` (put back) `https://control.sample.test/sites/{domain}`. */
-function changeSite(domain: string, change: object | null): Promise<number> {
-  const port = Number(net.connectToOne.split(":").pop());
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: "127.0.0.1",
-        port,
-        servername: "control.sample.test",
-        ca: net.caPem,
-        method: change ? "POST" : "DELETE",
-        path: `/sites/${domain}`,
-        headers: { host: "control.sample.test" },
-      },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", reject);
-    req.end(change ? JSON.stringify(change) : undefined);
-  });
-}
 
 test("an empty index says so on the home page, and the examples stay", async ({ page }) => {
   await page.goto("/");
@@ -98,7 +74,7 @@ test("a claim that breaks is at the top of the home page within its cache life, 
       ownership: [{ network_id: "§:entity:someone-else.example" }],
     },
   };
-  expect(await changeSite("blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })).toBe(204);
+  expect(await changeSite(net, "blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })).toBe(204);
   try {
     const checked = await request.get("/api/resolve?q=alice.example&refresh=1", { headers: client });
     expect(checked.status()).toBe(200);
@@ -134,6 +110,6 @@ test("a claim that breaks is at the top of the home page within its cache life, 
     }
     expect(last).toMatchObject({ domain: "alice.example", claim: "§:property:blog.alice.example", verified: false });
   } finally {
-    await changeSite("blog.alice.example", null);
+    await changeSite(net, "blog.alice.example", null);
   }
 });

@@ -4,10 +4,10 @@
  * this file's own, changed while it runs through its control host (docs/decisions.md#the-sample-network).
  */
 import type { ChildProcess } from "node:child_process";
-import { request as httpsRequest } from "node:https";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
+import { changeSite } from "./helpers/sample-control";
 import { ready, startServer } from "./helpers/server";
 
 const PORT = 3106;
@@ -26,30 +26,6 @@ test.afterAll(async () => {
   server?.kill("SIGTERM");
   await net?.stop();
 });
-
-/** `POST` (a change) or `DELETE` (put back) `https://control.sample.test/sites/{domain}`. */
-function changeSite(domain: string, change: object | null): Promise<number> {
-  const port = Number(net.connectToOne.split(":").pop());
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: "127.0.0.1",
-        port,
-        servername: "control.sample.test",
-        ca: net.caPem,
-        method: change ? "POST" : "DELETE",
-        path: `/sites/${domain}`,
-        headers: { host: "control.sample.test" },
-      },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", reject);
-    req.end(change ? JSON.stringify(change) : undefined);
-  });
-}
 
 /** Presses "Re-check now" on the page by keyboard and waits for the page it comes back to. */
 async function recheck(page: Page) {
@@ -78,7 +54,7 @@ test("a property document that stops naming its owner: the re-check lists the cl
       ownership: [{ network_id: "§:entity:someone-else.example" }],
     },
   };
-  expect(await changeSite("blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })).toBe(204);
+  expect(await changeSite(net, "blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })).toBe(204);
   let notice = await recheck(page);
   await expect(notice).toHaveAttribute("data-outcome", "rechecked");
   await expect(notice).toHaveAttribute("data-changes", "1");
@@ -91,7 +67,7 @@ test("a property document that stops naming its owner: the re-check lists the cl
   await page.screenshot({ path: "test-results/screens/recheck-changed-1280.png", fullPage: true });
 
   // Put back: the next re-check lists the claim verified again, and only that.
-  expect(await changeSite("blog.alice.example", null)).toBe(204);
+  expect(await changeSite(net, "blog.alice.example", null)).toBe(204);
   notice = await recheck(page);
   await expect(notice).toHaveAttribute("data-changes", "1");
   await expect(notice.locator("li")).toHaveText("Property §:property:blog.alice.example verified");
