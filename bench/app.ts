@@ -201,10 +201,28 @@ async function openCold(
       cdp.on("Network.dataReceived", (e) => e.requestId === doc && trace.push(`${at(e.timestamp)} +${e.dataLength}`));
       cdp.on("Network.loadingFinished", (e) => trace.push(`${at(e.timestamp)} done${e.requestId === doc ? " (page)" : ""}`));
     }
+    // BENCH_CHROME_TRACE=dir: a Chromium performance trace of each cold page in dir (open it in the
+    // DevTools Performance panel): what the page's own thread did while it waited (docs/decisions.md#cold-pages).
+    const traceDir = process.env.BENCH_CHROME_TRACE;
+    if (traceDir)
+      await browser.startTracing(page, {
+        path: path.join(traceDir, `${new URL(base).port}-${domain}.json`),
+        categories: [
+          "devtools.timeline",
+          "disabled-by-default-devtools.timeline",
+          "blink",
+          "loading",
+          "toplevel",
+          "v8",
+          "fonts",
+          "disabled-by-default-fonts",
+        ],
+      });
     await page.goto(`${base}/entity/${domain}`, { waitUntil: "commit" });
     await page.waitForFunction(() => (window as unknown as { __ident: { whole?: number } }).__ident.whole !== undefined, null, {
       timeout: 30_000,
     });
+    if (traceDir) await browser.stopTracing();
     const r = await page.evaluate(
       () => (window as unknown as { __ident: { header: number; whole: number; arrived: number; verified: number } }).__ident,
     );
