@@ -29,7 +29,17 @@ export async function Share({ domain, settled }: { domain: string; settled: Prom
     <section className="share" aria-labelledby="share-title" data-testid="share">
       <h2 id="share-title">Share</h2>
       <p>
-        <img src={src} alt={badgeName(badge.facts)} width={badge.width} height={badge.height} data-testid="share-badge" />
+        {/* Lazy: the section is at the page's foot, and drawing an SVG's text holds the browser's main
+            thread while claims still stream in above it (docs/decisions.md#cold-pages). */}
+        <img
+          src={src}
+          alt={badgeName(badge.facts)}
+          width={badge.width}
+          height={badge.height}
+          loading="lazy"
+          decoding="async"
+          data-testid="share-badge"
+        />
       </p>
       <p className="muted" id="share-how">
         A badge drawn from this resolver&apos;s index: it follows each new check. To copy a snippet, move to it with Tab, select it with

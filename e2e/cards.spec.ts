@@ -102,3 +102,31 @@ test("a stale copy says so while it is refreshed", async ({ page }) => {
   await page.goto(search("carol.example"));
   await expect(page.getByTestId("entity-header").getByTestId("stale")).toHaveText("Stale copy, refreshing");
 });
+
+// Each face a page uses (family, size, weight, style) is a font lookup the browser makes, and waits
+// for, before it lays the page out: the stylesheet keeps to one family, two weights and four sizes
+// (docs/decisions.md#cold-pages). Counted as Chromium computes them, over the text it shows.
+test("the pages use few faces: two weights, one family for text and one for code", async ({ page }) => {
+  for (const url of ["/", "/entity/alice.example", search("mallory.example"), "/issuer/guild.example"]) {
+    await page.goto(url);
+    await expect(page.locator("main")).toBeVisible();
+    await expect(page.getByTestId("claim-pending")).toHaveCount(0);
+    const faces = await page.evaluate(() => {
+      const seen = new Set<string>();
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const el = n.parentElement;
+        if (!el || !n.textContent?.trim() || !el.checkVisibility()) continue;
+        const s = getComputedStyle(el);
+        seen.add(`${s.fontFamily} ${s.fontSize} ${s.fontWeight} ${s.fontStyle}`);
+      }
+      return [...seen].sort();
+    });
+    const why = `${url}: ${faces.join("; ")}`;
+    for (const face of faces) {
+      expect(face.startsWith("system-ui, sans-serif ") || face.startsWith("ui-monospace, monospace "), why).toBe(true);
+      expect(["400", "600"], why).toContain(face.split(" ").at(-2));
+    }
+    expect(faces.length, why).toBeLessThanOrEqual(8);
+  }
+});
