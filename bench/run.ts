@@ -18,7 +18,8 @@
  * moving the index: export and import at 100k entities on both engines, and 1M into PostgreSQL (bench/export.ts).
  * `npm run bench -- scale` (or `BENCH_ONLY=scale`) search, sitemaps, job claims and size at 100k and 1M entities (bench/scale.ts).
  * `BENCH_TRACE=1` also prints, for each cold page opened in Chromium, when each piece of it reached the
- * browser's network layer beside when its header was in the page and visible (bench/app.ts, openCold).
+ * browser's network layer beside when its header was in the page and visible (bench/app.ts, openCold);
+ * `BENCH_CHROME_TRACE=dir` writes a Chromium performance trace of each of those pages into dir.
  */
 import { answered } from "../test/helpers/answered";
 import { spawnSync } from "node:child_process";
