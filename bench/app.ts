@@ -18,6 +18,9 @@
  *              beside them the browser's floor: the same pages warm, nothing fetched; and the same
  *              browser's own fetches: it opens the entity document itself (text on screen), and from
  *              there fetches the 20 claim documents at once, what no page could do faster in it
+ *              With BENCH_BASE=dir (another checkout, built), that build of the app is opened in turn
+ *              as well, on cold entities of its own: this build's times ÷ that one's, measured in the
+ *              same run, which the machine's drift between runs cannot blur
  *   API        requests/s of the warm /api/resolve and /api/search for the same entity, and of a 304 to
  *              If-None-Match, ÷ the warm 20-claim page's (goals ≥ 0.9, ≥ 0.5, ≥ 1.0)
  */
@@ -143,6 +146,8 @@ export type ColdSet = {
   zero: string[];
   /** The same shapes for the ideal page (bench/ideal-page.ts): entities of their own, so each page is cold. */
   ideal: { twenty: string[]; zero: string[] };
+  /** And for the build at BENCH_BASE, when there is one. */
+  baseline: { twenty: string[]; zero: string[] };
   /** The claim documents' URLs of each of `twenty`, in the same order. */
   claimsOf: (domain: string) => string[];
 };
@@ -206,7 +211,11 @@ async function openCold(
     const traceDir = process.env.BENCH_CHROME_TRACE;
     if (traceDir)
       await browser.startTracing(page, {
-        path: path.join(traceDir, `${new URL(base).port}-${domain}.json`),
+        // A page opened again (the warm floor) gets a file of its own.
+        path: path.join(
+          traceDir,
+          `${new URL(base).port}-${domain}${existsSync(path.join(traceDir, `${new URL(base).port}-${domain}.json`)) ? "-again" : ""}.json`,
+        ),
         categories: [
           "devtools.timeline",
           "disabled-by-default-devtools.timeline",
@@ -237,9 +246,9 @@ async function openCold(
   }
 }
 
-/** `a` then `b`, and `b` then `a` every other `i`, so that neither always comes first. */
-async function inTurn(i: number, a: () => Promise<void>, b: () => Promise<void>) {
-  for (const run of i % 2 === 0 ? [a, b] : [b, a]) await run();
+/** Each of `runs` in turn, starting at the `i`th, so that none always comes first. */
+async function inTurn(i: number, ...runs: (() => Promise<void>)[]) {
+  for (let k = 0; k < runs.length; k++) await runs[(i + k) % runs.length]?.();
 }
 
 /** A median in ms with its samples' spread: `118 ms (101–140)`. */
@@ -295,8 +304,18 @@ async function openDocument(browser: Browser, domain: string, claims: readonly s
   }
 }
 
-/** The medians of `set`'s cold pages in Chromium, beside the ideal page's (served at `ideal`) and the bare client's figures. */
-async function coldInChromium(base: string, ideal: string, set: ColdSet, connectTo: string, label: string): Promise<string> {
+/**
+ * The medians of `set`'s cold pages in Chromium, beside the ideal page's (served at `ideal`) and the
+ * bare client's figures; and beside another build's (served at `baseline`), when given.
+ */
+async function coldInChromium(
+  base: string,
+  ideal: string,
+  set: ColdSet,
+  connectTo: string,
+  label: string,
+  baseline: string | null,
+): Promise<string> {
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
   const own = await launchOnNetwork(connectTo, [
     "empty.bench",
@@ -307,6 +326,7 @@ async function coldInChromium(base: string, ideal: string, set: ColdSet, connect
     // A warm-up: the browser and the app's modules, not timed.
     await openCold(browser, base, "empty.bench", 0);
     await openCold(browser, ideal, "empty.bench", 0);
+    if (baseline) await openCold(browser, baseline, "empty.bench", 0);
     await openDocument(own, "empty.bench", []);
     const zero: { header: number; arrived: number }[] = [];
     const twenty: { header: number; whole: number; arrived: number }[] = [];
@@ -314,21 +334,27 @@ async function coldInChromium(base: string, ideal: string, set: ColdSet, connect
     const fans: { whole: number }[] = [];
     const idealZero: { header: number }[] = [];
     const idealTwenty: { header: number; whole: number }[] = [];
-    // Alternated, so that drift on a shared machine falls on all alike; the app's page and the ideal
-    // one each first every other time.
+    const baseZero: { header: number }[] = [];
+    const baseTwenty: { header: number; whole: number }[] = [];
+    // Alternated, so that drift on a shared machine falls on all alike; the app's page, the ideal
+    // one (and the other build's) each first in turn.
     for (let i = 0; i < set.twenty.length; i++) {
       const [z, c] = [set.zero[i] ?? "", set.twenty[i] ?? ""];
       const [iz, ic] = [set.ideal.zero[i] ?? "", set.ideal.twenty[i] ?? ""];
+      const [bz, bc] = [set.baseline.zero[i] ?? "", set.baseline.twenty[i] ?? ""];
+      const other = (run: () => Promise<void>) => (baseline ? [run] : []);
       await inTurn(
         i,
         async () => void zero.push(await openCold(browser, base, z, 0)),
         async () => void idealZero.push(await openCold(browser, ideal, iz, 0)),
+        ...other(async () => void baseZero.push(await openCold(browser, baseline ?? "", bz, 0))),
       );
       documents.push(await openDocument(own, z, []));
       await inTurn(
         i,
         async () => void twenty.push(await openCold(browser, base, c, 20)),
         async () => void idealTwenty.push(await openCold(browser, ideal, ic, 20)),
+        ...other(async () => void baseTwenty.push(await openCold(browser, baseline ?? "", bc, 20))),
       );
       fans.push(await openDocument(own, c, set.claimsOf(c)));
     }
@@ -342,6 +368,8 @@ async function coldInChromium(base: string, ideal: string, set: ColdSet, connect
     const w20 = median(twenty.map((r) => r.whole));
     const { entityMs, fanMs } = set.floor;
     const [doc, fan] = [median(documents.map((r) => r.text)), median(fans.map((r) => r.whole))];
+    const ratio = <K extends string>(app: Record<K, number>[], other: Record<K, number>[], key: K) =>
+      `${(median(app.map((r) => r[key])) / median(other.map((r) => r[key]))).toFixed(2)} × (${msSpread(other.map((r) => r[key]))} there)`;
     const vs = (app: number[], best: number[]) =>
       `app ${msSpread(app)}, ideal ${msSpread(best)}: ${(median(app) / median(best)).toFixed(2)} ×`;
     const header20 = vs(
@@ -360,7 +388,12 @@ async function coldInChromium(base: string, ideal: string, set: ColdSet, connect
       `Chromium  cold entity pages ÷ the ideal page (bench/ideal-page.ts), ${label} (goal ≤ 1.2 × each):\n` +
       `          header visible, 20 claims: ${header20}; no claims: ${header0}\n` +
       `          all 20 claims in place: ${whole20}\n` +
-      `          medians (min–max) of ${set.twenty.length} cold pages each, the app's and the ideal's opened in turn, publishers answering in 50 ms\n`;
+      `          medians (min–max) of ${set.twenty.length} cold pages each, the app's and the ideal's opened in turn, publishers answering in 50 ms\n` +
+      (baseline
+        ? `          this build ÷ the build at BENCH_BASE (${process.env.BENCH_BASE}), opened in turn with them: ` +
+          `header, 20 claims ${ratio(twenty, baseTwenty, "header")}; no claims ${ratio(zero, baseZero, "header")}; ` +
+          `all 20 claims in place ${ratio(twenty, baseTwenty, "whole")}\n`
+        : "");
     return (
       headline +
       `Chromium  cold entity pages, ${label}: header visible at ${h0.toFixed(0)} ms with no claims (${(h0 / entityMs).toFixed(2)} ×) and ` +
@@ -377,9 +410,9 @@ async function coldInChromium(base: string, ideal: string, set: ColdSet, connect
 }
 
 /** `npm start` on `port` with `env` over a fresh embedded index and no discovery. */
-function startServer(env: Record<string, string>, port: string) {
-  return spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(root, "web", "serve.js")], {
-    cwd: root,
+function startServer(env: Record<string, string>, port: string, dir = root) {
+  return spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(dir, "web", "serve.js")], {
+    cwd: dir,
     stdio: ["ignore", "ignore", "inherit"],
     env: {
       ...process.env,
@@ -394,18 +427,31 @@ function startServer(env: Record<string, string>, port: string) {
   });
 }
 
-/** Runs the ideal page (bench/ideal-page.ts) on `port` with `env`, as the app is run, while `measure` runs. */
-async function withIdealPage<T>(env: Record<string, string>, port: string, measure: (base: string) => Promise<T>): Promise<T> {
+/**
+ * Runs the ideal page (bench/ideal-page.ts) on `port` with `env`, as the app is run, and the build at
+ * BENCH_BASE (when set) on `port` + 10, while `measure` runs; `measure` is given their addresses.
+ */
+async function withReferences<T>(
+  env: Record<string, string>,
+  port: number,
+  measure: (ideal: string, baseline: string | null) => Promise<T>,
+): Promise<T> {
   const ideal = spawn(process.execPath, ["--import", "tsx", path.join(root, "bench", "ideal-page.ts")], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, ...env, PORT: port },
+    env: { ...process.env, ...env, PORT: String(port) },
   });
+  const dir = process.env.BENCH_BASE ? path.resolve(process.env.BENCH_BASE) : null;
+  // Its metrics off: the app's own hold their address.
+  const other = dir ? startServer(Object.assign({}, env, { IDENT_METRICS_ADDR: "off" }), String(port + 10), dir) : null;
   try {
+    if (dir && !existsSync(path.join(dir, ".next", "BUILD_ID"))) throw new Error(`BENCH_BASE=${dir}: no build there (npm run build in it)`);
     await waitFor(`http://localhost:${port}/`, 30_000);
-    return await measure(`http://localhost:${port}`);
+    if (other) await waitFor(`http://localhost:${port + 10}/`, 60_000);
+    return await measure(`http://localhost:${port}`, other ? `http://localhost:${port + 10}` : null);
   } finally {
     ideal.kill("SIGTERM");
+    other?.kill("SIGTERM");
   }
 }
 
@@ -444,8 +490,8 @@ export async function benchApp(
     );
     if (cold)
       console.log(
-        await withIdealPage(env, "3220", (ideal) =>
-          coldInChromium(base, ideal, cold.own, env.IDENT_CONNECT_TO ?? "", "each claim on its own address"),
+        await withReferences(env, 3220, (ideal, baseline) =>
+          coldInChromium(base, ideal, cold.own, env.IDENT_CONNECT_TO ?? "", "each claim on its own address", baseline),
         ),
       );
     // Requests per second, warm: an entity page is cached after its first request. Rounds alternate
@@ -518,8 +564,8 @@ export async function benchApp(
     try {
       await waitFor("http://localhost:3211/", 60_000);
       console.log(
-        await withIdealPage(oneEnv, "3221", (ideal) =>
-          coldInChromium("http://localhost:3211", ideal, cold.one, cold.one.connectTo, "every claim on one address"),
+        await withReferences(oneEnv, 3221, (ideal, baseline) =>
+          coldInChromium("http://localhost:3211", ideal, cold.one, cold.one.connectTo, "every claim on one address", baseline),
         ),
       );
     } finally {

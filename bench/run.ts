@@ -20,6 +20,9 @@
  * `BENCH_TRACE=1` also prints, for each cold page opened in Chromium, when each piece of it reached the
  * browser's network layer beside when its header was in the page and visible (bench/app.ts, openCold);
  * `BENCH_CHROME_TRACE=dir` writes a Chromium performance trace of each of those pages into dir.
+ * `BENCH_BASE=dir` (another checkout, built: say `git worktree add dir main`, then `npm ci` and
+ * `npm run build` in it) opens that build's cold pages in turn with this one's and the ideal page's,
+ * and prints this build's times ÷ that one's (bench/app.ts): a change measured in one run.
  */
 import { answered } from "../test/helpers/answered";
 import { spawnSync } from "node:child_process";
@@ -106,8 +109,13 @@ function benchSites(): Record<string, Files> {
   }
   // Cold entities for the pages measured in Chromium (bench/app.ts): with 20 claims (as above) and
   // with none, a set for each of the app's two runs (claims on their own addresses, and on one), and
-  // the same again for the ideal page (bench/ideal-page.ts), so that each page opened is cold.
-  const pages = ["own", "one"].flatMap((run) => [["c", "z", run] as const, ["ideal", "idealz", run] as const]);
+  // the same again for the ideal page (bench/ideal-page.ts) and for the build at BENCH_BASE, so that
+  // each page opened is cold.
+  const pages = ["own", "one"].flatMap((run) => [
+    ["c", "z", run] as const,
+    ["ideal", "idealz", run] as const,
+    ...(process.env.BENCH_BASE ? [["base", "basez", run] as const] : []),
+  ]);
   for (const [page, zero, run] of pages)
     for (let i = 0; i < BROWSER_RUNS; i++) {
       const d = `${page}${run}${i}.bench`;
@@ -361,7 +369,11 @@ async function benchTheApp(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) 
       twenty: Array.from({ length: BROWSER_RUNS }, (_, i) => `ideal${run}${i}.bench`),
       zero: Array.from({ length: BROWSER_RUNS }, (_, i) => `idealz${run}${i}.bench`),
     },
-    // As benchSites makes them for c{run}{i}.bench and ideal{run}{i}.bench.
+    baseline: {
+      twenty: Array.from({ length: BROWSER_RUNS }, (_, i) => `base${run}${i}.bench`),
+      zero: Array.from({ length: BROWSER_RUNS }, (_, i) => `basez${run}${i}.bench`),
+    },
+    // As benchSites makes them for c{run}{i}.bench, ideal{run}{i}.bench and base{run}{i}.bench.
     claimsOf: (d: string) =>
       Array.from({ length: 10 }, (_, j) => [
         `https://${d.slice(0, -6)}p${j}.bench/ident-property.json`,
