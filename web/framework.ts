@@ -77,4 +77,5 @@ export const REVEAL_AT_ONCE_SCRIPT =
   `Object.defineProperty(window,${JSON.stringify(REACT_LAST_REVEAL)},{configurable:true,get:function(){return -1e9},set:function(){}});` +
   `(function(){var complete;Object.defineProperty(window,${JSON.stringify(REACT_COMPLETE_PART)},{configurable:true,` +
   `set:function(f){complete=f},get:function(){return complete&&function(a,b){complete(a,b);` +
-  `var batch=window[${JSON.stringify(REACT_REVEAL_BATCH)}];if(batch&&batch.length)window[${JSON.stringify(REACT_REVEAL)}](batch)}}})})();`;
+  `var batch=window[${JSON.stringify(REACT_REVEAL_BATCH)}],reveal=window[${JSON.stringify(REACT_REVEAL)}];` +
+  `if(batch&&batch.length&&typeof reveal==="function")reveal(batch)}}})})();`;
