@@ -2,7 +2,6 @@ import { expect, test } from "@playwright/test";
 import { createElement, Suspense, type ReactElement } from "react";
 import { renderToReadableStream } from "react-dom/server";
 import { FAILED_PART_TEXT, FAILED_PARTS_SCRIPT } from "../web/failed-parts";
-import { REVEAL_AT_ONCE_SCRIPT } from "../web/framework";
 
 test("with a publisher that answers after 5 s, the entity and the other claims show before it finishes", async ({ page }) => {
   await page.addInitScript(() => {
@@ -40,48 +39,6 @@ test("while the entity document itself is on its way, a browser already has the 
   await expect(page.getByRole("search")).toBeVisible();
   await expect(page.getByTestId("entity-header").getByRole("heading")).toHaveText("Sal Luggish");
   await expect(page.getByTestId("loading")).toHaveCount(0);
-});
-
-test("each streamed part shows the moment its piece of the page is parsed, not a task later (components/reveal-at-once.tsx)", async ({
-  page,
-}) => {
-  async function Late({ id, ms }: { id: string; ms: number }): Promise<ReactElement> {
-    await new Promise((r) => setTimeout(r, ms));
-    return createElement("p", { id }, id);
-  }
-  // React's own stream of two parts that arrive late; a script after them asks, as the page is
-  // parsed, whether each part is shown yet.
-  const html = async (revealAtOnce: boolean) => {
-    const tree = createElement(
-      "html",
-      null,
-      createElement(
-        "head",
-        null,
-        revealAtOnce ? createElement("script", { dangerouslySetInnerHTML: { __html: REVEAL_AT_ONCE_SCRIPT } }) : null,
-      ),
-      createElement(
-        "body",
-        null,
-        createElement(Suspense, { fallback: createElement("p", null, "loading one") }, createElement(Late, { id: "one", ms: 10 })),
-        createElement(Suspense, { fallback: createElement("p", null, "loading two") }, createElement(Late, { id: "two", ms: 30 })),
-      ),
-    );
-    const text = await new Response(await renderToReadableStream(tree)).text();
-    const ask = `<script>window.__shown=["one","two"].map(function(id){var p=document.getElementById(id);return !!p&&p.checkVisibility()})</script>`;
-    const end = text.lastIndexOf("</body>");
-    return text.slice(0, end) + ask + text.slice(end);
-  };
-  // Each in a window of its own: the script defines properties of the window, which outlive its document.
-  const shownWhenParsed = async (revealAtOnce: boolean) => {
-    await page.goto("about:blank");
-    await page.setContent(await html(revealAtOnce));
-    await expect(page.locator("#two")).toBeVisible();
-    return page.evaluate(() => (window as unknown as { __shown: boolean[] }).__shown);
-  };
-  expect(await shownWhenParsed(true)).toEqual([true, true]);
-  // React's own way, for comparison: each part is revealed in a task of its own, after the parse.
-  expect(await shownWhenParsed(false)).toEqual([false, false]);
 });
 
 test("read pages ship none of the framework's script, and still stream; the check keeps its own (web/script-free.ts)", async ({

@@ -13,13 +13,10 @@ import { describe, expect, it } from "vitest";
 import {
   NONCE_REQUEST_HEADER,
   REACT_FAILED_PART,
-  REACT_COMPLETE_PART,
   REACT_LAST_REVEAL,
   REACT_MARK_FAILED,
   REACT_PART_CLOSES,
   REACT_PART_OPENS,
-  REACT_REVEAL,
-  REACT_REVEAL_BATCH,
   RSC_QUERY,
   RSC_REQUEST_HEADERS,
   RUNTIME_FEEDS,
@@ -75,9 +72,6 @@ describe(`React's streaming scripts (${REACT})`, () => {
   const streamed = reactStream();
   it.each([
     [REACT_LAST_REVEAL, "the time of its last reveal, which components/reveal-at-once.tsx pins so parts show at once"],
-    [`${REACT_COMPLETE_PART}=function`, "its call that completes a streamed part, which components/reveal-at-once.tsx wraps"],
-    [`${REACT_REVEAL_BATCH}.push(`, "the batch that call queues a part in, which components/reveal-at-once.tsx reveals at once"],
-    [`${REACT_REVEAL}=function(`, "its reveal of that batch, which components/reveal-at-once.tsx calls"],
     [REACT_MARK_FAILED, "its call that marks a part failed after the shell, which web/failed-parts.ts wraps"],
     [REACT_FAILED_PART, "its comment for a part that failed before the shell, which web/failed-parts.ts finds"],
     [`<!--${REACT_PART_CLOSES}-->`, "its comment that closes a streamed part, where web/failed-parts.ts stops"],

@@ -23,14 +23,6 @@ export const RUNTIME_CHUNKS = "/_next/";
  * (web/failed-parts.ts says either in words).
  */
 export const REACT_LAST_REVEAL = "$RT";
-/**
- * React's inline call that completes a streamed part (`$RC`): it queues the part in a batch (`$RB`)
- * that its reveal (`$RV`) shows in a task of its own, after the parser has moved on
- * (components/reveal-at-once.tsx reveals the batch in the call instead).
- */
-export const REACT_COMPLETE_PART = "$RC";
-export const REACT_REVEAL_BATCH = "$RB";
-export const REACT_REVEAL = "$RV";
 export const REACT_MARK_FAILED = "$RX";
 export const REACT_FAILED_PART = "<!--$!-->";
 /** A streamed part sits between comments: its opening one's text starts with `$`, its closing one's is `/$`. */
@@ -67,15 +59,7 @@ export const feedsRuntime = (text: string): boolean => {
 
 /**
  * React holds back each streamed part until 300 ms after the one shown before it (its reveal waits
- * for the last reveal's time plus 300 ms), and even then reveals it in a task of its own, after the
- * parser has moved on and often after a frame. This script, first in the head, pins that time to long
- * ago and has React's call that completes a part reveal it in the call itself: each part shows the
- * moment its piece of the page is parsed (docs/decisions.md#cold-pages). The parts replace
- * placeholders of their own size. React's own timer still runs, and finds nothing left to reveal.
+ * for the last reveal's time plus 300 ms). Pinned to long ago, that time lets every part show as
+ * soon as it arrives (docs/decisions.md#cold-pages). The parts replace placeholders of their own size.
  */
-export const REVEAL_AT_ONCE_SCRIPT =
-  `Object.defineProperty(window,${JSON.stringify(REACT_LAST_REVEAL)},{configurable:true,get:function(){return -1e9},set:function(){}});` +
-  `(function(){var complete;Object.defineProperty(window,${JSON.stringify(REACT_COMPLETE_PART)},{configurable:true,` +
-  `set:function(f){complete=f},get:function(){return complete&&function(a,b){complete(a,b);` +
-  `var batch=window[${JSON.stringify(REACT_REVEAL_BATCH)}],reveal=window[${JSON.stringify(REACT_REVEAL)}];` +
-  `if(batch&&batch.length&&typeof reveal==="function")reveal(batch)}}})})();`;
+export const REVEAL_AT_ONCE_SCRIPT = `Object.defineProperty(window,${JSON.stringify(REACT_LAST_REVEAL)},{configurable:true,get:function(){return -1e9},set:function(){}});`;
