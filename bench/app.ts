@@ -209,13 +209,12 @@ async function openCold(
     // BENCH_CHROME_TRACE=dir: a Chromium performance trace of each cold page in dir (open it in the
     // DevTools Performance panel): what the page's own thread did while it waited (docs/decisions.md#cold-pages).
     const traceDir = process.env.BENCH_CHROME_TRACE;
-    if (traceDir)
+    // A page opened again (the warm floor) gets a file of its own.
+    const traceName = `${new URL(base).port}-${domain}`;
+    const traceFile = traceDir && path.join(traceDir, `${traceName}.json`);
+    if (traceDir && traceFile)
       await browser.startTracing(page, {
-        // A page opened again (the warm floor) gets a file of its own.
-        path: path.join(
-          traceDir,
-          `${new URL(base).port}-${domain}${existsSync(path.join(traceDir, `${new URL(base).port}-${domain}.json`)) ? "-again" : ""}.json`,
-        ),
+        path: existsSync(traceFile) ? path.join(traceDir, `${traceName}-again.json`) : traceFile,
         categories: [
           "devtools.timeline",
           "disabled-by-default-devtools.timeline",
@@ -427,32 +426,37 @@ function startServer(env: Record<string, string>, port: string, dir = root) {
   });
 }
 
-/**
- * Runs the ideal page (bench/ideal-page.ts) on `port` with `env`, as the app is run, and the build at
- * BENCH_BASE (when set) on `port` + 10, while `measure` runs; `measure` is given their addresses.
- */
-async function withReferences<T>(
-  env: Record<string, string>,
-  port: number,
-  measure: (ideal: string, baseline: string | null) => Promise<T>,
-): Promise<T> {
+/** Runs the ideal page (bench/ideal-page.ts) on `port` with `env`, as the app is run, while `measure` runs. */
+async function withIdealPage<T>(env: Record<string, string>, port: string, measure: (base: string) => Promise<T>): Promise<T> {
   const ideal = spawn(process.execPath, ["--import", "tsx", path.join(root, "bench", "ideal-page.ts")], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, ...env, PORT: String(port) },
+    env: { ...process.env, ...env, PORT: port },
   });
-  const dir = process.env.BENCH_BASE ? path.resolve(process.env.BENCH_BASE) : null;
-  // Its metrics off: the app's own hold their address.
-  const other = dir ? startServer(Object.assign({}, env, { IDENT_METRICS_ADDR: "off" }), String(port + 10), dir) : null;
   try {
-    if (dir && !existsSync(path.join(dir, ".next", "BUILD_ID"))) throw new Error(`BENCH_BASE=${dir}: no build there (npm run build in it)`);
     await waitFor(`http://localhost:${port}/`, 30_000);
-    if (other) await waitFor(`http://localhost:${port + 10}/`, 60_000);
-    return await measure(`http://localhost:${port}`, other ? `http://localhost:${port + 10}` : null);
+    return await measure(`http://localhost:${port}`);
   } finally {
     ideal.kill("SIGTERM");
-    other?.kill("SIGTERM");
   }
+}
+
+/**
+ * The build at BENCH_BASE, started on `port` beside the app as the app is (its metrics off: the
+ * app's hold their address), once it answers; null without BENCH_BASE. The caller stops it.
+ */
+async function startBaseline(env: Record<string, string>, port: string) {
+  if (!process.env.BENCH_BASE) return null;
+  const dir = path.resolve(process.env.BENCH_BASE);
+  if (!existsSync(path.join(dir, ".next", "BUILD_ID"))) throw new Error(`BENCH_BASE=${dir}: no build there (npm run build in it)`);
+  const server = startServer(Object.assign({}, env, { IDENT_METRICS_ADDR: "off" }), port, dir);
+  try {
+    await waitFor(`http://localhost:${port}/`, 60_000);
+  } catch (error) {
+    server.kill("SIGTERM");
+    throw error;
+  }
+  return { url: `http://localhost:${port}`, stop: () => server.kill("SIGTERM") };
 }
 
 /** Runs the built app on `env` (the sample network's), measures, and stops it. */
@@ -469,8 +473,10 @@ export async function benchApp(
   const port = "3210";
   const app = startServer(env, port);
   const base = `http://localhost:${port}`;
+  let baseline: Awaited<ReturnType<typeof startBaseline>> = null;
   try {
     await waitFor(`${base}/`, 60_000);
+    baseline = cold ? await startBaseline(env, "3230") : null;
     // TTFB on a cold cache, as a browser: each domain once, the last one as a program (whole page).
     // In turn, plain and gzipped as a browser asks (the server flushes its gzip stream at each part).
     const runs: { first: number; header: number; end: number }[] = [];
@@ -488,12 +494,16 @@ export async function benchApp(
       `TTFB      ${times(runs)} (publishers answer in 50 ms; medians of ${runs.length} cold entities, as a browser); ` +
         `gzipped: ${times(gzipped)} (${gzipped.length}); a program gets it whole: first byte at ${whole.first.toFixed(0)} ms`,
     );
+    // The other build is taken through the same cold pages first (cold in its own cache), so that
+    // both come to Chromium's as warm.
+    if (baseline) for (const domain of ttfbDomains) await timeGet(`${baseline.url}/entity/${domain}`, "", BROWSER);
     if (cold)
       console.log(
-        await withReferences(env, 3220, (ideal, baseline) =>
-          coldInChromium(base, ideal, cold.own, env.IDENT_CONNECT_TO ?? "", "each claim on its own address", baseline),
+        await withIdealPage(env, "3220", (ideal) =>
+          coldInChromium(base, ideal, cold.own, env.IDENT_CONNECT_TO ?? "", "each claim on its own address", baseline?.url ?? null),
         ),
       );
+    baseline?.stop();
     // Requests per second, warm: an entity page is cached after its first request. Rounds alternate
     // between the pages so that drift on a shared machine falls on all of them alike.
     const urls = {
@@ -556,20 +566,31 @@ export async function benchApp(
     );
   } finally {
     app.kill("SIGTERM");
+    baseline?.stop();
   }
   if (cold) {
     // Every claim on one address, as sites on one CDN or Pages host are: an app of its own.
     const oneEnv = Object.assign({}, env, { IDENT_CONNECT_TO: cold.one.connectTo });
     const one = startServer(oneEnv, "3211");
+    let oneBaseline: Awaited<ReturnType<typeof startBaseline>> = null;
     try {
       await waitFor("http://localhost:3211/", 60_000);
+      oneBaseline = await startBaseline(oneEnv, "3231");
       console.log(
-        await withReferences(oneEnv, 3221, (ideal, baseline) =>
-          coldInChromium("http://localhost:3211", ideal, cold.one, cold.one.connectTo, "every claim on one address", baseline),
+        await withIdealPage(oneEnv, "3221", (ideal) =>
+          coldInChromium(
+            "http://localhost:3211",
+            ideal,
+            cold.one,
+            cold.one.connectTo,
+            "every claim on one address",
+            oneBaseline?.url ?? null,
+          ),
         ),
       );
     } finally {
       one.kill("SIGTERM");
+      oneBaseline?.stop();
     }
   }
 }

@@ -23,6 +23,7 @@
  * `BENCH_BASE=dir` (another checkout, built: say `git worktree add dir main`, then `npm ci` and
  * `npm run build` in it) opens that build's cold pages in turn with this one's and the ideal page's,
  * and prints this build's times ÷ that one's (bench/app.ts): a change measured in one run.
+ * `BENCH_PAGES=n` opens n cold pages of each kind a run instead of 7: a change of a tenth needed 30.
  */
 import { answered } from "../test/helpers/answered";
 import { spawnSync } from "node:child_process";
@@ -43,8 +44,10 @@ import { median } from "./stats";
 
 const DELAY_MS = 50;
 const TTFB_RUNS = 11;
-/** Cold pages opened in Chromium per kind and run (bench/app.ts). */
-const BROWSER_RUNS = 7;
+/** Cold pages opened in Chromium per kind and run (bench/app.ts); `BENCH_PAGES` for more, to judge a small change. */
+const BROWSER_RUNS = Number(process.env.BENCH_PAGES ?? 7);
+if (!Number.isInteger(BROWSER_RUNS) || BROWSER_RUNS < 1)
+  throw new Error(`BENCH_PAGES=${process.env.BENCH_PAGES}: a whole number, 1 or more`);
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const CRAWL_ENTITIES = 100;
 const ONLY_INDEX = process.env.BENCH_ONLY === "index";
