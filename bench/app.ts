@@ -211,10 +211,9 @@ async function openCold(
     const traceDir = process.env.BENCH_CHROME_TRACE;
     // A page opened again (the warm floor) gets a file of its own.
     const traceName = `${new URL(base).port}-${domain}`;
-    const traceFile = traceDir && path.join(traceDir, `${traceName}.json`);
-    if (traceDir && traceFile)
+    if (traceDir)
       await browser.startTracing(page, {
-        path: existsSync(traceFile) ? path.join(traceDir, `${traceName}-again.json`) : traceFile,
+        path: path.join(traceDir, existsSync(path.join(traceDir, `${traceName}.json`)) ? `${traceName}-again.json` : `${traceName}.json`),
         categories: [
           "devtools.timeline",
           "disabled-by-default-devtools.timeline",
