@@ -1,7 +1,6 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { defineConfig } from "@playwright/test";
+import { scratchDir } from "./test/helpers/scratch";
 
 const PORT = 3100;
 
@@ -69,8 +68,8 @@ export default defineConfig({
       IDENT_HOST_BUDGET_PER_MIN: "1000000",
       IDENT_SEARCHES_PER_MIN: "1000000",
       IDENT_ADDRESS_BUDGET_PER_MIN: "1000000",
-      // A fresh embedded index for each run, in a folder of its own.
-      IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-e2e-")), "data"),
+      // A fresh embedded index for each run, in a folder of its own, removed when the run ends.
+      IDENT_DATA_DIR: path.join(scratchDir("ident-e2e-"), "data"),
       // Tests here want cold caches where they say so: no background resolutions. The demo's
       // discovery is tested on a server of its own (e2e/index.spec.ts).
       IDENT_CRAWL: "0",

@@ -25,8 +25,7 @@
  *              If-None-Match, ÷ the warm 20-claim page's (goals ≥ 0.9, ≥ 0.5, ≥ 1.0)
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { createGunzip } from "node:zlib";
 import path from "node:path";
@@ -36,6 +35,7 @@ import autocannon from "autocannon";
 import { matchConnectTo, parseConnectTo } from "../lib/fetch/connect-to";
 import { median, spread } from "./stats";
 import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
+import { scratchDir } from "../test/helpers/scratch";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** A person's browser: it gets streamed pages when they are cold (web/clients.ts). */
@@ -415,7 +415,7 @@ function startServer(env: Record<string, string>, port: string, dir = root) {
     env: {
       ...process.env,
       IDENT_LOG_LEVEL: "warn",
-      IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-bench-")), "data"),
+      IDENT_DATA_DIR: path.join(scratchDir("ident-bench-"), "data"),
       IDENT_CRAWL: "0",
       // The API's figures are of the server, not of one client's limit: searches a minute out of reach.
       IDENT_SEARCHES_PER_MIN: "1000000",

@@ -4,12 +4,12 @@
  * process (RSS, descriptors, sockets, CPU, its own /metrics on IDENT_METRICS_ADDR).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { Agent, request } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
+import { scratchDir } from "../test/helpers/scratch";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -43,7 +43,7 @@ export async function startApp(
       IDENT_LOG_LEVEL: "warn",
       PORT: String(port),
       NODE_ENV: "production",
-      IDENT_DATA_DIR: path.join(mkdtempSync(path.join(tmpdir(), "ident-load-")), "data"),
+      IDENT_DATA_DIR: path.join(scratchDir("ident-load-"), "data"),
       // The storms measure the lookups they send; discovery would add its own background work.
       IDENT_CRAWL: "0",
       // docs/deploying.md#metrics: the operators' listener, beside the app's own port.

@@ -38,6 +38,7 @@ import { BACKLOG_MAX } from "../lib/store";
 import { DEFAULTS } from "../lib/limits";
 import type { Site } from "../test/network/server";
 import { startPostgres } from "../test/helpers/postgres";
+import { scratchDir } from "../test/helpers/scratch";
 import { writeSynthetic } from "./export";
 import { generateFor } from "./index";
 import { type App, counts, engineRssMb, get, metric, p95, probe, root, rssMb, scrape, sleep, startApp, stopApp } from "./load-kit";
@@ -187,7 +188,7 @@ export async function storeRuns({ toNet, wanted }: StoreRunContext): Promise<voi
   if (wanted("disk")) {
     // The app, its engine and its data in a namespace of their own, on a tmpfs nothing else can see
     // except through the app's /proc/{pid}/root.
-    const root = mkdtempSync(path.join(tmpdir(), "ident-load-disk-"));
+    const root = scratchDir("ident-load-disk-");
     const launcher = ["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=192m tmpfs "$0" && exec "$@"', root];
     const app = await startApp(3411, { ...toNet, ...raised, IDENT_DATA_DIR: path.join(root, "data") }, quiet, launcher);
     const filler = `/proc/${app.pid}/root${root}/filler`;
@@ -268,7 +269,7 @@ export async function storeRuns({ toNet, wanted }: StoreRunContext): Promise<voi
   }
 
   if (wanted("search")) {
-    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), "ident-load-search-")), "data");
+    const dataDir = path.join(scratchDir("ident-load-search-"), "data");
     const g0 = performance.now();
     const store = await openStore({ kind: "embedded", dataDir }, () => undefined);
     await generateFor(store, 100_000);
@@ -360,7 +361,7 @@ export async function storeRuns({ toNet, wanted }: StoreRunContext): Promise<voi
 
 /** The `junk` run: its own publisher for names with no document, then the prune with a clock this run sets. */
 export async function junkRun(env: Record<string, string>, suffix: string): Promise<void> {
-  const dataDir = path.join(mkdtempSync(path.join(tmpdir(), "ident-load-junk-")), "data");
+  const dataDir = path.join(scratchDir("ident-load-junk-"), "data");
   const app = await startApp(3414, { ...env, ...raised, IDENT_DATA_DIR: dataDir });
   const t0 = performance.now();
   const statuses: number[] = [];

@@ -30,12 +30,12 @@
  * asserted, since timings on a shared machine are noisy.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { connect, createServer, type Socket } from "node:net";
 import path from "node:path";
 import { trafficSettings } from "../lib/traffic/limits";
+import { scratchDir } from "../test/helpers/scratch";
 import { startSampleNetwork, type Site } from "../test/network/server";
 import {
   counts,
@@ -143,7 +143,7 @@ const limits = trafficSettings();
 const outboundCap = limits.outbound;
 /** The sample network's names to it, and every other name to `wild`, both CAs trusted. */
 function wildEnv(wild: { caPem: string; port: number }): Record<string, string> {
-  const caFile = path.join(mkdtempSync(path.join(tmpdir(), "ident-wild-")), "ca.pem");
+  const caFile = path.join(scratchDir("ident-wild-"), "ca.pem");
   writeFileSync(caFile, `${net.caPem.trim()}\n${wild.caPem.trim()}\n`);
   // Not the runs' own thousands of names (an environment has room for a few hundred kB).
   const own = net.domains.filter((d) => !d.endsWith(".load.test"));

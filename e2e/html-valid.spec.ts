@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -49,6 +49,7 @@ test("every kind of page is valid HTML for the Nu HTML Checker: 0 errors, as ser
       stdout ? resolve(stdout) : reject(err ?? new Error("vnu printed nothing")),
     ),
   );
+  rmSync(dir, { recursive: true, force: true });
   const { messages } = JSON.parse(out) as { messages: Message[] };
   const errors = messages
     .filter((m) => m.type === "error" || m.subType === "fatal")

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ describe("the stylesheets Next puts inline are allowed by their hash, and nothin
     writeFileSync(path.join(dir, "chunks", "c.js"), "alert(1)");
     const sha = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
     const got = builtStyleHashes(dir).trim().split(" ");
+    rmSync(dir, { recursive: true, force: true });
     expect(got.sort()).toEqual([sha("body{margin:0}"), sha(".x{color:red}")].sort());
   });
   it("no build: no hash, and the policy still names the nonce", () => {

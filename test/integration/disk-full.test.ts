@@ -5,7 +5,7 @@
  * below the bound; a start on a full disk says so in words.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,8 +16,10 @@ function inTmpfs(): Promise<Fact[]> {
   const root = mkdtempSync(path.join(tmpdir(), "ident-full-"));
   const script = path.resolve("test/helpers/fill-disk.mts");
   const command = `mount -t tmpfs -o size=128m tmpfs ${root} && exec ${process.execPath} --import tsx ${script} ${root}`;
-  return new Promise((resolve, reject) =>
+  // The tmpfs lives and dies with its namespace; the empty folder it was mounted on goes afterwards.
+  return new Promise<Fact[]>((resolve, reject) =>
     execFile("unshare", ["-rm", "sh", "-c", command], { timeout: 180_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+      rmSync(root, { recursive: true, force: true });
       if (err) return reject(new Error(`${err.message}\n${stderr}`));
       resolve(
         stdout

@@ -6,7 +6,7 @@
  *
  * Run: `npm run sample-network [-- --port 8443] [--delay-ms 50] [--root DIR] [--write-env .sample-network/env]`
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
@@ -331,12 +331,13 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
       peakTotal = total;
       log.length = 0;
     },
+    // Its CA file goes with it: nothing trusts it once the network is closed.
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
         let open = servers.length;
         for (const each of servers) each.close(() => --open === 0 && resolve());
-      }),
+      }).finally(() => rmSync(dir, { recursive: true, force: true })),
   };
 }
 
