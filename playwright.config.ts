@@ -54,6 +54,9 @@ export default defineConfig({
     reuseExistingServer: false,
     stdout: "ignore",
     stderr: "pipe",
+    // Stopped as a person stops the demo, so that the sample network and the index remove their
+    // folders (test/helpers/scratch.ts); SIGKILL, Playwright's default, left them behind.
+    gracefulShutdown: { signal: "SIGTERM", timeout: 10_000 },
     // Documents go stale after 3 s here, so the stale state can be seen without waiting an hour. Every
     // test is a client on one address, so the per-client, per-host and per-address limits are set out
     // of reach (e2e/limits.spec.ts and e2e/refusals.spec.ts test them on servers of their own).
