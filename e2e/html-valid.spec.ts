@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
+import { scratchDir } from "../test/helpers/scratch";
 
 /** The Nu HTML Checker (validator.w3.org/nu), from the vnu-jar package, run on Java. */
 const VNU = createRequire(import.meta.url)("vnu-jar") as string;
@@ -26,7 +26,7 @@ const PAGES = [
 
 test("every kind of page is valid HTML for the Nu HTML Checker: 0 errors, as served to a crawler and to a browser", async ({ request }) => {
   test.setTimeout(120_000);
-  const dir = mkdtempSync(path.join(tmpdir(), "ident-vnu-"));
+  const dir = scratchDir("ident-vnu-");
   const files: string[] = [];
   for (const [i, p] of PAGES.entries()) {
     for (const ua of [
@@ -49,7 +49,6 @@ test("every kind of page is valid HTML for the Nu HTML Checker: 0 errors, as ser
       stdout ? resolve(stdout) : reject(err ?? new Error("vnu printed nothing")),
     ),
   );
-  rmSync(dir, { recursive: true, force: true });
   const { messages } = JSON.parse(out) as { messages: Message[] };
   const errors = messages
     .filter((m) => m.type === "error" || m.subType === "fatal")

@@ -8,18 +8,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 const made = new Set<string>();
-let hooked = false;
-
-function removeAll(): void {
+process.once("exit", () => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
-  made.clear();
-}
+});
 
 /** A new empty folder named `{prefix}XXXXXX`, removed with everything in it when this process exits. */
 export function scratchDir(prefix: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  if (!hooked) process.once("exit", removeAll);
-  hooked = true;
   made.add(dir);
   return dir;
 }
