@@ -30,7 +30,7 @@ import { request } from "node:http";
 import { createGunzip } from "node:zlib";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser } from "@playwright/test";
+import { chromium, type Browser, type Page } from "@playwright/test";
 import autocannon from "autocannon";
 import { matchConnectTo, parseConnectTo } from "../lib/fetch/connect-to";
 import { median, spread } from "./stats";
@@ -155,7 +155,8 @@ export type ColdSet = {
 /**
  * Timed in the page, from navigation start (performance.now()): when the entity header is first
  * visible, and when `claims` claim cards are visible with none pending (and how many of them are
- * verified then).
+ * verified then). It hands its figures to the bench through the binding `__identDone` once the page
+ * is whole: nothing of the harness runs in the page while it loads (see `untilDone`).
  */
 const PAGE_TIMER = (claims: number) => `
   window.__ident = {};
@@ -169,7 +170,35 @@ const PAGE_TIMER = (claims: number) => `
     if (shown < ${claims} || document.querySelector('[data-testid="claim-pending"]') || window.__ident.whole !== undefined) return;
     window.__ident.whole = t;
     window.__ident.verified = document.querySelectorAll('[data-testid="claim"][data-verified="true"]').length;
+    window.__identDone(window.__ident);
   }).observe(document, { subtree: true, childList: true, attributes: true });`;
+
+/**
+ * Readies `page` to hand its figures to the bench: the returned function waits for the page's own
+ * call of `__identDone` (its timer's, once the page is whole), 30 s at most. The page calls out
+ * rather than being polled: Playwright's `waitForFunction` first loads its own injected script into
+ * the page, 10–17 ms of the page's thread in a trace, and did so while the page loaded, in the window
+ * in which the header arrives. That held the app's page back more than the ideal one (its shell's
+ * first layout waited behind it): in a replay of both pages' bytes with the servers' timings, the
+ * app's header came at 1.25 × the ideal page's with it and at 1.08 × without
+ * (docs/decisions.md#cold-pages).
+ */
+async function whenDone<T>(page: Page): Promise<() => Promise<T>> {
+  let done: (value: T) => void = () => {};
+  const result = new Promise<T>((resolve) => (done = resolve));
+  await page.exposeBinding("__identDone", (_source, value: T) => done(value));
+  return async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("not whole within 30 s")), 30_000);
+    });
+    try {
+      return await Promise.race([result, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
 
 /** As the tests launch Debian's Chromium (playwright.config.ts). */
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
@@ -188,6 +217,8 @@ async function openCold(
   const context = await browser.newContext({ userAgent: BROWSER["user-agent"] });
   try {
     const page = await context.newPage();
+    type Figures = { header: number; whole: number; arrived: number; verified: number };
+    const done = await whenDone<Figures>(page);
     await page.addInitScript(PAGE_TIMER(claims));
     // BENCH_TRACE=1: what reached the browser's network layer and when (ms after the page was asked
     // for), printed beside the page's own times: where a late header is lost.
@@ -226,17 +257,12 @@ async function openCold(
         ],
       });
     await page.goto(`${base}/entity/${domain}`, { waitUntil: "commit" });
-    await page
-      .waitForFunction(() => (window as unknown as { __ident: { whole?: number } }).__ident.whole !== undefined, null, { timeout: 30_000 })
-      .catch(async (error: unknown) => {
-        // A page that never shows its claims says why: its words, not only a timeout.
-        const shown = await page.evaluate(() => document.body?.innerText.replace(/\s+/g, " ").slice(0, 400) ?? "").catch(() => "");
-        throw new Error(`${base}/entity/${domain}: not whole within 30 s; it shows: ${JSON.stringify(shown)}`, { cause: error });
-      });
+    const r = await done().catch(async (error: unknown) => {
+      // A page that never shows its claims says why: its words, not only a timeout.
+      const shown = await page.evaluate(() => document.body?.innerText.replace(/\s+/g, " ").slice(0, 400) ?? "").catch(() => "");
+      throw new Error(`${base}/entity/${domain}: not whole within 30 s; it shows: ${JSON.stringify(shown)}`, { cause: error });
+    });
     if (traceDir) await browser.stopTracing();
-    const r = await page.evaluate(
-      () => (window as unknown as { __ident: { header: number; whole: number; arrived: number; verified: number } }).__ident,
-    );
     if (process.env.BENCH_TRACE)
       console.error(
         `trace ${base} ${domain}: arrived ${r.arrived.toFixed(0)}, header ${r.header.toFixed(0)}, whole ${r.whole.toFixed(0)}; ${trace.join(", ")}`,
@@ -271,7 +297,7 @@ const DOCUMENT_TIMER = (claims: readonly string[]) => `
     if (window.__ident.text !== undefined || !document.body || !document.body.textContent.includes('"network_id"')) return;
     window.__ident.text = performance.now();
     Promise.all(${JSON.stringify(claims)}.map((u) => fetch(u, { mode: "no-cors", cache: "no-store" }).then((r) => r.arrayBuffer())))
-      .then(() => { window.__ident.whole = performance.now(); });
+      .then(() => { window.__ident.whole = performance.now(); window.__identDone(window.__ident); });
   }).observe(document, { subtree: true, childList: true, characterData: true });`;
 
 /** Chromium sending the names of `domains` where `connectTo` sends them, and the publishers' test CA accepted. */
@@ -295,12 +321,10 @@ async function openDocument(browser: Browser, domain: string, claims: readonly s
   const context = await browser.newContext({ ignoreHTTPSErrors: true });
   try {
     const page = await context.newPage();
+    const done = await whenDone<{ text: number; whole: number }>(page);
     await page.addInitScript(DOCUMENT_TIMER(claims));
     await page.goto(`https://${domain}/ident.json`, { waitUntil: "commit" });
-    await page.waitForFunction(() => (window as unknown as { __ident: { whole?: number } }).__ident.whole !== undefined, null, {
-      timeout: 30_000,
-    });
-    return await page.evaluate(() => (window as unknown as { __ident: { text: number; whole: number } }).__ident);
+    return await done();
   } finally {
     await context.close();
   }
