@@ -15,6 +15,7 @@
  *              visible (no claims, 20 claims) ÷ a bare client's fetch of the entity document (goal ≤ 1.3 ×), and
  *              when all 20 claims are in place ÷ a bare client's entity then 20 documents at once
  *              (goal ≤ 1.2 ×); with the claims on their own addresses and on one (bench/bare-client.ts);
+ *              beside them each server's CPU time a cold page, the app's and the ideal page's;
  *              beside them the browser's floor: the same pages warm, nothing fetched; and the same
  *              browser's own fetches: it opens the entity document itself (text on screen), and from
  *              there fetches the 20 claim documents at once, what no page could do faster in it
@@ -337,6 +338,7 @@ async function openDocument(browser: Browser, domain: string, claims: readonly s
 async function coldInChromium(
   base: string,
   ideal: string,
+  pids: { app: number | undefined; ideal: number | undefined },
   set: ColdSet,
   connectTo: string,
   label: string,
@@ -362,6 +364,9 @@ async function coldInChromium(
     const idealTwenty: { header: number; whole: number }[] = [];
     const baseZero: { header: number }[] = [];
     const baseTwenty: { header: number; whole: number }[] = [];
+    // The servers' CPU time over the cold pages (each serves only its own): what the app's page costs
+    // the machine the browser shares (docs/decisions.md#cold-pages).
+    const cpuBefore = { app: cpuMs(pids.app), ideal: cpuMs(pids.ideal) };
     // Alternated, so that drift on a shared machine falls on all alike; the app's page, the ideal
     // one (and the other build's) each first in turn.
     for (let i = 0; i < set.twenty.length; i++) {
@@ -384,6 +389,8 @@ async function coldInChromium(
       );
       fans.push(await openDocument(own, c, set.claimsOf(c)));
     }
+    const cpuPerPage = (pid: number | undefined, before: number) => (cpuMs(pid) - before) / (set.zero.length + set.twenty.length);
+    const cpu = { app: cpuPerPage(pids.app, cpuBefore.app), ideal: cpuPerPage(pids.ideal, cpuBefore.ideal) };
     // The browser's own floor on this machine: the same pages again, warm (answered whole from the
     // page cache, nothing fetched), opened the same way.
     const warm: { header: number }[] = [];
@@ -415,6 +422,7 @@ async function coldInChromium(
       `          header visible, 20 claims: ${header20}; no claims: ${header0}\n` +
       `          all 20 claims in place: ${whole20}\n` +
       `          medians (min–max) of ${set.twenty.length} cold pages each, the app's and the ideal's opened in turn, publishers answering in 50 ms\n` +
+      `          the servers' CPU time a cold page (no claims and 20, their mean): app ${cpu.app.toFixed(0)} ms, ideal ${cpu.ideal.toFixed(0)} ms (${(cpu.app / cpu.ideal).toFixed(2)} ×)\n` +
       (baseline
         ? `          this build ÷ the build at BENCH_BASE (${process.env.BENCH_BASE}), opened in turn with them: ` +
           `header, 20 claims ${ratio(twenty, baseTwenty, "header")}; no claims ${ratio(zero, baseZero, "header")}; ` +
@@ -456,7 +464,11 @@ function startServer(env: Record<string, string>, port: string, dir = root) {
 }
 
 /** Runs the ideal page (bench/ideal-page.ts) on `port` with `env`, as the app is run, while `measure` runs. */
-async function withIdealPage<T>(env: Record<string, string>, port: string, measure: (base: string) => Promise<T>): Promise<T> {
+async function withIdealPage<T>(
+  env: Record<string, string>,
+  port: string,
+  measure: (base: string, pid: number | undefined) => Promise<T>,
+): Promise<T> {
   const ideal = spawn(process.execPath, ["--import", "tsx", path.join(root, "bench", "ideal-page.ts")], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
@@ -464,7 +476,7 @@ async function withIdealPage<T>(env: Record<string, string>, port: string, measu
   });
   try {
     await waitFor(`http://localhost:${port}/`, 30_000);
-    return await measure(`http://localhost:${port}`);
+    return await measure(`http://localhost:${port}`, ideal.pid);
   } finally {
     ideal.kill("SIGTERM");
   }
@@ -528,8 +540,16 @@ export async function benchApp(
     if (baseline) for (const domain of ttfbDomains) await timeGet(`${baseline.url}/entity/${domain}`, "", BROWSER);
     if (cold)
       console.log(
-        await withIdealPage(env, "3220", (ideal) =>
-          coldInChromium(base, ideal, cold.own, env.IDENT_CONNECT_TO ?? "", "each claim on its own address", baseline?.url ?? null),
+        await withIdealPage(env, "3220", (ideal, idealPid) =>
+          coldInChromium(
+            base,
+            ideal,
+            { app: app.pid, ideal: idealPid },
+            cold.own,
+            env.IDENT_CONNECT_TO ?? "",
+            "each claim on its own address",
+            baseline?.url ?? null,
+          ),
         ),
       );
     baseline?.stop();
@@ -606,10 +626,11 @@ export async function benchApp(
       await waitFor("http://localhost:3211/", 60_000);
       oneBaseline = await startBaseline(oneEnv, "3231");
       console.log(
-        await withIdealPage(oneEnv, "3221", (ideal) =>
+        await withIdealPage(oneEnv, "3221", (ideal, idealPid) =>
           coldInChromium(
             "http://localhost:3211",
             ideal,
+            { app: one.pid, ideal: idealPid },
             cold.one,
             cold.one.connectTo,
             "every claim on one address",
