@@ -157,7 +157,7 @@ export type ColdSet = {
  * Timed in the page, from navigation start (performance.now()): when the entity header is first
  * visible, and when `claims` claim cards are visible with none pending (and how many of them are
  * verified then). It hands its figures to the bench through the binding `__identDone` once the page
- * is whole: nothing of the harness runs in the page while it loads (see `untilDone`).
+ * is whole: nothing of the harness runs in the page while it loads (see `whenDone`).
  */
 const PAGE_TIMER = (claims: number) => `
   window.__ident = {};
@@ -364,8 +364,9 @@ async function coldInChromium(
     const idealTwenty: { header: number; whole: number }[] = [];
     const baseZero: { header: number }[] = [];
     const baseTwenty: { header: number; whole: number }[] = [];
-    // The servers' CPU time over the cold pages (each serves only its own): what the app's page costs
-    // the machine the browser shares (docs/decisions.md#cold-pages).
+    // The servers' CPU time over the cold pages (each serves only its own, and what they ask for: the
+    // app's badge and icon): what a page costs the machine the browser shares
+    // (docs/decisions.md#cold-pages).
     const cpuBefore = { app: cpuMs(pids.app), ideal: cpuMs(pids.ideal) };
     // Alternated, so that drift on a shared machine falls on all alike; the app's page, the ideal
     // one (and the other build's) each first in turn.
