@@ -1,5 +1,5 @@
-import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startSampleNetwork } from "../network/server";
@@ -32,6 +32,86 @@ describe("scratch folders are removed by whoever made them", () => {
       expect(made).toHaveLength(2);
       for (const dir of made) expect(existsSync(dir), dir).toBe(false);
     }
+  });
+
+  /**
+   * A process that makes a scratch folder with a file in it, says where, and waits (a bench or a test
+   * run in progress); `handles` gives it a SIGTERM handler of its own that exits a moment later, as a
+   * server's graceful stop does. Resolves with its folder, and how it ended once sent `signal`.
+   */
+  function stopped(signal: NodeJS.Signals, handles = false) {
+    const helper = JSON.stringify(path.resolve("test/helpers/scratch.ts"));
+    const code =
+      `import { writeFileSync, mkdirSync } from "node:fs"; import { scratchDir } from ${helper};` +
+      (handles ? `process.on("SIGTERM", () => setTimeout(() => process.exit(5), 100));` : "") +
+      `const a = scratchDir("ident-scratch-test-"); mkdirSync(a + "/data"); writeFileSync(a + "/data/index", "x");` +
+      `console.log(a); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+    return new Promise<{ dir: string; existedWhileRunning: boolean; code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      let out = "";
+      let dir = "";
+      let existed = false;
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (chunk: string) => {
+        out += chunk;
+        if (dir || !out.includes("\n")) return;
+        dir = out.trim();
+        existed = existsSync(path.join(dir, "data", "index"));
+        child.kill(signal);
+      });
+      child.on("exit", (code, sig) => resolve({ dir, existedWhileRunning: existed, code, signal: sig }));
+    });
+  }
+
+  it("a run stopped by Ctrl-C (SIGINT), kill (SIGTERM) or a closed terminal (SIGHUP) removes its folders, and exits with the shell's status for that signal", async () => {
+    for (const [signal, status] of [
+      ["SIGINT", 130],
+      ["SIGTERM", 143],
+      ["SIGHUP", 129],
+    ] as const) {
+      const run = await stopped(signal);
+      expect(run.existedWhileRunning, signal).toBe(true);
+      expect(existsSync(run.dir), `${signal}: ${run.dir}`).toBe(false);
+      expect({ code: run.code, signal: run.signal }).toEqual({ code: status, signal: null });
+    }
+  });
+
+  it("a process that handles SIGTERM itself (a graceful stop) goes on with it; its folders go when it exits", async () => {
+    const run = await stopped("SIGTERM", true);
+    expect(run.existedWhileRunning).toBe(true);
+    expect({ code: run.code, signal: run.signal }).toEqual({ code: 5, signal: null });
+    expect(existsSync(run.dir), run.dir).toBe(false);
+  });
+
+  it("a server the run started (endsWithRun) is stopped with SIGTERM when the run is stopped with kill", async () => {
+    const helper = JSON.stringify(path.resolve("test/helpers/scratch.ts"));
+    const code =
+      `import { spawn } from "node:child_process"; import { endsWithRun } from ${helper};` +
+      `const server = endsWithRun(spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" }));` +
+      `console.log(server.pid); setInterval(() => {}, 1000);`;
+    const run = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+    run.stdout.setEncoding("utf8");
+    const pid = await new Promise<number>((resolve) => run.stdout.once("data", (chunk: string) => resolve(Number(chunk.trim()))));
+    const alive = (p: number) => {
+      try {
+        process.kill(p, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive(pid)).toBe(true);
+    const ended = new Promise<number | null>((resolve) => run.once("exit", (c) => resolve(c)));
+    run.kill("SIGTERM");
+    expect(await ended).toBe(143);
+    await expect.poll(() => alive(pid), { timeout: 5000 }).toBe(false);
+  });
+
+  it("SIGKILL, which no process can catch, leaves the folder (README.md says so); removed here by hand", async () => {
+    const run = await stopped("SIGKILL");
+    expect(run.signal).toBe("SIGKILL");
+    expect(existsSync(run.dir), run.dir).toBe(true);
+    rmSync(run.dir, { recursive: true, force: true });
   });
 
   it("the sample network's folder (its CA file) is removed when it closes, in this process or in its own", async () => {
