@@ -36,7 +36,7 @@ import autocannon from "autocannon";
 import { matchConnectTo, parseConnectTo } from "../lib/fetch/connect-to";
 import { median, spread } from "./stats";
 import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
-import { scratchDir } from "../test/helpers/scratch";
+import { endsWithRun, scratchDir } from "../test/helpers/scratch";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** A person's browser: it gets streamed pages when they are cold (web/clients.ts). */
@@ -201,6 +201,19 @@ async function whenDone<T>(page: Page): Promise<() => Promise<T>> {
   };
 }
 
+/**
+ * Debian's Chromium, without Playwright's own handlers of SIGINT, SIGTERM and SIGHUP: with them, a
+ * bench sent SIGTERM closed its browser and went on, waited 30 s for a page and failed with "not
+ * whole within 30 s". The signal ends the bench (test/helpers/scratch.ts), and the browser, its
+ * pipe closed, ends with it.
+ */
+const LAUNCH = {
+  executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+  handleSIGINT: false,
+  handleSIGTERM: false,
+  handleSIGHUP: false,
+};
+
 /** As the tests launch Debian's Chromium (playwright.config.ts). */
 const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"];
 
@@ -311,7 +324,7 @@ async function launchOnNetwork(connectTo: string, domains: readonly string[]): P
     return `MAP ${d} ${to.host.includes(":") ? `[${to.host}]` : to.host}:${to.port}`;
   });
   return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    ...LAUNCH,
     args: [...CHROMIUM_ARGS, `--host-resolver-rules=${rules.join(",")}`],
   });
 }
@@ -344,7 +357,7 @@ async function coldInChromium(
   label: string,
   baseline: string | null,
 ): Promise<string> {
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ ...LAUNCH, args: CHROMIUM_ARGS });
   const own = await launchOnNetwork(connectTo, [
     "empty.bench",
     ...set.zero,
@@ -446,7 +459,7 @@ async function coldInChromium(
 
 /** `npm start` on `port` with `env` over a fresh embedded index and no discovery. */
 function startServer(env: Record<string, string>, port: string, dir = root) {
-  return spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(dir, "web", "serve.js")], {
+  const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(dir, "web", "serve.js")], {
     cwd: dir,
     stdio: ["ignore", "ignore", "inherit"],
     env: {
@@ -462,6 +475,7 @@ function startServer(env: Record<string, string>, port: string, dir = root) {
       PORT: port,
     },
   });
+  return endsWithRun(server);
 }
 
 /** Runs the ideal page (bench/ideal-page.ts) on `port` with `env`, as the app is run, while `measure` runs. */
@@ -470,11 +484,13 @@ async function withIdealPage<T>(
   port: string,
   measure: (base: string, pid: number | undefined) => Promise<T>,
 ): Promise<T> {
-  const ideal = spawn(process.execPath, ["--import", "tsx", path.join(root, "bench", "ideal-page.ts")], {
-    cwd: root,
-    stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, ...env, PORT: port },
-  });
+  const ideal = endsWithRun(
+    spawn(process.execPath, ["--import", "tsx", path.join(root, "bench", "ideal-page.ts")], {
+      cwd: root,
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, ...env, PORT: port },
+    }),
+  );
   try {
     await waitFor(`http://localhost:${port}/`, 30_000);
     return await measure(`http://localhost:${port}`, ideal.pid);

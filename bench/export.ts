@@ -7,13 +7,13 @@
  * process, and of its embedded engine's, sampled every 100 ms: memory that does not grow with the index.
  */
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createWriteStream, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { once } from "node:events";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { EXPORT_SCHEMA, type ExportEntity, type ExportJob } from "../lib/store/export";
 import { startPostgres } from "../test/helpers/postgres";
+import { scratchDir } from "../test/helpers/scratch";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(root, "bin", "ident.js");
@@ -189,7 +189,7 @@ export async function ident(
 const rate = (n: number, s: number) => Math.round(n / s).toLocaleString("en-US");
 
 export async function benchExport(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), "ident-bench-export-"));
+  const dir = scratchDir("ident-bench-export-");
   const pg = await startPostgres();
   try {
     const N = 100_000;

@@ -23,6 +23,7 @@ import { startRedis } from "../test/helpers/redis";
 import { startSampleNetwork } from "../test/network/server";
 import { median } from "./stats";
 import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
+import { endsWithRun } from "../test/helpers/scratch";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ROUNDS = 3;
@@ -67,21 +68,23 @@ export async function benchFleet(): Promise<void> {
     const ports = [3220, 3221];
     for (const port of ports) {
       apps.push(
-        spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(root, "web", "serve.js")], {
-          cwd: root,
-          stdio: ["ignore", "ignore", "inherit"],
-          env: {
-            ...process.env,
-            ...net.env,
-            IDENT_LOG_LEVEL: "warn",
-            IDENT_DATA_DIR: ":memory:",
-            IDENT_CRAWL: "0",
-            IDENT_REDIS_URL: redis.url,
-            // One client sends everything here: its own limits are not what is measured.
-            IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
-            PORT: String(port),
-          },
-        }),
+        endsWithRun(
+          spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(root, "web", "serve.js")], {
+            cwd: root,
+            stdio: ["ignore", "ignore", "inherit"],
+            env: {
+              ...process.env,
+              ...net.env,
+              IDENT_LOG_LEVEL: "warn",
+              IDENT_DATA_DIR: ":memory:",
+              IDENT_CRAWL: "0",
+              IDENT_REDIS_URL: redis.url,
+              // One client sends everything here: its own limits are not what is measured.
+              IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
+              PORT: String(port),
+            },
+          }),
+        ),
       );
     }
     const bases = ports.map((p) => `http://localhost:${p}`);

@@ -7,8 +7,7 @@
  *   discovery  entities resolved per second from one seed, publishers answering after 50 ms
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { startCrawler } from "../lib/discovery/crawler";
 import { parseConnectTo } from "../lib/fetch/connect-to";
@@ -21,6 +20,7 @@ import { reindexSearch } from "../lib/store/verdicts";
 import { sitemapStream } from "../web/crawlers";
 import { startPostgres } from "../test/helpers/postgres";
 import { median } from "./stats";
+import { scratchDir } from "../test/helpers/scratch";
 
 const ENTITIES = Number(process.env.BENCH_INDEX_ENTITIES ?? 100_000);
 const S = "\u00a7";
@@ -254,7 +254,7 @@ async function indexOn(name: string, where: StoreLocation, size: () => Promise<n
 }
 
 export async function benchIndex(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), "ident-bench-index-"));
+  const dir = scratchDir("ident-bench-index-");
   const pg = await startPostgres();
   try {
     const dataDir = path.join(dir, "data");

@@ -9,7 +9,7 @@ import { Agent, request } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
-import { scratchDir } from "../test/helpers/scratch";
+import { endsWithRun, scratchDir } from "../test/helpers/scratch";
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -34,23 +34,25 @@ export async function startApp(
     path.join(root, "web", "serve.js"),
   ];
   const [command = process.execPath, ...args] = [...launcher, ...argv];
-  const child = spawn(command, args, {
-    cwd: root,
-    stdio: ["ignore", "ignore", stderr ? "pipe" : "inherit"],
-    // A fresh embedded index per app, as a first start would have.
-    env: {
-      ...process.env,
-      IDENT_LOG_LEVEL: "warn",
-      PORT: String(port),
-      NODE_ENV: "production",
-      IDENT_DATA_DIR: path.join(scratchDir("ident-load-"), "data"),
-      // The storms measure the lookups they send; discovery would add its own background work.
-      IDENT_CRAWL: "0",
-      // docs/deploying.md#metrics: the operators' listener, beside the app's own port.
-      IDENT_METRICS_ADDR: `127.0.0.1:${metricsPort(port)}`,
-      ...env,
-    },
-  });
+  const child = endsWithRun(
+    spawn(command, args, {
+      cwd: root,
+      stdio: ["ignore", "ignore", stderr ? "pipe" : "inherit"],
+      // A fresh embedded index per app, as a first start would have.
+      env: {
+        ...process.env,
+        IDENT_LOG_LEVEL: "warn",
+        PORT: String(port),
+        NODE_ENV: "production",
+        IDENT_DATA_DIR: path.join(scratchDir("ident-load-"), "data"),
+        // The storms measure the lookups they send; discovery would add its own background work.
+        IDENT_CRAWL: "0",
+        // docs/deploying.md#metrics: the operators' listener, beside the app's own port.
+        IDENT_METRICS_ADDR: `127.0.0.1:${metricsPort(port)}`,
+        ...env,
+      },
+    }),
+  );
   child.stderr?.setEncoding("utf8");
   if (stderr) child.stderr?.on("data", stderr);
   for (let i = 0; i < 300; i++) {
@@ -109,7 +111,7 @@ export function readerProcess(port: number, n: number): Promise<{ status: number
     (async () => { const out = []; for (let i = 0; i < ${n}; i++) out.push(await one()); console.log(JSON.stringify(out)); })();`;
   return new Promise((resolve) => {
     let out = "";
-    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = endsWithRun(spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] }));
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (c: string) => (out += c));
     child.on("exit", () => resolve(out.trim() ? (JSON.parse(out) as { status: number; ms: number; error?: string }[]) : []));
@@ -277,7 +279,7 @@ export function probe(port: number, target = "/", headers: Record<string, string
       }
       process.send(times, () => process.exit(0));
     })();`;
-  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const child = endsWithRun(spawn(process.execPath, ["-e", script], { stdio: ["ignore", "ignore", "inherit", "ipc"] }));
   return () =>
     new Promise((resolve) => {
       child.once("message", (times) => resolve(times as number[]));

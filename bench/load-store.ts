@@ -18,20 +18,8 @@
  * address's minute: every publisher here is one address) are raised for the run, and said so.
  */
 import { execFile } from "node:child_process";
-import {
-  appendFileSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-  openSync,
-  closeSync,
-  mkdtempSync,
-} from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeSync, openSync, closeSync } from "node:fs";
 import { Agent } from "node:http";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { openStore } from "../lib/store";
 import { BACKLOG_MAX } from "../lib/store";
@@ -421,7 +409,7 @@ const identStore = (args: string[], env: Record<string, string>) =>
  */
 export async function importsRun(): Promise<void> {
   const N = 20_000;
-  const dir = mkdtempSync(path.join(tmpdir(), "ident-load-imports-"));
+  const dir = scratchDir("ident-load-imports-");
   const pg = await startPostgres();
   try {
     const good = path.join(dir, "good.ndjson");

@@ -27,8 +27,7 @@
  */
 import { answered } from "../test/helpers/answered";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseConnectTo } from "../lib/fetch/connect-to";
 import { createFetcher, type Fetcher } from "../lib/fetch/fetcher";
@@ -41,6 +40,7 @@ import { benchScale } from "./scale";
 import { benchFleet } from "./fleet";
 import { benchDiscovery, benchIndex, crawlSites } from "./index";
 import { median } from "./stats";
+import { scratchDir } from "../test/helpers/scratch";
 
 const DELAY_MS = 50;
 const TTFB_RUNS = 11;
@@ -226,7 +226,7 @@ function bareFanOut(connectTo: BareInput["connectTo"], caFile: string): BareOutp
 async function main() {
   if (ONLY_SCALE) return benchScale();
   // The publishers run in their own process, so their TLS work is not timed as the resolver's.
-  const root = mkdtempSync(path.join(tmpdir(), "ident-bench-"));
+  const root = scratchDir("ident-bench-");
   writeSites(root);
   const net = await spawnSampleNetwork({ root, delayMs: DELAY_MS });
   try {

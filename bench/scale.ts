@@ -17,10 +17,9 @@
  */
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { once } from "node:events";
 import { request } from "node:http";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ident, rssMb, writeSynthetic } from "./export";
@@ -28,6 +27,7 @@ import { p95, startApp, stopApp, type App } from "./load-kit";
 import { SKEWED, word } from "./scale-data";
 import { median } from "./stats";
 import { startPostgres } from "../test/helpers/postgres";
+import { scratchDir } from "../test/helpers/scratch";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const REQUESTS = 60;
@@ -240,7 +240,7 @@ async function sizeOf(env: Record<string, string>, n: number): Promise<string> {
 }
 
 export async function benchScale(): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), "ident-bench-scale-"));
+  const dir = scratchDir("ident-bench-scale-");
   const pg = await startPostgres();
   try {
     const runs: { label: string; n: number; env: () => Promise<Record<string, string>> }[] = [

@@ -13,6 +13,7 @@ import { createServer } from "node:https";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTestCa } from "../test/network/ca";
+import { endsWithRun } from "../test/helpers/scratch";
 
 /** Names the certificate covers (a wildcard needs two labels after it). */
 export const WILD_SUFFIX = "wild.example";
@@ -31,10 +32,12 @@ export type WildPublisher = Ready & {
 
 /** Starts the publisher on `address` (loopback), answering after `delayMs`. */
 export async function startWildPublisher(address: string, delayMs: number): Promise<WildPublisher> {
-  const child = fork(fileURLToPath(import.meta.url), [address, String(delayMs)], {
-    execArgv: ["--import", "tsx"],
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
-  });
+  const child = endsWithRun(
+    fork(fileURLToPath(import.meta.url), [address, String(delayMs)], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+    }),
+  );
   const next = <K extends "ready" | "reset" | "report">(key: K) =>
     new Promise<Extract<Message, Record<K, unknown>>>((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`wild publisher exited with ${code}`));

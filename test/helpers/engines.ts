@@ -3,12 +3,12 @@
  * folder, and a PostgreSQL server started for the file from Debian's binaries. Both are removed
  * after the file.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import type { StoreLocation } from "../../lib/store";
 import { startPostgres, type PostgresServer } from "./postgres";
+import { scratchDir } from "./scratch";
 
 export type Engine = {
   name: "PGlite" | "PostgreSQL";
@@ -29,7 +29,7 @@ export function useEngines(prefix: string) {
   });
   /** A temporary folder, removed after the file. */
   const tempDir = () => {
-    const d = mkdtempSync(path.join(tmpdir(), `ident-${prefix}-`));
+    const d = scratchDir(`ident-${prefix}-`);
     dirs.push(d);
     return d;
   };

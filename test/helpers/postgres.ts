@@ -3,10 +3,10 @@
  * loopback port, stopped and removed afterwards. Never the system's own service.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import path from "node:path";
+import { atRunEnd, scratchDir } from "./scratch";
 
 export type PostgresServer = {
   /** A URL for a new, empty database on the server. */
@@ -52,7 +52,7 @@ function runAs(): { uid: number; gid: number; prefix: string[] } {
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = postgresBin();
   if (!bin) throw new Error("PostgreSQL's binaries are not installed (Debian's postgresql package); .ci/run installs them");
-  const dir = mkdtempSync(path.join(tmpdir(), "ident-pg-"));
+  const dir = scratchDir("ident-pg-");
   const data = path.join(dir, "data");
   const user = runAs();
   if (user.uid >= 0) chownSync(dir, user.uid, user.gid);
@@ -74,6 +74,11 @@ export async function startPostgres(): Promise<PostgresServer> {
       "start",
     ]);
   start();
+  const halt = () => {
+    if (existsSync(path.join(data, "postmaster.pid"))) run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+  };
+  // A run stopped half-way stops its server too, before its folder goes (test/helpers/scratch.ts).
+  const forget = atRunEnd(halt);
   const url = `postgres://ident@127.0.0.1:${port}/postgres`;
   const { default: pg } = await import("pg");
   return {
@@ -97,8 +102,9 @@ export async function startPostgres(): Promise<PostgresServer> {
       start();
     },
     async stop() {
+      forget();
       try {
-        if (existsSync(path.join(data, "postmaster.pid"))) run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+        halt();
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -3,11 +3,10 @@
  * one, on a loopback port, nothing saved to disk; stopped and removed afterwards.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { freePort } from "./postgres";
+import { endsWithRun, scratchDir } from "./scratch";
 
 export type RedisServer = {
   url: string;
@@ -45,29 +44,33 @@ async function answers(port: number, ms = 10_000): Promise<void> {
 
 export async function startRedis(): Promise<RedisServer> {
   if (!existsSync(REDIS_SERVER)) throw new Error("redis-server is not installed (Debian's redis-server package); .ci/run installs it");
-  const dir = mkdtempSync(path.join(tmpdir(), "ident-redis-"));
+  const dir = scratchDir("ident-redis-");
   const port = await freePort();
   let child: ChildProcess | null = null;
   const start = async () => {
-    child = spawn(
-      REDIS_SERVER,
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        dir,
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--maxmemory",
-        "256mb",
-        "--maxmemory-policy",
-        "allkeys-lru",
-      ],
-      { stdio: "ignore" },
+    // SIGKILL, as `halt`: a frozen (SIGSTOP) server would hold SIGTERM until thawed.
+    child = endsWithRun(
+      spawn(
+        REDIS_SERVER,
+        [
+          "--port",
+          String(port),
+          "--bind",
+          "127.0.0.1",
+          "--dir",
+          dir,
+          "--save",
+          "",
+          "--appendonly",
+          "no",
+          "--maxmemory",
+          "256mb",
+          "--maxmemory-policy",
+          "allkeys-lru",
+        ],
+        { stdio: "ignore" },
+      ),
+      "SIGKILL",
     );
     await answers(port);
   };

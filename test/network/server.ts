@@ -9,11 +9,11 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from "node:zlib";
 import { createTestCa } from "./ca";
+import { scratchDir } from "../helpers/scratch";
 
 /** How one path of a site answers, beyond serving its file (site.json `routes`). */
 export type Route = {
@@ -154,8 +154,7 @@ export async function startSampleNetwork(options: SampleNetworkOptions = {}): Pr
   const tlds = [...new Set(domains.map((d) => d.split(".").pop()))];
   // The control host is named too: `*.test` covers one label, not `control.sample.test`.
   const ca = await createTestCa([...domains, ...tlds.map((t) => `*.${t}`), CONTROL_HOST, ...(options.names ?? [])]);
-  const dir = path.join(tmpdir(), `ident-sample-${process.pid}-${Date.now()}`);
-  mkdirSync(dir, { recursive: true });
+  const dir = scratchDir(`ident-sample-${process.pid}-`);
   const caFile = path.join(dir, "ca.pem");
   writeFileSync(caFile, ca.caPem);
 

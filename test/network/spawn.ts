@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { scratchDir } from "../helpers/scratch";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -20,7 +20,7 @@ export type SpawnedNetwork = {
  * being measured or tested) and waits until it has written its environment.
  */
 export async function spawnSampleNetwork(options: { root?: string; delayMs?: number; port?: number } = {}): Promise<SpawnedNetwork> {
-  const dir = mkdtempSync(path.join(tmpdir(), "ident-net-"));
+  const dir = scratchDir("ident-net-");
   const envFile = path.join(dir, "env");
   const args = ["--import", "tsx", path.join(here, "server.ts"), "--write-env", envFile];
   if (options.root) args.push("--root", options.root);
