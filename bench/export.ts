@@ -13,7 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { EXPORT_SCHEMA, type ExportEntity, type ExportJob } from "../lib/store/export";
 import { startPostgres } from "../test/helpers/postgres";
-import { scratchDir } from "../test/helpers/scratch";
+import { endsWithRun, scratchDir } from "../test/helpers/scratch";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = path.join(root, "bin", "ident.js");
@@ -163,10 +163,12 @@ export async function ident(
   env: Record<string, string>,
 ): Promise<{ s: number; peak: number; engine: number; said: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: Object.assign({}, process.env, { IDENT_CRAWL: "0", IDENT_LOG_LEVEL: "warn" }, env),
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child = endsWithRun(
+    spawn(process.execPath, [BIN, ...args], {
+      env: Object.assign({}, process.env, { IDENT_CRAWL: "0", IDENT_LOG_LEVEL: "warn" }, env),
+      stdio: ["ignore", "ignore", "pipe"],
+    }),
+  );
   let said = "";
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (t: string) => (said += t));

@@ -292,15 +292,14 @@ export function probe(port: number, target = "/", headers: Record<string, string
  * during a run is what the machine alone adds (2 cores shared with the load, the publishers and the app's threads).
  */
 export const CONTROL_PORT = 3409;
-const control = spawn(
-  process.execPath,
-  ["-e", `require("node:http").createServer((q, s) => s.end("ok")).listen(${CONTROL_PORT}, "127.0.0.1")`],
-  { stdio: "ignore" },
+const control = endsWithRun(
+  spawn(process.execPath, ["-e", `require("node:http").createServer((q, s) => s.end("ok")).listen(${CONTROL_PORT}, "127.0.0.1")`], {
+    stdio: "ignore",
+  }),
 );
 // Not waited for: held, it kept every bench that imports this file from exiting once done. Stopped
-// however this script ends, a failed run included.
+// however this script ends, a failed run included (endsWithRun).
 control.unref();
-process.on("exit", () => control.kill());
 
 /** Times `/` of the app and the bare server together; the stop gives both p95s. */
 export function probes(port: number): () => Promise<{ home: number; bare: number }> {

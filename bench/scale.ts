@@ -27,7 +27,7 @@ import { p95, startApp, stopApp, type App } from "./load-kit";
 import { SKEWED, word } from "./scale-data";
 import { median } from "./stats";
 import { startPostgres } from "../test/helpers/postgres";
-import { scratchDir } from "../test/helpers/scratch";
+import { endsWithRun, scratchDir } from "../test/helpers/scratch";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const REQUESTS = 60;
@@ -144,11 +144,13 @@ async function jobFigures(env: Record<string, string>): Promise<string> {
     await db.close();
     process.stdout.write(JSON.stringify({ taken, start: until - ${CLAIM_SECONDS * 1000}, end }));`;
   const runs = Array.from({ length: CLAIMERS }, async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-      cwd: root,
-      env: Object.assign({}, process.env, env),
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = endsWithRun(
+      spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        cwd: root,
+        env: Object.assign({}, process.env, env),
+        stdio: ["ignore", "pipe", "inherit"],
+      }),
+    );
     let out = "";
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (c: string) => (out += c));

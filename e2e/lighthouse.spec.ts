@@ -7,8 +7,8 @@ import lighthouse from "lighthouse";
  * Lighthouse (the npm package, its default mobile settings with simulated throttling) in Debian's
  * Chromium, on five kinds of page: Performance ≥ 0.95, Accessibility, Best Practices and SEO 1.0
  * (SEO not for a page marked noindex, which it must then be). The scores are read from the report.
- * Performance follows the machine's load (the other test worker runs beside this one), so each page
- * gets up to three runs and its best counts; every report is kept in test-results/lighthouse.
+ * Performance follows the machine's load, so each page gets up to five runs and its best counts;
+ * every report is kept in test-results/lighthouse.
  */
 test.describe.configure({ mode: "serial" });
 
