@@ -19,6 +19,8 @@ export type RedisServer = {
   freeze(): void;
   /** Lets it run again (SIGCONT). */
   thaw(): void;
+  /** The server's process id while it runs. */
+  pid(): number | undefined;
   stop(): Promise<void>;
 };
 
@@ -77,7 +79,8 @@ export async function startRedis(): Promise<RedisServer> {
   const halt = async () => {
     const running = child;
     child = null;
-    if (!running || running.exitCode !== null) return;
+    // Already ended, by itself or by a signal: its "exit" has been and will not come again.
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once("exit", () => resolve());
       running.kill("SIGKILL");
@@ -91,6 +94,7 @@ export async function startRedis(): Promise<RedisServer> {
     resume: start,
     freeze: () => void child?.kill("SIGSTOP"),
     thaw: () => void child?.kill("SIGCONT"),
+    pid: () => child?.pid,
     async stop() {
       await halt();
       rmSync(dir, { recursive: true, force: true });
