@@ -204,8 +204,8 @@ async function whenDone<T>(page: Page): Promise<() => Promise<T>> {
 /**
  * Debian's Chromium, without Playwright's own handlers of SIGINT, SIGTERM and SIGHUP: with them, a
  * bench sent SIGTERM closed its browser and went on, waited 30 s for a page and failed with "not
- * whole within 30 s". The signal ends the bench (test/helpers/scratch.ts), and the browser, its
- * pipe closed, ends with it.
+ * whole within 30 s". The signal ends the bench (test/helpers/scratch.ts), whose exit listeners,
+ * Playwright's among them, end the browser: after a SIGTERM nothing of it was left running.
  */
 const LAUNCH = {
   executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
