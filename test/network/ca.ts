@@ -2,8 +2,11 @@ import "reflect-metadata"; // @peculiar/x509 needs it loaded first
 import { randomBytes, webcrypto } from "node:crypto";
 import * as x509 from "@peculiar/x509";
 
-/** A throw-away CA and one server certificate it signed, made in memory; nothing is committed. */
-export type TestCa = { caPem: string; certPem: string; keyPem: string };
+/**
+ * A throw-away CA and one server certificate it signed for every name, made in memory; nothing is
+ * committed. `certFor` signs one more, with the same key, for the names given alone.
+ */
+export type TestCa = { caPem: string; certPem: string; keyPem: string; certFor: (names: readonly string[]) => Promise<string> };
 
 x509.cryptoProvider.set(webcrypto as Crypto);
 
@@ -41,23 +44,28 @@ export async function createTestCa(names: readonly string[]): Promise<TestCa> {
     ],
   });
   const leafKeys = (await webcrypto.subtle.generateKey(ALG, true, ["sign", "verify"])) as CryptoKeyPair;
-  const leaf = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
-    subject: "CN=ident sample network",
-    issuer: ca.subject,
-    notBefore,
-    notAfter,
-    signingAlgorithm: ALG,
-    publicKey: leafKeys.publicKey,
-    signingKey: caKeys.privateKey,
-    extensions: [
-      new x509.BasicConstraintsExtension(false),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: "dns" as const, value }))),
-      await x509.AuthorityKeyIdentifierExtension.create(ca),
-    ],
-  });
+  const authorityKeyId = await x509.AuthorityKeyIdentifierExtension.create(ca);
+  const certFor = async (sans: readonly string[]) => {
+    const leaf = await x509.X509CertificateGenerator.create({
+      serialNumber: serial(),
+      subject: "CN=ident sample network",
+      issuer: ca.subject,
+      notBefore,
+      notAfter,
+      signingAlgorithm: ALG,
+      publicKey: leafKeys.publicKey,
+      signingKey: caKeys.privateKey,
+      extensions: [
+        new x509.BasicConstraintsExtension(false),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+        new x509.SubjectAlternativeNameExtension(sans.map((value) => ({ type: "dns" as const, value }))),
+        authorityKeyId,
+      ],
+    });
+    return leaf.toString("pem");
+  };
+  const certPem = await certFor(names);
   const keyDer = await webcrypto.subtle.exportKey("pkcs8", leafKeys.privateKey);
-  return { caPem: ca.toString("pem"), certPem: leaf.toString("pem"), keyPem: pem("PRIVATE KEY", keyDer) };
+  return { caPem: ca.toString("pem"), certPem, keyPem: pem("PRIVATE KEY", keyDer), certFor };
 }
