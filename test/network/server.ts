@@ -54,7 +54,10 @@ export type SampleNetworkOptions = {
   extraSites?: Record<string, Site>;
   /** Answer every name the certificate covers, unknown ones with 404, as a live host without the document would. @default false */
   anyHost?: boolean;
-  /** More names for the certificate, such as `*.load.test` (a wildcard needs two labels after it). */
+  /**
+   * More names for the certificate that hosts other than the sites are shown, such as `*.load.test`
+   * (a wildcard needs two labels after it); each site's own names it alone.
+   */
   names?: string[];
   /**
    * Give each site an address of its own on loopback (127.0.2.1, 127.0.2.2, …), as publishers on
