@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { Probe } from "../lib/resolver";
 import type { SearchResponse } from "../lib/result/record";
 import { createWindows, trafficSettings } from "../lib/traffic";
+import { createOutboundCount } from "../lib/traffic/outbound";
 import { createSearchGate } from "../lib/traffic/search-gate";
 import { admit, type AdmissionDeps } from "./admission";
 
@@ -60,5 +61,30 @@ describe("admit: whether a lookup starts a fetch", () => {
       cached: null,
       starts: true,
     });
+  });
+});
+
+describe("admit: the outbound queue's bound is fair (docs/architecture.md#fair-queues)", () => {
+  /** Admission against a real outbound count holding `pending` fetches, for a client with `inProgress` lookups (this one included). */
+  async function admitAt(pending: number, inProgress: number) {
+    const count = createOutboundCount({ max: 64, maxQueued: 256, maxWaitMs: 10_000 });
+    for (let i = 0; i < pending; i++) count.enter();
+    const { d, refused } = deps({ state: "cold" });
+    const fair = Object.assign({}, d, { lookupsInProgress: () => inProgress });
+    (fair.resolver.traffic as { outbound: unknown }).outbound = count;
+    return { admission: await admit(fair, QUERY, null, false), refused };
+  }
+  it("a client with no other lookup in progress is taken until the whole bound (320) is reached", async () => {
+    expect((await admitAt(319, 1)).admission).toMatchObject({ ok: true, starts: true });
+    expect((await admitAt(320, 1)).admission).toMatchObject({ ok: false, refused: { refused: "busy" } });
+  });
+  it("a client with lookups in progress already is refused a quarter earlier (at 240), in words that say why", async () => {
+    expect((await admitAt(239, 2)).admission).toMatchObject({ ok: true });
+    const { admission, refused } = await admitAt(240, 2);
+    expect(admission).toMatchObject({
+      ok: false,
+      refused: { refused: "busy", message: expect.stringMatching(/no lookup in progress \(you have 1 more\)/) },
+    });
+    expect(refused).toEqual(["busy"]);
   });
 });

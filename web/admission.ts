@@ -17,6 +17,8 @@ export type AdmissionDeps = {
   resolver: Pick<ConfiguredResolver, "probe" | "traffic" | "metrics">;
   /** The client of a request, from its X-Forwarded-For (lib/traffic/client.ts). */
   clientOf(forwardedFor: string | null): string;
+  /** The client's lookups in progress, this one included (web/shed.ts); without it, none but this one. */
+  lookupsInProgress?(client: string): number;
 };
 
 export type Admission =
@@ -74,8 +76,13 @@ export async function admit(
     // Joining a fetch already running starts nothing new.
     if (probed.state === "joining") return { ok: true, refresh, cached: null, client, starts: false };
   }
-  if (outbound.full()) {
-    const why = `this resolver is fetching as much as it may at once (${settings.outbound} documents, with a full queue); try again in ${outbound.retryAfterS} s`;
+  // docs/architecture.md#fair-queues: a client with other lookups in progress is refused first, a quarter of the queue before one with none.
+  const others = Math.max(0, (deps.lookupsInProgress?.(client) ?? 1) - 1);
+  if (outbound.full(others)) {
+    const why =
+      others === 0
+        ? `this resolver is fetching as much as it may at once (${settings.outbound} documents, with a full queue); try again in ${outbound.retryAfterS} s`
+        : `this resolver is fetching nearly as much as it may at once, and keeps the rest for clients with no lookup in progress (you have ${others} more); try again in ${outbound.retryAfterS} s`;
     return refuse(refusedAt("outboundQueue", why, outbound.retryAfterS));
   }
   const host = await windows.hostPerMinute.check(query.domain);

@@ -40,6 +40,8 @@ export type App = BridgedApp & {
   shed(req: IncomingMessage, res: ServerResponse, route: Route): Shed | null;
   /** The client of a request, from its X-Forwarded-For (lib/traffic/client.ts). */
   clientOf(forwardedFor: string | null): string;
+  /** A client's lookups in progress (web/shed.ts counts them), for admission's fair bound (web/admission.ts). */
+  lookupsInProgress(client: string): number;
   /** Structured logs (docs/deploying.md#logs), with the id of the request each line is written in. */
   log: Logger;
   /** Starts the operators' listener of `/metrics` (web/operations.ts); instrumentation.ts calls it once. */
@@ -103,13 +105,14 @@ export function app(): App {
     clientOf,
     log,
     shed: shedder.shed,
+    lookupsInProgress: shedder.lookupsOf,
     pages: createPageCache({
       version: (route) => pageVersion(resolver, route),
       generation: () => resolver.generation(),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
-    api: createApi({ resolver, clientOf, log, policy: apiPolicy }),
+    api: createApi({ resolver, clientOf, lookupsInProgress: shedder.lookupsOf, log, policy: apiPolicy }),
     badges: createBadges({ store: resolver.store, log }),
     apiPolicy,
     clientErrorAnswer: (code, rawPacket) => clientErrorAnswer(code, rawPacket, apiPolicy),

@@ -61,3 +61,21 @@ describe.each(["lookupsInProgress", "lookupsInInstance", "requestsInInstance"] a
     expect(shedder.inProgress.size).toBe(0);
   });
 });
+
+describe("lookupsInInstance is fair (docs/architecture.md#fair-queues)", () => {
+  it("a client with lookups in progress is refused a quarter before the bound; a client with none is taken until it", () => {
+    const shedder = createShedder({ settings: defaults, retryAfterS: () => 10, clientOf: (xff) => xff ?? "?", refused: () => undefined });
+    const path = "/entity/alice.example";
+    const bound = defaults.lookupsInInstance;
+    const early = bound - Math.floor(bound / 4);
+    // A crowd of clients with 4 lookups each, up to the early bound.
+    const crowd = Array.from({ length: early }, (_, i) => exchange(path, `crowd${i % Math.ceil(early / 4)}`));
+    for (const { req, res } of crowd) expect(shedder.shed(req, res, classify("GET", path))).toBeNull();
+    const heavy = exchange(path, "crowd0");
+    expect(shedder.shed(heavy.req, heavy.res, classify("GET", path))).not.toBeNull();
+    expect(shedder.lookupsOf("crowd0")).toBe(4);
+    const polite = exchange(path, "polite");
+    expect(shedder.shed(polite.req, polite.res, classify("GET", path))).toBeNull();
+    expect(shedder.lookupsOf("polite")).toBe(1);
+  });
+});

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerRefusal, refusedAt, type Refusal, type TrafficSettings } from "../lib/traffic";
 import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
+import { boundFor } from "../lib/traffic/fair";
 import { createInProgress } from "../lib/traffic/in-progress";
 import { CORS_HEADERS } from "./api-headers";
 import { send } from "./response";
@@ -29,6 +30,8 @@ export function createShedder(deps: ShedDeps) {
   const inProgress = createInProgress();
   return {
     inProgress,
+    /** A client's lookups in progress (the key `client <key>` counted below). */
+    lookupsOf: (client: string) => inProgress.count(`client ${client}`),
     /** Counts `req` until its response closes; or the refusal to answer it with, counting nothing. `route` says whether it is a lookup. */
     shed(req: IncomingMessage, res: ServerResponse, route: Route): Shed | null {
       const { settings } = deps;
@@ -37,7 +40,11 @@ export function createShedder(deps: ShedDeps) {
       const client = lookup ? `client ${deps.clientOf(Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null))}` : "";
       let refused: Refusal | null = null;
       const full = inProgress.count("all") >= settings.requestsInInstance ? "requestsInInstance" : null;
-      const lookupsFull = lookup && inProgress.count("lookups") >= settings.lookupsInInstance ? "lookupsInInstance" : null;
+      // docs/architecture.md#fair-queues: a client with lookups in progress meets the instance's bound a quarter early.
+      const lookupsFull =
+        lookup && inProgress.count("lookups") >= boundFor(settings.lookupsInInstance, inProgress.count(client))
+          ? "lookupsInInstance"
+          : null;
       if (full || lookupsFull) {
         const retry = deps.retryAfterS();
         const why = `this resolver is answering as many requests as it can hold; try again in ${retry} s`;

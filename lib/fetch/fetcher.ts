@@ -175,17 +175,18 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
       async () => {
         const dialled = await connections.dial(current);
         try {
-          return await perAddress(dialled.key, () => withSlot(run, current, dialled.key, waitUntil), waitUntil);
+          return await perAddress(dialled.key, () => withSlot(run, current, dialled.key, waitUntil), waitUntil, run.client);
         } finally {
           dialled.unpin();
         }
       },
       waitUntil,
+      run.client,
     );
   }
 
   async function withSlot(run: FetchRun, current: URL, address: string, waitUntil: AbortSignal): Promise<Hop> {
-    const release = await outbound.acquire(run.priority, waitUntil);
+    const release = await outbound.acquire(run.priority, waitUntil, run.client);
     try {
       const claim = await connections.socketRoom(waitUntil);
       try {

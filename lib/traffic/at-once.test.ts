@@ -22,6 +22,22 @@ describe("at once per key (docs/architecture.md#traffic: hostAtOnce, addressAtOn
     expect(peak.get("a.example")).toBe(6);
     expect(peak.get("B.example")).toBe(4);
   });
+  it("the next to run at a key is the client with the fewest tasks there, not the first to wait (docs/architecture.md#fair-queues)", async () => {
+    const run = createAtOnceLimiter(2);
+    const order: string[] = [];
+    const gates: (() => void)[] = [];
+    const hold = () => new Promise<void>((r) => gates.push(r));
+    const running = [run("a", hold, undefined, "crowd"), run("a", hold, undefined, "crowd")];
+    const crowd = [1, 2, 3].map((n) => run("a", async () => void order.push(`crowd${n}`), undefined, "crowd"));
+    const polite = run("a", async () => void order.push("polite"), undefined, "polite");
+    expect(run.load("a")).toBe(6);
+    gates.shift()?.();
+    await polite;
+    gates.shift()?.();
+    await Promise.all([...running, ...crowd]);
+    expect(order).toEqual(["polite", "crowd1", "crowd2", "crowd3"]);
+    expect(run.load("a")).toBe(0);
+  });
   it("releases its slot when a task throws", async () => {
     const run = createAtOnceLimiter(1);
     await expect(

@@ -1,55 +1,69 @@
+import { createHoldings, byHoldings, nextOf, type Holdings } from "./fair";
+
+/** One key's tasks: how many run, each client's places (running or waiting), and the waiters. */
+type Line = { active: number; holdings: Holdings; waiting: { client: string; turn: () => void }[] };
+
 /**
- * At most `max` tasks per key at a time; the rest wait in order (docs/architecture.md#traffic): the
- * fetches to one host name (`hostAtOnce`) and to one IP address (`addressAtOnce`).
+ * At most `max` tasks per key at a time; the rest wait (docs/architecture.md#traffic): the fetches to
+ * one host name (`hostAtOnce`) and to one IP address (`addressAtOnce`). The wait is fair
+ * (docs/architecture.md#fair-queues): the next to run is the waiter of the client with the fewest
+ * tasks at that key, the earliest among equals, so a crowd's fetches to one address do not hold up
+ * another client's.
  */
 export function createAtOnceLimiter(max: number) {
-  const active = new Map<string, number>();
-  const waiting = new Map<string, (() => void)[]>();
+  const lines = new Map<string, Line>();
 
-  function release(key: string) {
-    const next = waiting.get(key)?.shift();
-    if (next) return next();
-    const n = (active.get(key) ?? 1) - 1;
-    if (n === 0) {
-      active.delete(key);
-      waiting.delete(key);
-    } else active.set(key, n);
+  function release(key: string, line: Line, client: string) {
+    line.holdings.remove(client);
+    const at = nextOf(line.waiting, byHoldings(line.holdings));
+    if (at >= 0) return line.waiting.splice(at, 1)[0]?.turn();
+    if (--line.active === 0) lines.delete(key);
   }
 
-  /** Runs `task` in its turn; a `signal` that aborts while it waits takes it out of the queue, with the signal's reason. */
-  async function run<T>(name: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  /**
+   * Runs `task` in its turn, for `client` (whose other tasks at this key make it wait behind lighter
+   * clients); a `signal` that aborts while it waits takes it out of the queue, with the signal's reason.
+   */
+  async function run<T>(name: string, task: () => Promise<T>, signal?: AbortSignal, client = ""): Promise<T> {
     const key = name.toLowerCase();
-    const n = active.get(key) ?? 0;
-    if (n < max) active.set(key, n + 1);
-    else {
+    let line = lines.get(key);
+    if (!line) lines.set(key, (line = { active: 0, holdings: createHoldings(), waiting: [] }));
+    const mine = line;
+    if (mine.active < max) {
+      mine.active++;
+      mine.holdings.add(client);
+    } else {
       signal?.throwIfAborted();
-      const queue = waiting.get(key) ?? [];
-      waiting.set(key, queue);
+      mine.holdings.add(client);
       await new Promise<void>((resolve, reject) => {
-        const turn = () => {
-          signal?.removeEventListener("abort", giveUp);
-          resolve();
+        const waiter = {
+          client,
+          turn: () => {
+            signal?.removeEventListener("abort", giveUp);
+            resolve();
+          },
         };
         const giveUp = () => {
-          const at = queue.indexOf(turn);
-          if (at >= 0) queue.splice(at, 1);
+          const at = mine.waiting.indexOf(waiter);
+          if (at >= 0) mine.waiting.splice(at, 1);
+          mine.holdings.remove(client);
           reject(signal?.reason);
         };
         signal?.addEventListener("abort", giveUp, { once: true });
-        queue.push(turn);
+        mine.waiting.push(waiter);
       });
     }
     try {
       return await task();
     } finally {
-      release(key);
+      release(key, mine, client);
     }
   }
 
   /** Tasks running or waiting for `name`. */
   const load = (name: string) => {
-    const key = name.toLowerCase();
-    return (active.get(key) ?? 0) + (waiting.get(key)?.length ?? 0);
+    const line = lines.get(name.toLowerCase());
+    return line ? line.active + line.waiting.length : 0;
   };
 
   return Object.assign(run, { load });

@@ -44,7 +44,7 @@ export const LIMITS = {
     variable: { name: "IDENT_MAX_OUTBOUND", min: 1, max: 10_000 },
     fleet: false,
     refused: "busy",
-    reached: "the fetch waits for a slot, a person's before background work",
+    reached: "the fetch waits for a slot, a person's before background work, the client with the fewest fetches first",
   },
   outboundQueue: {
     counts: "instance",
@@ -54,7 +54,7 @@ export const LIMITS = {
     derived: { from: "outbound", fraction: 4, atLeast: 1 },
     fleet: false,
     refused: "busy",
-    reached: "503 with Retry-After; a claim is `not_checked`",
+    reached: "503 with Retry-After (a quarter sooner for a client with lookups in progress); a claim is `not_checked`",
   },
   hostAtOnce: {
     counts: "host name",
@@ -63,7 +63,7 @@ export const LIMITS = {
     variable: null,
     fleet: false,
     refused: "busy",
-    reached: "the fetch waits its turn (503 only past the outbound wait)",
+    reached: "the fetch waits its turn, the client with the fewest there first (503 only past the outbound wait)",
   },
   addressAtOnce: {
     counts: "address",
@@ -72,7 +72,7 @@ export const LIMITS = {
     variable: null,
     fleet: false,
     refused: "busy",
-    reached: "the fetch waits its turn (503 only past the outbound wait)",
+    reached: "the fetch waits its turn, the client with the fewest there first (503 only past the outbound wait)",
   },
   addressPerMinute: {
     counts: "address",
@@ -169,7 +169,7 @@ export const LIMITS = {
     variable: null,
     fleet: false,
     refused: "search_busy",
-    reached: "the search waits its turn, the client that searched least lately first",
+    reached: "the search waits its turn, the client with the fewest searches in progress first, then the one that searched least lately",
   },
   searchesWaiting: {
     counts: "instance",
@@ -180,7 +180,7 @@ export const LIMITS = {
     fleet: false,
     refused: "search_busy",
     reached:
-      "503 with Retry-After, a second late; a full queue makes room for a client that searched less lately than one waiting, refusing that one's newest",
+      "503 with Retry-After, a second late; a full queue makes room for a lighter client than one waiting (fewer in progress, then less lately), refusing the heaviest one's newest",
   },
   searchesInProgress: {
     counts: "client",
@@ -219,7 +219,7 @@ export const LIMITS = {
     derived: { from: "outbound", fraction: 5, atLeast: 1 },
     fleet: false,
     refused: "busy",
-    reached: "503 with Retry-After, before the request reaches Next",
+    reached: "503 with Retry-After, before the request reaches Next (a quarter sooner for a client with lookups in progress)",
   },
   requestsInInstance: {
     counts: "instance",

@@ -38,6 +38,18 @@ describe("outbound cap (docs/decisions.md#outbound-work: IDENT_MAX_OUTBOUND)", (
     (await background)();
     expect(order).toEqual(["person", "background"]);
   });
+  it("a slot goes to the person's fetch of the client with the fewest fetches in flight or waiting, not the first queued (docs/architecture.md#fair-queues)", async () => {
+    const gate = createOutboundGate({ max: 2, maxWaitMs: 1000 });
+    const order: string[] = [];
+    const first = await gate.acquire("person", undefined, "crowd");
+    await gate.acquire("person", undefined, "crowd");
+    const crowd = [1, 2, 3].map((n) => gate.acquire("person", undefined, "crowd").then((r) => (order.push(`crowd${n}`), r)));
+    const polite = gate.acquire("person", undefined, "polite").then((r) => (order.push("polite"), r));
+    first();
+    (await polite)();
+    for (const c of crowd) (await c)();
+    expect(order).toEqual(["polite", "crowd1", "crowd2", "crowd3"]);
+  });
   it("past the queue's bound a fetch is refused at once as busy, with when to retry", () => {
     const gate = createOutboundGate({ max: 1, maxQueued: 1, maxWaitMs: 5000 });
     const first = admitted(gate.enter());

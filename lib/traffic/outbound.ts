@@ -1,3 +1,4 @@
+import { boundFor, byHoldings, createHoldings, nextOf } from "./fair";
 import { refusedAt, trafficSettings } from "./limits";
 import { isRefusal, type Refusal } from "./refusal";
 
@@ -24,7 +25,7 @@ export type OutboundStats = {
   refused: number;
 };
 
-type Waiter = { grant: () => void };
+type Waiter = { client: string; grant: () => void };
 
 /** One fetch from its start to its end: the signal that ends its wait, once `maxWaitMs` have passed without a slot. */
 export type Ticket = {
@@ -49,7 +50,8 @@ export function createOutboundCount(options: OutboundOptions) {
   const retryAfterS = Math.max(1, Math.ceil(options.maxWaitMs / 1000));
   let pending = 0;
   let refused = 0;
-  const full = () => pending >= max + maxQueued;
+  /** Whether a new fetch would be refused now; for a lookup of a client with `inProgress` lookups already, at its part of the bound (`boundFor`). */
+  const full = (inProgress = 0) => pending >= boundFor(max + maxQueued, inProgress);
   const busy = (why: string): Refusal<"busy"> => {
     refused++;
     return refusedAt("outboundQueue", `this resolver is busy (${why}); try again in ${retryAfterS} s`, retryAfterS);
@@ -85,27 +87,34 @@ export function createOutboundCount(options: OutboundOptions) {
  * The outbound cap of one instance (docs/architecture.md#traffic: `outbound`, `outboundQueue`): at most
  * `max` fetches in flight; the rest wait, a person's before background work, at most `maxQueued` of
  * them (counting those still waiting for their turn at a host name or address), each at most
- * `maxWaitMs` for a slot. Past either, the refusal `busy`: never a publisher's failure.
+ * `maxWaitMs` for a slot. Past either, the refusal `busy`: never a publisher's failure. Among a
+ * person's fetches, the next slot goes to the client with the fewest fetches in flight or waiting
+ * (docs/architecture.md#fair-queues).
  */
 export function createOutboundGate(options: OutboundOptions) {
   const count = createOutboundCount(options);
   const max = count.max;
   const queues: Record<Priority, Waiter[]> = { person: [], background: [] };
   const slots = { active: 0, queued: 0, peakActive: 0 };
+  const holdings = createHoldings();
+  const weight = byHoldings(holdings);
 
-  /** Gives a slot back: to the first waiter, a person's before background work, or to the pool. */
+  /** Gives a slot back: to the next waiter, a person's (the lightest client's) before background work, or to the pool. */
   function handOn() {
-    const next = queues.person.shift() ?? queues.background.shift();
+    const queue = queues.person.length > 0 ? queues.person : queues.background;
+    const at = nextOf(queue, weight);
+    const next = at >= 0 ? queue.splice(at, 1)[0] : undefined;
     if (!next) return void slots.active--;
     slots.queued--;
     next.grant(); // the slot passes on: `active` is unchanged
   }
 
-  function slot(): () => void {
+  function slot(client: string): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      holdings.remove(client);
       handOn();
     };
   }
@@ -133,26 +142,33 @@ export function createOutboundGate(options: OutboundOptions) {
         },
       };
     },
-    /** A slot, as the function that gives it back; waits in the queue when none is free, until `signal` aborts (rejecting with its reason). */
-    acquire(priority: Priority, signal?: AbortSignal): Promise<() => void> {
+    /**
+     * A slot for a fetch of `client`, as the function that gives it back; waits in the queue when none
+     * is free, until `signal` aborts (rejecting with its reason).
+     */
+    acquire(priority: Priority, signal?: AbortSignal, client = ""): Promise<() => void> {
       if (slots.active < max) {
         slots.active++;
         slots.peakActive = Math.max(slots.peakActive, slots.active);
-        return Promise.resolve(slot());
+        holdings.add(client);
+        return Promise.resolve(slot(client));
       }
       if (signal?.aborted) return Promise.reject(signal.reason);
+      holdings.add(client);
       return new Promise((resolve, reject) => {
         const giveUp = () => {
           const queue = queues[priority];
           const at = queue.indexOf(waiter);
           if (at >= 0) queue.splice(at, 1);
           slots.queued--;
+          holdings.remove(client);
           reject(signal?.reason);
         };
         const waiter: Waiter = {
+          client,
           grant: () => {
             signal?.removeEventListener("abort", giveUp);
-            resolve(slot());
+            resolve(slot(client));
           },
         };
         signal?.addEventListener("abort", giveUp, { once: true });

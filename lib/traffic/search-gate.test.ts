@@ -116,6 +116,33 @@ describe("the fair queue", () => {
     h.release();
     expect(await Promise.all([running, waiting])).toEqual(["done", "b"]);
   });
+  it("a polite client (one search at a time) goes before a client with more in progress, however much it searched lately", async () => {
+    const gate = createSearchGate({ atOnce: 1, waiting: 8, perClient: 2, now: () => 0 });
+    const h = held();
+    for (let i = 0; i < 20; i++) await gate.run("polite", async () => undefined);
+    const order: string[] = [];
+    const running = gate.run("crowd", h.task);
+    const crowd = gate.run("crowd", async () => void order.push("crowd"));
+    const polite = gate.run("polite", async () => void order.push("polite"));
+    await tick();
+    h.release();
+    await Promise.all([running, crowd, polite]);
+    expect(order).toEqual(["polite", "crowd"]);
+  });
+  it("a full queue refuses a heavier client's waiting search, never the polite newcomer's, whatever it searched lately", async () => {
+    const gate = createSearchGate({ atOnce: 1, waiting: 2, perClient: 2, now: () => 0 });
+    const h = held();
+    for (let i = 0; i < 20; i++) await gate.run("polite", async () => undefined);
+    const running = gate.run("a", h.task);
+    const a2 = gate.run("a", async () => "a2");
+    const b = gate.run("b", async () => "b");
+    await tick();
+    expect(gate.wouldRefuse("polite")).toBeNull();
+    const polite = gate.run("polite", async () => "polite");
+    expect(await a2).toMatchObject({ refused: "search_busy" });
+    h.release();
+    expect(await Promise.all([running, b, polite])).toEqual(["done", "b", "polite"]);
+  });
   it("what a client searched fades: after a minute of quiet it stands as a newcomer again", async () => {
     let t = 0;
     const gate = createSearchGate({ atOnce: 1, waiting: 4, perClient: 4, now: () => t });

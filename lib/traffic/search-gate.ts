@@ -2,11 +2,13 @@
  * Searches of the index at once (docs/architecture.md#traffic: `searchesAtOnce`, `searchesWaiting`,
  * `searchesInProgress`): a search holds the engine that also records every lookup's results, so an
  * instance runs only a few at a time, keeps a small queue, and refuses the rest. One client has at most
- * a few in progress. The queue is fair: the next search to run is that of the client that has searched
- * least lately, and a full queue makes room for a newcomer by refusing the waiting search of the client
- * that has searched most, so many addresses searching together cannot keep another client waiting.
+ * a few in progress. The queue is fair (docs/architecture.md#fair-queues): the next search to run is
+ * that of the client with the fewest searches in progress, then of the one that has searched least
+ * lately; a full queue makes room for a newcomer by refusing the newest waiting search of a heavier
+ * client, so many addresses searching together cannot keep another client waiting or refused.
  */
 import { refusedAt, type TrafficSettings } from "./limits";
+import { createHoldings, nextOf, refusedFor, type Weight } from "./fair";
 import type { Refusal } from "./refusal";
 
 export type SearchGateOptions = {
@@ -52,7 +54,7 @@ export function createSearchGate(options: SearchGateOptions) {
   let running = 0;
   const queue: Waiter[] = [];
   /** Searches in progress (running or waiting) per client. */
-  const inProgress = new Map<string, number>();
+  const inProgress = createHoldings();
   /** Each client's recent searches, a count that halves every {@link HALF_LIFE_MS}, and when it was last set. */
   const recent = new Map<string, { score: number; at: number }>();
 
@@ -67,12 +69,10 @@ export function createSearchGate(options: SearchGateOptions) {
     recent.set(client, { score, at: t });
     if (recent.size > maxClients) for (const key of recent.keys()) if (recent.size > maxClients) recent.delete(key);
   }
-  const enter = (client: string) => inProgress.set(client, (inProgress.get(client) ?? 0) + 1);
-  function leave(client: string) {
-    const n = (inProgress.get(client) ?? 1) - 1;
-    if (n > 0) inProgress.set(client, n);
-    else inProgress.delete(client);
-  }
+  /** A client's weight in the queue: its searches in progress, then how much it has searched lately. */
+  const weight: Weight = (client) => [inProgress.of(client), scoreOf(client)];
+  /** A newcomer's weight, counting the search it asks for. */
+  const newcomer = (client: string) => [inProgress.of(client) + 1, scoreOf(client)] as const;
 
   const busy = (why: string): SearchRefusal =>
     refusedAt(
@@ -87,20 +87,8 @@ export function createSearchGate(options: SearchGateOptions) {
       1,
     );
 
-  /** The waiter whose client has searched least lately (the earliest among equals). */
-  function nextWaiter(): number {
-    const t = now();
-    let best = -1;
-    let bestScore = Infinity;
-    queue.forEach((w, i) => {
-      const s = scoreOf(w.client, t);
-      if (s < bestScore) [best, bestScore] = [i, s];
-    });
-    return best;
-  }
-
   function handOn() {
-    const at = nextWaiter();
+    const at = nextOf(queue, weight);
     if (at < 0) return void running--;
     const [next] = queue.splice(at, 1);
     next?.turn(); // the slot passes on: `running` is unchanged
@@ -108,32 +96,24 @@ export function createSearchGate(options: SearchGateOptions) {
 
   /** The refusal a search by `client` would meet now, or null when it would run or wait. */
   function wouldRefuse(client: string): SearchRefusal | null {
-    if ((inProgress.get(client) ?? 0) >= options.perClient) return tooMany();
+    if (inProgress.of(client) >= options.perClient) return tooMany();
     if (running < options.atOnce || queue.length < options.waiting) return null;
-    // A full queue makes room for a client that has searched less lately than one waiting.
-    const mine = scoreOf(client);
-    return queue.some((w) => scoreOf(w.client) > mine) ? null : busy(`${options.atOnce} running and ${options.waiting} waiting`);
+    // A full queue makes room for a client lighter than one waiting.
+    return refusedFor(queue, weight, newcomer(client)) >= 0 ? null : busy(`${options.atOnce} running and ${options.waiting} waiting`);
   }
 
   /** Runs `task` in its turn, or answers the refusal; the task's own failure is passed on as it is. */
   async function run<T>(client: string, task: () => Promise<T>): Promise<T | SearchRefusal> {
     const refused = wouldRefuse(client);
     if (refused) return refused;
-    enter(client);
+    inProgress.add(client);
     try {
       if (running < options.atOnce) running++;
       else {
         if (queue.length >= options.waiting) {
-          // Room for this one: the newest waiting search of the client that has searched most lately.
-          const t = now();
-          let worst = -1;
-          let worstScore = -Infinity;
-          queue.forEach((w, i) => {
-            const s = scoreOf(w.client, t);
-            if (s >= worstScore) [worst, worstScore] = [i, s];
-          });
-          const [out] = queue.splice(worst, 1);
-          out?.refuse(busy(`${options.atOnce} running and ${options.waiting} waiting; clients that searched less lately went first`));
+          // Room for this one (counted in now): the newest waiting search of the heaviest client, which wouldRefuse found heavier.
+          const [out] = queue.splice(refusedFor(queue, weight, weight(client)), 1);
+          out?.refuse(busy(`${options.atOnce} running and ${options.waiting} waiting; clients with fewer searches in progress went first`));
         }
         const turn = await new Promise<SearchRefusal | null>((resolve) => {
           const waiter: Waiter = {
@@ -164,7 +144,7 @@ export function createSearchGate(options: SearchGateOptions) {
         handOn();
       }
     } finally {
-      leave(client);
+      inProgress.remove(client);
     }
   }
 
@@ -173,7 +153,7 @@ export function createSearchGate(options: SearchGateOptions) {
     wouldRefuse,
     /** When a refused search may be tried again, in seconds. */
     retryAfterS,
-    stats: () => ({ running, waiting: queue.length, clients: inProgress.size }),
+    stats: () => ({ running, waiting: queue.length, clients: inProgress.clients() }),
   };
 }
 
