@@ -15,6 +15,9 @@
  *   wildcard   60 clients looking up distinct names that exist nowhere, all sent to one address (a
  *              publisher of its own that answers 404 after 50 ms: bench/wild-publisher.ts), for 90 s,
  *              while another client reads a warm page (docs/architecture.md#traffic: `addressPerMinute`)
+ *   fair       64 addresses each keeping 4 searches (then 4 cold lookups) in flight for 20 s, and a 65th
+ *              client asking one at a time: none of its requests refused, its p95 beside its p95 at rest
+ *              (bench/load-fair.ts, docs/architecture.md#fair-queues)
  *   engine, disk, pages, search, junk, imports
  *              what the app remembers: its engine killed, its disk filled, 10,000 distinct pages, a
  *              search flood at 100,000 entities, 10,000 lookups of nothing, failed imports of the
@@ -58,6 +61,7 @@ import {
   stopApp,
   watch,
 } from "./load-kit";
+import { fairRun } from "./load-fair";
 import { importsRun, junkRun, storeRuns, storeSites } from "./load-store";
 import { startWildPublisher, WILD_SUFFIX } from "./wild-publisher";
 
@@ -411,6 +415,8 @@ if (wanted("public")) {
   );
   await stopApp(app);
 }
+
+if (wanted("fair")) await fairRun(toNet);
 
 await storeRuns({ toNet, wanted });
 
