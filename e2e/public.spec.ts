@@ -119,6 +119,43 @@ test("methods a page does not take (TRACE, PUT, DELETE, PATCH, OPTIONS): 405 wit
   expect(lines.filter((l) => /"level":"(error|warn)"/.test(l))).toEqual([]);
 });
 
+/** One raw request (`head`: its request line and headers), and the status line and headers of its answer, read until the server closes. */
+function raw(head: string) {
+  return new Promise<{ status: number; headers: string; closed: boolean }>((resolve, reject) => {
+    const socket: Socket = connect({ host: "127.0.0.1", port: PORT });
+    let got = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => (got += chunk));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      const [headers = ""] = got.split("\r\n\r\n");
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1] ?? 0), headers: headers.toLowerCase(), closed: true });
+    });
+    socket.write(`${head}\r\n\r\n`);
+  });
+}
+
+test("CONNECT takes the way of every method: 405 with Allow on a page or an API route, 400 for host:port, never a reset (docs/decisions.md#methods)", async () => {
+  const from = logged.length;
+  for (const [target, allow] of [
+    ["/", "get, head"],
+    ["/entity/alice.example", "get, head"],
+    ["/recheck", "post"],
+    ["/api/search?q=alice", "get, head, options"],
+    ["/entity/alice.example/badge.svg", "get, head"],
+  ] as const) {
+    const a = await raw(`CONNECT ${target} HTTP/1.1\r\nHost: 127.0.0.1`);
+    expect(a.status, target).toBe(405);
+    expect(a.headers, target).toContain(`\r\nallow: ${allow}`);
+    expect(a.headers, target).toContain("x-content-type-options: nosniff");
+  }
+  const authority = await raw("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443");
+  expect(authority.status).toBe(400);
+  await new Promise((r) => setTimeout(r, 500)); // the last request lines
+  const lines = logged.slice(from).split("\n").filter(Boolean);
+  expect(lines.filter((l) => /"level":"(error|warn)"/.test(l))).toEqual([]);
+});
+
 test("/metrics is on the operators' listener only: 404 on the public port, Prometheus text on IDENT_METRICS_ADDR", async ({ request }) => {
   const onPublic = await request.get(`http://127.0.0.1:${PORT}/metrics`);
   expect(onPublic.status()).toBe(404);

@@ -4,7 +4,7 @@
 // development server inside the same path), takes the app's request handler from the bridge
 // (web/bridge.ts, web/server.ts) and listens; everything a request meets is decided in web/server.ts.
 import { spawnSync } from "node:child_process";
-import { createServer } from "node:http";
+import { createServer, ServerResponse } from "node:http";
 import { setTimeout } from "node:timers";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,7 +57,19 @@ if (!bridge?.handler || !bridge.app) {
 const app = bridge.app;
 
 // The headers and request timeouts (web/front.ts, guardServer) checked every second, not every 30.
-const server = createServer({ connectionsCheckingInterval: 1000 }, bridge.handler(handle, { dev }))
+const handler = bridge.handler(handle, { dev });
+const server = createServer({ connectionsCheckingInterval: 1000 }, handler)
+  // docs/decisions.md#methods: Node hands CONNECT to a `connect` listener and, without one, resets the
+  // connection. It takes the way every request takes instead: 405 naming the route's methods (400 for
+  // a host:port target), then the connection closes.
+  .on("connect", (req, socket) => {
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once("finish", () => socket.end());
+    socket.on("error", () => socket.destroy());
+    handler(req, res);
+  })
   // A request Node's parser refuses is answered with the same headers as every other (web/front.ts).
   .on("clientError", (err, socket) => {
     const answer = app.clientErrorAnswer(err.code, err.rawPacket);
