@@ -11,7 +11,7 @@ import { createWriteStream, readdirSync, readFileSync, rmSync, statSync } from "
 import { once } from "node:events";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { EXPORT_SCHEMA, type ExportEntity, type ExportJob } from "../lib/store/export";
+import { EXPORT_SCHEMA, type ExportEntity, type ExportHeader, type ExportJob } from "../lib/store/export";
 import { startPostgres } from "../test/helpers/postgres";
 import { endsWithRun, scratchDir } from "../test/helpers/scratch";
 
@@ -40,14 +40,19 @@ export type Shape = { name: (i: number) => string; description: (i: number) => s
 const smallName = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${i}`;
 const SMALL_WORDS: Shape = { name: smallName, description: (i) => `The site of ${smallName(i)}.` };
 
-/** A synthetic export of `n` entities (2 claims and 3 changes each, a queued re-check each), written to `file`. */
+/** A synthetic export of `n` entities (2 claims and 3 changes each, in positions 1 to 3n; a queued re-check each), written to `file`. */
 export async function writeSynthetic(file: string, n: number, shape: Shape = SMALL_WORDS): Promise<void> {
   const out = createWriteStream(file);
   const write = async (text: string) => {
     if (!out.write(text)) await once(out, "drain");
   };
   const t = (s: number) => new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString();
-  await write(`${JSON.stringify({ schema: EXPORT_SCHEMA, counts: { entities: n, claims: 2 * n, changes: 3 * n, jobs: n } })}\n`);
+  const header: ExportHeader = {
+    schema: EXPORT_SCHEMA,
+    counts: { entities: n, claims: 2 * n, changes: 3 * n, jobs: n },
+    last_position: 3 * n,
+  };
+  await write(`${JSON.stringify(header)}\n`);
   const domains = Array.from({ length: n }, (_, i) => `e${String(i).padStart(7, "0")}.example`);
   let chunk = "";
   for (let i = 0; i < n; i++) {
@@ -94,7 +99,7 @@ export async function writeSynthetic(file: string, n: number, shape: Shape = SMA
         claim("properties", `§:property:blog.${d}`, `Blog of ${name}`, true),
       ],
       changes: [
-        { kind: "entity", claim_key: "", id: null, at: t(i), verified: null, status: "accepted", reason: null },
+        { kind: "entity", claim_key: "", id: null, at: t(i), verified: null, status: "accepted", reason: null, position: 3 * i + 1 },
         {
           kind: "properties",
           claim_key: `§:property:blog.${d}`,
@@ -103,6 +108,7 @@ export async function writeSynthetic(file: string, n: number, shape: Shape = SMA
           verified: true,
           status: null,
           reason: null,
+          position: 3 * i + 2,
         },
         {
           kind: "credentials",
@@ -112,6 +118,7 @@ export async function writeSynthetic(file: string, n: number, shape: Shape = SMA
           verified: i % 2 === 1,
           status: null,
           reason: null,
+          position: 3 * i + 3,
         },
       ],
     };

@@ -196,12 +196,12 @@ async function overviewFigures(app: App, env: Record<string, string>): Promise<s
     const all = await store.db.query<{ n: string }>("SELECT count(*) AS n FROM changes");
     const total = Number(all[0]?.n ?? 0);
     const cursorsAt = async (offset: number) => {
-      const rows = await store.db.query<{ at: Date; domain: string; kind: string; claim_key: string }>(
-        "SELECT at, domain, kind, claim_key FROM changes ORDER BY at, domain, kind, claim_key OFFSET $1 LIMIT $2",
+      const rows = await store.db.query<{ position: string }>(
+        "SELECT position::text AS position FROM changes WHERE position IS NOT NULL ORDER BY position OFFSET $1 LIMIT $2",
         [offset, REQUESTS + 5],
       );
       const { cursorOf } = await import("../lib/store/overview");
-      return rows.map((r) => cursorOf({ at: r.at.toISOString(), domain: r.domain, kind: r.kind as "entity", claim_key: r.claim_key }));
+      return rows.map(cursorOf);
     };
     const pages: string[] = [];
     for (const [where, offset] of [

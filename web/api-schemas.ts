@@ -7,7 +7,7 @@ import { z } from "zod";
 import { MAX_QUERY_LENGTH } from "../lib/protocol/ids";
 import { ErrorBody, SearchResponse } from "../lib/result/record";
 import { IndexSearch, MAX_SEARCH_LENGTH } from "../lib/store/search";
-import { Changes, CHANGES_DEFAULT, CHANGES_MAX } from "../lib/store/overview";
+import { ChangeCursorText, Changes, CHANGES_DEFAULT, CHANGES_MAX } from "../lib/store/overview";
 import { History } from "../lib/store/verdicts";
 import { RefusalBody } from "../lib/traffic/answer";
 
@@ -47,9 +47,11 @@ export const HistoryParams = z.object({
 });
 
 export const ChangesParams = z.object({
-  after: z.string().max(2048).optional().meta({
+  after: ChangeCursorText.optional().meta({
     description:
-      "The `cursor` of a change (or a page's `next_cursor`): the page starts just after it. Without it, at the first change recorded.",
+      "The `cursor` of a change (or a page's `next_cursor`): the page starts just after it, in the order the changes were recorded. " +
+      "Without it, at the first change recorded. Opaque and short; one the server did not hand out is 400.",
+    examples: ["p1234"],
   }),
   limit: z
     .string()

@@ -75,6 +75,9 @@ const refused = (refusal: Refusal): Answer => {
 
 const UNAVAILABLE = "The index is not available on this server; lookups are answered without it.";
 const UNREADABLE = "The index could not be read just now; try again shortly.";
+/** docs/api.md#changes: a cursor well formed that names no position of this index. */
+const NOT_A_POSITION =
+  "The cursor is not one this server handed out: it is past the newest change, or of the older form and names a change the index no longer holds. Start again without it.";
 /** Answers shorter than this are sent as they are: compressing them saves less than it costs. */
 const GZIP_FROM = 1024;
 /** Tags and compressed copies of the answers kept (warm lookups, searches), made once each. */
@@ -231,25 +234,28 @@ export function createApi(deps: ApiDeps): Api {
     return { status: 200, headers: HISTORY_FRESH, json: found };
   }
 
-  /** `GET /api/changes?after=&limit=` (docs/api.md#changes): every recorded change, oldest first after a cursor. */
+  /** `GET /api/changes?after=&limit=` (docs/api.md#changes): every recorded change, in the order recorded, after a cursor. */
   async function changes(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
     const checked = checkParams(ChangesParams, paramsOf(params, ["after", "limit"]));
     if (!checked.ok) return error(400, "invalid_query", checked.message);
-    const after = checked.value.after === undefined ? null : decodeChangeCursor(checked.value.after);
-    if (checked.value.after !== undefined && after === null)
-      return error(400, "invalid_query", "The cursor is not one this server handed out; start again without it.");
+    const cursor = checked.value.after === undefined ? null : decodeChangeCursor(checked.value.after);
     // It reads the index as a search does, and counts as one (docs/architecture.md#traffic).
     const admitted = await admitSearch(deps, forwardedFor);
     if (!admitted.ok) return refused(admitted.refused);
     const store = await resolver.store;
     if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
     const limit = checked.value.limit === undefined ? CHANGES_DEFAULT : Number(checked.value.limit);
-    const page = await inSearchTurn(deps, forwardedFor, () => store.changes({ after }, limit)).catch((err: unknown) => {
+    const read = async () => {
+      const after = cursor === null ? null : await store.positionOf(cursor);
+      return cursor !== null && after === null ? null : store.changes({ after }, limit);
+    };
+    const page = await inSearchTurn(deps, forwardedFor, read).catch((err: unknown) => {
       log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     });
     if (isRefusal(page)) return refused(page);
     if (page === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+    if (page === null) return error(400, "invalid_query", NOT_A_POSITION);
     return { status: 200, headers: CHANGES_FRESH, json: changesAnswer(page) };
   }
 

@@ -79,30 +79,36 @@ export async function answerFeed(
   return new Response(body, { headers });
 }
 
+const NOT_HANDED_OUT = "The page link is not one this server handed out; start at /changes.xml.";
+
 /** Entries a page of `/changes.xml` holds. */
 export const CHANGES_FEED_ENTRIES = 50;
 
 /**
  * `GET /changes.xml?before=` (docs/api.md#changes): every change of verdict the index has recorded,
- * newest first, paged (RFC 5005 §3): each page links the first and, while older changes remain, the
- * next, which starts just before its last entry. Entry ids are those of the entity and issuer feeds.
+ * newest first in the order recorded, paged (RFC 5005 §3): each page links the first and, while older
+ * changes remain, the next, which starts just before its last entry's position. Entry ids are those
+ * of the entity and issuer feeds.
  */
 export async function answerChangesFeed(app: Pick<App, "resolver" | "config" | "log"> & AdmissionDeps, request: Request) {
   const asked = new URL(request.url).searchParams.get("before");
   const before = asked === null ? null : decodeChangeCursor(asked);
-  if (asked !== null && before === null) return text(400, "The page link is not one this server handed out; start at /changes.xml.");
+  if (asked !== null && before === null) return text(400, NOT_HANDED_OUT);
   const refused = await searchRefused(app, request);
   if (refused) return refused;
   const store = await app.resolver.store;
   if (!store) return text(503, "The index is not available on this server.", { "Retry-After": "60" });
-  const page = await inSearchTurn(app, request.headers.get("x-forwarded-for"), () => store.changes({ before }, CHANGES_FEED_ENTRIES)).catch(
-    (err: unknown) => {
-      app.log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
-      return undefined;
-    },
-  );
+  const read = async () => {
+    const from = before === null ? null : await store.positionOf(before);
+    return before !== null && from === null ? null : store.changes({ before: from }, CHANGES_FEED_ENTRIES);
+  };
+  const page = await inSearchTurn(app, request.headers.get("x-forwarded-for"), read).catch((err: unknown) => {
+    app.log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  });
   if (isRefusal(page)) return refusalResponse(page);
   if (page === undefined) return text(503, "The index could not be read just now; try again shortly.", { "Retry-After": "5" });
+  if (page === null) return text(400, NOT_HANDED_OUT);
   const at = (path: string) => new URL(path, app.config.publicUrl).href;
   const first = at("/changes.xml");
   const last = page.changes.at(-1);

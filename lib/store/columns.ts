@@ -5,7 +5,7 @@
  */
 
 /** A column of a table, with its SQL type: what the engine reads it as, and how a line of an export writes it. */
-export type Columns = readonly (readonly [name: string, type: "text" | "jsonb" | "integer" | "boolean" | "timestamptz"])[];
+export type Columns = readonly (readonly [name: string, type: "text" | "jsonb" | "integer" | "bigint" | "boolean" | "timestamptz"])[];
 
 /** The claims table's columns, in the order of a claim's keys in an export file (after its entity's domain, which the line's entity gives). */
 export const CLAIM_COLUMNS = [

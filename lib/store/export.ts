@@ -21,17 +21,27 @@ import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./cop
 import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue";
 import { addTypoWords, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts";
 import { searchColumns } from "./search-text";
+import { lastPosition, placeChanges } from "./positions";
 
 export const EXPORT_SCHEMA = "ident-resolver/export@1";
 
+/** A change's position (docs/decisions.md#the-order-of-changes): a whole number a JavaScript number holds exactly. */
+const Position = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+
+const Counted = z.strictObject({
+  entities: z.number().int().min(0),
+  claims: z.number().int().min(0),
+  changes: z.number().int().min(0),
+  jobs: z.number().int().min(0),
+});
 export const ExportHeader = z.strictObject({
   schema: z.literal(EXPORT_SCHEMA),
-  counts: z.strictObject({
-    entities: z.number().int().min(0),
-    claims: z.number().int().min(0),
-    changes: z.number().int().min(0),
-    jobs: z.number().int().min(0),
-  }),
+  counts: Counted,
+  /**
+   * The position of the last change the index recorded, pruned since or not: its cursors go up to it
+   * (docs/decisions.md#the-order-of-changes). A file written before positions has none.
+   */
+  last_position: Position.or(z.literal(0)).optional(),
 });
 export type ExportHeader = z.infer<typeof ExportHeader>;
 
@@ -158,6 +168,11 @@ const EntityShape = z.strictObject({
       verified: z.boolean().nullable(),
       status: EntityStatus.nullable(),
       reason: Reason.nullable(),
+      /**
+       * Its place in the order of changes (docs/decisions.md#the-order-of-changes); null for one its
+       * store had not placed yet, absent in a file written before positions: the import places those.
+       */
+      position: Position.nullable().optional(),
     }),
   ),
 });
@@ -260,6 +275,17 @@ function boundsAt(now: number) {
   };
 }
 const PROBLEM_TEXTS = ["code", "message", "path", "detail"] as const;
+
+/** A change of `line` whose position is past the first line's `last_position` (or given without one), or null. */
+function positionBeyond(line: ExportEntity, last: number | undefined): OutOfBounds | null {
+  for (let i = 0; i < line.changes.length; i++) {
+    const position = line.changes[i]?.position;
+    if (position === null || position === undefined) continue;
+    if (last === undefined) return { path: ["changes", i, "position"], message: "a position, where the first line gives no last_position" };
+    if (position > last) return { path: ["changes", i, "position"], message: `past the last_position of the first line (${last})` };
+  }
+  return null;
+}
 const CLAIM_TIMES = ["first_seen_at", "last_checked_at", "last_verified_at", "verified_since", "failing_since"] as const;
 
 /** Entities read or written per statement. */
@@ -298,6 +324,7 @@ const CHANGE_COLUMNS = [
   ["verified", "boolean"],
   ["status", "text"],
   ["reason", "text"],
+  ["position", "bigint"],
 ] as const satisfies Columns;
 const CLAIM_FIELDS = CLAIM_COLUMNS.slice(1);
 const CHANGE_FIELDS = CHANGE_COLUMNS.slice(1);
@@ -414,9 +441,10 @@ export async function exportIndex(
     ]) {
       await tx.query(`SET LOCAL ${setting}`);
     }
-    const [count] = await tx.query<{ entities: number; claims: number; changes: number; jobs: number }>(
+    const [count] = await tx.query<{ entities: number; claims: number; changes: number; jobs: number; last: string }>(
       `SELECT (SELECT count(*) FROM entities)::int AS entities, (SELECT count(*) FROM claims)::int AS claims,
-         (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM crawl_queue)::int AS jobs`,
+         (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM crawl_queue)::int AS jobs,
+         (SELECT last::text FROM change_positions) AS last`,
     );
     const counts: Counts = {
       entities: count?.entities ?? 0,
@@ -424,7 +452,8 @@ export async function exportIndex(
       changes: count?.changes ?? 0,
       jobs: count?.jobs ?? 0,
     };
-    await write(`${JSON.stringify({ schema: EXPORT_SCHEMA, counts } satisfies ExportHeader)}\n`);
+    const header: ExportHeader = { schema: EXPORT_SCHEMA, counts, last_position: Number(count?.last ?? 0) };
+    await write(`${JSON.stringify(header)}\n`);
     const done = { entities: 0, jobs: 0 };
     const wrote = { claims: 0, changes: 0 };
     // Entities: the next batch is asked for before this one is written.
@@ -618,7 +647,7 @@ function lineChecker(now: number) {
       if (inJobs) throw new ImportError(n, "an entity after the jobs: entities come first");
       const parsed = EntityShape.safeParse(value);
       if (!parsed.success) throw new ImportError(n, `not a valid entity (${issueOf(parsed.error)})`);
-      const out = bounds.entity(parsed.data);
+      const out = bounds.entity(parsed.data) ?? positionBeyond(parsed.data, header.last_position);
       if (out) throw new ImportError(n, `not a valid entity (${said(out.path, out.message)})`);
       nul(parsed.data);
       const domain = parsed.data.entity.domain;
@@ -637,6 +666,10 @@ function lineChecker(now: number) {
     },
     get total(): Counts {
       return header?.counts ?? { entities: 0, claims: 0, changes: 0, jobs: 0 };
+    },
+    /** The first line's `last_position`; 0 for a file written before positions. */
+    get lastPosition(): number {
+      return header?.last_position ?? 0;
     },
   };
 }
@@ -667,6 +700,7 @@ export async function importIndex(
     // The counts are made once at the end from what was imported (recount), not row by row.
     await tx.query("SET LOCAL ident.counting = 'off'");
     let emptied: readonly string[] = [];
+    let keepPositions = false;
     if (!options.merge) {
       // Nothing else writes these tables until the import ends (its index drops below take the same lock).
       await tx.query(`LOCK TABLE ${TABLES.join(", ")} IN ACCESS EXCLUSIVE MODE`);
@@ -681,11 +715,14 @@ export async function importIndex(
       );
       emptied = TABLES.filter((t) => t === "entities" || t === "claims" || t === "changes" || empty?.[t] === true);
       await tx.query(`TRUNCATE ${emptied.join(", ")}`);
+      // docs/decisions.md#the-order-of-changes: a store that never recorded a change takes the file's
+      // positions, so the exported index's cursors go on; any other places the file's after its own.
+      keepPositions = (await lastPosition(tx)) === 0;
     }
     // A table just emptied takes the file's rows directly, through COPY; any other (every table when
     // merging, a queue holding seeds, words of names left) only once the whole file is read and checked:
     // meanwhile its rows wait in tables of this transaction's own, which a failure leaves nothing of.
-    const staging = stagingFor(emptied);
+    const staging = stagingFor(emptied, keepPositions);
     await staging.create(tx);
     // Into an empty store, the secondary indexes are built once at the end rather than entry by entry
     // (their definitions read back from the catalogue, so they are the migrations' own); the
@@ -759,6 +796,8 @@ export async function importIndex(
     await tx.query("ANALYZE entities, claims, changes, crawl_queue, search_words");
     // What the home page counts (docs/decisions.md#the-home-page), as the store derives it.
     await recount(tx);
+    // Last, holding the counter until the import commits: the changes without a position placed.
+    await placeChanges(tx, keepPositions ? checker.lastPosition : 0);
     return done;
   });
   return imported.catch(async (err: unknown) => {
@@ -820,6 +859,8 @@ type Staging = {
   into: Record<"entities" | "claims" | "changes" | "search_words" | "crawl_queue", string>;
   /** The store's tables written only at the end. */
   tables: string[];
+  /** Whether the file's positions are the changes' (docs/decisions.md#the-order-of-changes): else they are placed at the end. */
+  positions: boolean;
   create(tx: Tx): Promise<void>;
 };
 
@@ -832,11 +873,12 @@ const STAGES = {
   crawl_queue: JOB_COLUMNS.map(([c, t]) => `${c} ${t}`),
 } as const;
 
-function stagingFor(emptied: readonly string[]): Staging {
+function stagingFor(emptied: readonly string[], positions: boolean): Staging {
   const staged = TABLES.filter((t) => !emptied.includes(t));
   return {
     into: Object.fromEntries(TABLES.map((t) => [t, staged.includes(t) ? `import_${t}` : t])) as Staging["into"],
     tables: staged,
+    positions,
     async create(tx) {
       for (const t of staged) await tx.query(`CREATE TEMPORARY TABLE import_${t} (${STAGES[t].join(", ")}) ON COMMIT DROP`);
     },
@@ -863,7 +905,8 @@ function loadEntities(batch: ExportEntity[], staging: Staging): (tx: Tx, done: I
     else for (const word of columns.names) words.add(word);
     entities.push(copyRow(ENTITY_COLUMNS, e, [], [columns.search, columns.search_names]));
     for (const c of b.claims) claims.push(copyRow(CLAIM_FIELDS, c, [e.domain]));
-    for (const c of b.changes) changes.push(copyRow(CHANGE_FIELDS, c, [e.domain]));
+    for (const c of b.changes)
+      changes.push(copyRow(CHANGE_FIELDS, Object.assign({}, c, { position: staging.positions ? (c.position ?? null) : null }), [e.domain]));
   }
   const rows = { entities: entities.join(""), claims: claims.join(""), changes: changes.join(""), words: wordRows.join("") };
   const into = staging.into;
@@ -879,11 +922,18 @@ function loadEntities(batch: ExportEntity[], staging: Staging): (tx: Tx, done: I
         rows.claims,
       );
     if (changes.length > 0)
-      await tx.copyFrom(
-        into.changes,
-        CHANGE_COLUMNS.map(([name]) => name),
-        rows.changes,
-      );
+      await tx
+        .copyFrom(
+          into.changes,
+          CHANGE_COLUMNS.map(([name]) => name),
+          rows.changes,
+        )
+        .catch((err: unknown) => {
+          // Positions are unique (docs/decisions.md#the-order-of-changes): one twice is a file edited, or two files in one.
+          if ((err as { code?: unknown }).code === "23505")
+            throw new ImportError(0, "two changes have the same position: the file was edited, or is more than one export");
+          throw err;
+        });
     if (into.entities === "entities") {
       done.entities += batch.length;
       done.claims += claims.length;
@@ -937,7 +987,7 @@ async function mergeStaged(tx: Tx, staging: Staging, sent: { entities: number; j
     );
     done.changes += await count(
       `INSERT INTO changes (${names(CHANGE_COLUMNS)})
-       SELECT ${CHANGE_COLUMNS.map(([c]) => `x.${c}`).join(", ")} FROM import_changes x
+       SELECT ${CHANGE_COLUMNS.map(([c]) => (c === "position" ? "NULL" : `x.${c}`)).join(", ")} FROM import_changes x
        WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.domain = x.domain AND c.kind = x.kind AND c.claim_key = x.claim_key AND c.at = x.at)
        ORDER BY x.n`,
     );

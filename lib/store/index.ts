@@ -11,7 +11,16 @@ import { discoveredDomains, enqueue, pruneNeverAccepted, type DiscoveryOptions }
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 import { extend } from "../objects";
 import type { FeedChange } from "./feeds";
-import { changesPage, indexCounts, topIssuers, type ChangeCursor, type ChangePage, type IndexCounts, type TopIssuer } from "./overview";
+import {
+  changesPage,
+  indexCounts,
+  positionOf,
+  topIssuers,
+  type ChangeCursor,
+  type ChangePage,
+  type IndexCounts,
+  type TopIssuer,
+} from "./overview";
 
 /** What the home page shows of the index. */
 export type Overview = { counts: IndexCounts; latest: FeedChange[]; issuers: TopIssuer[] };
@@ -45,8 +54,13 @@ export type Store = {
    * `latest` changes of verdict, newest first, and the `issuers` issuers vouching for the most members.
    */
   overview(latest: number, issuers: number): Promise<Overview>;
-  /** A page of every recorded change (docs/api.md#changes): oldest first after a cursor, or newest first before one. */
-  changes(where: { after: ChangeCursor | null } | { before: ChangeCursor | null }, limit: number): Promise<ChangePage>;
+  /**
+   * A page of every recorded change in the order recorded (docs/api.md#changes): oldest first after a
+   * position, or newest first before one (./positions.ts).
+   */
+  changes(where: { after: string | null } | { before: string | null }, limit: number): Promise<ChangePage>;
+  /** The position a cursor names in this index; null when it names none (docs/api.md#changes). */
+  positionOf(cursor: ChangeCursor): Promise<string | null>;
   /** Whether the database answers now (for /readyz), within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<boolean>;
   /** Results waiting to be recorded until the database answers again (docs/deploying.md#when-a-part-fails). */
@@ -285,6 +299,7 @@ export async function openStore(
       return { counts, latest: page.changes, issuers: top };
     },
     changes: (where, limit) => changesPage(db, where, limit),
+    positionOf: (cursor) => positionOf(db, cursor),
     async flush(timeoutMs) {
       const until = Date.now() + timeoutMs;
       while (backlog.length + draining > 0 && Date.now() < until) {

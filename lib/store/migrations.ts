@@ -232,6 +232,26 @@ export const MIGRATIONS: Migration[] = [
     `,
     run: recount,
   },
+  {
+    version: 10,
+    name: "every change in the order it was committed",
+    // docs/decisions.md#the-order-of-changes: each change's position, taken from one counter locked
+    // until its transaction commits (lib/store/positions.ts), so that position order is commit order;
+    // the changes recorded before are numbered in the order the feed read them (time, entity, kind,
+    // claim), so a cursor of that older form names the same place. A change written without a
+    // position (by an older release, while a fleet is upgraded) is placed by the next transaction
+    // that takes the counter.
+    sql: `
+      ALTER TABLE changes ADD COLUMN position bigint;
+      UPDATE changes SET position = o.n
+        FROM (SELECT seq, row_number() OVER (ORDER BY at, domain, kind, claim_key, seq) AS n FROM changes) o
+        WHERE changes.seq = o.seq;
+      CREATE TABLE change_positions (one boolean PRIMARY KEY DEFAULT true CHECK (one), last bigint NOT NULL);
+      INSERT INTO change_positions (last) SELECT count(*) FROM changes;
+      CREATE UNIQUE INDEX changes_by_position ON changes (position);
+      CREATE INDEX changes_unplaced ON changes (seq) WHERE position IS NULL;
+    `,
+  },
 ];
 
 /**

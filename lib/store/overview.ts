@@ -1,14 +1,16 @@
 /**
- * What the index knows at a glance, and every change it has recorded in time order
+ * What the index knows at a glance, and every change it has recorded in the order it recorded them
  * (docs/decisions.md#the-home-page, docs/api.md#changes): the counts the triggers of migration 8 keep,
  * the latest changes of verdict, the issuers vouching for the most members, and the changes paged by
- * a cursor that names a change by what it is (its time, entity, kind and claim), so a cursor handed
- * out before an export still points at the same place after its import. Every read is bounded
- * whatever the index's size: the counts are a few rows, the changes are read by their index on time.
+ * a cursor that names a position (docs/decisions.md#the-order-of-changes), which an export keeps.
+ * Every read is bounded whatever the index's size: the counts are a few rows, the changes are read
+ * by their index on position.
  */
 import { z } from "zod";
 import type { Queryable } from "./db";
 import { changeId, type FeedChange } from "./feeds";
+import { lastPosition } from "./positions";
+import { CLAIM_KINDS } from "./verdicts";
 
 /** What the home page says the index holds. */
 export type IndexCounts = { entities: number; accepted: number; verified_claims: number; issuers: number };
@@ -30,52 +32,109 @@ export async function topIssuers(db: Queryable, limit = 5): Promise<TopIssuer[]>
   return rows.map((r) => ({ issuer: r.issuer, members: Number(r.members) }));
 }
 
-/** Where a page of changes starts: just after (or before) the change it names. Opaque to clients. */
-export const ChangeCursor = z.tuple([z.iso.datetime(), z.string().max(253), z.string().max(16), z.string().max(1024)]);
-export type ChangeCursor = z.infer<typeof ChangeCursor>;
+/** Cursors of the older form (before positions) and the text of any cursor are no longer than this. */
+export const MAX_CURSOR_LENGTH = 2048;
+/** Digits of a position: up to 10^15, within a bigint and exact in a JavaScript number. */
+const POSITION = /^p([1-9][0-9]{0,14})$/;
+/** A surrogate not in a pair: JSON may hold one, which no text of the index does. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** Text the engines take: no NUL, no lone surrogate (docs/api.md#changes). */
+const Text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((t) => !t.includes("\0") && !LONE_SURROGATE.test(t), "a character no text of the index holds");
 
-/** The cursor of a change: base64url of what the change is. */
-export const cursorOf = (c: Pick<FeedChange, "at" | "domain" | "kind" | "claim_key">): string =>
-  Buffer.from(JSON.stringify([c.at, c.domain, c.kind, c.claim_key])).toString("base64url");
+/**
+ * A cursor of the older form: base64url of what its change is (time, entity, kind, claim), as the
+ * index handed them out before positions; read by the change it names (docs/api.md#changes).
+ */
+const NamedChange = z.tuple([
+  // As the index writes a time (toISOString), from the year 2020: another text names no change.
+  z.iso.datetime().refine((t) => t >= "2020" && new Date(t).toISOString() === t, "a time no index holds"),
+  Text(253),
+  z.enum(["entity", ...CLAIM_KINDS]),
+  Text(MAX_CURSOR_LENGTH),
+]);
 
-/** A cursor this index handed out, or null for anything else. */
+/**
+ * Where a page of changes starts (docs/api.md#changes): just after (or before) a position, or the
+ * change an older cursor names. Parsed before any read: a cursor that is neither is refused here.
+ */
+export type ChangeCursor = { position: string } | { named: z.infer<typeof NamedChange> };
+
+/** The cursor of a change: `p` and its position. Short, whatever the change holds. */
+export const cursorOf = (c: { position: string }): string => `p${c.position}`;
+
+/** The text of a cursor, as a query may hold it: a position, or the base64url of an older one. */
+export const CursorText = z
+  .string()
+  .max(MAX_CURSOR_LENGTH)
+  .regex(/^[A-Za-z0-9_-]+$/, "not a cursor this server hands out");
+
+/** A cursor's text as a parameter takes it (zod, before any read): one {@link decodeChangeCursor} reads. */
+export const ChangeCursorText = CursorText.refine(
+  (text) => decodeChangeCursor(text) !== null,
+  "not a cursor this server handed out; start again without it",
+);
+
+/** The cursor `text` names, or null when it is none this index hands out (malformed, or holding what no change holds). */
 export function decodeChangeCursor(text: string): ChangeCursor | null {
-  if (text.length > 2048 || !/^[A-Za-z0-9_-]+$/.test(text)) return null;
+  if (!CursorText.safeParse(text).success) return null;
+  const position = POSITION.exec(text)?.[1];
+  if (position !== undefined) return { position };
   try {
-    const parsed = ChangeCursor.safeParse(JSON.parse(Buffer.from(text, "base64url").toString("utf8")));
-    return parsed.success ? parsed.data : null;
+    const named = NamedChange.safeParse(JSON.parse(Buffer.from(text, "base64url").toString("utf8")));
+    return named.success ? { named: named.data } : null;
   } catch {
     return null;
   }
 }
 
-type Row = Omit<FeedChange, "at"> & { at: Date };
-const toChange = (r: Row): FeedChange => Object.assign({}, r, { at: r.at.toISOString() });
+/** A change with its position, as the feed of every change reads it. */
+export type PlacedChange = FeedChange & { position: string };
+type Row = Omit<PlacedChange, "at"> & { at: Date };
+const toChange = (r: Row): PlacedChange => Object.assign({}, r, { at: r.at.toISOString() });
 
-const SELECT = `SELECT ch.domain, e.name, ch.kind, ch.claim_key, ch.id, c.label, ch.at, ch.status, ch.verified, ch.reason
+const SELECT = `SELECT ch.domain, e.name, ch.kind, ch.claim_key, ch.id, c.label, ch.at, ch.status, ch.verified, ch.reason,
+    ch.position::text AS position
   FROM changes ch JOIN entities e ON e.domain = ch.domain
   LEFT JOIN claims c ON c.domain = ch.domain AND c.kind = ch.kind AND c.claim_key = ch.claim_key`;
 
 /** A page of changes and whether more follow it. */
-export type ChangePage = { changes: FeedChange[]; more: boolean };
+export type ChangePage = { changes: PlacedChange[]; more: boolean };
 
 /**
- * Up to `limit` changes in time order: oldest first after `after` (from the first recorded when
- * null), or newest first before `before` (from the latest when null).
+ * The position `cursor` names in this index: a position up to the last one handed out (its change
+ * may have been pruned since), or that of the change an older cursor names; null for any other.
+ */
+export async function positionOf(db: Queryable, cursor: ChangeCursor): Promise<string | null> {
+  if ("position" in cursor) return BigInt(cursor.position) <= BigInt(await lastPosition(db)) ? cursor.position : null;
+  const [row] = await db.query<{ position: string }>(
+    `SELECT position::text AS position FROM changes
+     WHERE at = $1::timestamptz AND domain = $2 AND kind = $3 AND claim_key = $4 AND position IS NOT NULL`,
+    cursor.named,
+  );
+  return row?.position ?? null;
+}
+
+/**
+ * Up to `limit` changes in the order they were recorded (docs/decisions.md#the-order-of-changes):
+ * oldest first after the position `after` (from the first when null), or newest first before
+ * `before` (from the latest when null).
  */
 export async function changesPage(
   db: Queryable,
-  where: { after: ChangeCursor | null } | { before: ChangeCursor | null },
+  where: { after: string | null } | { before: string | null },
   limit: number,
 ): Promise<ChangePage> {
   const forward = "after" in where;
-  const cursor = forward ? where.after : where.before;
+  const from = forward ? where.after : where.before;
   const order = forward ? "ASC" : "DESC";
-  const from = cursor ? `WHERE (ch.at, ch.domain, ch.kind, ch.claim_key) ${forward ? ">" : "<"} ($1::timestamptz, $2, $3, $4)` : "";
-  const params: unknown[] = cursor ? [...cursor, limit + 1] : [limit + 1];
+  const after = from === null ? "ch.position IS NOT NULL" : `ch.position ${forward ? ">" : "<"} $2::bigint`;
   const rows = await db.query<Row>(
-    `${SELECT} ${from} ORDER BY ch.at ${order}, ch.domain ${order}, ch.kind ${order}, ch.claim_key ${order} LIMIT $${params.length}`,
-    params,
+    `${SELECT} WHERE ${after} ORDER BY ch.position ${order} LIMIT $1`,
+    from === null ? [limit + 1] : [limit + 1, from],
   );
   return { changes: rows.slice(0, limit).map(toChange), more: rows.length > limit };
 }

@@ -13,6 +13,7 @@ import { clipDescription, clipName, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } fr
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
 import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue";
+import { appendChanges, type NewChange } from "./positions";
 import { searchColumns } from "./search-text";
 
 /**
@@ -127,16 +128,17 @@ export async function record(tx: Queryable, result: EntityResult): Promise<{ res
     return { result: annotate(result, before.last_checked_at, rows), written: false };
   const plan = planClaims(result, rows, at);
   await writeEntity(tx, result, at, before, plan);
+  const status = before?.status === result.entity.status ? null : result.entity.status;
   // An entity that is not accepted says nothing about its claims: their records stay as they were.
-  if (result.entity.status !== "accepted") return { result: annotate(result, at, rows), written: true };
+  if (result.entity.status !== "accepted") {
+    await writeChanges(tx, domain, at, status, []);
+    return { result: annotate(result, at, rows), written: true };
+  }
   for (const { kind, key, next } of plan.checked) rows.set(`${kind} ${key}`, next);
   await writeClaims(tx, domain, at, plan.checked);
-  await writeChanges(tx, domain, at, plan.checked);
   await markWithdrawn(tx, domain, plan.listed, rows);
-  await tx.query(
-    `DELETE FROM changes WHERE domain = $1 AND seq < (SELECT min(seq) FROM (SELECT seq FROM changes WHERE domain = $1 ORDER BY seq DESC LIMIT $2) kept)`,
-    [domain, CHANGES_KEPT],
-  );
+  // Last: the changes take their positions, and hold the counter until this commits (docs/decisions.md#the-order-of-changes).
+  await writeChanges(tx, domain, at, status, plan.checked);
   return { result: annotate(result, at, rows), written: true };
 }
 
@@ -213,13 +215,6 @@ async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before
   );
   // What an entity that is not accepted is called stays what it was last called.
   if (accepted || !before) await writeSearchText(tx, result, details, plan.listed);
-  if (before?.status !== result.entity.status) {
-    await tx.query("INSERT INTO changes (domain, kind, claim_key, at, status) VALUES ($1, 'entity', '', $2, $3)", [
-      domain,
-      at.toISOString(),
-      result.entity.status,
-    ]);
-  }
   // docs/decisions.md#the-index: a domain never accepted is checked once and re-checked at most
   // NEVER_ACCEPTED_RECHECKS times; then it waits, out of the queue, to leave the index.
   if (kept && !kept.ever_accepted && kept.failed_checks > NEVER_ACCEPTED_RECHECKS) {
@@ -308,31 +303,33 @@ async function writeClaims(tx: Queryable, domain: string, at: Date, checked: Che
   ]);
 }
 
-/** A change row for each claim whose verdict (or reason for failing) this check changed, in one statement. */
-async function writeChanges(tx: Queryable, domain: string, at: Date, checked: Checked[]): Promise<void> {
-  const changed = checked.filter(
-    ({ prev, next }) => !prev || prev.verified !== next.verified || (!next.verified && prev.reason !== next.reason),
-  );
-  if (changed.length === 0) return;
-  await tx.query(
-    `INSERT INTO changes (domain, kind, claim_key, id, at, verified, reason)
-     SELECT $1, kind, claim_key, id, $2, verified, reason
-     FROM jsonb_to_recordset($3::jsonb) AS x(n integer, kind text, claim_key text, id text, verified boolean, reason text) ORDER BY n`,
-    [
+/**
+ * This check's changes of verdict: the entity's status when it turned, then each claim whose verdict
+ * (or reason for failing) turned, at the next positions (./positions.ts), once the entity's oldest
+ * changes past {@link CHANGES_KEPT} with them are removed.
+ */
+async function writeChanges(tx: Queryable, domain: string, at: Date, status: string | null, checked: Checked[]): Promise<void> {
+  const when = at.toISOString();
+  const changes: NewChange[] = checked
+    .filter(({ prev, next }) => !prev || prev.verified !== next.verified || (!next.verified && prev.reason !== next.reason))
+    .map(({ kind, key, claim, next }) => ({
       domain,
-      at.toISOString(),
-      jsonb(
-        changed.map(({ kind, key, claim, next }, n) => ({
-          n,
-          kind,
-          claim_key: key,
-          id: claim.id,
-          verified: next.verified,
-          reason: next.reason,
-        })),
-      ),
-    ],
+      kind,
+      claim_key: key,
+      id: claim.id,
+      at: when,
+      verified: next.verified,
+      status: null,
+      reason: next.reason,
+    }));
+  if (status !== null) changes.unshift({ domain, kind: "entity", claim_key: "", id: null, at: when, verified: null, status, reason: null });
+  if (changes.length === 0) return;
+  await tx.query(
+    `DELETE FROM changes WHERE domain = $1
+       AND seq < coalesce((SELECT min(seq) FROM (SELECT seq FROM changes WHERE domain = $1 ORDER BY seq DESC LIMIT $2) kept), $3::bigint)`,
+    [domain, Math.max(0, CHANGES_KEPT - changes.length), "9223372036854775807"],
   );
+  await appendChanges(tx, changes, jsonb);
 }
 
 /** Claims recorded before that the entity no longer lists: kept, as no longer present. */
