@@ -416,7 +416,12 @@ if (wanted("public")) {
   await stopApp(app);
 }
 
-if (wanted("fair")) await fairRun(toNet);
+if (wanted("fair")) {
+  await fairRun(toNet, async () => {
+    const wild = await startWildPublisher(WILD_ADDRESS, 50);
+    return { env: wildEnv(wild), suffix: WILD_SUFFIX, stop: () => wild.stop() };
+  });
+}
 
 await storeRuns({ toNet, wanted });
 

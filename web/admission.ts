@@ -19,6 +19,8 @@ export type AdmissionDeps = {
   clientOf(forwardedFor: string | null): string;
   /** The client's lookups in progress, this one included (web/shed.ts); without it, none but this one. */
   lookupsInProgress?(client: string): number;
+  /** The client's requests in progress, every kind together (web/shed.ts), for the search queue's fairness. */
+  requestsInProgress?(client: string): number;
 };
 
 export type Admission =
@@ -52,10 +54,11 @@ export async function admit(
   const { resolver } = deps;
   const client = deps.clientOf(forwardedFor);
   const { windows, settings, outbound } = resolver.traffic;
-  const refuse = async (refused: Refusal): Promise<Admission> => {
+  const refuse = async (refused: Refusal, share = false): Promise<Admission> => {
     resolver.metrics.refusals.inc({ limit: refused.refused });
-    // A client past its own limit waits for its refusal: a loop of lookups then costs it time, not this server's CPU.
-    if (refused.refused === "cold_lookups") await pause(OVER_LIMIT_DELAY_MS);
+    // A client past its own limit (or its share of the instance, docs/architecture.md#fair-queues) waits for
+    // its refusal: a loop of lookups then costs it time, not this server's CPU.
+    if (refused.refused === "cold_lookups" || share) await pause(OVER_LIMIT_DELAY_MS);
     return { ok: false, refused };
   };
   const asked = refreshAsked ? await windows.refreshes.take(client) : null;
@@ -83,7 +86,7 @@ export async function admit(
       others === 0
         ? `this resolver is fetching as much as it may at once (${settings.outbound} documents, with a full queue); try again in ${outbound.retryAfterS} s`
         : `this resolver is fetching nearly as much as it may at once, and keeps the rest for clients with no lookup in progress (you have ${others} more); try again in ${outbound.retryAfterS} s`;
-    return refuse(refusedAt("outboundQueue", why, outbound.retryAfterS));
+    return refuse(refusedAt("outboundQueue", why, outbound.retryAfterS), others > 0);
   }
   const host = await windows.hostPerMinute.check(query.domain);
   if (!host.ok) {
@@ -127,7 +130,8 @@ export async function admitSearch(
  */
 export async function inSearchTurn<T>(deps: AdmissionDeps, forwardedFor: string | null, task: () => Promise<T>): Promise<T | Refusal> {
   const { resolver } = deps;
-  const done = await resolver.traffic.searches.run(deps.clientOf(forwardedFor), task);
+  const client = deps.clientOf(forwardedFor);
+  const done = await resolver.traffic.searches.run(client, task, () => deps.requestsInProgress?.(client) ?? 0);
   return isRefusal(done) ? refusedLate(deps, done) : done;
 }
 

@@ -42,6 +42,8 @@ export type App = BridgedApp & {
   clientOf(forwardedFor: string | null): string;
   /** A client's lookups in progress (web/shed.ts counts them), for admission's fair bound (web/admission.ts). */
   lookupsInProgress(client: string): number;
+  /** A client's requests in progress, every kind together (web/shed.ts), for the search queue's fairness. */
+  requestsInProgress(client: string): number;
   /** Structured logs (docs/deploying.md#logs), with the id of the request each line is written in. */
   log: Logger;
   /** Starts the operators' listener of `/metrics` (web/operations.ts); instrumentation.ts calls it once. */
@@ -106,13 +108,21 @@ export function app(): App {
     log,
     shed: shedder.shed,
     lookupsInProgress: shedder.lookupsOf,
+    requestsInProgress: shedder.requestsOf,
     pages: createPageCache({
       version: (route) => pageVersion(resolver, route),
       generation: () => resolver.generation(),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),
-    api: createApi({ resolver, clientOf, lookupsInProgress: shedder.lookupsOf, log, policy: apiPolicy }),
+    api: createApi({
+      resolver,
+      clientOf,
+      lookupsInProgress: shedder.lookupsOf,
+      requestsInProgress: shedder.requestsOf,
+      log,
+      policy: apiPolicy,
+    }),
     badges: createBadges({ store: resolver.store, log }),
     apiPolicy,
     clientErrorAnswer: (code, rawPacket) => clientErrorAnswer(code, rawPacket, apiPolicy),

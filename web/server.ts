@@ -56,7 +56,7 @@ async function preparePage(app: App, context: RequestContext, page: Page): Promi
   if (page.kind === "index-search") {
     // docs/architecture.md#traffic: `searches`, and a search the instance could not run now.
     const admitted = await admitSearch(app, context.forwardedFor);
-    const busy = admitted.ok ? resolver.traffic.searches.wouldRefuse(context.client) : null;
+    const busy = admitted.ok ? resolver.traffic.searches.wouldRefuse(context.client, () => app.requestsInProgress(context.client)) : null;
     if (!admitted.ok) context.admission = admitted;
     // A second late, as every refused search (web/admission.ts, inSearchTurn).
     else if (busy) context.admission = { ok: false, refused: await refusedLate(app, busy) };

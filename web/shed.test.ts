@@ -2,7 +2,7 @@
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
-import { answerRefusal } from "../lib/traffic/answer";
+import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { LIMITS, trafficSettings } from "../lib/traffic/limits";
 import { classify } from "./routes";
 import { createShedder } from "./shed";
@@ -72,10 +72,15 @@ describe("lookupsInInstance is fair (docs/architecture.md#fair-queues)", () => {
     const crowd = Array.from({ length: early }, (_, i) => exchange(path, `crowd${i % Math.ceil(early / 4)}`));
     for (const { req, res } of crowd) expect(shedder.shed(req, res, classify("GET", path))).toBeNull();
     const heavy = exchange(path, "crowd0");
-    expect(shedder.shed(heavy.req, heavy.res, classify("GET", path))).not.toBeNull();
+    // Refused for its share, it waits for its answer as a client past its own limit does.
+    expect(shedder.shed(heavy.req, heavy.res, classify("GET", path))?.delayMs).toBe(OVER_LIMIT_DELAY_MS);
     expect(shedder.lookupsOf("crowd0")).toBe(4);
     const polite = exchange(path, "polite");
     expect(shedder.shed(polite.req, polite.res, classify("GET", path))).toBeNull();
     expect(shedder.lookupsOf("polite")).toBe(1);
+    // Every request of a client is counted in its requests in progress, a lookup or not (the search queue weighs them).
+    const page = exchange("/reasons", "polite");
+    expect(shedder.shed(page.req, page.res, classify("GET", "/reasons"))).toBeNull();
+    expect([shedder.requestsOf("polite"), shedder.lookupsOf("polite"), shedder.requestsOf("crowd0")]).toEqual([2, 1, 4]);
   });
 });

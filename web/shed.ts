@@ -32,12 +32,15 @@ export function createShedder(deps: ShedDeps) {
     inProgress,
     /** A client's lookups in progress (the key `client <key>` counted below). */
     lookupsOf: (client: string) => inProgress.count(`client ${client}`),
+    /** A client's requests in progress, every kind together (health and readiness aside). */
+    requestsOf: (client: string) => inProgress.count(`requests ${client}`),
     /** Counts `req` until its response closes; or the refusal to answer it with, counting nothing. `route` says whether it is a lookup. */
     shed(req: IncomingMessage, res: ServerResponse, route: Route): Shed | null {
       const { settings } = deps;
       const lookup = route.lookup;
       const forwarded = req.headers["x-forwarded-for"];
-      const client = lookup ? `client ${deps.clientOf(Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null))}` : "";
+      const key = deps.clientOf(Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null));
+      const client = `client ${key}`;
       let refused: Refusal | null = null;
       const full = inProgress.count("all") >= settings.requestsInInstance ? "requestsInInstance" : null;
       // docs/architecture.md#fair-queues: a client with lookups in progress meets the instance's bound a quarter early.
@@ -54,9 +57,11 @@ export function createShedder(deps: ShedDeps) {
         refused = refusedAt("lookupsInProgress", why, Math.ceil(OVER_LIMIT_DELAY_MS / 1000));
       }
       if (!refused) {
-        res.once("close", inProgress.enter(lookup ? ["all", "lookups", client] : ["all"]));
+        res.once("close", inProgress.enter(lookup ? ["all", "lookups", client, `requests ${key}`] : ["all", `requests ${key}`]));
         return null;
       }
+      // A client past its own limit, or refused for its share of the instance, waits for its refusal (docs/architecture.md#fair-queues).
+      const ownFault = refused.refused !== "busy" || (lookup && inProgress.count(client) > 0);
       deps.refused(refused);
       const answer = answerRefusal(refused);
       const api = route.target.kind === "api";
@@ -71,7 +76,7 @@ export function createShedder(deps: ShedDeps) {
             : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${xml(answer.heading)}</h1><p>${xml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
         });
       return {
-        delayMs: refused.refused === "busy" ? 0 : OVER_LIMIT_DELAY_MS,
+        delayMs: ownFault ? OVER_LIMIT_DELAY_MS : 0,
         write() {
           if (res.destroyed) return;
           // The API's refusals carry CORS and the client's limits, as its other answers do (docs/api.md).

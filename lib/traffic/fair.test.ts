@@ -17,7 +17,7 @@ describe("fair queues (docs/architecture.md#fair-queues)", () => {
     tied.add("a");
     tied.add("b");
     const scores: Record<string, number> = { a: 5, b: 1 };
-    expect(nextOf([{ client: "a" }, { client: "b" }], (c) => [tied.of(c), scores[c] ?? 0])).toBe(1);
+    expect(nextOf([{ client: "a" }, { client: "b" }], (w) => [tied.of(w.client), scores[w.client] ?? 0])).toBe(1);
   });
   it("a full queue refuses the newest waiter of the heaviest client for a lighter newcomer", () => {
     expect(refusedFor(queue, weight, [1, 0])).toBe(2);

@@ -9,8 +9,8 @@
 /** A waiter, and whose it is. */
 export type Waiting = { client: string };
 
-/** A client's weight in a queue: the places it holds there, then what breaks a tie (lower goes first). */
-export type Weight = (client: string) => readonly [held: number, tie: number];
+/** A waiter's weight: the places its client holds, then what breaks a tie (lower goes first). */
+export type Weight<W extends Waiting = Waiting> = (waiter: W) => readonly [held: number, tie: number];
 
 const heavier = (a: readonly [number, number], b: readonly [number, number]) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
 
@@ -37,14 +37,14 @@ export type Holdings = ReturnType<typeof createHoldings>;
 /** A weight from holdings alone, with no tie-break but the order of arrival. */
 export const byHoldings =
   (holdings: Holdings): Weight =>
-  (client) => [holdings.of(client), 0];
+  (waiter) => [holdings.of(waiter.client), 0];
 
 /** Where the next to go waits in `queue`: the lightest client's waiter, the earliest among equals; -1 when none waits. */
-export function nextOf(queue: readonly Waiting[], weight: Weight): number {
+export function nextOf<W extends Waiting>(queue: readonly W[], weight: Weight<W>): number {
   let best = -1;
   let bestWeight: readonly [number, number] = [Infinity, Infinity];
   queue.forEach((w, i) => {
-    const it = weight(w.client);
+    const it = weight(w);
     if (heavier(bestWeight, it)) [best, bestWeight] = [i, it];
   });
   return best;
@@ -55,11 +55,11 @@ export function nextOf(queue: readonly Waiting[], weight: Weight): number {
  * heaviest client, when that client is heavier than the newcomer; -1 when none is (the newcomer is
  * then the one refused).
  */
-export function refusedFor(queue: readonly Waiting[], weight: Weight, newcomer: readonly [number, number]): number {
+export function refusedFor<W extends Waiting>(queue: readonly W[], weight: Weight<W>, newcomer: readonly [number, number]): number {
   let worst = -1;
   let worstWeight = newcomer;
   queue.forEach((w, i) => {
-    const it = weight(w.client);
+    const it = weight(w);
     if (heavier(it, worstWeight) || (worst >= 0 && !heavier(worstWeight, it))) [worst, worstWeight] = [i, it];
   });
   return worst;

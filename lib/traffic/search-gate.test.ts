@@ -143,6 +143,23 @@ describe("the fair queue", () => {
     h.release();
     expect(await Promise.all([running, b, polite])).toEqual(["done", "b", "polite"]);
   });
+  it("a client's requests in flight at the instance weigh, not only its searches in the gate: a crowd client refused its extra searches still weighs them", async () => {
+    const gate = createSearchGate({ atOnce: 1, waiting: 2, perClient: 2, now: () => 0 });
+    const h = held();
+    for (let i = 0; i < 20; i++) await gate.run("polite", async () => undefined);
+    // Each crowd client keeps 4 requests open (2 of them being refused elsewhere): one search each in the gate.
+    const four = () => 4;
+    const running = gate.run("a", h.task, four);
+    const b = gate.run("b", async () => "b", four);
+    const c = gate.run("c", async () => "c", four);
+    await tick();
+    const one = () => 1;
+    expect(gate.wouldRefuse("polite", one)).toBeNull();
+    const polite = gate.run("polite", async () => "polite", one);
+    expect(await c).toMatchObject({ refused: "search_busy" });
+    h.release();
+    expect(await Promise.all([running, polite, b])).toEqual(["done", "polite", "b"]);
+  });
   it("what a client searched fades: after a minute of quiet it stands as a newcomer again", async () => {
     let t = 0;
     const gate = createSearchGate({ atOnce: 1, waiting: 4, perClient: 4, now: () => t });

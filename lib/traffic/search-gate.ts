@@ -3,9 +3,10 @@
  * `searchesInProgress`): a search holds the engine that also records every lookup's results, so an
  * instance runs only a few at a time, keeps a small queue, and refuses the rest. One client has at most
  * a few in progress. The queue is fair (docs/architecture.md#fair-queues): the next search to run is
- * that of the client with the fewest searches in progress, then of the one that has searched least
- * lately; a full queue makes room for a newcomer by refusing the newest waiting search of a heavier
- * client, so many addresses searching together cannot keep another client waiting or refused.
+ * that of the client with the fewest requests in flight (its searches in progress, or all its requests
+ * at the instance when more), then of the one that has searched least lately; a full queue makes room
+ * for a newcomer by refusing the newest waiting search of a heavier client, so many addresses
+ * searching together cannot keep another client waiting or refused.
  */
 import { refusedAt, type TrafficSettings } from "./limits";
 import { createHoldings, nextOf, refusedFor, type Weight } from "./fair";
@@ -41,7 +42,16 @@ export function searchGateOptions(
   return { atOnce, waiting: limits.searchesWaiting, perClient: limits.searchesInProgress };
 }
 
-type Waiter = { client: string; at: number; turn: () => void; refuse: (r: SearchRefusal) => void };
+/**
+ * A client's requests in flight at the instance, every kind together (web/shed.ts counts them): a
+ * client keeping four requests open weighs four, though the gate holds two of them and refuses the rest.
+ */
+export type InFlight = () => number;
+
+type Waiter = { client: string; inFlight: InFlight; turn: () => void; refuse: (r: SearchRefusal) => void };
+
+/** No measure of requests in flight but the gate's own. */
+const NONE: InFlight = () => 0;
 
 /** How fast a client's record of recent searches fades: it halves every 10 s. */
 const HALF_LIFE_MS = 10_000;
@@ -69,10 +79,14 @@ export function createSearchGate(options: SearchGateOptions) {
     recent.set(client, { score, at: t });
     if (recent.size > maxClients) for (const key of recent.keys()) if (recent.size > maxClients) recent.delete(key);
   }
-  /** A client's weight in the queue: its searches in progress, then how much it has searched lately. */
-  const weight: Weight = (client) => [inProgress.of(client), scoreOf(client)];
-  /** A newcomer's weight, counting the search it asks for. */
-  const newcomer = (client: string) => [inProgress.of(client) + 1, scoreOf(client)] as const;
+  /**
+   * A client's weight (docs/architecture.md#fair-queues): its searches in progress or, when more, its
+   * requests in flight at the instance; then how much it has searched lately. `counted` is one for a
+   * newcomer's search, not yet in progress.
+   */
+  const weightOf = (client: string, inFlight: InFlight, counted = 0) =>
+    [Math.max(inProgress.of(client) + counted, inFlight()), scoreOf(client)] as const;
+  const weight: Weight<Waiter> = (w) => weightOf(w.client, w.inFlight);
 
   const busy = (why: string): SearchRefusal =>
     refusedAt(
@@ -95,16 +109,21 @@ export function createSearchGate(options: SearchGateOptions) {
   }
 
   /** The refusal a search by `client` would meet now, or null when it would run or wait. */
-  function wouldRefuse(client: string): SearchRefusal | null {
+  function wouldRefuse(client: string, inFlight: InFlight = NONE): SearchRefusal | null {
     if (inProgress.of(client) >= options.perClient) return tooMany();
     if (running < options.atOnce || queue.length < options.waiting) return null;
     // A full queue makes room for a client lighter than one waiting.
-    return refusedFor(queue, weight, newcomer(client)) >= 0 ? null : busy(`${options.atOnce} running and ${options.waiting} waiting`);
+    return refusedFor(queue, weight, weightOf(client, inFlight, 1)) >= 0
+      ? null
+      : busy(`${options.atOnce} running and ${options.waiting} waiting`);
   }
 
-  /** Runs `task` in its turn, or answers the refusal; the task's own failure is passed on as it is. */
-  async function run<T>(client: string, task: () => Promise<T>): Promise<T | SearchRefusal> {
-    const refused = wouldRefuse(client);
+  /**
+   * Runs `task` in its turn, or answers the refusal; the task's own failure is passed on as it is.
+   * `inFlight` tells the client's requests in flight at the instance, when known.
+   */
+  async function run<T>(client: string, task: () => Promise<T>, inFlight: InFlight = NONE): Promise<T | SearchRefusal> {
+    const refused = wouldRefuse(client, inFlight);
     if (refused) return refused;
     inProgress.add(client);
     try {
@@ -112,13 +131,13 @@ export function createSearchGate(options: SearchGateOptions) {
       else {
         if (queue.length >= options.waiting) {
           // Room for this one (counted in now): the newest waiting search of the heaviest client, which wouldRefuse found heavier.
-          const [out] = queue.splice(refusedFor(queue, weight, weight(client)), 1);
+          const [out] = queue.splice(refusedFor(queue, weight, weightOf(client, inFlight)), 1);
           out?.refuse(busy(`${options.atOnce} running and ${options.waiting} waiting; clients with fewer searches in progress went first`));
         }
         const turn = await new Promise<SearchRefusal | null>((resolve) => {
           const waiter: Waiter = {
             client,
-            at: now(),
+            inFlight,
             turn: () => {
               clearTimeout(timer);
               resolve(null);
