@@ -1,5 +1,8 @@
-/** Untrusted text for a terminal: control characters (escape sequences and line breaks among them) become U+FFFD. */
-export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
-}
+import { cleanText } from "../lib/present/display";
+
+/**
+ * Untrusted text for a terminal: the one cleaning of publisher text (docs/decisions.md#rendering),
+ * as a line with nothing to isolate it: line breaks a space, escape sequences and other control
+ * characters U+FFFD, bidi controls removed.
+ */
+export const printable = (text: string): string => cleanText(text, "inline");

@@ -1,5 +1,5 @@
 import type { CheckReport, DocumentReport, Finding } from "@/lib/check/report";
-import { clipDescription, wellFormed } from "@/lib/present/display";
+import { cleanText, clipDescription } from "@/lib/present/display";
 import { CopyButton } from "./copy-button";
 
 const ROLE: Record<DocumentReport["role"], string> = {
@@ -38,31 +38,31 @@ function FindingItem({ f, doc, entity, index }: { f: Finding; doc: DocumentRepor
         {f.claim ? (
           <>
             {" "}
-            for <code>{wellFormed(f.claim)}</code>
+            for <code>{cleanText(f.claim)}</code>
           </>
         ) : null}
         {f.path ? (
           <>
             {" "}
-            at <code>{wellFormed(f.path)}</code>
+            at <code>{cleanText(f.path)}</code>
           </>
         ) : null}
-        : <bdi>{clipDescription(wellFormed(f.message))}</bdi>{" "}
+        : <bdi>{clipDescription(f.message)}</bdi>{" "}
         {f.anchor ? (
           <a href={`/reasons#${f.anchor}`} className="reason-link">
             What “{f.code}” means
           </a>
         ) : null}
       </p>
-      {f.detail ? <p className="muted">Technical detail: {wellFormed(f.detail)}</p> : null}
+      {f.detail ? <p className="muted">Technical detail: {cleanText(f.detail)}</p> : null}
       {f.fix ? <p className="fix">How to fix it: {f.fix}</p> : null}
       {f.snippet ? (
         <div className="snippet">
           <p id={`snippet-${index}`}>
-            {f.snippet.where} <code>{doc.url}</code>:
+            {f.snippet.where} <code>{cleanText(doc.url)}</code>:
           </p>
           <pre role="region" aria-labelledby={`snippet-${index}`} tabIndex={0}>
-            <code>{wellFormed(f.snippet.text)}</code>
+            <code>{cleanText(f.snippet.text, "block")}</code>
           </pre>
           <CopyButton text={f.snippet.text} label={`Copy the ${f.snippet.language === "html" ? "link" : "JSON"} for ${doc.url}`} />
           {theirs ? (
@@ -89,7 +89,7 @@ export function CheckReportView({ report }: { report: CheckReport }) {
       {report.documents.map((doc, d) => (
         <section key={`${doc.role} ${doc.url}`} className="check-document" data-testid="check-document">
           <h3>
-            {ROLE[doc.role]} <code>{wellFormed(doc.url)}</code>
+            {ROLE[doc.role]} <code>{cleanText(doc.url)}</code>
           </h3>
           {doc.findings.length === 0 ? (
             <p className="ok">Nothing to change.</p>

@@ -1,11 +1,11 @@
-import { clip, clipName, wellFormed, withoutBidiControls } from "@/lib/present/display";
+import { cleanText, clip, clipName } from "@/lib/present/display";
 import { changeText, exactly, when } from "@/lib/present/when";
 import type { Overview } from "@/lib/store";
 
 const NUMBER = new Intl.NumberFormat("en-US");
 
-/** A name from the index as text a person reads: well formed, clipped, its bidi controls gone (docs/decisions.md#rendering). */
-const named = (name: string | null, domain: string) => clipName(withoutBidiControls(wellFormed(name ?? domain)));
+/** A name from the index as text a person reads: cleaned as every surface cleans it, its bidi controls gone, clipped (docs/decisions.md#rendering). */
+const named = (name: string | null, domain: string) => clipName(cleanText(name ?? domain, "inline"));
 
 /**
  * What the index knows at a glance (docs/decisions.md#the-home-page): its counts, the latest changes
@@ -58,7 +58,7 @@ export function IndexOverview({ overview, now = new Date() }: { overview: Overvi
                   <a href={`/entity/${c.domain}`}>
                     <bdi>{named(c.name, c.domain)}</bdi>
                   </a>
-                  : <bdi>{clip(withoutBidiControls(changeText(c)), 200)}</bdi>
+                  : <bdi>{clip(cleanText(changeText(c), "inline"), 200)}</bdi>
                 </li>
               ))}
             </ol>

@@ -1,5 +1,5 @@
 import { ownValue } from "@/lib/objects";
-import { clip, clipName, wellFormed } from "@/lib/present/display";
+import { clip, clipName } from "@/lib/present/display";
 import { statusText } from "@/lib/present/explain";
 import { markWords } from "@/lib/present/marks";
 import { exactly, when } from "@/lib/present/when";
@@ -53,7 +53,7 @@ export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSe
             <li key={hit.domain} className="hit" data-testid="hit" data-domain={hit.domain}>
               <h2 className="hit-name">
                 <a href={hit.url}>
-                  <Marked text={clipName(wellFormed(hit.name ?? hit.domain))} search={search} />
+                  <Marked text={clipName(hit.name ?? hit.domain)} search={search} />
                 </a>
                 {badge ? <span className={`badge badge-${badge.toLowerCase()}`}>{badge}</span> : null}
                 {hit.status !== "accepted" ? <span className="badge badge-bad">Not verified</span> : null}
@@ -64,7 +64,7 @@ export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSe
               </p>
               {hit.description ? (
                 <p className="hit-description">
-                  <Marked text={clip(wellFormed(hit.description), 240)} search={search} />
+                  <Marked text={clip(hit.description, 240)} search={search} />
                 </p>
               ) : null}
               <p className="hit-facts">
@@ -75,7 +75,7 @@ export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSe
                   </>
                 ) : (
                   // The index's status, which an import fills with any text: one it has no words for is said as itself.
-                  <span>{statusText(hit.status) ?? <bdi>{clipName(wellFormed(hit.status))}</bdi>}</span>
+                  <span>{statusText(hit.status) ?? <bdi>{clipName(hit.status)}</bdi>}</span>
                 )}{" "}
                 · last checked{" "}
                 <time dateTime={hit.last_checked_at} title={exactly(hit.last_checked_at)}>

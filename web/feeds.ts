@@ -6,14 +6,14 @@
  */
 import { ownValue } from "../lib/objects";
 import { reasonText, statusText } from "../lib/present/explain";
-import { clip, withoutBidiControls } from "../lib/present/display";
+import { cleanText, clip, MAX_NAME_LENGTH } from "../lib/present/display";
 import { changeId, type FeedChange } from "../lib/store/feeds";
 import { xml } from "./xml";
 
 export const ATOM_TYPE = "application/atom+xml; charset=utf-8";
 
-/** Publisher text as a line of a feed: no bidi controls, clipped. */
-const line = (text: string, max = 120) => clip(withoutBidiControls(text), max);
+/** Publisher text as a line of a feed: cleaned as every surface cleans it, no bidi controls, clipped (docs/decisions.md#rendering). */
+const line = (text: string, max = 120) => clip(cleanText(text, "inline"), max);
 
 const KIND_WORDS: Record<FeedChange["kind"], string> = {
   entity: "entity",
@@ -59,7 +59,7 @@ export function atomFeed(changes: readonly FeedChange[], o: FeedOptions): string
   const entries = changes.map((c) => {
     const title = changeTitle(c);
     const id = changeId(c);
-    const what = c.kind === "entity" ? `${c.domain}` : `${c.domain}, ${c.id ?? c.claim_key}`;
+    const what = c.kind === "entity" ? `${c.domain}` : `${c.domain}, ${line(c.id ?? c.claim_key, MAX_NAME_LENGTH)}`;
     return [
       "  <entry>",
       `    <id>${id}</id>`,

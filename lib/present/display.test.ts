@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clip, wellFormed, withoutBidiControls } from "./display";
+import { cleanText, clip, withoutBidiControls } from "./display";
 
 describe("untrusted text for display", () => {
   it.each([
@@ -8,8 +8,8 @@ describe("untrusted text for display", () => {
     ["\ud83d", "\ufffd"],
     ["\ud83d\ude00", "\ud83d\ude00"],
     ["plain", "plain"],
-  ])("wellFormed(%j) = %j", (text, expected) => {
-    expect(wellFormed(text)).toBe(expected);
+  ])("cleanText(%j) = %j: well-formed", (text, expected) => {
+    expect(cleanText(text)).toBe(expected);
   });
   it("clip is well-formed too, and never cuts a pair in two", () => {
     expect(clip("ab\ud800", 10)).toBe("ab\ufffd");
@@ -17,5 +17,6 @@ describe("untrusted text for display", () => {
   });
   it("removes bidi embeddings, overrides, isolates and marks for the title", () => {
     expect(withoutBidiControls("a\u202eb\u202c\u2066c\u2069\u200ed\u200f\u061c")).toBe("abcd");
+    expect(cleanText("a\u202eb\u202c\u2066c\u2069\u200ed\u200f\u061c", "inline")).toBe("abcd");
   });
 });

@@ -2,7 +2,7 @@
  * View models: results reshaped at the boundary into exactly what a card shows (docs/architecture.md). Every
  * string here is untrusted text, already cut to the display limits; every link is http(s) only.
  */
-import { clipDescription, clipName, safeUrl, wellFormed } from "./display";
+import { cleanText, clip, clipDescription, clipName, MAX_CLAIM_DESCRIPTION_LENGTH, safeUrl } from "./display";
 import { reasonFix, reasonText, statusFix, statusText, type Settings } from "./explain";
 import { extend, ownValue } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
@@ -63,7 +63,7 @@ const opt = (value: string | null, clip: (v: string) => string): string | null =
 const VIA: Record<Source["via"], SourceView["via"]> = { json: "JSON document", embed: "HTML embed", page: "page" };
 
 function sourceView(source: Source | undefined): SourceView | null {
-  return source ? { url: source.url, via: VIA[source.via] } : null;
+  return source ? { url: cleanText(source.url), via: VIA[source.via] } : null;
 }
 
 function link(url: string | null, text?: string): Link | null {
@@ -89,7 +89,7 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
           message:
             entity.problems
               .filter((p) => p.severity === "error")
-              .map((p) => wellFormed(p.message))
+              .map((p) => cleanText(p.message))
               .join(" ") || statusText(entity.status),
           fix: statusFix(entity.status, settings),
         };
@@ -99,7 +99,7 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
     statusText: statusText(entity.status),
     name: clipName(str(d.name) ?? entity.domain),
     badge,
-    networkId: entity.network_id ?? null,
+    networkId: entity.network_id === undefined ? null : cleanText(entity.network_id),
     description: opt(get(d, "description"), clipDescription),
     location: opt(get(d, "location"), clipName),
     email: email && /^[^\s@<>"]+@[^\s@<>"]+$/.test(email) ? clipName(email) : null,
@@ -114,7 +114,7 @@ export function entityView(entity: EntityResult["entity"], cache: EntityResult["
     fetchedAt: cache.fetched_at,
     stale: cache.stale,
     failure,
-    warnings: entity.problems.filter((p) => p.severity === "warning").map((p) => wellFormed(p.message)),
+    warnings: entity.problems.filter((p) => p.severity === "warning").map((p) => cleanText(p.message)),
   };
 }
 
@@ -141,13 +141,13 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
       ? {
           code: claim.reason,
           text: reasonText(claim.reason),
-          detail: wellFormed(claim.problems.find((p) => p.code === claim.reason)?.message ?? reasonText(claim.reason)),
+          detail: cleanText(claim.problems.find((p) => p.code === claim.reason)?.message ?? reasonText(claim.reason)),
           fix: reasonFix(claim.reason, settings),
-          technical: opt(claim.problems.find((p) => p.code === claim.reason)?.detail ?? null, (d) => clipDescription(wellFormed(d))),
+          technical: opt(claim.problems.find((p) => p.code === claim.reason)?.detail ?? null, clipDescription),
         }
       : null,
     source: sourceView(claim.source),
-    warnings: claim.problems.filter((p) => p.severity === "warning").map((p) => wellFormed(p.message)),
+    warnings: claim.problems.filter((p) => p.severity === "warning").map((p) => cleanText(p.message)),
     history: claimHistoryWords(claim, settings.now ?? new Date()),
     issuer: null,
     dataset: null,
@@ -183,7 +183,8 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
     return {
       title: clipName(get(fields, titleKey) ?? claim.id ?? "(no id)"),
       type: opt(get(fields, "type"), clipName),
-      description: opt(get(fields, "description"), clipDescription),
+      // docs/decisions.md#rendering: a card shows the start of a claim's description; a page of 110 claims stays small.
+      description: opt(get(fields, "description"), (d) => clip(d, MAX_CLAIM_DESCRIPTION_LENGTH)),
     };
   }
 }

@@ -82,6 +82,15 @@ describe("a recorded change in words, for the timeline (docs/decisions.md#render
       { kind: "credentials", id: "@a@b.example", verified: false, reason: "not_listed" },
       "Credential @a@b.example not verified: the property does not name this entity as an owner",
     ],
+    // An id as an index recorded it long ago: cleaned and cut as every surface shows it.
+    [
+      { kind: "connections", id: "https://x.example/\u0007\u001b\u007f\u0085\ufffe", verified: true },
+      "Connection https://x.example/\ufffd\ufffd\ufffd\ufffd\ufffd verified",
+    ],
+    [
+      { kind: "connections", id: `https://x.example/${"x".repeat(2000)}`, verified: true },
+      `Connection https://x.example/${"x".repeat(281)}… verified`,
+    ],
   ] as const)("%o → %s", (c, text) => expect(changeText(change(c))).toBe(text));
 
   // As an imported index may hold them: any text, named like a member of Object's prototype among them.

@@ -6,7 +6,7 @@
 import { ownValue } from "../objects";
 import type { Claim } from "../result/record";
 import type { Change } from "../store/verdicts";
-import { clipName, wellFormed } from "./display";
+import { clipName } from "./display";
 import { reasonText, statusText } from "./explain";
 
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
@@ -82,7 +82,7 @@ export function changeText(
     if (c.status === "accepted") return "Entity document accepted";
     return `Entity document not accepted: ${statusText(c.status ?? "") ?? "unknown status"}`;
   }
-  const what = `${ownValue(KIND, c.kind) ?? "Claim"} ${clipName(wellFormed(c.id ?? "(no id)"))}`;
+  const what = `${ownValue(KIND, c.kind) ?? "Claim"} ${clipName(c.id ?? "(no id)")}`;
   if (c.verified) return `${what} verified`;
   return `${what} not verified: ${reasonText(c.reason ?? "") ?? "not verified"}`;
 }

@@ -78,6 +78,18 @@ describe("JSON-LD (docs/decisions.md#json-ld)", () => {
     expect(text).toContain("\\u003c/script\\u003e");
     expect(JSON.parse(text)).toEqual(value);
   });
+  it.each([
+    ["DEL", "\u007f", "\\u007f"],
+    ["U+0085 (C1)", "\u0085", "\\u0085"],
+    ["U+FFFE", "\ufffe", "\\ufffe"],
+    ["U+FDD0", "\ufdd0", "\\ufdd0"],
+  ])("escapes %s, an HTML parse error in a script's text, and round-trips (docs/decisions.md#json-ld)", (_, ch, escaped) => {
+    const value = { name: `a${ch}b` };
+    const text = serializeJsonLd(value);
+    expect(text).not.toContain(ch);
+    expect(text).toContain(escaped);
+    expect(JSON.parse(text)).toEqual(value);
+  });
 });
 
 describe("ProfilePage (docs/decisions.md#json-ld)", () => {

@@ -1,7 +1,7 @@
 import type { EducationalOccupationalCredential, Organization, Person, Thing, WithContext } from "schema-dts";
 import { clipDescription, clipName, safeUrl } from "../documents/display-limits";
 import type { Details } from "../documents/entity";
-import { extend, ownValue } from "../objects";
+import { extend } from "../objects";
 
 /** What the JSON-LD of one entity is built from: only accepted entities and verified claims. */
 export type JsonLdInput = {
@@ -72,18 +72,17 @@ export function profilePage(entity: Record<string, unknown>, page: { url: string
   return { "@context": "https://schema.org", "@type": "ProfilePage", url: page.url, dateModified: page.dateModified, mainEntity };
 }
 
-const SCRIPT_UNSAFE: Record<string, string> = {
-  "<": "\\u003c",
-  ">": "\\u003e",
-  "&": "\\u0026",
-  "\u2028": "\\u2028",
-  "\u2029": "\\u2029",
-};
+/**
+ * What a script element's text must not hold as it is: `<`, `>` and `&` (no text can close the
+ * element), U+2028 and U+2029, and what HTML calls a parse error in any text (DEL, the C1 controls,
+ * the noncharacters U+FDD0–U+FDEF, U+FFFE and U+FFFF; JSON.stringify escapes the C0 controls itself).
+ */
+const SCRIPT_UNSAFE = /[<>&\u2028\u2029\u007f-\u009f\ufdd0-\ufdef\ufffe\uffff]/g;
 
 /**
- * JSON for a `<script type="application/ld+json">` body (docs/decisions.md#json-ld): `<`, `>`, `&`, U+2028 and U+2029
- * become `\u003c`-style escapes, so no text can close the element and the JSON parses to the same value.
+ * JSON for a `<script type="application/ld+json">` body (docs/decisions.md#json-ld): each character
+ * of {@link SCRIPT_UNSAFE} becomes its `\u003c`-style escape, so the JSON parses to the same value.
  */
 export function serializeJsonLd(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => ownValue(SCRIPT_UNSAFE, c) ?? c);
+  return JSON.stringify(value).replace(SCRIPT_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -155,6 +155,11 @@ describe("what an entry says", () => {
     [{ kind: "connections", verified: false, reason: "bogus" }, "A: Connection §:property:b.example is no longer verified (not verified)"],
     [{ kind: "entity" }, "A: changed"],
     [{ kind: "entity", status: "gone\u202e away" }, "A: gone away"],
+    // docs/decisions.md#rendering: the one cleaning, DEL and the C1 controls too, as an index holds them.
+    [
+      { kind: "properties", verified: true, name: "A\u0007\u007f\u0085", label: "B\u0001\u001b\ufffe" },
+      "A\ufffd\ufffd\ufffd: Property B\ufffd\ufffd\ufffd is verified",
+    ],
   ] as const)("%o → %s", (change, title) => expect(changeTitle(Object.assign({}, base, change))).toBe(title));
 
   // docs/decisions.md#rendering: as an imported index may hold them, named like a member of Object's prototype.

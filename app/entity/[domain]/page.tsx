@@ -6,7 +6,7 @@ import { NOTHING_HERE_METADATA, NothingHere } from "@/components/nothing-here";
 import { Results } from "@/components/results";
 import { Share } from "@/components/share";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
-import { clip, withoutBidiControls } from "@/lib/present/display";
+import { cleanText, clip } from "@/lib/present/display";
 import { entityView } from "@/lib/present/view";
 import type { EntityResult } from "@/lib/result/record";
 import { pageRequest, requestUrl, type Delivery } from "@/web/page-request";
@@ -48,10 +48,11 @@ export async function generateMetadata(): Promise<Metadata> {
   const domain = entity.domain;
   const accepted = view.status === "accepted";
   // Plain text with nothing to isolate it: bidi controls removed (docs/decisions.md#rendering).
-  const title = accepted ? `${clip(withoutBidiControls(view.name), 70)} (${domain})` : domain;
+  const title = accepted ? `${clip(cleanText(view.name, "inline"), 70)} (${domain})` : domain;
   const description = clip(
-    withoutBidiControls(
+    cleanText(
       view.description ?? (accepted ? `The verified identity published by ${domain}.` : `${domain}: ${view.statusText}.`),
+      "inline",
     ),
     200,
   );

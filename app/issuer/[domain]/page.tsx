@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { clipName, wellFormed } from "@/lib/present/display";
+import { clipName } from "@/lib/present/display";
 import { reasonText } from "@/lib/present/explain";
 import { exactly, when } from "@/lib/present/when";
 import { NOTHING_HERE_METADATA, NothingHere } from "@/components/nothing-here";
@@ -70,17 +70,17 @@ export default async function IssuerPage() {
             <li key={`${c.holder.domain} ${c.id ?? ""}`} className="hit" data-testid="issued-credential" data-verified={c.verified}>
               <h2 className="hit-name">
                 <a href={`/entity/${c.holder.domain}`}>
-                  <bdi>{clipName(wellFormed(c.holder.name ?? c.holder.domain))}</bdi>
+                  <bdi>{clipName(c.holder.name ?? c.holder.domain)}</bdi>
                 </a>{" "}
                 <span className="muted">({c.holder.domain})</span>
               </h2>
               <p className="hit-description">
                 {c.title ? (
                   <>
-                    <bdi>{clipName(wellFormed(c.title))}</bdi>{" "}
+                    <bdi>{clipName(c.title)}</bdi>{" "}
                   </>
                 ) : null}
-                <code className="network-id">{clipName(wellFormed(c.id ?? "(no id)"))}</code>
+                <code className="network-id">{clipName(c.id ?? "(no id)")}</code>
               </p>
               <p className="hit-facts">
                 <span className={c.verified ? "verdict-ok" : "verdict-bad"}>
