@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { extend } from "../objects";
 import { ID_PATTERNS, parseCredentialId } from "../protocol/ids";
+import { clipName } from "./display-limits";
 import { isRecord } from "./json";
 import { lenientFields, parsedOnce, type DocumentParse } from "./lenient";
 import { error, type Problem } from "./problem";
@@ -60,8 +61,14 @@ const optional = {
   profile_url: Credential.shape.profile_url,
 };
 
+/** How the credential's text is kept (docs/decisions.md#validation): the rest as names. */
+const lengths = { id: "id", profile_url: "url", description: "description" } as const;
+
 function readCredential(value: Record<string, unknown>, path: string, problems: Problem[]): Credential {
-  const credential: Credential = lenientFields(value, optional, path, problems, ["profile_url"]);
+  const credential: Credential = lenientFields(value, optional, path, problems, lengths);
+  if (credential.dataset && isRecord(value.dataset)) {
+    credential.dataset = lenientFields(value.dataset, Dataset.shape, path ? `${path}.dataset` : "dataset", problems, { id: "id" });
+  }
   if (value.property !== undefined) {
     const where = path ? `${path}.property` : "property";
     const sub: Problem[] = [];
@@ -106,7 +113,11 @@ function readCredentialDocument(value: unknown): DocumentParse<CredentialDocumen
   }
   const problems: Problem[] = [];
   const credential = readCredential(value.ident_credential, "ident_credential", problems);
-  return { ok: true, doc: { ident_entity_id: value.ident_entity_id, ident_credential: extend(credential, { title }) }, problems };
+  return {
+    ok: true,
+    doc: { ident_entity_id: value.ident_entity_id, ident_credential: extend(credential, { title: clipName(title) }) },
+    problems,
+  };
 }
 
 const parses = parsedOnce((value) => readCredentialDocument(value));

@@ -181,3 +181,108 @@ describe("parseJson: nesting depth", () => {
     expect(parseJson(`${"[".repeat(MAX_JSON_DEPTH)}${"]".repeat(MAX_JSON_DEPTH)}`).ok).toBe(true);
   });
 });
+
+describe("every publisher string has a length it is kept at (docs/decisions.md#validation)", () => {
+  const long = (n: number, c = "x") => c.repeat(n);
+  const url = (bytes: number) => `https://a.example/${long(bytes - 18)}`;
+
+  it.each([
+    ["an ASCII id of 1,024 bytes is read", "other_connections", { id: url(1024) }, "ok", null],
+    [
+      "one of 1,025 bytes is not",
+      "other_connections",
+      { id: url(1025) },
+      "invalid_entry",
+      "other_connections[0].id is 1,025 bytes long; an id is read up to 1,024 bytes (UTF-8)",
+    ],
+    ["400 two-byte letters are 818 bytes: read", "other_connections", { id: `https://a.example/${long(400, "é")}` }, "ok", null],
+    [
+      "a property id of a megabyte",
+      "properties",
+      { id: `§:property:${long(1_000_000)}.example` },
+      "invalid_entry",
+      "properties[0].id is 1,000,020 bytes long; an id is read up to 1,024 bytes (UTF-8)",
+    ],
+    [
+      "a credential id of 2,000 bytes",
+      "credentials",
+      { id: `@${long(1980)}@guild.example` },
+      "invalid_entry",
+      "credentials[0].id is 1,995 bytes long; an id is read up to 1,024 bytes (UTF-8)",
+    ],
+  ])("%s", (_, list, entry, outcome, message) => {
+    const parsed = parseEntityDocument({ network_id: E, [list]: [entry] }, "alice.example");
+    if (!parsed.ok) throw new Error("expected accepted");
+    const read = parsed.entity[list === "other_connections" ? "connections" : (list as "properties" | "credentials")][0]!;
+    expect(read.ok ? "ok" : read.reason).toBe(outcome);
+    if (message) {
+      expect(read.problems).toEqual([{ code: "invalid_entry", severity: "error", message, path: `${list}[0].id` }]);
+      // The entry keeps an id an answer can carry: cut to the bytes it may have.
+      expect(Buffer.byteLength(read.id ?? "")).toBeLessThanOrEqual(1024);
+      expect(read.id?.endsWith("…")).toBe(true);
+    }
+  });
+
+  it("an id of 600 two-byte letters is 1,218 bytes: not read, though it has fewer than 1,024 characters", () => {
+    const parsed = parseEntityDocument(
+      { network_id: E, other_connections: [{ id: `https://a.example/${long(600, "é")}` }] },
+      "alice.example",
+    );
+    if (!parsed.ok) throw new Error("expected accepted");
+    expect(parsed.entity.connections[0]?.problems[0]?.message).toBe(
+      "other_connections[0].id is 1,218 bytes long; an id is read up to 1,024 bytes (UTF-8)",
+    );
+  });
+
+  it("entity_type, details and an entry's fields are cut at a name's or a description's length; a URL too long is not read", () => {
+    const parsed = parseEntityDocument(
+      {
+        network_id: E,
+        entity_type: long(1_000_000),
+        details: { name: long(301), email: long(10_000), description: long(5001), location: "L\u0007" },
+        properties: [{ id: "§:property:blog.example", name: long(400), type: long(400), description: long(6000), url: url(1025) }],
+      },
+      "alice.example",
+    );
+    if (!parsed.ok) throw new Error("expected accepted");
+    const { entity } = parsed;
+    expect([entity.entity_type, entity.details.name, entity.details.email].map((t) => [...(t ?? "")].length)).toEqual([300, 300, 300]);
+    expect(entity.details.description).toHaveLength(5000);
+    expect(entity.details.description?.endsWith("…")).toBe(true);
+    // Cleaned as it is kept (docs/decisions.md#rendering).
+    expect(entity.details.location).toBe("L\ufffd");
+    expect(parsed.problems.find((p) => p.code === "unknown_entity_type")?.message).toHaveLength(300 + 49);
+    const blog = entity.properties[0]!;
+    if (!blog.ok) throw new Error("expected ok");
+    expect([blog.value.name, blog.value.type].map((t) => t?.length)).toEqual([300, 300]);
+    expect(blog.value.description).toHaveLength(5000);
+    expect(blog.value.url).toBeUndefined();
+    expect(blog.problems).toEqual([
+      {
+        code: "invalid_field",
+        severity: "warning",
+        message: "properties[0].url is 1,025 bytes long; a URL is read up to 1,024 bytes, and it was ignored",
+        path: "properties[0].url",
+      },
+    ]);
+  });
+
+  it("a counterpart's text is kept alike: a credential's title, its dataset, a profile URL too long", () => {
+    const parsed = parseCredentialDocument({
+      ident_entity_id: E,
+      ident_credential: { title: long(1000), dataset: { id: long(2000), name: long(400) }, profile_url: url(5000) },
+    });
+    if (!parsed.ok) throw new Error("expected ok");
+    const c = parsed.doc.ident_credential;
+    expect(c.title).toHaveLength(300);
+    expect(c.dataset).toEqual({ name: `${long(299)}…` });
+    expect(c.profile_url).toBeUndefined();
+    expect(parsed.problems.map((p) => p.path)).toEqual(["ident_credential.profile_url", "ident_credential.dataset.id"]);
+  });
+
+  it("a network_id that is not one is quoted to an id's length", () => {
+    const parsed = parseEntityDocument({ network_id: long(100_000) }, "alice.example");
+    expect(parsed.ok).toBe(false);
+    expect(parsed.problems[0]?.message.length).toBeLessThan(1100);
+  });
+});

@@ -1,6 +1,7 @@
 /** The entity document, `https://{domain}/ident.json` (docs/protocol.md#entity-document, V1, V2). */
 import { z } from "zod";
 import { ID_PATTERNS, parseNetworkId, sameId } from "../protocol/ids";
+import { keptId } from "./display-limits";
 import { isRecord } from "./json";
 import { lenientFields, MAX_REPORTED_ENTRIES, parsedOnce, readEntries, type Entry } from "./lenient";
 import { error, warning, type Problem } from "./problem";
@@ -69,6 +70,8 @@ export type EntityParse = { ok: true; entity: ParsedEntity; problems: Problem[] 
 /** Read leniently: an `entity_type` other than person/organization is only a warning. */
 const optional = { entity_type: z.string(), version: EntityDocument.shape.version, last_updated: EntityDocument.shape.last_updated };
 const detailFields = Details.shape;
+/** Every details field is kept as a name (docs/decisions.md#validation) but the description. */
+const detailLengths = { description: "description" } as const;
 
 function readConnection(raw: unknown, path: string, problems: Problem[]): Connection | null {
   const parsed = Connection.safeParse(raw);
@@ -94,7 +97,8 @@ function readEntityDocument(value: unknown, domain: string): EntityParse {
   }
   const claimed = typeof nid === "string" ? parseNetworkId(nid) : null;
   if (typeof nid !== "string" || claimed === null) {
-    const shown = typeof nid === "string" ? nid : JSON.stringify(nid);
+    // docs/decisions.md#validation: what a message quotes of a publisher is kept to an id's length.
+    const shown = keptId(typeof nid === "string" ? nid : JSON.stringify(nid));
     return {
       ok: false,
       code: "invalid_network_id",
@@ -121,7 +125,7 @@ function readEntityDocument(value: unknown, domain: string): EntityParse {
   }
   let details: Details = {};
   if (value.details !== undefined) {
-    if (isRecord(value.details)) details = lenientFields(value.details, detailFields, "details", problems);
+    if (isRecord(value.details)) details = lenientFields(value.details, detailFields, "details", problems, detailLengths);
     else problems.push(warning("invalid_field", "details is not an object and was ignored", "details"));
   }
   return {

@@ -4,7 +4,7 @@
  */
 import type { z } from "zod";
 import { idKey } from "../protocol/ids";
-import { safeUrl } from "./display-limits";
+import { clipDescription, clipName, keptId, MAX_ID_BYTES, safeUrl, utf8Bytes } from "./display-limits";
 import { isRecord } from "./json";
 import { error, warning, type Problem } from "./problem";
 
@@ -21,8 +21,18 @@ export const MAX_REPORTED_ENTRIES = 1000;
 export type DocumentParse<T> = { ok: true; doc: T; problems: Problem[] } | { ok: false; problems: Problem[] };
 
 /**
+ * How a field's text is kept (docs/decisions.md#validation): a name's or a description's, cut at its
+ * length; a URL or an id, read whole up to {@link MAX_ID_BYTES} or not at all (cut, it would name
+ * something else). Fields not named are names.
+ */
+export type Kept = "name" | "description" | "url" | "id";
+
+const thousands = (n: number) => n.toLocaleString("en-US");
+
+/**
  * Reads the optional fields of an object leniently: a present field that fails its schema is dropped
- * with an `invalid_field` warning at its path; a URL field that is not an absolute http(s) URL is
+ * with an `invalid_field` warning at its path; text is kept as `kept` says, a URL or id too long to read
+ * dropped with an `invalid_field` warning in words; a URL field that is not an absolute http(s) URL is
  * kept as text with an `unsafe_url` warning.
  */
 export function lenientFields<S extends Record<string, z.ZodType>>(
@@ -30,7 +40,7 @@ export function lenientFields<S extends Record<string, z.ZodType>>(
   shape: S,
   path: string,
   problems: Problem[],
-  urlFields: readonly (keyof S)[] = [],
+  kept: { [K in keyof S]?: Kept } = {},
 ): { [K in keyof S]?: z.output<S[K]> } {
   const out: { [K in keyof S]?: z.output<S[K]> } = {};
   for (const [key, schema] of Object.entries(shape) as [keyof S & string, z.ZodType][]) {
@@ -41,18 +51,53 @@ export function lenientFields<S extends Record<string, z.ZodType>>(
       problems.push(warning("invalid_field", `${where} has the wrong type and was ignored`, where));
       continue;
     }
-    out[key] = parsed.data as z.output<S[typeof key]>;
-    if (urlFields.includes(key) && typeof parsed.data === "string" && safeUrl(parsed.data) === null) {
-      problems.push(warning("unsafe_url", `${where} is not an absolute https: or http: URL; shown as text`, where));
-    }
+    const value = typeof parsed.data === "string" ? keptText(parsed.data, kept[key] ?? "name", where, problems) : parsed.data;
+    if (value !== undefined) out[key] = value as z.output<S[typeof key]>;
   }
   return out;
+}
+
+/** One field's text as it is kept, or undefined for a URL or id too long to read (with its warning). */
+function keptText(text: string, how: Kept, where: string, problems: Problem[]): string | undefined {
+  if (how === "name") return clipName(text);
+  if (how === "description") return clipDescription(text);
+  const bytes = utf8Bytes(text);
+  if (bytes > MAX_ID_BYTES) {
+    const what = how === "url" ? "a URL" : "an id";
+    problems.push(
+      warning(
+        "invalid_field",
+        `${where} is ${thousands(bytes)} bytes long; ${what} is read up to ${thousands(MAX_ID_BYTES)} bytes, and it was ignored`,
+        where,
+      ),
+    );
+    return undefined;
+  }
+  if (how === "url" && safeUrl(text) === null) {
+    problems.push(warning("unsafe_url", `${where} is not an absolute https: or http: URL; shown as text`, where));
+  }
+  return text;
+}
+
+/**
+ * An entry's id too long to read (V2, docs/decisions.md#validation): the problem that makes the entry
+ * `invalid_entry`, in words; null when it is not.
+ */
+export function idTooLong(id: string, path: string): Problem | null {
+  const bytes = utf8Bytes(id);
+  if (bytes <= MAX_ID_BYTES) return null;
+  const where = `${path}.id`;
+  return error(
+    "invalid_entry",
+    `${where} is ${thousands(bytes)} bytes long; an id is read up to ${thousands(MAX_ID_BYTES)} bytes (UTF-8)`,
+    where,
+  );
 }
 
 /** One entry of `properties[]`, `credentials[]` or `other_connections[]`, validated alone (docs/protocol.md#v2-entries-stand-alone). */
 export type Entry<T> = {
   index: number;
-  /** The id as published, when it is a string. */
+  /** The id as published, when it is a string; one too long to read, cut (docs/decisions.md#validation). */
   id: string | null;
   /** The entry exactly as published. */
   raw: unknown;
@@ -63,8 +108,9 @@ export type Entry<T> = {
 const stringId = (raw: unknown): string | null => (isRecord(raw) && typeof raw.id === "string" ? raw.id : null);
 
 /**
- * Reads one list of an entity document entry by entry (V2): a bad entry is `invalid_entry`, a repeated
- * id (case-insensitively, V6) is `duplicate`, and the rest goes on.
+ * Reads one list of an entity document entry by entry (V2): a bad entry is `invalid_entry` (an id too
+ * long to read among them, docs/decisions.md#validation), a repeated id (case-insensitively, V6) is
+ * `duplicate`, and the rest goes on.
  */
 export function readEntries<T>(
   value: unknown,
@@ -91,6 +137,8 @@ export function readEntries<T>(
     const path = `${field}[${index}]`;
     const entryProblems: Problem[] = [];
     const id = stringId(raw);
+    const tooLong = id === null ? null : idTooLong(id, path);
+    if (id !== null && tooLong) return { index, id: keptId(id), raw, problems: [tooLong], ok: false, reason: "invalid_entry" };
     const parsed = read(raw, path, entryProblems);
     if (parsed === null) return { index, id, raw, problems: entryProblems, ok: false, reason: "invalid_entry" };
     const key = idKey(id ?? "");

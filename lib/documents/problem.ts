@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { extend } from "../objects";
+import { keptMessage } from "./display-limits";
 
 /** A finding about a document or claim (docs/decisions.md#the-result-record). */
 export const Problem = z.object({
@@ -12,10 +13,12 @@ export const Problem = z.object({
 });
 export type Problem = z.infer<typeof Problem>;
 
-export const warning = (code: string, message: string, path?: string): Problem =>
-  path === undefined ? { code, severity: "warning", message } : { code, severity: "warning", message, path };
-export const error = (code: string, message: string, path?: string): Problem =>
-  path === undefined ? { code, severity: "error", message } : { code, severity: "error", message, path };
+/** A problem; its message, which may quote a publisher, kept to its length (docs/decisions.md#validation). */
+const problem = (code: string, severity: Problem["severity"], message: string, path?: string): Problem =>
+  path === undefined ? { code, severity, message: keptMessage(message) } : { code, severity, message: keptMessage(message), path };
+export const warning = (code: string, message: string, path?: string): Problem => problem(code, "warning", message, path);
+export const error = (code: string, message: string, path?: string): Problem => problem(code, "error", message, path);
 
-/** `problem` with the library's words behind it, when there are any. */
-export const withDetail = (problem: Problem, detail: string | undefined): Problem => (detail ? extend(problem, { detail }) : problem);
+/** `problem` with the library's words behind it, when there are any, kept to a message's length. */
+export const withDetail = (problem: Problem, detail: string | undefined): Problem =>
+  detail ? extend(problem, { detail: keptMessage(detail) }) : problem;

@@ -78,7 +78,7 @@ export function readProperty(value: unknown, path: string, problems: Problem[]):
     problems.push(error("invalid_entry", `${where} is missing or not of the form §:property:{domain}`, where));
     return null;
   }
-  const fields = lenientFields(value, optional, path, problems, ["url"]);
+  const fields = lenientFields(value, optional, path, problems, { url: "url", description: "description" });
   const ownership = readOwnership(value.ownership, path ? `${path}.ownership` : "ownership", problems);
   return { id: id.data, ...fields, ...(ownership ? { ownership } : {}) };
 }

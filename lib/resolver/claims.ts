@@ -3,6 +3,7 @@
  * against its counterpart document (V3, V4, V5) or page (rel=me), all started at once.
  */
 import { parseCredentialDocument, type CredentialEntry } from "../documents/credential";
+import { keptJson } from "../documents/display-limits";
 import type { Connection, ParsedEntity } from "../documents/entity";
 import type { DocumentParse, Entry } from "../documents/lenient";
 import { error, warning, withDetail, type Problem } from "../documents/problem";
@@ -34,14 +35,18 @@ type Checked<T = unknown> = {
   stale: boolean;
 };
 
+/**
+ * A claim of the result record. What it carries of a publisher's JSON (the entry, the counterpart's
+ * body) is kept to its lengths (`keptJson`, docs/decisions.md#the-result-record); the check read it whole.
+ */
 function toClaim(id: string | null, claimed: unknown, checked: Checked, entryProblems: Problem[]): Claim {
   const problems = [...entryProblems, ...checked.problems];
-  const claim: Claim = { id, verified: checked.verdict.verified, claimed, problems };
+  const claim: Claim = { id, verified: checked.verdict.verified, claimed: keptJson(claimed), problems };
   if (!checked.verdict.verified) {
     claim.reason = checked.verdict.reason;
     problems.push(withDetail(error(checked.verdict.reason, checked.verdict.message), checked.verdict.detail));
   }
-  if (checked.document !== undefined) claim.document = checked.document;
+  if (checked.document !== undefined) claim.document = keptJson(checked.document);
   if (checked.source) claim.source = checked.source;
   if (checked.httpStatus !== undefined) claim.http_status = checked.httpStatus;
   return claim;
@@ -52,7 +57,7 @@ const failedClaim = (id: string | null, claimed: unknown, reason: Reason, messag
   id,
   verified: false,
   reason,
-  claimed,
+  claimed: keptJson(claimed),
   problems: [...problems, error(reason, message)],
 });
 
@@ -61,7 +66,7 @@ const notChecked = (id: string | null, claimed: unknown, refused: FetchRefusal, 
   id,
   verified: false,
   reason: "limit",
-  claimed,
+  claimed: keptJson(claimed),
   problems: [...problems, error("limit", `Not checked: ${refused.message}`)],
   not_checked: refused.refused,
 });
@@ -85,7 +90,11 @@ export function checkEntries<T>(
   const owner = opts.cacheOnly ? undefined : work;
   let used = 0;
   return entries.map((entry): ClaimSlot => {
-    const slot = (result: CheckedClaim | Promise<CheckedClaim>) => ({ id: entry.id, claimed: entry.raw, result: Promise.resolve(result) });
+    const slot = (result: CheckedClaim | Promise<CheckedClaim>) => ({
+      id: entry.id,
+      claimed: keptJson(entry.raw),
+      result: Promise.resolve(result),
+    });
     if (!entry.ok) {
       const message = entry.problems.map((p) => p.message).join("; ");
       return slot({

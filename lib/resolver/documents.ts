@@ -2,6 +2,7 @@
  * Fetching one document with its HTML fallback (V7): the JSON URL first; on `not_found`, and only
  * then, the embed in the fallback page (docs/decisions.md#fetching, docs/decisions.md#the-html-fallback).
  */
+import { cut, keptId, MAX_NAME_LENGTH } from "../documents/display-limits";
 import type { JsonParse } from "../documents/json";
 import { warning, type Problem } from "../documents/problem";
 import type { CachedOutcome } from "../fetch/cache";
@@ -98,9 +99,20 @@ function failureMessage(loc: DocumentLocation, json: FetchOutcome, page?: FetchO
   }
 }
 
-/** Where a claim's evidence came from (docs/decisions.md#the-result-record). */
+/**
+ * Where a claim's evidence came from (docs/decisions.md#the-result-record): its URL (a redirect's, a
+ * publisher's) and content type kept to an id's and a name's lengths (docs/decisions.md#validation).
+ */
 export function toSource(outcome: FetchOutcome & { ok: true }, via: Source["via"], bytes = outcome.bytes): Source {
-  return { url: outcome.finalUrl, via, http_status: outcome.httpStatus, content_type: outcome.contentType, bytes, ms: outcome.ms };
+  const type = outcome.contentType;
+  return {
+    url: keptId(outcome.finalUrl),
+    via,
+    http_status: outcome.httpStatus,
+    content_type: type === null || type.length <= MAX_NAME_LENGTH ? type : cut(type, MAX_NAME_LENGTH),
+    bytes,
+    ms: outcome.ms,
+  };
 }
 
 /** Fetches a document; on `not_found`, and only then, its HTML embed (V7). A refusal on the way is the answer. */

@@ -3,6 +3,7 @@
  * returned as soon as the document is in so a page can show the entity while the claims stream in.
  */
 import { parseCredentialDocument } from "../documents/credential";
+import { keptId } from "../documents/display-limits";
 import { parseEntityDocument, type ParsedEntity } from "../documents/entity";
 import { isRecord } from "../documents/json";
 import { error, withDetail, type Problem } from "../documents/problem";
@@ -47,7 +48,8 @@ export function createEntityResolution(fetchDocument: FetchDocument, checks: Cla
       settled({
         status: "rejected",
         domain,
-        ...(typeof networkId === "string" ? { network_id: networkId } : {}),
+        // A network_id that is not one is kept to an id's length (docs/decisions.md#validation).
+        ...(typeof networkId === "string" ? { network_id: keptId(networkId) } : {}),
         source: fetched.source,
         problems: [...fetched.problems, ...problems],
       });

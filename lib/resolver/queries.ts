@@ -2,6 +2,7 @@
  * Property and credential queries (docs/decisions.md#queries): the counterpart document first, then
  * the entity of every owner or of the holder, each with the claim the query is about in `focus`.
  */
+import { keptJson } from "../documents/display-limits";
 import { parseCredentialDocument } from "../documents/credential";
 import type { DocumentParse } from "../documents/lenient";
 import { error, warning, withDetail, type Problem } from "../documents/problem";
@@ -124,7 +125,7 @@ export function createQueries(
           notChecked.push({ domain, why: result.message });
           return null;
         }
-        const fallback = { id, claimed: owner, document: found.value, source: found.source };
+        const fallback = { id, claimed: keptJson(owner), document: keptJson(found.value), source: found.source };
         result.focus = focusOn(result, "properties", id, fallback, `an owner verifies only when its own document lists the property (V3)`);
         return result;
       }),
@@ -159,7 +160,7 @@ export function createQueries(
     response.problems.push(...found.problems);
     const result = await resolveEntity(holder, opts);
     if (isRefusal(result)) return result;
-    const fallback = { id, claimed: found.doc.ident_entity_id, document: found.value, source: found.source };
+    const fallback = { id, claimed: keptJson(found.doc.ident_entity_id), document: keptJson(found.value), source: found.source };
     result.focus = focusOn(result, "credentials", id, fallback, "a credential verifies only when the holder's document references it (V4)");
     response.results = [result];
     return response;

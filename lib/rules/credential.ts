@@ -1,4 +1,5 @@
 import type { CredentialDocument } from "../documents/credential";
+import { keptId } from "../documents/display-limits";
 import { sameId } from "../protocol/ids";
 import type { Verdict } from "../protocol/reasons";
 
@@ -11,7 +12,7 @@ export function verifyCredential(networkId: string, doc: CredentialDocument, iss
     return {
       verified: false,
       reason: "entity_mismatch",
-      message: `${issuer}'s credential document names ${doc.ident_entity_id}, not this entity (${networkId})`,
+      message: `${issuer}'s credential document names ${keptId(doc.ident_entity_id)}, not this entity (${networkId})`,
     };
   }
   return { verified: true };
