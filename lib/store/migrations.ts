@@ -4,7 +4,7 @@
  * an advisory lock, so two instances starting together on one database apply each once.
  */
 import type { Db, Queryable } from "./db";
-import { reindexSearch } from "./verdicts";
+import { keepLengths, reindexSearch } from "./verdicts";
 
 /** A migration: statements, then, where rows must be rewritten by this resolver's own code, `run`. */
 export type Migration = { version: number; name: string; sql: string; run?: (tx: Queryable) => Promise<void> };
@@ -231,6 +231,14 @@ export const MIGRATIONS: Migration[] = [
         EXECUTE FUNCTION ident_claims_counted();
     `,
     run: recount,
+  },
+  {
+    version: 9,
+    name: "publisher text kept at its lengths",
+    // docs/decisions.md#the-index: what was recorded before every publisher string had a length it is
+    // kept at (a claim keyed by a 9 KB id, a 1 MB entity type), cut as the recorder cuts it now.
+    sql: "",
+    run: keepLengths,
   },
   {
     version: 10,

@@ -4,12 +4,25 @@
  * `record` writes a resolution and returns it annotated with what the index knows (`since`,
  * `last_checked_at`, stale on error); the resolver itself never reads the store.
  */
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
 import { isTransientFailure } from "../fetch/transient";
 import { CLAIM_COLUMNS, CLAIM_KEY, names } from "./columns";
 import { extend } from "../objects";
-import { clipDescription, clipName, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
+import {
+  clipDescription,
+  clipName,
+  keptId,
+  keptMessage,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_ID_BYTES,
+  MAX_MESSAGE_LENGTH,
+  MAX_NAME_LENGTH,
+  utf8Bytes,
+  wellFormed,
+} from "../documents/display-limits";
+import type { Problem } from "../documents/problem";
 import { parseCredentialId } from "../protocol/ids";
 import type { Queryable } from "./db";
 import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue";
@@ -53,9 +66,24 @@ type ClaimRow = {
   failing_since: Date | null;
 };
 
-/** A claim's key: its id in lower case, or its place in the list when it has none. */
+/**
+ * A claim's key: its id in lower case, or its place in the list when it has none. It is part of the
+ * claims' and the changes' btree indexes, whose rows are at most 2,704 bytes, and of an export's lines:
+ * one longer than {@link MAX_ID_BYTES} written as JSON is its digest instead (docs/decisions.md#the-index),
+ * so the record never fails on it.
+ */
 export function claimKey(claim: Claim, index: number): string {
-  return claim.id === null ? `#${index}` : claim.id.toLowerCase();
+  return claim.id === null ? `#${index}` : boundedKey(wellFormed(claim.id.toLowerCase()));
+}
+
+/** ASCII a key holds as it is: printable, and nothing JSON escapes. */
+const PLAIN_KEY = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** `key` when it fits, written as JSON, in {@link MAX_ID_BYTES}; else `#sha256:` and its digest. */
+export function boundedKey(key: string): string {
+  if (key.length <= MAX_ID_BYTES && PLAIN_KEY.test(key)) return key;
+  if (utf8Bytes(JSON.stringify(key)) - 2 <= MAX_ID_BYTES) return key;
+  return `#sha256:${createHash("sha256").update(key).digest("hex")}`;
 }
 
 /**
@@ -78,30 +106,45 @@ function isoOf(d: Date): string {
 }
 const iso = (d: Date | null) => (d ? isoOf(d) : null);
 
-/** What the index keeps of what a claim is called (a property's name, a credential's title, its issuer's name). */
+/**
+ * The most an index holds of what a claim is called (a property's name, a credential's title, its
+ * issuer's name): what releases before kept, and so what an import takes. A check records it as a name,
+ * at {@link MAX_NAME_LENGTH} (docs/decisions.md#the-index).
+ */
 export const MAX_LABEL_LENGTH = 500;
 
-/** A string at `path` in a claimed entry (untrusted JSON), or null. */
+/** A string at `path` in a claimed entry (untrusted JSON), or null; kept as a name is. */
 function textAt(value: unknown, ...path: string[]): string | null {
   let at = value;
   for (const key of path)
     at = at !== null && typeof at === "object" && !Array.isArray(at) ? (at as Record<string, unknown>)[key] : undefined;
-  return typeof at === "string" && at.trim() !== "" ? at.slice(0, MAX_LABEL_LENGTH) : null;
+  return typeof at === "string" && at.trim() !== "" ? clipName(at) : null;
 }
 
 /**
- * An entity's details as the index keeps them: its name and description no longer than every page
- * shows them, cut as the pages cut them, so that the index never answers more, and an export of it
- * imports (docs/decisions.md#the-index).
+ * An entity's details as the index keeps them: its description at a description's length, every other
+ * field at a name's, cut as the pages cut them, so that the index never answers more, and an export of
+ * it imports (docs/decisions.md#the-index).
  */
-function keptDetails(details: Record<string, string>): Record<string, string> {
-  const { name, description } = details;
-  if ((name?.length ?? 0) <= MAX_NAME_LENGTH && (description?.length ?? 0) <= MAX_DESCRIPTION_LENGTH) return details;
-  const kept = Object.assign({}, details);
-  if (name !== undefined) kept.name = clipName(name);
-  if (description !== undefined) kept.description = clipDescription(description);
-  return kept;
+export function keptDetails(details: Record<string, string>): Record<string, string> {
+  const over = (key: string, text: string) => text.length > (key === "description" ? MAX_DESCRIPTION_LENGTH : MAX_NAME_LENGTH);
+  if (!Object.entries(details).some(([key, text]) => over(key, text))) return details;
+  return Object.fromEntries(
+    Object.entries(details).map(([key, text]) => [key, key === "description" ? clipDescription(text) : clipName(text)]),
+  );
 }
+
+/** Problems as the index keeps them: each message and detail at a message's length (docs/decisions.md#the-index). */
+export function keptProblems(problems: Problem[]): Problem[] {
+  const over = (p: Problem) => p.message.length > MAX_MESSAGE_LENGTH || (p.detail?.length ?? 0) > MAX_MESSAGE_LENGTH;
+  if (!problems.some(over)) return problems;
+  return problems.map((p) =>
+    over(p) ? extend(p, { message: keptMessage(p.message), ...(p.detail === undefined ? {} : { detail: keptMessage(p.detail) }) }) : p,
+  );
+}
+
+/** A claim's id as the index keeps it: at most {@link MAX_ID_BYTES} (a longer one was not read: docs/decisions.md#validation). */
+const keptClaimId = (claim: Claim): string | null => (claim.id === null ? null : keptId(claim.id));
 
 /** What a claim is called: a property's name, a credential's title. */
 export const labelOf = (claim: Claim, kind: ClaimKind) =>
@@ -204,10 +247,10 @@ async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before
     [
       domain,
       result.entity.status,
-      result.entity.network_id ?? null,
-      result.entity.entity_type ?? null,
+      result.entity.network_id === undefined ? null : keptId(result.entity.network_id),
+      result.entity.entity_type === undefined ? null : clipName(result.entity.entity_type),
       jsonb(details),
-      jsonb(result.entity.problems),
+      jsonb(keptProblems(result.entity.problems)),
       plan.verified,
       plan.listed.length - plan.verified,
       at.toISOString(),
@@ -286,14 +329,14 @@ async function writeClaims(tx: Queryable, domain: string, at: Date, checked: Che
       checked.map(({ kind, key, claim, next }) => ({
         kind,
         claim_key: key,
-        id: claim.id,
+        id: keptClaimId(claim),
         label: labelOf(claim, kind),
         issuer: issuerOf(claim, kind),
         issuer_name: issuerNameOf(claim, kind),
         verified: next.verified,
         reason: next.reason,
         stale_reason: next.stale_reason,
-        stale_message: next.stale_message,
+        stale_message: next.stale_message === null ? null : keptMessage(next.stale_message),
         first_seen_at: isoOf(next.first_seen_at),
         last_verified_at: iso(next.last_verified_at),
         verified_since: iso(next.verified_since),
@@ -316,7 +359,7 @@ async function writeChanges(tx: Queryable, domain: string, at: Date, status: str
       domain,
       kind,
       claim_key: key,
-      id: claim.id,
+      id: keptClaimId(claim),
       at: when,
       verified: next.verified,
       status: null,
@@ -509,4 +552,101 @@ export async function reindexSearch(tx: Queryable): Promise<void> {
     await addTypoWords(tx, names);
     after = rows[rows.length - 1]?.domain ?? after;
   }
+}
+
+/** Rows of a migration's pass read at a time. */
+const BATCH = 500;
+
+/** Every row `read` gives, a batch at a time in the order of its key, each handed to `each`. */
+async function inBatches<R, K>(first: K, read: (after: K) => Promise<R[]>, keyOf: (row: R) => K, each: (row: R) => Promise<void>) {
+  for (let after = first; ;) {
+    const rows = await read(after);
+    for (const r of rows) await each(r);
+    const last = rows.at(-1);
+    if (last === undefined || rows.length < BATCH) return;
+    after = keyOf(last);
+  }
+}
+
+type KeptClaim = { domain: string; kind: string; claim_key: string; id: string | null; stale_message: string | null };
+type KeptEntity = {
+  domain: string;
+  network_id: string | null;
+  entity_type: string | null;
+  details: Record<string, string>;
+  problems: Problem[];
+};
+
+/**
+ * What an index recorded before its lengths were kept, cut to them (docs/decisions.md#the-index,
+ * migration 9): claims keyed longer than a key takes re-keyed with their changes, and every id,
+ * entity type, network_id, detail and message longer than it is kept cut as the recorder cuts it now.
+ * Only the rows over a length are read, a batch at a time, in the order of their key.
+ */
+export async function keepLengths(tx: Queryable): Promise<void> {
+  await inBatches(
+    ["", "", ""],
+    (after) =>
+      tx.query<KeptClaim>(
+        `SELECT domain, kind, claim_key, id, stale_message FROM claims
+         WHERE (octet_length(claim_key) > $4 OR octet_length(id) > $5 OR char_length(stale_message) > $6) AND (domain, kind, claim_key) > ($1, $2, $3)
+         ORDER BY domain, kind, claim_key LIMIT ${BATCH}`,
+        [...after, Math.floor(MAX_ID_BYTES / 6), MAX_ID_BYTES, MAX_MESSAGE_LENGTH],
+      ),
+    (r) => [r.domain, r.kind, r.claim_key],
+    async (r) => {
+      const key = boundedKey(r.claim_key);
+      const where = [r.domain, r.kind, r.claim_key];
+      const stale = r.stale_message === null ? null : keptMessage(r.stale_message);
+      const id = r.id === null ? null : keptId(r.id);
+      await tx.query("UPDATE claims SET claim_key = $4, id = $5, stale_message = $6 WHERE domain = $1 AND kind = $2 AND claim_key = $3", [
+        ...where,
+        key,
+        id,
+        stale,
+      ]);
+      if (key !== r.claim_key)
+        await tx.query("UPDATE changes SET claim_key = $4 WHERE domain = $1 AND kind = $2 AND claim_key = $3", [...where, key]);
+    },
+  );
+  await inBatches(
+    "0",
+    (after) =>
+      tx.query<{ seq: string; id: string }>(
+        `SELECT seq::text AS seq, id FROM changes WHERE octet_length(id) > $2 AND seq > $1::bigint ORDER BY seq LIMIT ${BATCH}`,
+        [after, MAX_ID_BYTES],
+      ),
+    (r) => r.seq,
+    async (r) => void (await tx.query("UPDATE changes SET id = $2 WHERE seq = $1::bigint", [r.seq, keptId(r.id)])),
+  );
+  await inBatches(
+    "",
+    (after) => entitiesOverLengths(tx, after),
+    (r) => r.domain,
+    (r) => keepEntity(tx, r),
+  );
+}
+
+/** The next batch of entities whose entity type, network_id, details or problems are over their lengths. */
+const entitiesOverLengths = (tx: Queryable, after: string) =>
+  tx.query<KeptEntity>(
+    `SELECT domain, network_id, entity_type, details, problems FROM entities
+     WHERE domain > $1 AND (octet_length(network_id) > $2 OR char_length(entity_type) > $3
+       OR EXISTS (SELECT 1 FROM jsonb_each_text(CASE WHEN jsonb_typeof(details) = 'object' THEN details ELSE '{}' END) d
+                  WHERE char_length(d.value) > CASE WHEN d.key = 'description' THEN $4 ELSE $3 END)
+       OR EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(problems) = 'array' THEN problems ELSE '[]' END) p
+                  WHERE char_length(p->>'message') > $5 OR char_length(p->>'detail') > $5))
+     ORDER BY domain LIMIT ${BATCH}`,
+    [after, MAX_ID_BYTES, MAX_NAME_LENGTH, MAX_DESCRIPTION_LENGTH, MAX_MESSAGE_LENGTH],
+  );
+
+/** One entity's text cut as the recorder cuts it (`keepLengths`). */
+async function keepEntity(tx: Queryable, r: KeptEntity): Promise<void> {
+  await tx.query("UPDATE entities SET network_id = $2, entity_type = $3, details = $4, problems = $5 WHERE domain = $1", [
+    r.domain,
+    r.network_id === null ? null : keptId(r.network_id),
+    r.entity_type === null ? null : clipName(r.entity_type),
+    jsonb(keptDetails(r.details)),
+    jsonb(keptProblems(r.problems)),
+  ]);
 }
