@@ -7,6 +7,7 @@ import { parseConfig, configErrorMessage } from "../lib/config";
 import { checkFile, UnreadableFile } from "../lib/check/file";
 import { checkDomain } from "../lib/check/live";
 import type { CheckReport, DocumentReport, Finding } from "../lib/check/report";
+import { claimCounts } from "../lib/result/claims";
 import { answerRefusal } from "../lib/traffic/answer";
 import { isRefusal } from "../lib/traffic/refusal";
 import { parseQuery } from "../lib/protocol/ids";
@@ -64,10 +65,9 @@ export function formatReport(report: CheckReport, color = false): string {
     for (const f of doc.findings) lines.push(...findingLines(f, paint));
   }
   if (report.target.kind === "domain" && report.result?.entity.status === "accepted") {
-    const r = report.result;
-    const all = [...r.properties, ...r.credentials, ...r.connections];
-    const verified = all.filter((c) => c.verified).length;
-    lines.push("", `${verified} of ${all.length} claims verified. Each [code] is explained on the /reasons page of the web app.`);
+    // docs/decisions.md#counting-claims: each claim once, as the badge counts them.
+    const { verified, total } = claimCounts(report.result);
+    lines.push("", `${verified} of ${total} claims verified. Each [code] is explained on the /reasons page of the web app.`);
   }
   return `${lines.join("\n")}\n`;
 }

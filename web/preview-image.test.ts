@@ -538,6 +538,25 @@ describe("the facts of an entity, from the resolver's cache alone (docs/decision
     expect(card).toMatchObject({ heading: "Alice evil Example", claims: "1 of 2 claims verified" });
   });
 
+  it("claims counted once, as the badge and the index count them: a property listed twice, once in capitals, and an unreachable one are 1 of 2 (docs/decisions.md#counting-claims)", async () => {
+    const listed = Object.assign({}, ENTITY, {
+      properties: [
+        { id: "§:property:blog.example" },
+        { id: "§:property:blog.example" },
+        { id: "§:PROPERTY:BLOG.EXAMPLE" },
+        { id: "§:property:gone.example" },
+      ],
+    });
+    const { fetch } = fakeFetch(Object.assign({}, SITE, { "https://alice.example/ident.json": listed }));
+    const resolver = createResolver({ fetch });
+    answered(await resolver.resolveEntity("alice.example"));
+    const found = await cachedFacts({ resolveEntityStaged: resolver.resolveEntityStaged, store: noStore }, "alice.example", SETTINGS);
+    expect(found?.claims).toEqual({ verified: 1, total: 2 });
+    expect(previewAlt("Alice (alice.example)", "accepted", "accepted", found?.claims ?? null)).toBe(
+      "Alice (alice.example): 1 of 2 claims verified",
+    );
+  });
+
   it("a stale document is answered without starting its refresh (a page's peek would start one)", async () => {
     let t = 0;
     const { fetch, calls } = fakeFetch(SITE);

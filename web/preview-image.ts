@@ -12,6 +12,7 @@ import { newWork, type Resolver } from "../lib/resolver";
 import { NotCached } from "../lib/resolver/documents";
 import type { Claim, EntityResult, EntityStatus } from "../lib/result/record";
 import type { Store } from "../lib/store";
+import { claimCounts, listedOnce } from "../lib/result/claims";
 import { isRefusal } from "../lib/traffic/refusal";
 import { clipGraphemes, drawable, textWidth, type Glyphs } from "./preview-text";
 
@@ -43,12 +44,6 @@ export type EntityFacts = {
   /** Claims listed, and how many verified; `verified` is null when not every claim's document is cached. */
   claims: { verified: number | null; total: number };
 };
-
-/** Claims that verify, of all listed: properties, credentials and connections alike. */
-export function claimCounts(result: Pick<EntityResult, "properties" | "credentials" | "connections">): { verified: number; total: number } {
-  const all = [result.properties, result.credentials, result.connections].flat();
-  return { verified: all.filter((c) => c.verified).length, total: all.length };
-}
 
 /** "3 of 4 claims verified", in the words of the image and of its alt text. */
 export function claimWords(facts: Pick<EntityFacts, "status" | "statusText" | "claims">): string {
@@ -138,7 +133,8 @@ export async function cachedFacts(
   const staged = await source.resolveEntityStaged(domain, { cacheOnly: true, work }).catch(notCached);
   if (staged === null || isRefusal(staged)) return null;
   const whole = await staged.result.catch(notCached);
-  const total = staged.properties.length + staged.credentials.length + staged.connections.length;
+  // docs/decisions.md#counting-claims: each claim once, as the badge and the index count them.
+  const total = listedOnce(staged).length;
   if (whole === null) return entityFacts(staged.entity, staged.cache, { verified: null, total }, settings);
   const store = whole.entity.status === "accepted" ? await source.store : null;
   const annotate = store ? await store.preview(whole.entity.domain, whole.cache.fetched_at) : null;

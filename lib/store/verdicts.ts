@@ -4,8 +4,8 @@
  * `record` writes a resolution and returns it annotated with what the index knows (`since`,
  * `last_checked_at`, stale on error); the resolver itself never reads the store.
  */
-import { createHash } from "node:crypto";
 import { z } from "zod";
+import { boundedKey, CLAIM_KINDS, claimKey, listedOnce, type ClaimKind } from "../result/claims";
 import type { Claim, ClaimSince, EntityResult } from "../result/record";
 import { isTransientFailure } from "../fetch/transient";
 import { CLAIM_COLUMNS, CLAIM_KEY, names } from "./columns";
@@ -19,8 +19,6 @@ import {
   MAX_ID_BYTES,
   MAX_MESSAGE_LENGTH,
   MAX_NAME_LENGTH,
-  utf8Bytes,
-  wellFormed,
 } from "../documents/display-limits";
 import type { Problem } from "../documents/problem";
 import { parseCredentialId } from "../protocol/ids";
@@ -44,8 +42,7 @@ export function jsonb(value: unknown): string {
 }
 const ESCAPED_SURROGATE = /(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g;
 
-export const CLAIM_KINDS = ["properties", "credentials", "connections"] as const;
-export type ClaimKind = (typeof CLAIM_KINDS)[number];
+export { CLAIM_KINDS, claimCounts, claimKey, boundedKey, listedOnce, type ClaimKind } from "../result/claims";
 
 /** How long a verified claim survives failed re-checks: the protocol's staleness bound, 24 hours. */
 export const STALE_FOR_MS = 24 * 3600_000;
@@ -65,26 +62,6 @@ type ClaimRow = {
   verified_since: Date | null;
   failing_since: Date | null;
 };
-
-/**
- * A claim's key: its id in lower case, or its place in the list when it has none. It is part of the
- * claims' and the changes' btree indexes, whose rows are at most 2,704 bytes, and of an export's lines:
- * one longer than {@link MAX_ID_BYTES} written as JSON is its digest instead (docs/decisions.md#the-index),
- * so the record never fails on it.
- */
-export function claimKey(claim: Claim, index: number): string {
-  return claim.id === null ? `#${index}` : boundedKey(wellFormed(claim.id.toLowerCase()));
-}
-
-/** ASCII a key holds as it is: printable, and nothing JSON escapes. */
-const PLAIN_KEY = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
-
-/** `key` when it fits, written as JSON, in {@link MAX_ID_BYTES}; else `#sha256:` and its digest. */
-export function boundedKey(key: string): string {
-  if (key.length <= MAX_ID_BYTES && PLAIN_KEY.test(key)) return key;
-  if (utf8Bytes(JSON.stringify(key)) - 2 <= MAX_ID_BYTES) return key;
-  return `#sha256:${createHash("sha256").update(key).digest("hex")}`;
-}
 
 /**
  * A claim whose check failed for a reason that says nothing about the claim, only about the
@@ -207,17 +184,9 @@ type ClaimPlan = { listed: Listed[]; checked: Checked[]; unchecked: Listed[]; ve
 /** Each claim the entity lists, once, with its record before and (checked ones) after this check. */
 function planClaims(result: EntityResult, rows: Map<string, ClaimRow>, at: Date): ClaimPlan {
   // A claim listed twice (the second is a `duplicate`) is one claim: the first listing is recorded.
-  const seen = new Set<string>();
-  const listed =
+  const listed: Listed[] =
     result.entity.status === "accepted"
-      ? CLAIM_KINDS.flatMap((kind) =>
-          result[kind].flatMap((claim, i): Listed[] => {
-            const key = claimKey(claim, i);
-            if (seen.has(`${kind} ${key}`)) return [];
-            seen.add(`${kind} ${key}`);
-            return [{ kind, claim, key, prev: rows.get(`${kind} ${key}`) }];
-          }),
-        )
+      ? listedOnce(result).map(({ kind, claim, key }) => ({ kind, claim, key, prev: rows.get(`${kind} ${key}`) }))
       : [];
   // docs/decisions.md#the-index: a claim this resolver did not check (`not_checked`) keeps its record as it was.
   const checked = listed

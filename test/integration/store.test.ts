@@ -11,6 +11,8 @@ import type { Claim, EntityResult, SearchResponse } from "../../lib/result/recor
 import { openStore, StoreError, type Store, type StoreLocation } from "../../lib/store";
 import { openDb } from "../../lib/store/db";
 import { migrate, MIGRATIONS } from "../../lib/store/migrations";
+import { entityStanding } from "../../lib/store/standing";
+import { claimCounts } from "../../lib/result/claims";
 import { useEngines } from "../helpers/engines";
 
 type ClaimSpec = { id: string; verified: boolean; reason?: Claim["reason"]; http_status?: number; not_checked?: Claim["not_checked"] };
@@ -119,6 +121,18 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
     expect(await store.db.query("SELECT claim_key, verified FROM claims WHERE domain = 'twice.example'")).toEqual([
       { claim_key: P1.toLowerCase(), verified: true },
     ]);
+  });
+
+  it("the index counts claims as the preview and the page do (docs/decisions.md#counting-claims): a property listed twice, once in capitals, and an unreachable one are 1 of 2", async () => {
+    const checked = result("counted.example", at(0), [
+      { id: P1, verified: true },
+      { id: P1, verified: false, reason: "duplicate" },
+      { id: P1.toUpperCase(), verified: false, reason: "duplicate" },
+      { id: P2, verified: false, reason: "unreachable" },
+    ]);
+    const out = await recorded(checked);
+    expect(await entityStanding(store.db, "counted.example")).toMatchObject({ verified: 1, unverified: 1 });
+    expect(claimCounts(out)).toEqual({ verified: 1, total: 2 });
   });
 
   it("a verdict that holds keeps its run's start; a change starts a new run and is in the history", async () => {

@@ -10,7 +10,8 @@ import { cleanText, clip } from "@/lib/present/display";
 import { entityView } from "@/lib/present/view";
 import type { EntityResult } from "@/lib/result/record";
 import { pageRequest, requestUrl, type Delivery } from "@/web/page-request";
-import { claimCounts, entityPreviewPath, previewAlt, previewImage } from "@/web/preview-image";
+import { claimCounts } from "@/lib/result/claims";
+import { entityPreviewPath, previewAlt, previewImage } from "@/web/preview-image";
 import { app } from "@/web/app";
 import { FAILED, orFailure } from "@/web/settle";
 
