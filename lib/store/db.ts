@@ -11,6 +11,7 @@ import { finished } from "node:stream/promises";
 import pg from "pg";
 import { from as copyFromStdin, to as copyToStdout } from "pg-copy-streams";
 import { extend } from "../objects";
+import { removeLeftovers } from "./leftovers";
 
 export type Row = Record<string, unknown>;
 
@@ -73,9 +74,10 @@ class EngineError extends Error {
 /**
  * Opens the embedded store; `dataDir` null keeps it in memory. PGlite runs in a child process of its
  * own (lib/store/pglite-engine.mjs): its statements never hold up the thread that answers pages, and
- * its memory is not the app's (docs/decisions.md#memory). The process ends with the app.
+ * its memory is not the app's (docs/decisions.md#memory). The process ends with the app. The files a
+ * transaction cut short left in the folder are removed before the store is used, and said to `log`.
  */
-export async function openEmbedded(dataDir: string | null, gone?: (why: string) => void): Promise<Db> {
+export async function openEmbedded(dataDir: string | null, gone?: (why: string) => void, log?: (line: string) => void): Promise<Db> {
   const engine = fork(fileURLToPath(new URL("./pglite-engine.mjs", import.meta.url)), dataDir ? [dataDir] : [], {
     // Rows hold Dates: the structured clone carries them as they are.
     serialization: "advanced",
@@ -95,6 +97,15 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
     pending.clear();
   };
   const exited = new Promise<void>((resolve) => engine.once("exit", () => resolve()));
+  // The engine leaves a stop signal sent to the whole group to the app (lib/store/pglite-engine.mjs).
+  // An app that exits without closing the store ends it at once, before its other exit hooks run: a
+  // test's removes the folder the engine would still be writing in.
+  const endWithApp = () => {
+    gone_ ??= new StoreError("the embedded store is closed: its app is ending");
+    engine.kill("SIGKILL");
+  };
+  process.prependListener("exit", endWithApp);
+  engine.once("exit", () => process.off("exit", endWithApp));
   // A process that dies fails the opening, or later what waits on it and every later call, in words.
   const started = new Promise<Started>((resolve, reject) => {
     engine.on("error", (err) => {
@@ -166,6 +177,7 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
       void (await send({ op: "copyFrom", sql: `COPY ${table} (${columns.join(", ")}) FROM '/dev/blob'`, text: rows, tx })),
     copyTo: async (select) => (await send({ op: "copyTo", sql: `COPY (${select}) TO '/dev/blob'`, tx })).text ?? "",
   });
+  if (dataDir) await reclaimLeftovers({ query: queryOn() }, dataDir, log);
 
   return {
     engine: "pglite",
@@ -188,6 +200,44 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
     },
     restart: () => void engine.kill("SIGKILL"),
   };
+}
+
+/**
+ * The files an engine that ended in the middle of a transaction left in `dataDir` (lib/store/leftovers.ts),
+ * removed; said in one line when there were any. Best effort: a store that cannot say opens all the same.
+ */
+async function reclaimLeftovers(db: Queryable, dataDir: string, log?: (line: string) => void): Promise<void> {
+  try {
+    const { files, bytes } = await removeLeftovers(db, dataDir);
+    if (files > 0)
+      log?.(
+        `store: removed ${files} files (${(bytes / 1048576).toFixed(1)} MB) that a transaction cut short had left in ${dataDir} (docs/deploying.md#moving-the-index)`,
+      );
+  } catch (err) {
+    log?.(`store: the files a transaction cut short may have left in ${dataDir} were not looked for: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * `db` whose transactions stop once `signal` is aborted (docs/deploying.md#moving-the-index): the
+ * statement in progress ends, the next one throws the signal's reason, and the transaction rolls back.
+ */
+export function interruptible(db: Db, signal: AbortSignal): Db {
+  const guarded = (tx: Tx): Tx => ({
+    query: async <T extends Row>(sql: string, params?: unknown[]) => {
+      signal.throwIfAborted();
+      return tx.query<T>(sql, params);
+    },
+    copyFrom: async (table, columns, rows) => {
+      signal.throwIfAborted();
+      return tx.copyFrom(table, columns, rows);
+    },
+    copyTo: async (select) => {
+      signal.throwIfAborted();
+      return tx.copyTo(select);
+    },
+  });
+  return extend(db, { transaction: <T>(body: (tx: Tx) => Promise<T>) => db.transaction((tx) => body(guarded(tx))) });
 }
 
 /** Connects to a PostgreSQL server; fails at once, in words, when it cannot. */
@@ -303,7 +353,7 @@ export async function openSupervised(
   async function restart() {
     if (closed) return;
     try {
-      const db = await openEmbedded(dataDir, died);
+      const db = await openEmbedded(dataDir, died, log);
       await prepare(db);
       if (closed) return void (await db.close());
       current = db;
@@ -314,7 +364,7 @@ export async function openSupervised(
       later();
     }
   }
-  const first = await openEmbedded(dataDir, died);
+  const first = await openEmbedded(dataDir, died, log);
   try {
     await prepare(first);
   } catch (err) {

@@ -28,8 +28,15 @@ import { unaccent } from "@electric-sql/pglite/contrib/unaccent";
 const send = process.send?.bind(process);
 if (!send) throw new Error("pglite-engine.mjs runs as a child process with an IPC channel");
 const dataDir = process.argv[2] || null;
-// The app that started this process is gone (or closed the store): so is the engine.
-process.on("disconnect", () => process.exit(0));
+// docs/deploying.md#moving-the-index: the engine ends with its app, never before it. A stop signal
+// sent to the whole group (Ctrl-C in a terminal, systemd's stop) is the app's to act on: it rolls
+// back what it is doing and closes the store, or exits (which ends the engine: lib/store/db.ts).
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => undefined);
+// The app that started this process is gone (or closed the store): so is the engine, at once while
+// it starts, and once the store is open after rolling back what the app left open (`leave`).
+/** @type {() => void} */
+let gone = () => process.exit(0);
+process.on("disconnect", () => gone());
 
 // docs/decisions.md#memory: the engine runs below the thread that answers pages, nice +10 like the
 // fetch thread. On Linux a nice value belongs to a thread: each one started so far is lowered, and
@@ -134,7 +141,7 @@ try {
     postgresqlconf: ["shared_buffers=16MB", "wal_level=minimal", "max_wal_senders=0"],
     ...(dataDir ? { dataDir } : {}),
   });
-  send({ kind: "ready" });
+  send({ kind: "ready" }, () => undefined);
 } catch (err) {
   // Said before leaving: an exit at once could drop the message.
   send({ kind: "failed", message: err instanceof Error ? err.message : String(err) }, () => process.exit(1));
@@ -144,6 +151,30 @@ try {
 const ROLLBACK = Symbol("rollback");
 /** Open transactions by id: the handle their queries run on, and how to end them. */
 const open = new Map();
+
+let leaving = false;
+
+/**
+ * The app that started this process closed the store, or died without a word (SIGKILL): what it
+ * left open is rolled back, so the files an import made for its rows go with it
+ * (docs/deploying.md#moving-the-index), and the store is closed before the process ends.
+ */
+async function leave() {
+  leaving = true;
+  const left = [...open.values()];
+  open.clear();
+  for (const t of left) t.end(false);
+  await Promise.allSettled(left.map((t) => t.finished));
+  if (!db.closed) await db.close().catch(() => undefined);
+  process.exit(0);
+}
+gone = () => void leave();
+
+/**
+ * A reply to the app; dropped when it is gone (the engine is then leaving).
+ * @param {Record<string, unknown>} m
+ */
+const reply = (m) => void send(m, () => undefined);
 
 /** @param {unknown} err */
 const errorOf = (err) => ({
@@ -173,16 +204,19 @@ process.on("message", async (/** @type {Message} */ m) => {
       const on = m.tx === undefined ? db : open.get(m.tx)?.tx;
       if (!on) throw new Error("no such transaction");
       const result = await on.query(m.sql, m.params);
-      send({ id: m.id, rows: result.rows });
+      reply({ id: m.id, rows: result.rows });
     } else if (m.op === "copyFrom" || m.op === "copyTo") {
       // COPY through PGlite's /dev/blob: the rows in, or out, as one text (lib/store/db.ts, Tx).
       const on = open.get(m.tx)?.tx;
       if (!on) throw new Error("no such transaction");
       const result = await on.query(m.sql, [], m.op === "copyFrom" ? { blob: new Blob([m.text ?? ""]) } : {});
-      send({ id: m.id, text: m.op === "copyTo" ? ((await result.blob?.text()) ?? "") : undefined });
+      reply({ id: m.id, text: m.op === "copyTo" ? ((await result.blob?.text()) ?? "") : undefined });
     } else if (m.op === "begin") {
-      open.set(m.id, await begin());
-      send({ id: m.id });
+      const t = await begin();
+      // Begun as the app went: rolled back at once, as `leave` rolled back the others.
+      if (leaving) return void t.end(false);
+      open.set(m.id, t);
+      reply({ id: m.id });
     } else if (m.op === "end") {
       const t = open.get(m.tx);
       open.delete(m.tx);
@@ -191,12 +225,12 @@ process.on("message", async (/** @type {Message} */ m) => {
       await t.finished.catch((/** @type {unknown} */ err) => {
         if (err !== ROLLBACK) throw err;
       });
-      send({ id: m.id });
+      reply({ id: m.id });
     } else if (m.op === "close") {
       await db.close();
-      send({ id: m.id });
+      reply({ id: m.id });
     }
   } catch (err) {
-    send({ id: m.id, error: errorOf(err) });
+    reply({ id: m.id, error: errorOf(err) });
   }
 });
