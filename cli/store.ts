@@ -5,9 +5,11 @@
  */
 import { createReadStream, createWriteStream, existsSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
 import { once } from "node:events";
+import { constants } from "node:os";
 import type { Writable } from "node:stream";
 import { configErrorMessage, parseConfig } from "../lib/config";
 import { openStore, type Store } from "../lib/store";
+import { interruptible } from "../lib/store/db";
 import { exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine, type Progress } from "../lib/store/export";
 import type { Io } from "./io";
 
@@ -20,14 +22,41 @@ const thousands = (n: number) => n.toLocaleString("en-US");
  */
 const MAX_LINE_CHARS = 64 * 1024 * 1024;
 
-/** The lines of `file`, numbered from 1; a carriage return before a newline is not part of the line. */
-export async function* linesOf(file: string, maxChars = MAX_LINE_CHARS): AsyncGenerator<NumberedLine> {
+/**
+ * The text of `file`, a megabyte at a time. `signal` aborted, it ends at once with its reason, even
+ * while a pipe gives nothing: the import rolls back then. (The read itself cannot be called back: the
+ * process ends once the pipe's writer writes or goes, as Ctrl-C ends a pipeline's, or at a second signal.)
+ */
+async function* chunksOf(file: string, signal?: AbortSignal): AsyncGenerator<string> {
+  const stream = createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 20 });
+  const chunks: AsyncIterator<string> = stream[Symbol.asyncIterator]();
+  const aborted = new Promise<never>((_, reject) => {
+    if (signal?.aborted) reject(signal.reason as Error);
+    signal?.addEventListener("abort", () => reject(signal.reason as Error), { once: true });
+  });
+  aborted.catch(() => undefined);
+  try {
+    for (;;) {
+      const next = await Promise.race([chunks.next(), aborted]);
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    stream.destroy();
+  }
+}
+
+/**
+ * The lines of `file`, numbered from 1; a carriage return before a newline is not part of the line.
+ * `signal` aborted, the reading ends with its reason.
+ */
+export async function* linesOf(file: string, maxChars = MAX_LINE_CHARS, signal?: AbortSignal): AsyncGenerator<NumberedLine> {
   let n = 0;
   let rest = "";
   const line = (text: string): NumberedLine => ({ n: ++n, text: text.endsWith("\r") ? text.slice(0, -1) : text });
   // Split here, not by readline: a line past maxChars is refused before it is held whole.
-  for await (const chunk of createReadStream(file, { encoding: "utf8", highWaterMark: 1 << 20 })) {
-    const text = rest === "" ? (chunk as string) : rest + (chunk as string);
+  for await (const chunk of chunksOf(file, signal)) {
+    const text = rest === "" ? chunk : rest + chunk;
     let start = 0;
     for (let eol = text.indexOf("\n"); eol >= 0; eol = text.indexOf("\n", start)) {
       if (eol - start > maxChars) break;
@@ -59,6 +88,33 @@ function progressLine(io: Io, verb: string): { progress: Progress; end(): void }
     },
     end: () => {
       if (wrote) io.err("\n");
+    },
+  };
+}
+
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+type StopSignal = (typeof STOP_SIGNALS)[number];
+
+/**
+ * Ctrl-C, `kill` or a closed terminal while a command holds the store (docs/deploying.md#moving-the-index):
+ * the first aborts `signal`, so the command's transaction rolls back at its next statement and the
+ * store is closed as usual; a second ends the process at once (what an import wrote is then removed
+ * when the store is opened next). `by` is the first signal, for the exit status (128 + its number).
+ */
+function stopSignals(): { signal: AbortSignal; by(): StopSignal | null; off(): void } {
+  const controller = new AbortController();
+  let by: StopSignal | null = null;
+  const stop = (signal: StopSignal) => {
+    if (by) process.exit(128 + constants.signals[signal]);
+    by = signal;
+    controller.abort(new Error(`interrupted (${signal})`));
+  };
+  for (const s of STOP_SIGNALS) process.on(s, stop);
+  return {
+    signal: controller.signal,
+    by: () => by,
+    off: () => {
+      for (const s of STOP_SIGNALS) process.off(s, stop);
     },
   };
 }
@@ -161,13 +217,18 @@ export async function storeImport(
     io.err(`ident: there is no file ${file} to import\n`);
     return 1;
   }
+  const stop = stopSignals();
   const store = await open(env, io, true);
-  if (typeof store === "number") return store;
+  if (typeof store === "number") {
+    stop.off();
+    return store;
+  }
   const started = Date.now();
   const shown = progressLine(io, "imported");
   try {
     // A store that holds entities is refused by importIndex (StoreNotEmpty), unless merging. Each line is checked as it is read; a bad one rolls back the one transaction: nothing is written.
-    const done = await importIndex(store.db, linesOf(file), { merge, progress: shown.progress });
+    const lines = linesOf(file, MAX_LINE_CHARS, stop.signal);
+    const done = await importIndex(interruptible(store.db, stop.signal), lines, { merge, progress: shown.progress });
     shown.end();
     const s = (Date.now() - started) / 1000;
     const kept = done.kept > 0 ? `; ${thousands(done.kept)} the store had checked as late or later were kept as they were` : "";
@@ -178,11 +239,14 @@ export async function storeImport(
     return 0;
   } catch (err) {
     shown.end();
-    if (err instanceof ImportError) io.err(`ident: ${file} ${err.message}; nothing was imported\n`);
+    const by = stop.by();
+    if (by) io.err(`ident: interrupted (${by}): the import was rolled back, and nothing was imported\n`);
+    else if (err instanceof ImportError) io.err(`ident: ${file} ${err.message}; nothing was imported\n`);
     else if (err instanceof StoreNotEmpty) io.err(`ident: ${err.message}; nothing was imported\n`);
     else io.err(`ident: the import failed, and nothing was imported: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    return by ? 128 + constants.signals[by] : 1;
   } finally {
     await store.close();
+    stop.off();
   }
 }
