@@ -22,15 +22,27 @@ export type NewChange = {
 };
 
 /**
- * Positions for the changes written without one (`position IS NULL`) and committed, after `last`, in
- * the order the feed had before positions (time, entity, kind, claim): what an older release wrote
- * while a fleet was upgraded, an import's changes of a file of the older format, a merge's. Only the
- * caller that holds the counter may run it. Answers how many it placed.
+ * With the counter held at `$1` (its last position): positions for the changes written without one
+ * (`position IS NULL`) and committed, in the order the feed had before positions (time, entity, kind,
+ * claim): what an older release wrote while a fleet was upgraded, an import's changes of a file of
+ * the older format, a merge's; then the rows of `$2` (jsonb, in their order) at the next positions;
+ * then the counter moved past them all. One statement, after the one that locked the counter, so
+ * that its snapshot holds every change committed before.
  */
-const PLACE_UNPLACED = `
-  WITH unplaced AS (SELECT seq, row_number() OVER (ORDER BY at, domain, kind, claim_key, seq) AS n FROM changes WHERE position IS NULL),
-  placed AS (UPDATE changes SET position = $1::bigint + u.n FROM unplaced u WHERE changes.seq = u.seq RETURNING 1)
-  SELECT count(*)::int AS n FROM placed`;
+const APPEND = `
+  WITH unplaced AS (
+    SELECT seq, row_number() OVER (ORDER BY at, domain, kind, claim_key, seq) AS n FROM changes WHERE position IS NULL
+  ), placed AS (
+    UPDATE changes SET position = $1::bigint + u.n FROM unplaced u WHERE changes.seq = u.seq RETURNING 1
+  ), added AS (
+    INSERT INTO changes (domain, kind, claim_key, id, at, verified, status, reason, position)
+    SELECT domain, kind, claim_key, id, at, verified, status, reason, $1::bigint + (SELECT count(*) FROM unplaced) + n
+    FROM jsonb_to_recordset($2::jsonb) AS x(n integer, domain text, kind text, claim_key text, id text, at timestamptz,
+      verified boolean, status text, reason text)
+    ORDER BY n
+    RETURNING 1
+  )
+  UPDATE change_positions SET last = $1::bigint + (SELECT count(*) FROM unplaced) + (SELECT count(*) FROM added)`;
 
 /** The counter, locked until the caller's transaction ends: the position of the last change committed. */
 async function takeCounter(tx: Queryable): Promise<number> {
@@ -42,36 +54,25 @@ async function takeCounter(tx: Queryable): Promise<number> {
 /**
  * Writes `changes` (in their order) at the next positions, and any change committed without one
  * before them; `json` writes the rows for a jsonb parameter (publishers' text: lib/store/verdicts.ts).
- * The caller's transaction holds the counter from here until it ends: this is its last statement
- * (docs/decisions.md#the-order-of-changes), so that it holds it for the commit alone, and takes no
- * lock another recording could hold while it waits for the counter.
+ * The caller's transaction holds the counter from here until it ends: these are its last statements
+ * (docs/decisions.md#the-order-of-changes), so that it holds it for them and the commit alone, and
+ * takes no lock another recording could hold while it waits for the counter.
  */
 export async function appendChanges(tx: Queryable, changes: readonly NewChange[], json: (rows: unknown) => string): Promise<void> {
   if (changes.length === 0) return;
   const last = await takeCounter(tx);
-  const [placed] = await tx.query<{ n: number }>(PLACE_UNPLACED, [String(last)]);
-  const first = last + (placed?.n ?? 0);
-  await tx.query(
-    `INSERT INTO changes (domain, kind, claim_key, id, at, verified, status, reason, position)
-     SELECT domain, kind, claim_key, id, at, verified, status, reason, $1::bigint + n
-     FROM jsonb_to_recordset($2::jsonb) AS x(n integer, domain text, kind text, claim_key text, id text, at timestamptz,
-       verified boolean, status text, reason text)
-     ORDER BY n`,
-    [String(first), json(changes.map((c, i) => Object.assign({ n: i + 1 }, c)))],
-  );
-  await tx.query("UPDATE change_positions SET last = $1::bigint", [String(first + changes.length)]);
+  await tx.query(APPEND, [String(last), json(changes.map((c, i) => Object.assign({ n: i + 1 }, c)))]);
 }
 
 /**
  * Places every change committed without a position, after the counter's last (an import's, at its
- * end: its last statement, as for {@link appendChanges}). `atLeast` raises the counter first: an
+ * end: its last statements, as for {@link appendChanges}). `atLeast` raises the counter first: an
  * import into a new store takes the file's counter, which may be past its last change (the newest
  * ones pruned), so that every cursor of the exported index goes on.
  */
 export async function placeChanges(tx: Queryable, atLeast = 0): Promise<void> {
   const last = Math.max(await takeCounter(tx), atLeast);
-  const [placed] = await tx.query<{ n: number }>(PLACE_UNPLACED, [String(last)]);
-  await tx.query("UPDATE change_positions SET last = $1::bigint", [String(last + (placed?.n ?? 0))]);
+  await tx.query(APPEND, [String(last), "[]"]);
 }
 
 /** The counter's last position, as the caller's snapshot sees it. */

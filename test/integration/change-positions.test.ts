@@ -258,6 +258,20 @@ describe.each(ENGINES)("every change once, in the order recorded, on $name", ({ 
     expect(Changes.parse(answer.body).changes.map((c) => c.id)).toEqual(all.ids.slice(i + 1, i + 4));
   });
 
+  it("a change an older release wrote without a position (a fleet mid-upgrade) is placed by the next recording, and read once", async () => {
+    const walk = newWalk();
+    await poll(routes, walk, 200);
+    await store.db.query("INSERT INTO changes (domain, kind, claim_key, at, status) VALUES ('m07.example', 'entity', '', $1, 'rejected')", [
+      at(44),
+    ]);
+    await poll(routes, walk, 200);
+    await store.record(result("upgrade.example", at(45), [member("upgrade.example", true)]));
+    await poll(routes, walk, 200);
+    expect(twice(walk.ids)).toBe(0);
+    expect(sorted(walk.ids)).toEqual(await heldIds(store));
+    expect(walk.ids.slice(-3)[0]).toBe(changeId({ domain: "m07.example", kind: "entity", claim_key: "", at: at(44) }));
+  });
+
   it("the cursor of a change the index has since pruned still works", async () => {
     await store.record(result("nobody-here.example", at(42), [], "not_found"));
     const walk = newWalk();
@@ -433,6 +447,46 @@ describe("cursors through an export and import", () => {
         changeId({ domain: "m00.example", kind: "credentials", claim_key: "@m00@guild.example/members", at: at(50) }),
       ]);
     }
+  }, 120_000);
+
+  it("a file written before positions imports with its changes in time order: its older cursors go on", async () => {
+    if (!pglite) throw new Error("no engines");
+    const source = await fresh(await pglite.location());
+    for (const [d, h] of [
+      ["b.example", 2],
+      ["a.example", 1],
+      ["c.example", 3],
+    ] as const)
+      await source.record(result(d, at(h), [member(d, true)]));
+    const older = (await exported(source)).replace(/,"last_position":\d+/, "").replace(/,"position":\d+/g, "");
+    expect(older).not.toContain("position");
+    const copy = await fresh(await pglite.location());
+    await importIndex(copy.db, linesOf(older), { merge: false });
+    const walk = newWalk();
+    await poll(routesOf(copy), walk, 200);
+    const inTime = (await heldIds(copy)).length;
+    expect(walk.ids).toHaveLength(inTime);
+    // Time, entity, kind, claim: a.example's claim ("credentials") before its status ("entity").
+    expect(walk.ids.slice(0, 2)).toEqual([
+      changeId({ domain: "a.example", kind: "credentials", claim_key: "@a@guild.example/members", at: at(1) }),
+      changeId({ domain: "a.example", kind: "entity", claim_key: "", at: at(1) }),
+    ]);
+    const cursor = Buffer.from(JSON.stringify([at(2), "b.example", "credentials", "@b@guild.example/members"])).toString("base64url");
+    const answer = await routesOf(copy).changes({ after: cursor, limit: "2" });
+    expect(Changes.parse(answer.body).changes.map((c) => [c.domain, c.kind])).toEqual([
+      ["b.example", "entity"],
+      ["c.example", "credentials"],
+    ]);
+  }, 120_000);
+
+  it("two changes of one position in a file are refused, and nothing is written", async () => {
+    if (!pglite) throw new Error("no engines");
+    const source = await fresh(await pglite.location());
+    for (const d of ["a.example", "b.example"]) await source.record(result(d, at(1), [member(d, true)]));
+    const edited = (await exported(source)).replace(/"position":4\b/, '"position":1');
+    const copy = await fresh(await pglite.location());
+    await expect(importIndex(copy.db, linesOf(edited), { merge: false })).rejects.toThrow(/two changes have the same position/);
+    expect(await heldIds(copy)).toEqual([]);
   }, 120_000);
 
   it("a merge places the file's changes after the store's newest: a walker of the store sees each once, after what it had seen", async () => {
