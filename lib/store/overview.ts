@@ -148,7 +148,10 @@ export const CHANGES_SCHEMA = "ident-resolver/changes@1";
 /** One change of verdict as the API gives it (docs/api.md#changes). */
 export const ChangeItem = z.object({
   id: z.string().meta({ description: "The change's id, the same as its entry's in every Atom feed." }),
-  at: z.string().meta({ description: "When the check that found it ran (ISO-8601, UTC)." }),
+  at: z.string().meta({
+    description:
+      "When the check that found it fetched the entity's document (ISO-8601, UTC). The feed is in the order changes were recorded, not by this time.",
+  }),
   domain: z.string(),
   name: z.string().nullable().meta({ description: "The entity's name as the index knows it." }),
   kind: z.string().meta({ description: "`entity` for the entity's own status, else the kind of the claim." }),
@@ -158,7 +161,10 @@ export const ChangeItem = z.object({
   verified: z.boolean().nullable(),
   reason: z.string().nullable().meta({ description: "Why a claim is not verified (docs/decisions.md#reasons)." }),
   url: z.string().meta({ description: "The entity's page." }),
-  cursor: z.string().meta({ description: "Where a page that starts after this change starts." }),
+  cursor: z.string().meta({
+    description:
+      "Opaque and short (the change's position in the order recorded): a page asked with `after` set to it starts just after this change.",
+  }),
 });
 export type ChangeItem = z.infer<typeof ChangeItem>;
 
