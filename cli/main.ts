@@ -27,7 +27,8 @@ const USAGE = `usage: ident resolve <query> [--json]
 
 Exit status: resolve: 0 when an entity is accepted, 1 when none is; search: 0 with hits, 1 with none;
 check: 0 with no errors (warnings allowed), 1 with errors; store: 0 when done, 1 when refused (a bad
-file, a store in use or not empty); 2 for a bad query or usage, or an index that cannot be searched.`;
+file, a store in use or not empty), 130 when an import is stopped by Ctrl-C (128 + the signal's
+number: it is rolled back); 2 for a bad query or usage, or an index that cannot be searched.`;
 
 export { printable };
 

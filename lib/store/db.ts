@@ -3,7 +3,7 @@
  * compiled to WebAssembly, in a child process of its own, in a folder) by default, a PostgreSQL server when a URL is
  * given. Both run the same SQL text with `$1` parameters; nothing above this file knows which.
  */
-import { fork } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { statfsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -97,15 +97,7 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
     pending.clear();
   };
   const exited = new Promise<void>((resolve) => engine.once("exit", () => resolve()));
-  // The engine leaves a stop signal sent to the whole group to the app (lib/store/pglite-engine.mjs).
-  // An app that exits without closing the store ends it at once, before its other exit hooks run: a
-  // test's removes the folder the engine would still be writing in.
-  const endWithApp = () => {
-    gone_ ??= new StoreError("the embedded store is closed: its app is ending");
-    engine.kill("SIGKILL");
-  };
-  process.prependListener("exit", endWithApp);
-  engine.once("exit", () => process.off("exit", endWithApp));
+  endsWithApp(engine, () => (gone_ ??= new StoreError("the embedded store is closed: its app is ending")));
   // A process that dies fails the opening, or later what waits on it and every later call, in words.
   const started = new Promise<Started>((resolve, reject) => {
     engine.on("error", (err) => {
@@ -200,6 +192,21 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
     },
     restart: () => void engine.kill("SIGKILL"),
   };
+}
+
+/**
+ * `engine` ended at once when this process exits without closing the store, before its other exit
+ * hooks run (a test's removes the folder the engine would still write in); `ending` first, so the
+ * supervisor does not start it again. A stop signal sent to the whole group the engine leaves to the
+ * app (lib/store/pglite-engine.mjs).
+ */
+function endsWithApp(engine: ChildProcess, ending: () => void): void {
+  const end = () => {
+    ending();
+    engine.kill("SIGKILL");
+  };
+  process.prependListener("exit", end);
+  engine.once("exit", () => process.off("exit", end));
 }
 
 /**
