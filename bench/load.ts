@@ -18,6 +18,9 @@
  *   fair       64 addresses each keeping 4 searches (then 4 cold lookups) in flight for 20 s, and a 65th
  *              client asking one at a time: none of its requests refused, its p95 beside its p95 at rest
  *              (bench/load-fair.ts, docs/architecture.md#fair-queues)
+ *   changes    publishers answering in 0–9 s with claims of 1–10,000 characters record changes while a
+ *              walker polls /api/changes and another follows /changes.xml's next links: every change
+ *              seen exactly once, on the embedded store and on PostgreSQL (bench/load-changes.ts)
  *   engine, disk, pages, search, junk, imports
  *              what the app remembers: its engine killed, its disk filled, 10,000 distinct pages, a
  *              search flood at 100,000 entities, 10,000 lookups of nothing, failed imports of the
@@ -61,6 +64,7 @@ import {
   stopApp,
   watch,
 } from "./load-kit";
+import { changesRun } from "./load-changes";
 import { fairRun } from "./load-fair";
 import { importsRun, junkRun, storeRuns, storeSites } from "./load-store";
 import { startWildPublisher, WILD_SUFFIX } from "./wild-publisher";
@@ -422,6 +426,9 @@ if (wanted("fair")) {
     return { env: wildEnv(wild), suffix: WILD_SUFFIX, stop: () => wild.stop() };
   });
 }
+
+// Runs with a sample network and app of their own.
+if (wanted("changes")) await changesRun();
 
 await storeRuns({ toNet, wanted });
 
