@@ -11,8 +11,7 @@ import { isTransientFailure } from "../fetch/transient";
 import { CLAIM_COLUMNS, CLAIM_KEY, names } from "./columns";
 import { extend } from "../objects";
 import {
-  clipDescription,
-  clipName,
+  cut,
   keptId,
   keptMessage,
   MAX_DESCRIPTION_LENGTH,
@@ -90,12 +89,15 @@ const iso = (d: Date | null) => (d ? isoOf(d) : null);
  */
 export const MAX_LABEL_LENGTH = 500;
 
-/** A string at `path` in a claimed entry (untrusted JSON), or null; kept as a name is. */
+/**
+ * A string at `path` in a claimed entry (untrusted JSON), or null; at a name's length. The index keeps
+ * lengths; what shows the text cleans it (docs/decisions.md#rendering), as an export carries it.
+ */
 function textAt(value: unknown, ...path: string[]): string | null {
   let at = value;
   for (const key of path)
     at = at !== null && typeof at === "object" && !Array.isArray(at) ? (at as Record<string, unknown>)[key] : undefined;
-  return typeof at === "string" && at.trim() !== "" ? clipName(at) : null;
+  return typeof at === "string" && at.trim() !== "" ? cut(at, MAX_NAME_LENGTH) : null;
 }
 
 /**
@@ -107,7 +109,7 @@ export function keptDetails(details: Record<string, string>): Record<string, str
   const over = (key: string, text: string) => text.length > (key === "description" ? MAX_DESCRIPTION_LENGTH : MAX_NAME_LENGTH);
   if (!Object.entries(details).some(([key, text]) => over(key, text))) return details;
   return Object.fromEntries(
-    Object.entries(details).map(([key, text]) => [key, key === "description" ? clipDescription(text) : clipName(text)]),
+    Object.entries(details).map(([key, text]) => [key, cut(text, key === "description" ? MAX_DESCRIPTION_LENGTH : MAX_NAME_LENGTH)]),
   );
 }
 
@@ -217,7 +219,7 @@ async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before
       domain,
       result.entity.status,
       result.entity.network_id === undefined ? null : keptId(result.entity.network_id),
-      result.entity.entity_type === undefined ? null : clipName(result.entity.entity_type),
+      result.entity.entity_type === undefined ? null : cut(result.entity.entity_type, MAX_NAME_LENGTH),
       jsonb(details),
       jsonb(keptProblems(result.entity.problems)),
       plan.verified,
@@ -614,7 +616,7 @@ async function keepEntity(tx: Queryable, r: KeptEntity): Promise<void> {
   await tx.query("UPDATE entities SET network_id = $2, entity_type = $3, details = $4, problems = $5 WHERE domain = $1", [
     r.domain,
     r.network_id === null ? null : keptId(r.network_id),
-    r.entity_type === null ? null : clipName(r.entity_type),
+    r.entity_type === null ? null : cut(r.entity_type, MAX_NAME_LENGTH),
     jsonb(keptDetails(r.details)),
     jsonb(keptProblems(r.problems)),
   ]);
