@@ -38,7 +38,7 @@ export type ConfiguredResolver = Resolver & {
   /** The index, once open; null when it could not be opened (lookups are answered all the same). */
   store: Promise<Store | null>;
   /** A response answered from the cache alone (never recorded by the resolver), with what the index knows. */
-  remember(response: SearchResponse): Promise<SearchResponse>;
+  remember(response: SearchResponse, client?: string): Promise<SearchResponse>;
   close(): Promise<void>;
 };
 
@@ -120,9 +120,9 @@ export function createConfiguredResolver(
     cache,
     limits: { maxClaims: config.maxClaims, maxConnections: config.maxConnections, maxFetchesPerQuery: limits.fetchesPerQuery },
     // docs/decisions.md#the-index: every resolution is recorded, whatever started it.
-    annotate: async (result) => {
+    annotate: async (result, client) => {
       const index = await store;
-      return index ? index.record(result) : result;
+      return index ? index.record(result, client) : result;
     },
     preview: async (domain, fetchedAt) => {
       const index = await store;
@@ -140,9 +140,9 @@ export function createConfiguredResolver(
     fleet,
     metrics,
     store,
-    remember: async (response: SearchResponse) => {
+    remember: async (response: SearchResponse, client?: string) => {
       const index = await store;
-      return index ? index.recordResponse(response) : response;
+      return index ? index.recordResponse(response, client) : response;
     },
     async close() {
       await fetcher.close();

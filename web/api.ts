@@ -148,7 +148,7 @@ export function createApi(deps: ApiDeps): Api {
     const { refresh, client } = admission;
     const work = newWork();
     // An answer the admission found in the cache is annotated from the index as a lookup's would be.
-    let response = admission.cached && (await resolver.remember(admission.cached));
+    let response = admission.cached && (await resolver.remember(admission.cached, admission.client));
     const fromCache = response !== null;
     if (response === null) {
       const answer = await resolver.resolve(parsed.query, { refresh: refresh.granted, work, client });

@@ -58,7 +58,7 @@ async function deliver(
   const query = page.query;
   const opts = { refresh: admitted.refresh.granted, client: admitted.client };
   // Annotated from the index as a lookup's answer would be (docs/decisions.md#the-index).
-  const remembered = admitted.cached && (await resolver.remember(admitted.cached));
+  const remembered = admitted.cached && (await resolver.remember(admitted.cached, admitted.client));
   if (remembered) return { mode: "whole", response: remembered };
   if (!streamsTo(userAgent)) {
     const answer = await resolver.resolve(query, opts);

@@ -36,9 +36,10 @@ export type ResolverDeps = {
   limits?: Partial<Limits>;
   /**
    * Called with every entity result a lookup completes (not a cache-only answer): the index records
-   * it and hands it back with what it remembers (docs/decisions.md#the-index). Must not throw.
+   * it and hands it back with what it remembers (docs/decisions.md#the-index). `client` is whose lookup
+   * it was, for the index's fair turns (docs/architecture.md#fair-queues). Must not throw.
    */
-  annotate?: (result: EntityResult) => Promise<EntityResult>;
+  annotate?: (result: EntityResult, client?: string) => Promise<EntityResult>;
   /**
    * For an entity whose claims arrive one by one: how the index will annotate each claim of a check
    * made at `fetchedAt` (ISO), so a streamed card says what the whole result will. Must not throw.
@@ -133,7 +134,7 @@ export function createResolver(deps: ResolverDeps): Resolver {
   const annotated = async (domain: string, opts: ResolveOptions, slots: boolean): Promise<StagedEntity | FetchRefusal> => {
     const entity = await staged(domain, opts);
     if (isRefusal(entity) || !annotate || opts.cacheOnly) return entity;
-    const result = entity.result.then(annotate);
+    const result = entity.result.then((whole) => annotate(whole, opts.client));
     if (!slots || !deps.preview || entity.entity.status !== "accepted") return extend(entity, { result });
     // Each claim as it settles, annotated as the whole result will be (docs/decisions.md#the-index).
     const preview = deps.preview(entity.entity.domain, entity.cache.fetched_at).catch(() => null);

@@ -10,6 +10,7 @@ import { history, preview, record, type ClaimKind, type History } from "./verdic
 import { discoveredDomains, enqueue, pruneNeverAccepted, type DiscoveryOptions } from "./queue";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 import { extend } from "../objects";
+import { createAtOnceLimiter } from "../traffic/at-once";
 import type { FeedChange } from "./feeds";
 import {
   changesPage,
@@ -35,10 +36,13 @@ export type Store = {
    * dead embedded engine again, `no space` while the disk is full; else `running`.
    */
   state(): EngineState | "no space";
-  /** Records one entity result and returns it annotated; never throws. */
-  record(result: EntityResult): Promise<EntityResult>;
-  /** Records every result of a response and returns it annotated; never throws. */
-  recordResponse(response: SearchResponse): Promise<SearchResponse>;
+  /**
+   * Records one entity result and returns it annotated; never throws. Records wait their turn at the
+   * engine fairly: `client`'s behind those of clients with fewer waiting (docs/architecture.md#fair-queues).
+   */
+  record(result: EntityResult, client?: string): Promise<EntityResult>;
+  /** Records every result of a response and returns it annotated, as `record` does; never throws. */
+  recordResponse(response: SearchResponse, client?: string): Promise<SearchResponse>;
   history(domain: string): Promise<History | null>;
   /** How `record` will annotate each claim of a check at `fetchedAt`; null when the index cannot say. Never throws. */
   preview(domain: string, fetchedAt: string): Promise<((kind: ClaimKind, claim: Claim, index: number) => Claim) | null>;
@@ -96,6 +100,16 @@ export type StoreStats = {
 /** How often the store removes what was never accepted (docs/decisions.md#the-index). */
 const PRUNE_EVERY_MS = 3600_000;
 
+/**
+ * Results recorded at once (docs/architecture.md#fair-queues): one on the embedded engine, which runs
+ * one transaction at a time, a few on a server (its pool holds 8 connections, for reads too). The
+ * rest wait in a fair queue, the result of the client with the fewest waiting first, so that a
+ * crowd's lookups do not hold another client's answer behind theirs in the engine's own line.
+ */
+export const RECORDS_AT_ONCE = { pglite: 1, postgres: 4 } as const;
+/** The one key of the records' turns. */
+const ENGINE_TURN = "engine";
+
 /** Results kept while the database is away; past it the oldest is dropped, and counted. */
 export const BACKLOG_MAX = 1000;
 /** How often a store with a backlog asks whether the database is back. */
@@ -126,6 +140,7 @@ export async function openStore(
     }
   };
   const db: Db = await openDb(where, log, migrated);
+  const recordTurns = createAtOnceLimiter(RECORDS_AT_ONCE[db.engine]);
 
   // docs/decisions.md#the-index: what was never accepted leaves 7 days after its last check.
   const prune = () => void pruneNeverAccepted(db).catch(() => undefined);
@@ -231,13 +246,13 @@ export async function openStore(
     }
   }
 
-  async function recordOne(result: EntityResult): Promise<EntityResult> {
+  async function recordOne(result: EntityResult, client = ""): Promise<EntityResult> {
     // Behind results already waiting: they are recorded first, in order.
     if (backlog.length > 0 || draining > 0) {
       keepForLater(result, "results are waiting");
       return result;
     }
-    const tried = await attempt(result);
+    const tried = await recordTurns(ENGINE_TURN, () => attempt(result), undefined, client);
     if (tried.kind === "wait") keepForLater(result, tried.why);
     return tried.kind === "written" ? written(result, tried.out) : result;
   }
@@ -262,11 +277,11 @@ export async function openStore(
     engine: db.engine,
     db,
     record: recordOne,
-    async recordResponse(response) {
+    async recordResponse(response, client) {
       // One transaction per result, in order: a property query's owners (up to its fetch budget) queue
       // behind each other rather than holding one long transaction.
       const results: EntityResult[] = [];
-      for (const result of response.results) results.push(await recordOne(result));
+      for (const result of response.results) results.push(await recordOne(result, client));
       return extend(response, { results });
     },
     history: (domain) => history(db, domain.toLowerCase()),

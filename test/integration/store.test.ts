@@ -8,7 +8,7 @@ import { getPriority } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Claim, EntityResult, SearchResponse } from "../../lib/result/record";
-import { openStore, StoreError, type Store, type StoreLocation } from "../../lib/store";
+import { openStore, RECORDS_AT_ONCE, StoreError, type Store, type StoreLocation } from "../../lib/store";
 import { openDb } from "../../lib/store/db";
 import { migrate, MIGRATIONS } from "../../lib/store/migrations";
 import { entityStanding } from "../../lib/store/standing";
@@ -133,6 +133,17 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
     const out = await recorded(checked);
     expect(await entityStanding(store.db, "counted.example")).toMatchObject({ verified: 1, unverified: 1 });
     expect(claimCounts(out)).toEqual({ verified: 1, total: 2 });
+  });
+
+  it("records take fair turns at the engine (docs/architecture.md#fair-queues): a client's one result is not held behind a crowd's forty", async () => {
+    const done: string[] = [];
+    const crowd = Array.from({ length: 40 }, (_, i) =>
+      store.record(result(`crowd${i}.example`, at(0), [{ id: P1, verified: true }]), "crowd").then(() => done.push(`crowd${i}`)),
+    );
+    const polite = store.record(result("polite.example", at(0), [{ id: P1, verified: true }]), "polite").then(() => done.push("polite"));
+    await Promise.all([...crowd, polite]);
+    expect(done.indexOf("polite")).toBeLessThanOrEqual(RECORDS_AT_ONCE[store.engine]);
+    expect(await entityStanding(store.db, "polite.example")).toMatchObject({ verified: 1 });
   });
 
   it("a verdict that holds keeps its run's start; a change starts a new run and is in the history", async () => {
