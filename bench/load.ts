@@ -21,6 +21,9 @@
  *   changes    publishers answering in 0–9 s with claims of 1–10,000 characters record changes while a
  *              walker polls /api/changes and another follows /changes.xml's next links: every change
  *              seen exactly once, on the embedded store and on PostgreSQL (bench/load-changes.ts)
+ *   sizes      50 entities with the longest strings a publisher can send: the largest answer of
+ *              /api/changes, /api/search, an entity page and a feed, and the app's memory meanwhile
+ *              (bench/load-sizes.ts, docs/decisions.md#validation)
  *   engine, disk, pages, search, junk, imports
  *              what the app remembers: its engine killed, its disk filled, 10,000 distinct pages, a
  *              search flood at 100,000 entities, 10,000 lookups of nothing, failed imports of the
@@ -66,6 +69,7 @@ import {
 } from "./load-kit";
 import { changesRun } from "./load-changes";
 import { fairRun } from "./load-fair";
+import { sizesRun } from "./load-sizes";
 import { importsRun, junkRun, storeRuns, storeSites } from "./load-store";
 import { startWildPublisher, WILD_SUFFIX } from "./wild-publisher";
 
@@ -429,6 +433,7 @@ if (wanted("fair")) {
 
 // Runs with a sample network and app of their own.
 if (wanted("changes")) await changesRun();
+if (wanted("sizes")) await sizesRun();
 
 await storeRuns({ toNet, wanted });
 
