@@ -12,14 +12,14 @@
 import { recount } from "./migrations";
 import { CLAIM_COLUMNS, names, type Columns } from "./columns";
 import { z } from "zod";
-import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
+import { cut, keptId, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
 import { DEFAULTS } from "../limits";
 import { isDomain } from "../protocol/ids";
 import { EntityStatus, Reason } from "../result/record";
 import type { Db, Tx } from "./db";
 import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./copy-text";
 import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue";
-import { addTypoWords, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts";
+import { addTypoWords, boundedKey, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts";
 import { searchColumns } from "./search-text";
 import { lastPosition, placeChanges } from "./positions";
 
@@ -113,13 +113,27 @@ const EARLIEST_SECOND = toSecond(EARLIEST_MS);
 const JOB_REASONS = Object.keys(PRIORITY) as [JobReason, ...JobReason[]];
 const PRIORITIES = Object.values(PRIORITY);
 
+/**
+ * A claim's key and an id as the index keeps them (docs/decisions.md#the-index): a file an older
+ * release wrote may hold keys no btree row takes ("index row requires 12064 bytes"), which would fail
+ * the whole import; they are bounded as a record bounds them, the same way in claims and changes.
+ */
+const KeptKey = z.string().transform(boundedKey);
+const KeptId = z
+  .string()
+  .nullable()
+  .transform((id) => (id === null ? null : keptId(id)));
+
 /** The shape of the lines, every value typed (so nothing nests deeper than this) and every closed set its own. */
 const EntityShape = z.strictObject({
   entity: z.strictObject({
     domain: z.string(),
     status: EntityStatus,
-    network_id: z.string().nullable(),
-    entity_type: z.string().nullable(),
+    network_id: KeptId,
+    entity_type: z
+      .string()
+      .nullable()
+      .transform((t) => (t === null ? null : cut(t, MAX_NAME_LENGTH))),
     details: z.record(z.string(), z.string()),
     problems: z.array(
       z.strictObject({
@@ -142,8 +156,8 @@ const EntityShape = z.strictObject({
   claims: z.array(
     z.strictObject({
       kind: z.enum(CLAIM_KINDS),
-      claim_key: z.string(),
-      id: z.string().nullable(),
+      claim_key: KeptKey,
+      id: KeptId,
       label: z.string().nullable(),
       issuer: z.string().nullable(),
       issuer_name: z.string().nullable(),
@@ -162,8 +176,8 @@ const EntityShape = z.strictObject({
   changes: z.array(
     z.strictObject({
       kind: z.enum(["entity", ...CLAIM_KINDS]),
-      claim_key: z.string(),
-      id: z.string().nullable(),
+      claim_key: KeptKey,
+      id: KeptId,
       at: Time,
       verified: z.boolean().nullable(),
       status: EntityStatus.nullable(),

@@ -727,6 +727,39 @@ describe.each(ENGINES)("refusals on $name", ({ location }) => {
       await own.close();
     }
   });
+  it("an older release's file: a claim key and id of 9,000 characters no btree row takes, and a long entity type, import at the index's lengths (docs/decisions.md#the-index)", async () => {
+    const e = lineOf("e000.example");
+    const line = JSON.parse(lines()[e]!) as ExportEntity;
+    // Incompressible, as a URL of random characters is: PostgreSQL would refuse it as an index row.
+    const long = `https://x.example/${Array.from({ length: 9000 }, (_, i) => "abcdefghijklmnopqrstuvwxyz0123456789"[(i * 7919 + (i >> 3) * 104729) % 36]).join("")}`;
+    const claim = line.claims.find((c) => c.kind === "properties")!;
+    const before = claim.claim_key;
+    claim.claim_key = long;
+    claim.id = long;
+    for (const c of line.changes) if (c.kind === "properties" && c.claim_key === before) Object.assign(c, { claim_key: long, id: long });
+    line.entity.entity_type = "t".repeat(100_000);
+    const edited = lines()
+      .map((l, i) => (i === e ? JSON.stringify(line) : l))
+      .join("\n");
+    const own = await openStore(await location());
+    try {
+      expect((await load(own, edited)).entities).toBe(JSON.parse(lines()[0]!).counts.entities);
+      const claims = await own.db.query<{ claim_key: string; id: string }>(
+        "SELECT claim_key, id FROM claims WHERE domain = 'e000.example' AND kind = 'properties'",
+      );
+      const bounded = claims.find((c) => c.claim_key.startsWith("#sha256:"));
+      expect(bounded?.id.length).toBeLessThanOrEqual(1024);
+      const changes = await own.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM changes WHERE domain = 'e000.example' AND claim_key = $1",
+        [bounded?.claim_key],
+      );
+      expect(changes[0]?.n).toBeGreaterThan(0);
+      const [entity] = await own.db.query<{ entity_type: string }>("SELECT entity_type FROM entities WHERE domain = 'e000.example'");
+      expect(entity?.entity_type.length).toBe(300);
+    } finally {
+      await own.close();
+    }
+  });
   it("a store with no entity but queued seeds takes the file: its jobs join the seeds, a domain queued twice keeps the earlier due time", async () => {
     const seeded = await openStore(await location());
     try {
