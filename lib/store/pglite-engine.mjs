@@ -61,9 +61,14 @@ for (const task of tasks) {
 function alive(pid) {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return /** @type {NodeJS.ErrnoException} */ (err).code === "EPERM";
+  }
+  // An engine its app ended (lib/store/db.ts) is gone, though not yet reaped: it holds nothing (Linux).
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return true;
   }
 }
 
@@ -157,7 +162,8 @@ let leaving = false;
 /**
  * The app that started this process closed the store, or died without a word (SIGKILL): what it
  * left open is rolled back, so the files an import made for its rows go with it
- * (docs/deploying.md#moving-the-index), and the store is closed before the process ends.
+ * (docs/deploying.md#moving-the-index), and the process ends at once (without a checkpoint: a new
+ * app may be waiting for the folder).
  */
 async function leave() {
   leaving = true;
@@ -165,7 +171,6 @@ async function leave() {
   open.clear();
   for (const t of left) t.end(false);
   await Promise.allSettled(left.map((t) => t.finished));
-  if (!db.closed) await db.close().catch(() => undefined);
   process.exit(0);
 }
 gone = () => void leave();
