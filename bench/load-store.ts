@@ -11,13 +11,15 @@
  *   junk     10,000 lookups of names with no entity document, then the index's prune 6 and 7 days on
  *   imports  four failed `ident store import`s of 20,000 entities (the last line not JSON) into an empty
  *            store, then four into a store of 20,000 with --merge, on both engines: the store's size
- *            before and after (docs/deploying.md#what-an-import-refuses); needs no build
+ *            before and after (docs/deploying.md#what-an-import-refuses); then three embedded imports of
+ *            100,000 entities stopped part-way by Ctrl-C, and three by SIGKILL: the store's size before,
+ *            after each and opened again (docs/deploying.md#moving-the-index); needs no build
  *
  * Results "lost" are lookups answered 200 whose domain the index does not hold afterwards
  * (`/api/entity/{domain}/history` answers 404). Limits that would refuse the load itself (the
  * address's minute: every publisher here is one address) are raised for the run, and said so.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { appendFileSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeSync, openSync, closeSync } from "node:fs";
 import { Agent } from "node:http";
 import path from "node:path";
@@ -26,7 +28,7 @@ import { BACKLOG_MAX } from "../lib/store";
 import { DEFAULTS } from "../lib/limits";
 import type { Site } from "../test/network/server";
 import { startPostgres } from "../test/helpers/postgres";
-import { scratchDir } from "../test/helpers/scratch";
+import { endsWithRun, scratchDir } from "../test/helpers/scratch";
 import { writeSynthetic } from "./export";
 import { generateFor } from "./index";
 import { type App, counts, engineRssMb, get, metric, p95, probe, root, rssMb, scrape, sleep, startApp, stopApp } from "./load-kit";
@@ -383,10 +385,12 @@ export async function junkRun(env: Record<string, string>, suffix: string): Prom
   );
 }
 
-/** The bytes of every file under `dir`. */
+/** The bytes of every file under `dir` (one an engine removes meanwhile counts nothing). */
 function folderBytes(dir: string): number {
   return readdirSync(dir, { withFileTypes: true }).reduce(
-    (sum, e) => sum + (e.isDirectory() ? folderBytes(path.join(dir, e.name)) : e.isFile() ? statSync(path.join(dir, e.name)).size : 0),
+    (sum, e) =>
+      sum +
+      (e.isDirectory() ? folderBytes(path.join(dir, e.name)) : (statSync(path.join(dir, e.name), { throwIfNoEntry: false })?.size ?? 0)),
     0,
   );
 }
@@ -401,6 +405,69 @@ const identStore = (args: string[], env: Record<string, string>) =>
       (_err, _stdout, stderr) => resolve(stderr.trim().split("\n").at(-1) ?? ""),
     ),
   );
+
+/**
+ * `ident store import file` into the embedded store in `dataDir`, in a process group of its own as a
+ * terminal starts it, sent `signal` to the group (a terminal's Ctrl-C is SIGINT to it) once it has
+ * written `grown` bytes (past the folder's smallest size meanwhile: its opening may first remove what
+ * a killed import left); resolves once every process of the group has ended, with whether the signal
+ * came before the import's end.
+ */
+async function importStopped(file: string, dataDir: string, signal: NodeJS.Signals, grown: number): Promise<boolean> {
+  const child = endsWithRun(
+    spawn(process.execPath, [path.join(root, "bin", "ident.js"), "store", "import", file], {
+      detached: true,
+      env: Object.assign({}, process.env, { IDENT_CRAWL: "0", IDENT_LOG_LEVEL: "warn", IDENT_DATA_DIR: dataDir }),
+      stdio: "ignore",
+    }),
+    "SIGKILL",
+  );
+  let ended = false;
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      ended = true;
+      resolve();
+    }),
+  );
+  for (let low = Infinity; ; await sleep(100)) {
+    const now = folderBytes(dataDir);
+    low = Math.min(low, now);
+    if (ended || now >= low + grown) break;
+  }
+  const stopped = !ended;
+  if (stopped) process.kill(-child.pid!, signal);
+  await exited;
+  // Its engine, in the same group, ends after it.
+  for (let alive = true; alive; await sleep(100)) {
+    try {
+      process.kill(-child.pid!, 0);
+    } catch {
+      alive = false;
+    }
+  }
+  return stopped;
+}
+
+/**
+ * Three embedded imports of `file` into a new store in `dataDir`, each stopped by `signal` once it has
+ * written `grown` bytes (docs/deploying.md#moving-the-index): the store's size before, after each, and
+ * opened again, in MB; how many were stopped before their end, and the entities the store holds afterwards.
+ */
+async function stoppedImports(file: string, dataDir: string, signal: NodeJS.Signals, grown: number) {
+  await (await openStore({ kind: "embedded", dataDir }, () => undefined)).close();
+  const before = folderBytes(dataDir);
+  const mb: number[] = [before / 1048576];
+  let stopped = 0;
+  for (let i = 0; i < 3; i++) {
+    if (await importStopped(file, dataDir, signal, grown)) stopped++;
+    mb.push(folderBytes(dataDir) / 1048576);
+  }
+  const store = await openStore({ kind: "embedded", dataDir }, () => undefined);
+  const [held] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
+  await store.close();
+  mb.push(folderBytes(dataDir) / 1048576);
+  return { mb, stopped, entities: held?.n ?? NaN };
+}
 
 /**
  * The `imports` run (docs/deploying.md#what-an-import-refuses): a failed import leaves the store its
@@ -447,8 +514,35 @@ export async function importsRun(): Promise<void> {
       `imports   Four failed imports of ${N.toLocaleString("en-US")} entities (the last line not JSON; each said "${said.replace(dir, "…")}"): ` +
         `the store's size ${figures.join("; ")} (goal: the store's size + ≤ 25 %)`,
     );
+    await stoppedRun(dir);
   } finally {
     await pg.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The `imports` run's stopped imports: 100,000 entities, each stopped once it has written 150 MB (about half of it). */
+async function stoppedRun(dir: string): Promise<void> {
+  const M = 100_000;
+  const file = path.join(dir, "100k.ndjson");
+  await writeSynthetic(file, M);
+  const grown = 150 * 1048576;
+  const lines: string[] = [];
+  for (const signal of ["SIGINT", "SIGKILL"] as const) {
+    const { mb, stopped, entities } = await stoppedImports(file, path.join(dir, `data-${signal}`), signal, grown);
+    const [before = 0, ...rest] = mb;
+    const opened = rest.pop() ?? 0;
+    const how = signal === "SIGINT" ? "Ctrl-C (SIGINT to the command's group)" : "SIGKILL to the command's group";
+    const growth = `${opened >= before ? "+" : ""}${(((opened - before) / before) * 100).toFixed(1)} %`;
+    lines.push(
+      `by ${how} (${stopped} of 3 stopped before their end): ${before.toFixed(1)} → ${rest.map((m) => m.toFixed(1)).join(", ")} MB, ` +
+        `${opened.toFixed(1)} MB opened again (${growth}), holding ${entities} entities`,
+    );
+  }
+  rmSync(file, { force: true });
+  console.log(
+    `imports   Three embedded imports of ${M.toLocaleString("en-US")} entities, each stopped once it had written 150 MB, ` +
+      `the store's size before, after each and opened again: ${lines.join("; ")} (goal: ≤ +25 % after three; each import's own opening ` +
+      `removes what a killed one left)`,
+  );
 }
