@@ -5,9 +5,9 @@
  * again holds what it held before, nothing of the file, and keeps its size; a whole import then works.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { createWriteStream, readdirSync, statSync, writeFileSync } from "node:fs";
+import { createWriteStream, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { openStore, type Store } from "../../lib/store";
 import { EXPORT_SCHEMA, exportIndex, type ExportEntity, type ExportJob } from "../../lib/store/export";
 import { endsWithRun, scratchDir } from "../helpers/scratch";
@@ -168,6 +168,8 @@ async function interrupted(dataDir: string, lines: string[], signal: NodeJS.Sign
 describe("an embedded import cut short (docs/deploying.md#moving-the-index)", () => {
   it("by Ctrl-C (SIGINT to its group), then by SIGKILL: the store holds what it held and keeps its size; a whole import then works", async () => {
     const dir = scratchDir("ident-import-cut-");
+    // Gone after the test, not only when its worker ends (a runner may end it without its exit hooks).
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const dataDir = path.join(dir, "data");
     const lines = exportLines();
     const file = path.join(dir, "whole.ndjson");
