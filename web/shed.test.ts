@@ -84,3 +84,25 @@ describe("lookupsInInstance is fair (docs/architecture.md#fair-queues)", () => {
     expect([shedder.requestsOf("polite"), shedder.lookupsOf("polite"), shedder.requestsOf("crowd0")]).toEqual([2, 1, 4]);
   });
 });
+
+describe("a client at its own limit is told so, whatever else is full", () => {
+  it("with lookupsInInstance small enough that its share ends at its own limit: 429 lookups_in_progress, not 503 busy", () => {
+    // IDENT_MAX_OUTBOUND=2: 10 lookups in the instance, 8 for a client that has some already, 8 a client's own.
+    const settings = { ...defaults, lookupsInInstance: 10 };
+    const refusals: string[] = [];
+    const shedder = createShedder({
+      settings,
+      retryAfterS: () => 10,
+      clientOf: (xff) => xff ?? "?",
+      refused: (r) => refusals.push(r.refused),
+    });
+    const path = "/api/resolve?q=mine.test";
+    for (let i = 0; i < 8; i++) {
+      const { req, res } = exchange(path, "one");
+      expect(shedder.shed(req, res, classify("GET", path))).toBeNull();
+    }
+    const over = exchange(path, "one");
+    expect(shedder.shed(over.req, over.res, classify("GET", path))?.delayMs).toBe(OVER_LIMIT_DELAY_MS);
+    expect(refusals).toEqual(["lookups_in_progress"]);
+  });
+});

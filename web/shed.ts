@@ -48,13 +48,14 @@ export function createShedder(deps: ShedDeps) {
         lookup && inProgress.count("lookups") >= boundFor(settings.lookupsInInstance, inProgress.count(client))
           ? "lookupsInInstance"
           : null;
-      if (full || lookupsFull) {
+      // A client at its own limit is told so first: that is the reason, whatever else is full.
+      if (lookup && inProgress.count(client) >= settings.lookupsInProgress) {
+        const why = `you have ${settings.lookupsInProgress} lookups in progress, as many as one client may at once; try again when one has finished`;
+        refused = refusedAt("lookupsInProgress", why, Math.ceil(OVER_LIMIT_DELAY_MS / 1000));
+      } else if (full || lookupsFull) {
         const retry = deps.retryAfterS();
         const why = `this resolver is answering as many requests as it can hold; try again in ${retry} s`;
         refused = refusedAt(full ?? lookupsFull ?? "requestsInInstance", why, retry);
-      } else if (lookup && inProgress.count(client) >= settings.lookupsInProgress) {
-        const why = `you have ${settings.lookupsInProgress} lookups in progress, as many as one client may at once; try again when one has finished`;
-        refused = refusedAt("lookupsInProgress", why, Math.ceil(OVER_LIMIT_DELAY_MS / 1000));
       }
       if (!refused) {
         res.once("close", inProgress.enter(lookup ? ["all", "lookups", client, `requests ${key}`] : ["all", `requests ${key}`]));
