@@ -4,10 +4,11 @@
  * 127.0.0.1, as behind a reverse proxy, where a proxy rewrite once made Next proxy requests to
  * itself). Raw HTTP, so each path reaches the server exactly as written. The corpus is below.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { request } from "node:http";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
+import { ready, startServer } from "./helpers/server";
 
 const LONG = "a".repeat(600);
 const PATHS = [
@@ -139,17 +140,17 @@ test("bound to 0.0.0.0: no 500 and no hanging request from the fuzz corpus", asy
 
 test.describe("bound to 127.0.0.1", () => {
   let server: ChildProcess;
-  test.beforeAll(async () => {
+  test.beforeAll(async ({ request }) => {
+    test.setTimeout(120_000);
     // Its publishers are unreachable (a closed loopback port): only the app's own answers are tried.
-    server = spawn(process.execPath, [path.resolve("web/serve.js")], {
-      env: { ...process.env, PORT: "3101", HOSTNAME: "127.0.0.1", IDENT_CONNECT_TO: "::127.0.0.1:9", IDENT_FETCH_TIMEOUT_MS: "2000" },
-      stdio: "ignore",
+    // An index in memory: a folder of the project's own would be shared with other specs' servers.
+    server = startServer([path.resolve("web/serve.js")], {
+      PORT: "3101",
+      HOSTNAME: "127.0.0.1",
+      IDENT_CONNECT_TO: "::127.0.0.1:9",
+      IDENT_FETCH_TIMEOUT_MS: "2000",
     });
-    for (let i = 0; i < 100; i++) {
-      if ((await send(3101, "GET", "/", {})).status === 200) return;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw new Error("the second server did not start");
+    await ready(request, 3101, server, "127.0.0.1");
   });
   test.afterAll(() => {
     server.kill("SIGTERM");

@@ -21,13 +21,13 @@ export function startServer(command: string[], env: Record<string, string>): Chi
  * may make a start take (a hook that calls this needs a longer timeout than the default 60 s). One
  * that stops, or does not answer in time, fails naming its port and what it wrote to stderr.
  */
-export async function ready(request: APIRequestContext, port: number, server?: ChildProcess): Promise<void> {
+export async function ready(request: APIRequestContext, port: number, server?: ChildProcess, host = "localhost"): Promise<void> {
   const started = Date.now();
   const words = () => (server ? `; its stderr: ${said.get(server) || "(nothing)"}` : "");
   while (Date.now() - started < 90_000) {
     if (server && server.exitCode !== null) throw new Error(`the server on ${port} stopped (exit code ${server.exitCode})${words()}`);
     const ok = await request
-      .get(`http://localhost:${port}/`, { timeout: 10_000 })
+      .get(`http://${host}:${port}/`, { timeout: 10_000 })
       .then((r) => r.ok())
       .catch(() => false);
     if (ok) return;
