@@ -17,5 +17,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Two files at once whatever the cores (Vitest takes one fewer than there are: one, on two cores):
+    // most of a file's time is spent waiting on the processes and servers it starts.
+    maxWorkers: 2,
+    // One migrated embedded index for the tests to copy (test/global-setup.ts).
+    globalSetup: ["test/global-setup.ts"],
   },
 });

@@ -6,6 +6,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { SearchResponse } from "../../lib/result/record";
 import { openStore } from "../../lib/store";
+import { newEmbeddedDir } from "../helpers/engines";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();
@@ -82,7 +83,7 @@ describe("ident CLI with an index (docs/decisions.md#the-index)", () => {
   it("records into the store named by IDENT_DATA_DIR: a second run sees the first one's times", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "ident-cli-"));
     try {
-      const env = { IDENT_DATA_DIR: path.join(dir, "data") };
+      const env = { IDENT_DATA_DIR: newEmbeddedDir(dir) };
       const first = SearchResponse.parse(JSON.parse((await ident(["resolve", "alice.example", "--json"], env)).stdout));
       const seen = first.results[0]!.properties[0]!.since?.first_seen_at;
       expect(seen).toMatch(/^\d{4}-\d\d-\d\dT/);
@@ -96,7 +97,7 @@ describe("ident CLI with an index (docs/decisions.md#the-index)", () => {
   });
   it("a store in use by another process is said in one line, and the lookup is answered unrecorded", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "ident-cli-"));
-    const held = await openStore({ kind: "embedded", dataDir: path.join(dir, "data") });
+    const held = await openStore({ kind: "embedded", dataDir: newEmbeddedDir(dir) });
     try {
       const { code, stdout, stderr } = await ident(["resolve", "alice.example", "--json"], { IDENT_DATA_DIR: path.join(dir, "data") });
       expect(code).toBe(0);
@@ -114,7 +115,7 @@ describe("ident CLI with an index (docs/decisions.md#the-index)", () => {
   it("ident search finds what the index recorded: exit 0 with hits, 1 with none, 2 for bad text or no index", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "ident-cli-"));
     try {
-      const env = { IDENT_DATA_DIR: path.join(dir, "data") };
+      const env = { IDENT_DATA_DIR: newEmbeddedDir(dir) };
       expect((await ident(["resolve", "alice.example"], env)).code).toBe(0);
       const found = await ident(["search", "alise moreau"], env);
       expect(found.code).toBe(0);
@@ -145,5 +146,5 @@ describe("ident CLI with an index (docs/decisions.md#the-index)", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 });

@@ -145,10 +145,11 @@ describe("outbound cap (IDENT_MAX_OUTBOUND)", () => {
     // Timed-out fetches leave sockets closing (or connected for nothing) after their slots are free;
     // the fetches given those slots and new ones arriving meanwhile all look for room at once.
     const outbound = createOutboundGate({ max: 4, maxQueued: 200, maxWaitMs: 10_000 });
-    const fetch = ctx.fetcher({ outbound, timeoutMs: 150 });
+    // 400 ms: a loopback fetch well within it even while another test file takes a core.
+    const fetch = ctx.fetcher({ outbound, timeoutMs: 400 });
     const burst = () => NAMES.map((name, i) => fetch(i % 3 === 0 ? "https://slow.test/ident.json" : `https://${name}/ident.json`, "json"));
     const first = burst();
-    await new Promise((r) => setTimeout(r, 120));
+    await new Promise((r) => setTimeout(r, 350));
     const outcomes = await Promise.all([...first, ...burst()]);
     expect(outcomes.filter((o) => "ok" in o && !o.ok).map((o) => "status" in o && o.status)).toEqual(Array<string>(20).fill("timeout"));
     expect(fetch.sockets().peak).toBeLessThanOrEqual(4);

@@ -260,8 +260,8 @@ describe.each(ENGINES)("search on $name", ({ location }) => {
   }, 20_000);
 });
 
-it.each(ENGINES)("entities recorded before search existed are found after the migration ($name)", async ({ location }) => {
-  const db = await openDb(await location("v1search"));
+it.each(ENGINES)("entities recorded before search existed are found after the migration ($name)", async ({ empty }) => {
+  const db = await openDb(await empty("v1search"));
   try {
     await migrate(
       db,
