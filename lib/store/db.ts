@@ -275,7 +275,9 @@ export async function openServer(url: string, log: (line: string) => void = cons
       const heard = (err: Error) => (broken = err);
       client.on("error", heard);
       try {
-        await client.query("BEGIN");
+        // Read committed whatever the server's default: the counter of changes waits for the transaction
+        // before it and then reads what it committed (lib/store/positions.ts), where repeatable read fails.
+        await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
         const out = await body({
           query: async <T extends Row>(sql: string, params: unknown[] = []) => (await client.query<T>(sql, params)).rows,
           async copyFrom(table, columns, rows) {

@@ -27,11 +27,15 @@ export type NewChange = {
  * claim): what an older release wrote while a fleet was upgraded, an import's changes of a file of
  * the older format, a merge's; then the rows of `$2` (jsonb, in their order) at the next positions;
  * then the counter moved past them all. One statement, after the one that locked the counter, so
- * that its snapshot holds every change committed before.
+ * that its snapshot holds every change committed before. An unplaced row another transaction holds
+ * (deleting it while it waits for the counter) is left to it: waiting for it would be a deadlock, and
+ * a row it keeps after all is placed by the next recording.
  */
 const APPEND = `
-  WITH unplaced AS (
-    SELECT seq, row_number() OVER (ORDER BY at, domain, kind, claim_key, seq) AS n FROM changes WHERE position IS NULL
+  WITH free AS (
+    SELECT seq, at, domain, kind, claim_key FROM changes WHERE position IS NULL FOR UPDATE SKIP LOCKED
+  ), unplaced AS (
+    SELECT seq, row_number() OVER (ORDER BY at, domain, kind, claim_key, seq) AS n FROM free
   ), placed AS (
     UPDATE changes SET position = $1::bigint + u.n FROM unplaced u WHERE changes.seq = u.seq RETURNING 1
   ), added AS (

@@ -350,11 +350,69 @@ describe("two recordings at once on PostgreSQL", () => {
     expect(twice(walk.ids)).toBe(0);
     expect(sorted(walk.ids)).toEqual(await heldIds(store));
   });
+  it("on a server whose transactions default to repeatable read, two recordings at once both land, each change read once", async () => {
+    const location = await postgres!.location("positionsrr");
+    const setUp = await openStore(location);
+    const [named] = await setUp.db.query<{ name: string }>("SELECT current_database() AS name");
+    await setUp.db.query(`ALTER DATABASE "${named?.name}" SET default_transaction_isolation = 'repeatable read'`);
+    await setUp.close();
+    const rr = await openStore(location);
+    try {
+      const [level] = await rr.db.query<{ default_transaction_isolation: string }>("SHOW default_transaction_isolation");
+      expect(level?.default_transaction_isolation).toBe("repeatable read");
+      const rrRoutes = routesOf(rr);
+      const walk = newWalk();
+      let release!: () => void;
+      let wrote!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      const written = new Promise<void>((r) => (wrote = r));
+      // one.example's recording holds the counter; two.example's waits for it, then reads the counter it moved.
+      const first = rr.db.transaction(async (tx) => {
+        await record(tx, result("one.example", at(1), [member("one.example", false)]));
+        wrote();
+        await released;
+      });
+      await written;
+      const second = rr.db.transaction((tx) => record(tx, result("two.example", at(2), [member("two.example", false)])));
+      await new Promise((r) => setTimeout(r, 300));
+      release();
+      await expect(Promise.all([first, second])).resolves.toBeDefined();
+      await poll(rrRoutes, walk, 50);
+      expect(twice(walk.ids)).toBe(0);
+      expect(sorted(walk.ids)).toEqual(await heldIds(rr));
+      expect(walk.ids).toHaveLength(4);
+    } finally {
+      await rr.close();
+    }
+  });
+
+  it("a recording that deletes an older release's unplaced change while another holds the counter: no deadlock, both recorded, each change read once", async () => {
+    for (const d of ["one.example", "two.example"]) await store.record(result(d, at(0), [member(d, false)]));
+    const walk = newWalk();
+    await poll(routes, walk, 50);
+    await store.db.query("INSERT INTO changes (domain, kind, claim_key, at, status) VALUES ('one.example', 'entity', '', $1, 'rejected')", [
+      at(5),
+    ]);
+    // A recording that prunes one.example's changes (as one of 500 new changes does) holds its unplaced row ...
+    const pruning = held(
+      (tx) => tx.query("DELETE FROM changes WHERE domain = 'one.example' AND position IS NULL"),
+      (tx) => record(tx, result("one.example", at(6), [member("one.example", true)])),
+    );
+    await pruning.ready;
+    // ... while another takes the counter and places the unplaced changes: it leaves the held row to its holder.
+    const other = store.db.transaction((tx) => record(tx, result("two.example", at(7), [member("two.example", true)])));
+    await Promise.race([other, new Promise((r) => setTimeout(r, 300))]);
+    pruning.release();
+    await expect(Promise.all([pruning.done, other])).resolves.toBeDefined();
+    await poll(routes, walk, 50);
+    expect(twice(walk.ids)).toBe(0);
+    expect(sorted(walk.ids)).toEqual(await heldIds(store));
+  });
 });
 
-describe.each(ENGINES)("migration 10 on $name", ({ location }) => {
+describe.each(ENGINES)("migration 10 on $name", ({ empty }) => {
   it("from version 9, numbers the changes in the order the feed had (time, entity, kind, claim): an older cursor continues where it was", async () => {
-    const where: StoreLocation = await location("positionsmigration");
+    const where: StoreLocation = await empty("positionsmigration");
     const db = await openDb(where);
     try {
       await migrate(
