@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { createAtOnceLimiter } from "./at-once";
+import { describe, expect, it, vi } from "vitest";
+import { createAtOnceLimiter, WAITED_LONG_MS } from "./at-once";
 
 describe("at once per key (docs/architecture.md#traffic: hostAtOnce, addressAtOnce)", () => {
   it("runs at most 6 per host, others in parallel, and finishes all", async () => {
@@ -37,6 +37,31 @@ describe("at once per key (docs/architecture.md#traffic: hostAtOnce, addressAtOn
     await Promise.all([...running, ...crowd]);
     expect(order).toEqual(["polite", "crowd1", "crowd2", "crowd3"]);
     expect(run.load("a")).toBe(0);
+  });
+  it("a heavier client's task is not kept waiting for ever by a stream of lighter ones: past WAITED_LONG_MS it goes first (docs/architecture.md#fair-queues)", async () => {
+    vi.useFakeTimers();
+    try {
+      const run = createAtOnceLimiter(1);
+      const ran: string[] = [];
+      // One task at a time, each taking 100 ms; behind another's, the heavy client queues two, then a new light client arrives every 100 ms.
+      const task = (name: string) => () => new Promise<void>((r) => setTimeout(() => (ran.push(name), r()), 100));
+      const first = run("engine", task("first"), undefined, "first");
+      const heavy = [run("engine", task("heavy1"), undefined, "heavy"), run("engine", task("heavy2"), undefined, "heavy")];
+      const light: Promise<void>[] = [];
+      for (let i = 0; i < 150; i++) {
+        light.push(run("engine", task(`light${i}`), undefined, `light${i}`));
+        await vi.advanceTimersByTimeAsync(100);
+      }
+      // Without the rule, heavy1 would still wait (every light client weighs 1, the heavy client 2).
+      expect(ran).toContain("heavy1");
+      const at = ran.indexOf("heavy1");
+      expect(at).toBeGreaterThan(ran.indexOf("light0"));
+      expect(at * 100).toBeLessThanOrEqual(WAITED_LONG_MS + 200);
+      await vi.advanceTimersByTimeAsync(100 * 200);
+      await Promise.all([first, ...heavy, ...light]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
   it("releases its slot when a task throws", async () => {
     const run = createAtOnceLimiter(1);

@@ -1,21 +1,35 @@
-import { createHoldings, byHoldings, nextOf, type Holdings } from "./fair";
+import { createHoldings, nextOf, type Holdings, type Weight } from "./fair";
 
 /** One key's tasks: how many run, each client's places (running or waiting), and the waiters. */
-type Line = { active: number; holdings: Holdings; waiting: { client: string; turn: () => void }[] };
+type Line = { active: number; holdings: Holdings; waiting: Waiter[] };
+type Waiter = { client: string; since: number; turn: () => void };
+
+/**
+ * A waiter kept this long goes before every newer one (docs/architecture.md#fair-queues): a stream of
+ * lighter clients never keeps a heavier client's task waiting for ever (the records at the index's
+ * engine wait with no deadline of their own).
+ */
+export const WAITED_LONG_MS = 10_000;
+
+/** Fewest places first, the earliest among equals; a waiter kept past `WAITED_LONG_MS` before them all, the oldest first. */
+const turnOf =
+  (holdings: Holdings, now: number): Weight<Waiter> =>
+  (w) =>
+    now - w.since >= WAITED_LONG_MS ? [-1, w.since] : [holdings.of(w.client), 0];
 
 /**
  * At most `max` tasks per key at a time; the rest wait (docs/architecture.md#traffic): the fetches to
  * one host name (`hostAtOnce`) and to one IP address (`addressAtOnce`). The wait is fair
  * (docs/architecture.md#fair-queues): the next to run is the waiter of the client with the fewest
  * tasks at that key, the earliest among equals, so a crowd's fetches to one address do not hold up
- * another client's.
+ * another client's; and one kept `WAITED_LONG_MS` goes first, so none waits for ever.
  */
 export function createAtOnceLimiter(max: number) {
   const lines = new Map<string, Line>();
 
   function release(key: string, line: Line, client: string) {
     line.holdings.remove(client);
-    const at = nextOf(line.waiting, byHoldings(line.holdings));
+    const at = nextOf(line.waiting, turnOf(line.holdings, Date.now()));
     if (at >= 0) return line.waiting.splice(at, 1)[0]?.turn();
     if (--line.active === 0) lines.delete(key);
   }
@@ -36,8 +50,9 @@ export function createAtOnceLimiter(max: number) {
       signal?.throwIfAborted();
       mine.holdings.add(client);
       await new Promise<void>((resolve, reject) => {
-        const waiter = {
+        const waiter: Waiter = {
           client,
+          since: Date.now(),
           turn: () => {
             signal?.removeEventListener("abort", giveUp);
             resolve();
