@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { claimCounts } from "../result/claims";
 import { parseCredentialDocument } from "./credential";
 import { parseEntityDocument } from "./entity";
 import { jsonDepth, MAX_JSON_DEPTH, parseJson } from "./json";
@@ -219,8 +220,21 @@ describe("every publisher string has a length it is kept at (docs/decisions.md#v
       expect(read.problems).toEqual([{ code: "invalid_entry", severity: "error", message, path: `${list}[0].id` }]);
       // The entry keeps an id an answer can carry: cut to the bytes it may have.
       expect(Buffer.byteLength(read.id ?? "")).toBeLessThanOrEqual(1024);
-      expect(read.id?.endsWith("…")).toBe(true);
+      expect(read.id).toMatch(/… sha256:[0-9a-f]{16}$/);
     }
+  });
+
+  it("two ids too long to read that share their first kilobyte stay two claims, each kept with its own digest", () => {
+    const parsed = parseEntityDocument(
+      { network_id: E, other_connections: [{ id: url(2000) + "a" }, { id: url(2000) + "b" }] },
+      "alice.example",
+    );
+    if (!parsed.ok) throw new Error("expected accepted");
+    const [a, b] = parsed.entity.connections;
+    expect([a?.ok, b?.ok]).toEqual([false, false]);
+    expect(a?.id).not.toBe(b?.id);
+    const claims = parsed.entity.connections.map((e) => ({ id: e.id, verified: false }));
+    expect(claimCounts({ properties: [], credentials: [], connections: claims })).toEqual({ verified: 0, total: 2 });
   });
 
   it("an id of 600 two-byte letters is 1,218 bytes: not read, though it has fewer than 1,024 characters", () => {

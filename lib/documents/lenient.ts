@@ -2,9 +2,10 @@
  * The lenient reading every document gets (docs/decisions.md#validation): a required part that is
  * wrong fails the document or the entry; an optional field that is wrong is dropped with a warning.
  */
+import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { idKey } from "../protocol/ids";
-import { clipDescription, clipName, keptId, MAX_ID_BYTES, safeUrl, utf8Bytes } from "./display-limits";
+import { clipDescription, clipName, cutBytes, MAX_ID_BYTES, safeUrl, utf8Bytes, wellFormed } from "./display-limits";
 import { isRecord } from "./json";
 import { error, warning, type Problem } from "./problem";
 
@@ -94,6 +95,14 @@ export function idTooLong(id: string, path: string): Problem | null {
   );
 }
 
+/**
+ * The id an entry whose id is too long to read keeps (docs/decisions.md#validation): cut, then the
+ * start of the whole id's SHA-256, so that two long ids sharing their first kilobyte stay two claims.
+ * At most {@link MAX_ID_BYTES}.
+ */
+const keptLongId = (text: string) =>
+  `${cutBytes(text, MAX_ID_BYTES - 24)} sha256:${createHash("sha256").update(wellFormed(text)).digest("hex").slice(0, 16)}`;
+
 /** One entry of `properties[]`, `credentials[]` or `other_connections[]`, validated alone (docs/protocol.md#v2-entries-stand-alone). */
 export type Entry<T> = {
   index: number;
@@ -138,7 +147,7 @@ export function readEntries<T>(
     const entryProblems: Problem[] = [];
     const id = stringId(raw);
     const tooLong = id === null ? null : idTooLong(id, path);
-    if (id !== null && tooLong) return { index, id: keptId(id), raw, problems: [tooLong], ok: false, reason: "invalid_entry" };
+    if (id !== null && tooLong) return { index, id: keptLongId(id), raw, problems: [tooLong], ok: false, reason: "invalid_entry" };
     const parsed = read(raw, path, entryProblems);
     if (parsed === null) return { index, id, raw, problems: entryProblems, ok: false, reason: "invalid_entry" };
     const key = idKey(id ?? "");
