@@ -16,7 +16,7 @@
  * app: an engine still writing after its app died keeps a new app out until it has finished.
  */
 import { Blob } from "node:buffer";
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { getPriority, setPriority } from "node:os";
 import process from "node:process";
@@ -83,6 +83,35 @@ function isEngine(pid) {
 }
 
 /**
+ * Removes `file`, a lock that read `stale` (the pid of a process gone, or not a pid). Renamed aside
+ * first and read again: another engine may have taken it over since it was read, and removing that
+ * one's lock would let two engines write in one folder (each taking the other's new files for
+ * leftovers, lib/store/leftovers.ts); such a lock is put back.
+ * @param {string} file
+ * @param {string} stale
+ */
+function takeOver(file, stale) {
+  const aside = `${file}.${process.pid}.old`;
+  try {
+    renameSync(file, aside);
+  } catch {
+    return; // removed meanwhile
+  }
+  let text = stale;
+  try {
+    text = readFileSync(aside, "utf8");
+  } catch {
+    // gone: nothing to put back
+  }
+  try {
+    if (text !== stale) linkSync(aside, file);
+  } catch {
+    // a lock in place already: it stands
+  }
+  rmSync(aside, { force: true });
+}
+
+/**
  * Takes `dir`'s lock for this process; a lock left by a process that is gone is taken over. An
  * engine that holds it is waited for, 5 s at most (one whose app died ends once it has written what
  * it was writing). Answers the words of a lock held, or null once taken.
@@ -94,10 +123,13 @@ async function lock(dir) {
   const file = path.join(dir, "ident.lock");
   const until = Date.now() + 5000;
   for (;;) {
+    // Written whole beside it, then linked in place (which fails if a lock is there): a lock is never
+    // seen empty, half-written, by an engine deciding whether its process is gone.
+    const mine = `${file}.${process.pid}.new`;
+    writeFileSync(mine, String(process.pid));
     try {
-      const fd = openSync(file, "wx");
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      linkSync(mine, file);
+      rmSync(mine, { force: true });
       process.once("exit", () => {
         try {
           if (readFileSync(file, "utf8").trim() === String(process.pid)) unlinkSync(file);
@@ -107,19 +139,17 @@ async function lock(dir) {
       });
       return null;
     } catch (err) {
+      rmSync(mine, { force: true });
       if (/** @type {NodeJS.ErrnoException} */ (err).code !== "EEXIST") throw err;
-      let pid;
+      let text;
       try {
-        pid = Number(readFileSync(file, "utf8").trim());
+        text = readFileSync(file, "utf8");
       } catch {
         continue; // removed meanwhile
       }
+      const pid = Number(text.trim());
       if (!(Number.isInteger(pid) && pid > 0 && alive(pid))) {
-        try {
-          unlinkSync(file);
-        } catch {
-          // taken over by another meanwhile
-        }
+        takeOver(file, text);
         continue;
       }
       if (!isEngine(pid) || Date.now() >= until) {

@@ -13,7 +13,7 @@ import { openDb } from "../../lib/store/db";
 import { migrate, MIGRATIONS } from "../../lib/store/migrations";
 import { entityStanding } from "../../lib/store/standing";
 import { claimCounts } from "../../lib/result/claims";
-import { useEngines } from "../helpers/engines";
+import { newEmbeddedDir, useEngines } from "../helpers/engines";
 
 type ClaimSpec = { id: string; verified: boolean; reason?: Claim["reason"]; http_status?: number; not_checked?: Claim["not_checked"] };
 
@@ -330,8 +330,8 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
 });
 
 describe("migrations", () => {
-  it.each(ENGINES)("from an empty store and from the previous schema version, keeping the data ($name)", async ({ location }) => {
-    const db = await openDb(await location());
+  it.each(ENGINES)("from an empty store and from the previous schema version, keeping the data ($name)", async ({ empty }) => {
+    const db = await openDb(await empty());
     try {
       expect(await migrate(db, MIGRATIONS.slice(0, -1))).toEqual(MIGRATIONS.slice(0, -1).map((m) => m.version));
       await db.query("CREATE TABLE IF NOT EXISTS keep_me (x int)");
@@ -345,7 +345,7 @@ describe("migrations", () => {
   });
 
   it("a store whose schema is newer than this resolver's is refused, in words", async () => {
-    const db = await openDb({ kind: "embedded", dataDir: null });
+    const db = await openDb({ kind: "embedded", dataDir: newEmbeddedDir(tempDir()) });
     try {
       await migrate(db);
       await db.query("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')");
@@ -393,7 +393,7 @@ const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/State:\s+Z/.test(
 describe("the embedded engine's process (docs/decisions.md#memory)", () => {
   it("runs apart from the app and ends with the store's close", async () => {
     const before = enginePids();
-    const db = await openDb({ kind: "embedded", dataDir: null });
+    const db = await openDb({ kind: "embedded", dataDir: newEmbeddedDir(tempDir()) });
     const [pid] = enginePids().filter((p) => !before.includes(p));
     expect(pid).toBeGreaterThan(0);
     expect(await db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
@@ -403,7 +403,7 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
 
   it("runs below the thread that answers pages: every thread of it at the app's nice value plus 10 (Linux)", async () => {
     const before = enginePids();
-    const db = await openDb({ kind: "embedded", dataDir: null });
+    const db = await openDb({ kind: "embedded", dataDir: newEmbeddedDir(tempDir()) });
     try {
       const [pid] = enginePids().filter((p) => !before.includes(p));
       expect(await db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
@@ -421,7 +421,7 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
   it("an engine that dies fails what waits on it in words, and later calls at once while it restarts; it never hangs", async () => {
     const before = enginePids();
     const lines: string[] = [];
-    const db = await openDb({ kind: "embedded", dataDir: null }, (l) => lines.push(l));
+    const db = await openDb({ kind: "embedded", dataDir: newEmbeddedDir(tempDir()) }, (l) => lines.push(l));
     const [pid] = enginePids().filter((p) => !before.includes(p));
     const waiting = db.query("SELECT count(*) FROM generate_series(1, 5000000)");
     process.kill(pid!, "SIGKILL");
@@ -433,7 +433,7 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
   });
 
   it("a dead engine is started again (within 5 s, with backoff), migrated, and answers; killed again and again, it comes back each time", async () => {
-    const dir = path.join(tempDir(), "supervised");
+    const dir = newEmbeddedDir(tempDir());
     const lines: string[] = [];
     const store = await openStore({ kind: "embedded", dataDir: dir }, (l) => lines.push(l));
     try {
@@ -480,7 +480,7 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
   });
 
   it("the engine holds the folder's lock: an app killed while its engine writes leaves the lock with the engine, and a new app opens the folder once that engine has ended", async () => {
-    const dir = path.join(tempDir(), "killed-app");
+    const dir = newEmbeddedDir(tempDir());
     // An app that writes in a loop, and says its engine's pid once it runs.
     const script = `
       const { openStore } = await import(${JSON.stringify(path.resolve("lib/store/index.ts"))});
@@ -501,7 +501,10 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
     // The lock names the engine, still alive for a moment after its app: a new app waits for it, then opens.
     const store = await openStore({ kind: "embedded", dataDir: dir }, () => undefined);
     try {
-      expect(alive(holder)).toBe(false);
+      // The engine let go of the lock on its way out, its last statement written: it ends within a second
+      // (its memory given back), and writes nothing more meanwhile.
+      const [before] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM busy");
+      await vi.waitFor(() => expect(alive(holder)).toBe(false), { timeout: 5000, interval: 20 });
       const now = Number(readFileSync(path.join(dir, "ident.lock"), "utf8"));
       expect(now).not.toBe(holder);
       expect(enginePids()).toContain(now);
@@ -509,13 +512,14 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
       // The killed app was writing: what it committed is there.
       const [written] = await store.db.query<{ n: number }>("SELECT count(*)::int AS n FROM busy");
       expect(written?.n).toBeGreaterThan(0);
+      expect(written?.n).toBe(before?.n);
     } finally {
       await store.close();
     }
   });
 
   it("a long statement never holds up the thread that answers pages: its event loop keeps turning meanwhile", async () => {
-    const db = await openDb({ kind: "embedded", dataDir: null });
+    const db = await openDb({ kind: "embedded", dataDir: newEmbeddedDir(tempDir()) });
     try {
       let turns = 0;
       let running = true;
@@ -536,7 +540,7 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
   });
 
   it("an error keeps PostgreSQL's code; a transaction that throws is rolled back; a closed store says so", async () => {
-    const db = await openDb({ kind: "embedded", dataDir: null });
+    const db = await openDb({ kind: "embedded", dataDir: newEmbeddedDir(tempDir()) });
     await db.query("CREATE TABLE t (x int PRIMARY KEY)");
     await db.query("INSERT INTO t VALUES (1)");
     await expect(db.query("INSERT INTO t VALUES (1)")).rejects.toMatchObject({ code: "23505" });
@@ -560,7 +564,7 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
 
 describe("opening the store", () => {
   it("a second process's store in the same folder is refused in one clear line; a lock left by a dead process is taken over", async () => {
-    const dir = path.join(tempDir(), "data");
+    const dir = newEmbeddedDir(tempDir());
     const first = await openStore({ kind: "embedded", dataDir: dir });
     await expect(openStore({ kind: "embedded", dataDir: dir })).rejects.toThrow(/is in use by another process \(pid \d+\)/);
     await first.close();
@@ -577,7 +581,7 @@ describe("opening the store", () => {
 
   it("a store that fails later never fails a lookup: the result comes back as it was, waits to be recorded, and a line is logged", async () => {
     const lines: string[] = [];
-    const store = await openStore({ kind: "embedded", dataDir: null }, (l) => lines.push(l));
+    const store = await openStore({ kind: "embedded", dataDir: newEmbeddedDir(tempDir()) }, (l) => lines.push(l));
     await store.db.close();
     const r = result("after.example", at(0), [{ id: P1, verified: true }]);
     expect((await store.recordResponse(response(r))).results[0]).toEqual(r);
@@ -605,7 +609,7 @@ describe("npm start's check (web/check-config.ts) stops the server before it lis
     expect(stderr).toMatch(/^ident-resolver: the PostgreSQL server at postgres:\/\/ident:\*\*\*@127\.0\.0\.1:1\/x cannot be reached/);
   });
   it("on a store whose schema is newer than the code", async () => {
-    const dir = path.join(tempDir(), "data");
+    const dir = newEmbeddedDir(tempDir());
     const store = await openStore({ kind: "embedded", dataDir: dir });
     await store.db.query("INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')");
     await store.close();
@@ -614,7 +618,7 @@ describe("npm start's check (web/check-config.ts) stops the server before it lis
     expect(stderr).toMatch(/schema cannot be brought up to date: the store's schema is at version 999/);
   });
   it("on a store in use by another process; and passes, leaving it unlocked, when all is well", async () => {
-    const dir = path.join(tempDir(), "data");
+    const dir = newEmbeddedDir(tempDir());
     const held = await openStore({ kind: "embedded", dataDir: dir });
     expect(await check({ IDENT_DATA_DIR: dir })).toMatchObject({ code: 1, stderr: expect.stringMatching(/is in use by another process/) });
     await held.close();
