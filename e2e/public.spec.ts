@@ -119,17 +119,36 @@ test("methods a page does not take (TRACE, PUT, DELETE, PATCH, OPTIONS): 405 wit
   expect(lines.filter((l) => /"level":"(error|warn)"/.test(l))).toEqual([]);
 });
 
-/** One raw request (`head`: its request line and headers), and the status line and headers of its answer, read until the server closes. */
+/**
+ * One raw request (`head`: its request line and headers), and the status line and headers of its
+ * answer, on a client that never closes its side. Once the server has ended its own, the client
+ * writes on until the server's reset: a server that closed the connection whole answers with one, a
+ * socket it kept half open (holding its descriptor) takes the bytes. Rejected if no reset came in 5 s.
+ */
 function raw(head: string) {
   return new Promise<{ status: number; headers: string; closed: boolean }>((resolve, reject) => {
-    const socket: Socket = connect({ host: "127.0.0.1", port: PORT });
+    const socket: Socket = connect({ host: "127.0.0.1", port: PORT, allowHalfOpen: true });
     let got = "";
+    let ended = false;
+    let probe: NodeJS.Timeout | undefined;
+    const kept = setTimeout(() => {
+      clearInterval(probe);
+      socket.destroy();
+      reject(new Error(`the server kept the connection open 5 s after answering: ${JSON.stringify(got.slice(0, 40))}`));
+    }, 5000);
     socket.setEncoding("latin1");
     socket.on("data", (chunk: string) => (got += chunk));
-    socket.on("error", reject);
+    socket.on("end", () => {
+      ended = true;
+      probe = setInterval(() => socket.write("x"), 100);
+    });
+    // Before the server's end, an error is the test's failure; after it, the reset looked for.
+    socket.on("error", (err) => (ended ? undefined : reject(err)));
     socket.on("close", () => {
+      clearTimeout(kept);
+      clearInterval(probe);
       const [headers = ""] = got.split("\r\n\r\n");
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1] ?? 0), headers: headers.toLowerCase(), closed: true });
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1] ?? 0), headers: headers.toLowerCase(), closed: ended });
     });
     socket.write(`${head}\r\n\r\n`);
   });

@@ -66,7 +66,10 @@ const server = createServer({ connectionsCheckingInterval: 1000 }, handler)
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
     res.assignSocket(socket);
-    res.once("finish", () => socket.end());
+    // Taken from the server, the socket meets none of its timeouts: closed whole once answered (a
+    // client that keeps its side open would hold a descriptor), and never kept past 10 s.
+    res.once("finish", () => socket.destroySoon());
+    socket.setTimeout(10_000, () => socket.destroy());
     socket.on("error", () => socket.destroy());
     handler(req, res);
   })
