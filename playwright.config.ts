@@ -24,6 +24,8 @@ export default defineConfig({
   retries: 0,
   reporter: [["list"]],
   outputDir: "test-results",
+  // One migrated index for the specs' own servers to copy (e2e/global-setup.ts).
+  globalSetup: "./e2e/global-setup.ts",
   use: {
     baseURL: `http://localhost:${PORT}`,
     browserName: "chromium",
