@@ -156,6 +156,34 @@ export const entityLine = (domain: string): string =>
 export const header = (counts: { entities: number; claims?: number; changes?: number; jobs?: number }) =>
   JSON.stringify({ schema: EXPORT_SCHEMA, counts: { claims: 0, changes: 0, jobs: 0, ...counts } });
 
+/** A claim of `domain` that verifies, as an export writes it: seen first at `first`, checked and verified at `last`. */
+export function verifiedClaim(
+  domain: string,
+  kind: "properties" | "credentials",
+  id: string,
+  first: string,
+  last: string,
+): ExportEntity["claims"][number] {
+  return {
+    kind,
+    claim_key: id.toLowerCase(),
+    id,
+    label: `What ${domain} calls it`,
+    issuer: kind === "credentials" ? "guild.example" : null,
+    issuer_name: kind === "credentials" ? "The Guild" : null,
+    present: true,
+    verified: true,
+    reason: null,
+    stale_reason: null,
+    stale_message: null,
+    first_seen_at: first,
+    last_checked_at: last,
+    last_verified_at: last,
+    verified_since: first,
+    failing_since: null,
+  };
+}
+
 /**
  * An export of `n` entities named `bulk-000001.example`…, each with two claims, a change, a long
  * description and a queued job, followed by a line that is not JSON: an import writes all of it, then fails.
@@ -164,24 +192,7 @@ export function failingBulk(n: number): string {
   const out = [header({ entities: n, claims: 2 * n, changes: n, jobs: n })];
   const domains = Array.from({ length: n }, (_, i) => `bulk-${String(i).padStart(6, "0")}.example`);
   for (const domain of domains) {
-    const claim = (kind: "properties" | "credentials", id: string): ExportEntity["claims"][number] => ({
-      kind,
-      claim_key: id.toLowerCase(),
-      id,
-      label: `What ${domain} calls it`,
-      issuer: kind === "credentials" ? "guild.example" : null,
-      issuer_name: kind === "credentials" ? "The Guild" : null,
-      present: true,
-      verified: true,
-      reason: null,
-      stale_reason: null,
-      stale_message: null,
-      first_seen_at: at(0),
-      last_checked_at: at(1),
-      last_verified_at: at(1),
-      verified_since: at(0),
-      failing_since: null,
-    });
+    const claim = (kind: "properties" | "credentials", id: string) => verifiedClaim(domain, kind, id, at(0), at(1));
     const line = JSON.parse(entityLine(domain)) as ExportEntity;
     line.entity.description = `${domain} makes things of wood and stone, and writes about them. `.repeat(8);
     line.claims = [claim("credentials", `@m@guild.example/members/${domain}`), claim("properties", `§:property:blog.${domain}`)];

@@ -11,6 +11,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { openStore, type Store } from "../../lib/store";
 import { EXPORT_SCHEMA, exportIndex, type ExportEntity, type ExportJob } from "../../lib/store/export";
 import { endsWithRun, scratchDir } from "../helpers/scratch";
+import { verifiedClaim } from "../helpers/export-fixtures";
 
 const BIN = path.resolve(import.meta.dirname, "../../bin/ident.js");
 /** Entities in the file; the import is stopped once it has written some of the first {@link FED}. */
@@ -34,24 +35,7 @@ function exportLines(): string[] {
   const lines = [JSON.stringify({ schema: EXPORT_SCHEMA, counts: { entities: N, claims: 2 * N, changes: N, jobs: N } })];
   const domains = Array.from({ length: N }, (_, i) => `cut-${String(i).padStart(5, "0")}.example`);
   domains.forEach((domain, i) => {
-    const claim = (kind: "properties" | "credentials", id: string): ExportEntity["claims"][number] => ({
-      kind,
-      claim_key: id.toLowerCase(),
-      id,
-      label: `What ${domain} calls it`,
-      issuer: kind === "credentials" ? "guild.example" : null,
-      issuer_name: kind === "credentials" ? "The Guild" : null,
-      present: true,
-      verified: true,
-      reason: null,
-      stale_reason: null,
-      stale_message: null,
-      first_seen_at: at(i),
-      last_checked_at: at(i + 60),
-      last_verified_at: at(i + 60),
-      verified_since: at(i),
-      failing_since: null,
-    });
+    const claim = (kind: "properties" | "credentials", id: string) => verifiedClaim(domain, kind, id, at(i), at(i + 60));
     const name = `Person ${words(i, 3)}`;
     const line: ExportEntity = {
       entity: {
