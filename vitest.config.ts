@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import LongFirst from "./test/sequencer";
 
 export default defineConfig({
   // The components' imports (`@/lib/...`, tsconfig.json's paths), for the tests that render them.
@@ -22,5 +23,7 @@ export default defineConfig({
     maxWorkers: 2,
     // One migrated embedded index for the tests to copy (test/global-setup.ts).
     globalSetup: ["test/global-setup.ts"],
+    // The files of a minute or more first, so that none ends the run alone (test/sequencer.ts).
+    sequence: { sequencer: LongFirst },
   },
 });
