@@ -10,6 +10,10 @@ export const MAX_NAME_LENGTH = 300;
 export const MAX_DESCRIPTION_LENGTH = 5000;
 /** What a claim's card shows of its description, in characters (docs/decisions.md#rendering). */
 export const MAX_CLAIM_DESCRIPTION_LENGTH = 500;
+/** What a claim's card shows of its type, a label beside its title, in characters (docs/decisions.md#rendering). */
+export const MAX_CLAIM_TYPE_LENGTH = 60;
+/** What a claim's card shows of the technical detail of why it is not verified, in characters (docs/decisions.md#rendering). */
+export const MAX_CLAIM_TECHNICAL_LENGTH = 300;
 /**
  * An id or a URL, in bytes of UTF-8: read whole up to this, or not read. A claim's id keys it in the
  * index, whose btree rows are at most 2,704 bytes, its domain and kind included (docs/decisions.md#the-index).

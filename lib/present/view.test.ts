@@ -34,3 +34,23 @@ describe("view models of untrusted values named like Object's prototype members 
     expect([view.badge, view.statusText, view.name]).toEqual([null, "accepted", "A"]);
   });
 });
+
+describe("what a claim's card shows of long publisher text (docs/decisions.md#rendering)", () => {
+  it("its type as a label of 60 characters, its description's start (500) and its technical detail's start (300)", () => {
+    const failed: Claim = {
+      id: "§:property:b.example",
+      verified: false,
+      reason: "unreachable",
+      claimed: { id: "§:property:b.example", name: "n".repeat(300), type: "t".repeat(300), description: "d".repeat(5000) },
+      problems: [{ code: "unreachable", severity: "error", message: "could not be reached", detail: `DNS:${"x".repeat(1990)}` }],
+    };
+    const view = claimView("property", failed, SETTINGS);
+    expect(view.title).toBe("n".repeat(300));
+    expect(view.type).toBe(`${"t".repeat(59)}…`);
+    expect(view.description).toBe(`${"d".repeat(499)}…`);
+    expect(view.reason?.technical).toBe(`DNS:${"x".repeat(295)}…`);
+    // Short text is shown whole.
+    const short = claimView("property", { ...failed, claimed: { type: "website" }, problems: [{ ...failed.problems[0]!, detail: "ECONNREFUSED" }] }, SETTINGS);
+    expect([short.type, short.reason?.technical]).toEqual(["website", "ECONNREFUSED"]);
+  });
+});

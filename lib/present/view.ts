@@ -2,7 +2,7 @@
  * View models: results reshaped at the boundary into exactly what a card shows (docs/architecture.md). Every
  * string here is untrusted text, already cut to the display limits; every link is http(s) only.
  */
-import { cleanText, clip, clipDescription, clipName, MAX_CLAIM_DESCRIPTION_LENGTH, safeUrl } from "./display";
+import { cleanText, clip, clipDescription, clipName, MAX_CLAIM_DESCRIPTION_LENGTH, MAX_CLAIM_TECHNICAL_LENGTH, MAX_CLAIM_TYPE_LENGTH, safeUrl } from "./display";
 import { reasonFix, reasonText, statusFix, statusText, type Settings } from "./explain";
 import { extend, ownValue } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
@@ -143,7 +143,7 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
           text: reasonText(claim.reason),
           detail: cleanText(claim.problems.find((p) => p.code === claim.reason)?.message ?? reasonText(claim.reason)),
           fix: reasonFix(claim.reason, settings),
-          technical: opt(claim.problems.find((p) => p.code === claim.reason)?.detail ?? null, clipDescription),
+          technical: opt(claim.problems.find((p) => p.code === claim.reason)?.detail ?? null, (t) => clip(t, MAX_CLAIM_TECHNICAL_LENGTH)),
         }
       : null,
     source: sourceView(claim.source),
@@ -182,7 +182,7 @@ export function claimView(kind: ClaimKind, claim: Claim, settings: Settings): Cl
   function texts(fields: Record<string, unknown>, titleKey = "name") {
     return {
       title: clipName(get(fields, titleKey) ?? claim.id ?? "(no id)"),
-      type: opt(get(fields, "type"), clipName),
+      type: opt(get(fields, "type"), (t) => clip(t, MAX_CLAIM_TYPE_LENGTH)),
       // docs/decisions.md#rendering: a card shows the start of a claim's description; a page of 110 claims stays small.
       description: opt(get(fields, "description"), (d) => clip(d, MAX_CLAIM_DESCRIPTION_LENGTH)),
     };
