@@ -206,6 +206,12 @@ describe("document cache (docs/decisions.md#caching)", () => {
     expect(cache.size).toBeGreaterThan(0);
   });
 
+  it("counts a found document's text and the parse kept beside it: 4 MiB holds three of 300,000 characters", async () => {
+    const cache = createDocumentCache({ maxBytes: 4 * 1024 * 1024 });
+    for (let i = 0; i < 10; i++) answered(await cache.get(`https://a.example/${i}`, "json", async () => found("x".repeat(300_000))));
+    expect(cache.size).toBe(3);
+  });
+
   it("says until when each answer stands, and its generation moves with every outcome kept, replaced, dropped or cleared", async () => {
     const { cache, clock } = setup();
     const g0 = cache.generation;
@@ -230,9 +236,9 @@ describe("document cache (docs/decisions.md#caching)", () => {
     expect(cache.generation).toBeGreaterThan(g3);
     // Evictions move it too.
     const small = createDocumentCache({ maxBytes: 1024 * 1024 });
-    answered(await small.get("https://a.example/0", "json", async () => found("x".repeat(300_000))));
+    answered(await small.get("https://a.example/0", "json", async () => found("x".repeat(200_000))));
     const before = small.generation;
-    answered(await small.get("https://a.example/1", "json", async () => found("x".repeat(300_000))));
+    answered(await small.get("https://a.example/1", "json", async () => found("x".repeat(200_000))));
     expect(small.size).toBe(1);
     expect(small.generation).toBeGreaterThanOrEqual(before + 2);
   });

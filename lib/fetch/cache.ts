@@ -109,10 +109,12 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
   const lru = new LRUCache<string, Entry>({
     dispose: () => void generation++,
     maxSize: options.maxBytes ?? DEFAULTS.cacheBytes,
+    // Two bytes a character, and a found body twice: the resolver keeps its parse beside it for as
+    // long as it is held here (lib/resolver/memo.ts), about as large again (docs/decisions.md#memory).
     sizeCalculation: (e) =>
       512 +
       e.outcome.url.length * 2 +
-      (e.outcome.ok ? e.outcome.body.length * 2 : (e.outcome.message.length + (e.outcome.detail?.length ?? 0)) * 2),
+      (e.outcome.ok ? e.outcome.body.length * 4 : (e.outcome.message.length + (e.outcome.detail?.length ?? 0)) * 2),
   });
   const inFlight = new Map<string, Promise<Entry | FetchRefusal>>();
 
