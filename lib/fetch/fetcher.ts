@@ -2,6 +2,7 @@ import { promises as dns } from "node:dns";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { request as undiciRequest } from "undici";
+import { keptMessage } from "../documents/display-limits";
 import { DEFAULTS } from "../limits";
 import { extend } from "../objects";
 import { isDomain } from "../protocol/ids";
@@ -147,12 +148,14 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   });
   const userAgent = options.userAgent ?? "ident-resolver";
 
+  // Kept at a problem's length where it is made (docs/decisions.md#validation): a certificate's
+  // names made a detail of 32 KB, carried to the page thread and held by the cache for each fetch.
   const fail = (run: FetchRun, status: FailureStatus, message: string, detail?: string): FetchFailed =>
     extend(run.meta, {
       ok: false as const,
       status,
-      message,
-      ...(detail === undefined || detail === message ? {} : { detail }),
+      message: keptMessage(message),
+      ...(detail === undefined || detail === message ? {} : { detail: keptMessage(detail) }),
       ms: Math.round(performance.now() - run.started),
     });
 

@@ -187,6 +187,15 @@ describe("slow publishers (docs/decisions.md#fetching: one deadline for connect,
     );
     expect(out.detail).toMatch(/socket disconnected/i);
   });
+  it("a library's message of 40,000 characters (a certificate's names) → a detail kept at 2,000, as a problem keeps it", async () => {
+    const resolve = async (): Promise<LookupAddress[]> => {
+      throw Object.assign(new Error(`DNS:${"n".repeat(40_000)}`), { code: "ENOTFOUND" });
+    };
+    const out = await ctx.fetcher({ connectTo: false, resolve })("https://alice.example/ident.json", "json");
+    if (!("ok" in out) || out.ok) throw new Error("fetched");
+    expect(out).toMatchObject({ status: "unreachable", message: "the name alice.example does not resolve to an address (DNS)" });
+    expect(out.detail).toBe(`DNS:${"n".repeat(1995)}…`);
+  });
   it("a certificate from an untrusted CA → unreachable (TLS is verified), said in words", async () => {
     const fetch = ctx.fetcher({ ca: [] });
     const out = await fetch("https://alice.example/ident.json", "json");
