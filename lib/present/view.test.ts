@@ -50,7 +50,11 @@ describe("what a claim's card shows of long publisher text (docs/decisions.md#re
     expect(view.description).toBe(`${"d".repeat(499)}…`);
     expect(view.reason?.technical).toBe(`DNS:${"x".repeat(295)}…`);
     // Short text is shown whole.
-    const short = claimView("property", { ...failed, claimed: { type: "website" }, problems: [{ ...failed.problems[0]!, detail: "ECONNREFUSED" }] }, SETTINGS);
+    const short = claimView(
+      "property",
+      { ...failed, claimed: { type: "website" }, problems: [{ ...failed.problems[0]!, detail: "ECONNREFUSED" }] },
+      SETTINGS,
+    );
     expect([short.type, short.reason?.technical]).toEqual(["website", "ECONNREFUSED"]);
   });
 });

@@ -2,7 +2,16 @@
  * View models: results reshaped at the boundary into exactly what a card shows (docs/architecture.md). Every
  * string here is untrusted text, already cut to the display limits; every link is http(s) only.
  */
-import { cleanText, clip, clipDescription, clipName, MAX_CLAIM_DESCRIPTION_LENGTH, MAX_CLAIM_TECHNICAL_LENGTH, MAX_CLAIM_TYPE_LENGTH, safeUrl } from "./display";
+import {
+  cleanText,
+  clip,
+  clipDescription,
+  clipName,
+  MAX_CLAIM_DESCRIPTION_LENGTH,
+  MAX_CLAIM_TECHNICAL_LENGTH,
+  MAX_CLAIM_TYPE_LENGTH,
+  safeUrl,
+} from "./display";
 import { reasonFix, reasonText, statusFix, statusText, type Settings } from "./explain";
 import { extend, ownValue } from "../objects";
 import { parseCredentialId } from "../protocol/ids";
