@@ -432,6 +432,7 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
     expect(lines[0]).toMatch(/^store: the embedded engine stopped \(signal SIGKILL\); starting it again in 500 ms$/);
   });
 
+  // Its own waits allow three rounds of up to 22 s each: more than the default 30 s on a busy machine (seen in CI).
   it("a dead engine is started again (within 5 s, with backoff), migrated, and answers; killed again and again, it comes back each time", async () => {
     const dir = newEmbeddedDir(tempDir());
     const lines: string[] = [];
@@ -459,7 +460,7 @@ describe("the embedded engine's process (docs/decisions.md#memory)", () => {
     } finally {
       await store.close();
     }
-  });
+  }, 90_000);
 
   it("an app that ends without closing the store leaves no engine behind", async () => {
     const script = `
