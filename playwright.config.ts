@@ -72,6 +72,7 @@ export default defineConfig({
       IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
       IDENT_HOST_BUDGET_PER_MIN: "1000000",
       IDENT_SEARCHES_PER_MIN: "1000000",
+      IDENT_STORE_READS_PER_MIN: "1000000",
       IDENT_ADDRESS_BUDGET_PER_MIN: "1000000",
       // A fresh embedded index for each run, in a folder of its own, removed when the run ends.
       IDENT_DATA_DIR: path.join(scratchDir("ident-e2e-"), "data"),

@@ -470,6 +470,7 @@ function startServer(env: Record<string, string>, port: string, dir = root) {
       // The figures are of the server, not of one client's limit: the bench is one client, and its
       // searches and cold pages a minute (about 40 with BENCH_PAGES=10) are put out of reach.
       IDENT_SEARCHES_PER_MIN: "1000000",
+      IDENT_STORE_READS_PER_MIN: "1000000",
       IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
       ...env,
       PORT: port,

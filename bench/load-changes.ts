@@ -196,6 +196,7 @@ async function pass(where: StoreLocation): Promise<string> {
     IDENT_TRUSTED_HOPS: "1",
     // The readers poll more than a client's searches a minute; every publisher is one address.
     IDENT_SEARCHES_PER_MIN: "1000000",
+    IDENT_STORE_READS_PER_MIN: "1000000",
     IDENT_ADDRESS_BUDGET_PER_MIN: "1000000",
   };
   let unrecorded = 0;

@@ -19,10 +19,15 @@ import { counts, get, p95, sleep, startApp, stopApp } from "./load-kit";
 type Answer = { status: number; ms: number };
 
 /**
- * One client asking `targets` one at a time (25 ms between), from a process of its own so that the
+ * One client asking `targets` one at a time (`gapMs` between), from a process of its own so that the
  * crowd this one sends does not delay its clock; each answer's status and time when it is stopped.
  */
-function politeClient(port: number, targets: readonly string[], headers: Record<string, string>): () => Promise<Answer[]> {
+export function politeClient(
+  port: number,
+  targets: readonly string[],
+  headers: Record<string, string>,
+  gapMs = 25,
+): () => Promise<Answer[]> {
   const script = `
     const http = require("node:http");
     const out = [];
@@ -42,7 +47,7 @@ function politeClient(port: number, targets: readonly string[], headers: Record<
           req.on("error", () => resolve(0));
         });
         out.push({ status, ms: performance.now() - t0 });
-        await new Promise((r) => setTimeout(r, 25));
+        await new Promise((r) => setTimeout(r, ${gapMs}));
       }
       while (running) await new Promise((r) => setTimeout(r, 25));
       process.send(out, () => process.exit(0));
@@ -96,6 +101,7 @@ async function politeAmidCrowd(port: number, rest: string[], amid: string[], cro
 const RAISED = {
   IDENT_TRUSTED_HOPS: "1",
   IDENT_SEARCHES_PER_MIN: "1000000",
+  IDENT_STORE_READS_PER_MIN: "1000000",
   IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
   IDENT_ADDRESS_BUDGET_PER_MIN: "1000000",
 };

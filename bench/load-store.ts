@@ -297,7 +297,13 @@ export async function storeRuns({ toNet, wanted }: StoreRunContext): Promise<voi
     };
     // 64 addresses, 4 searches at once each, each under its own minute; another client's own searches timed.
     const crowd = async () => {
-      const app = await startApp(3413, { ...toNet, IDENT_TRUSTED_HOPS: "1", IDENT_DATA_DIR: dataDir, IDENT_SEARCHES_PER_MIN: "1000000" });
+      const app = await startApp(3413, {
+        ...toNet,
+        IDENT_TRUSTED_HOPS: "1",
+        IDENT_DATA_DIR: dataDir,
+        IDENT_SEARCHES_PER_MIN: "1000000",
+        IDENT_STORE_READS_PER_MIN: "1000000",
+      });
       const mine = `/api/search?q=${encodeURIComponent("moreau garcia")}`;
       const other = { "x-forwarded-for": "10.93.0.1" };
       // Beside it, a third client's warm lookup (no search, no engine): what the flood of requests
@@ -338,7 +344,7 @@ export async function storeRuns({ toNet, wanted }: StoreRunContext): Promise<voi
         `p95 ${p95(many.lookup.during).toFixed(1)} ms vs ${p95(many.lookup.calm).toFixed(1)} ms (${(p95(many.lookup.during) / p95(many.lookup.calm)).toFixed(2)} ×)`,
     );
     const one = await flood({});
-    const lifted = await flood({ IDENT_SEARCHES_PER_MIN: "1000000" });
+    const lifted = await flood({ IDENT_SEARCHES_PER_MIN: "1000000", IDENT_STORE_READS_PER_MIN: "1000000" });
     const ratio = (f: { calm: number[]; during: number[] }) =>
       `p95 ${p95(f.during).toFixed(1)} ms vs ${p95(f.calm).toFixed(1)} ms without it (${(p95(f.during) / p95(f.calm)).toFixed(2)} ×)`;
     console.log(

@@ -24,6 +24,9 @@
  *   sizes      50 entities with the longest strings a publisher can send: the largest answer of
  *              /api/changes, /api/search, an entity page and a feed, and the app's memory meanwhile
  *              (bench/load-sizes.ts, docs/decisions.md#validation)
+ *   badges     one client asks the badges of 10,000 domains the index does not know, 200 at once, while
+ *              another reads a badge every 100 ms: the first refused past its reads a minute, the other's
+ *              p95 beside its p95 at rest (bench/load-badges.ts, docs/architecture.md#traffic: `storeReads`)
  *   engine, disk, pages, search, junk, imports
  *              what the app remembers: its engine killed, its disk filled, 10,000 distinct pages, a
  *              search flood at 100,000 entities, 10,000 lookups of nothing, failed imports of the
@@ -68,6 +71,7 @@ import {
   watch,
 } from "./load-kit";
 import { changesRun } from "./load-changes";
+import { badgesRun } from "./load-badges";
 import { fairRun } from "./load-fair";
 import { sizesRun } from "./load-sizes";
 import { importsRun, junkRun, storeRuns, storeSites } from "./load-store";
@@ -434,6 +438,7 @@ if (wanted("fair")) {
 // Runs with a sample network and app of their own.
 if (wanted("changes")) await changesRun();
 if (wanted("sizes")) await sizesRun();
+if (wanted("badges")) await badgesRun(toNet);
 
 await storeRuns({ toNet, wanted });
 

@@ -261,7 +261,7 @@ export async function benchScale(): Promise<void> {
       const lines = [`import       ${into.s.toFixed(0)} s (${Math.round(run.n / into.s).toLocaleString("en-US")} entities/s)`];
       // The embedded store is one process's: a fleet's instances share a server.
       if (env.IDENT_DATABASE_URL) lines.push(await jobFigures(env));
-      const app = await startApp(3290, Object.assign({ IDENT_SEARCHES_PER_MIN: "1000000" }, env));
+      const app = await startApp(3290, Object.assign({ IDENT_SEARCHES_PER_MIN: "1000000", IDENT_STORE_READS_PER_MIN: "1000000" }, env));
       try {
         lines.push(...(await searchFigures(app)));
         lines.push(await sitemapFigures(app));

@@ -50,7 +50,7 @@ test.describe("cold lookups per client and the budget of one host (the sample ne
     });
     expect(body.error.message).toMatch(/^You have started the 3 lookups a minute that fetch from publishers one client may/);
     // docs/api.md#limits: the 429 says which quota is spent, and when room comes back, as its Retry-After does.
-    expect(refused.headers()["ratelimit-policy"]).toMatch(/^"cold";q=3;w=60, "search";q=\d+;w=60$/);
+    expect(refused.headers()["ratelimit-policy"]).toMatch(/^"cold";q=3;w=60, "search";q=\d+;w=60, "reads";q=\d+;w=60$/);
     const cold = /^"cold";r=(\d+);t=(\d+)/.exec(refused.headers().ratelimit ?? "");
     expect(cold?.[1]).toBe("0");
     expect(Number(cold?.[2])).toBeGreaterThan(0);

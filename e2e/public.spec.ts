@@ -226,6 +226,38 @@ test("sitemaps count as searches: past IDENT_SEARCHES_PER_MIN a client's sitemap
   for (let i = 0; i < 5; i++) expect((await get("198.51.100.41", "/robots.txt")).status()).toBe(200);
 });
 
+test("badges: past IDENT_STORE_READS_PER_MIN a client's badges are 429 store_reads, a grey badge a browser draws, with every refusal's headers; another client's badge is drawn", async ({
+  page,
+  request,
+}) => {
+  const get = (client: string, p: string) => request.get(`http://127.0.0.1:${PORT}${p}`, { headers: { "x-forwarded-for": client } });
+  const badge = (n: number) => `/entity/reader${n}.badges.test/badge.svg`;
+  // 600 a minute, the default: the badges of 600 domains the index does not know, 50 at a time.
+  for (let n = 0; n < 600; n += 50) {
+    const statuses = await Promise.all(Array.from({ length: 50 }, (_, k) => get("198.51.100.51", badge(n + k)).then((r) => r.status())));
+    expect(new Set(statuses)).toEqual(new Set([200]));
+  }
+  const refused = await get("198.51.100.51", badge(600));
+  expect(refused.status()).toBe(429);
+  const headers = refused.headers();
+  expect(headers["retry-after"]).toMatch(/^[1-9]\d*$/);
+  expect(headers["cache-control"]).toBe("no-store");
+  expect(headers["content-type"]).toBe("image/svg+xml; charset=utf-8");
+  expect(await refused.text()).toMatch(/^<svg [^>]*aria-label="ident: too many reads of the index for now"/);
+  // The same headers as the API's refusal of the same client, past the same limit.
+  const api = await get("198.51.100.51", "/api/changes");
+  expect(api.status()).toBe(429);
+  expect((await api.json()).error).toMatchObject({ code: "rate_limited", refused: "store_reads" });
+  for (const name of ["x-content-type-options", "referrer-policy", "x-frame-options", "cache-control", "access-control-allow-origin"])
+    expect(headers[name], name).toBe(api.headers()[name]);
+  // A page that embeds it shows an image, not a broken one.
+  await page.setExtraHTTPHeaders({ "x-forwarded-for": "198.51.100.51" });
+  await page.setContent(`<img alt="badge" src="http://127.0.0.1:${PORT}${badge(601)}">`);
+  await expect.poll(() => page.locator("img").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBeGreaterThan(0);
+  // Another client reads on.
+  expect((await get("198.51.100.52", badge(0))).status()).toBe(200);
+});
+
 test("the embedded engine killed: /readyz says `store: restarting`, then ready again within seconds; /healthz stays 200", async ({
   request,
 }) => {

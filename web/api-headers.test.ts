@@ -12,7 +12,7 @@ import { etagOf, notModified, rateLimitHeaders } from "./api-headers";
 const items = (value: string) => parseList(value).map(([name, params]) => [name, Object.fromEntries(params)]);
 
 describe("RateLimit and RateLimit-Policy (draft 11)", () => {
-  it("name the cold-lookup and search policies, what is left, and when room comes back", async () => {
+  it("name the cold-lookup, search and reads policies, what is left, and when room comes back", async () => {
     let t = 1_000_000;
     const settings = trafficSettings();
     const windows = createWindows(settings, null, () => t);
@@ -20,19 +20,23 @@ describe("RateLimit and RateLimit-Policy (draft 11)", () => {
     expect(items(fresh["RateLimit-Policy"] ?? "")).toEqual([
       ["cold", { q: settings.coldLookups, w: 60 }],
       ["search", { q: settings.searches, w: 60 }],
+      ["reads", { q: settings.storeReads, w: 60 }],
     ]);
     expect(items(fresh.RateLimit ?? "")).toEqual([
       ["cold", { r: settings.coldLookups, t: 0 }],
       ["search", { r: settings.searches, t: 0 }],
+      ["reads", { r: settings.storeReads, t: 0 }],
     ]);
     await windows.coldLookups.take("203.0.113.9");
     t += 15_000;
     await windows.searches.take("203.0.113.9");
     await windows.searches.take("203.0.113.9");
+    await windows.storeReads.take("203.0.113.9");
     const after = await rateLimitHeaders(windows, "203.0.113.9");
     expect(items(after.RateLimit ?? "")).toEqual([
       ["cold", { r: settings.coldLookups - 1, t: 45 }],
       ["search", { r: settings.searches - 2, t: 60 }],
+      ["reads", { r: settings.storeReads - 1, t: 60 }],
     ]);
     // Another client's limits are its own.
     expect(items((await rateLimitHeaders(windows, "198.51.100.7")).RateLimit ?? "")[0]).toEqual([

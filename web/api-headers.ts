@@ -42,11 +42,12 @@ export function notModified(ifNoneMatch: string | null | undefined, etag: string
 const POLICIES = [
   { name: "cold", window: "coldLookups" },
   { name: "search", window: "searches" },
+  { name: "reads", window: "storeReads" },
 ] as const satisfies readonly { name: string; window: keyof Windows & keyof TrafficSettings }[];
 
 /**
- * `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers-11): the client's cold lookups and its
- * searches of the index, each a quota `q` over `w` seconds. The same for every client, so every API
+ * `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers-11): the client's cold lookups, its
+ * searches of the index and all its reads of the index, each a quota `q` over `w` seconds. The same for every client, so every API
  * answer carries it, those a shared cache may keep included.
  */
 export function rateLimitPolicy(settings: TrafficSettings): Record<string, string> {

@@ -144,7 +144,7 @@ describe("every answer", () => {
     const { get } = fixture();
     const ok = await get("/api/resolve?q=alice.example");
     expect(ok.headers).toMatchObject({ "Access-Control-Allow-Origin": "*", ETag: expect.stringMatching(/^"/) });
-    expect(ok.headers["RateLimit-Policy"]).toMatch(/^"cold";q=\d+;w=60, "search";q=\d+;w=60$/);
+    expect(ok.headers["RateLimit-Policy"]).toMatch(/^"cold";q=\d+;w=60, "search";q=\d+;w=60, "reads";q=\d+;w=60$/);
     const not = await get("/api/resolve?q=alice.example", { "if-none-match": ok.headers.ETag! });
     expect(not).toMatchObject({ status: 304, body: null });
     expect(not.headers.ETag).toBe(ok.headers.ETag);
@@ -156,7 +156,7 @@ describe("every answer", () => {
     const bad = await get("/api/resolve?q=not%20a%20query");
     expect(bad.status).toBe(400);
     expect(bad.headers["Cache-Control"]).toBe("no-store");
-    expect(bad.headers.RateLimit).toMatch(/^"cold";r=\d+;t=\d+, "search";r=\d+;t=\d+$/);
+    expect(bad.headers.RateLimit).toMatch(/^"cold";r=\d+;t=\d+, "search";r=\d+;t=\d+, "reads";r=\d+;t=\d+$/);
     expect(bad.headers["RateLimit-Policy"]).toBe(ok.headers["RateLimit-Policy"]);
     expect(bad.headers.ETag).toBeUndefined();
   });

@@ -38,6 +38,8 @@ export type App = BridgedApp & {
   apiPolicy: Readonly<Record<string, string>>;
   /** The refusal of a request past the limits on requests in progress (web/shed.ts), or null when it is counted in. */
   shed(req: IncomingMessage, res: ServerResponse, route: Route): Shed | null;
+  /** The refusal of a request past a per-client limit its route names (web/shed.ts), or null when each is taken. */
+  limited(req: IncomingMessage, res: ServerResponse, route: Route): Promise<Shed | null>;
   /** The client of a request, from its X-Forwarded-For (lib/traffic/client.ts). */
   clientOf(forwardedFor: string | null): string;
   /** A client's lookups in progress (web/shed.ts counts them), for admission's fair bound (web/admission.ts). */
@@ -98,6 +100,7 @@ export function app(): App {
     clientOf,
     refused: (r) => resolver.metrics.refusals.inc({ limit: r.refused }),
     apiHeaders: (forwardedFor) => rateLimitHeaders(resolver.traffic.windows, clientOf(forwardedFor)),
+    take: (limit, client) => resolver.traffic.windows[limit].take(client),
   });
   // The rate-limit policy, on every answer to /api/ (docs/api.md#limits), the front door's included.
   const apiPolicy = rateLimitPolicy(config.traffic);
@@ -107,6 +110,7 @@ export function app(): App {
     clientOf,
     log,
     shed: shedder.shed,
+    limited: shedder.limited,
     lookupsInProgress: shedder.lookupsOf,
     requestsInProgress: shedder.requestsOf,
     pages: createPageCache({

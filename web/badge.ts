@@ -91,6 +91,11 @@ export function drawBadge(facts: BadgeFacts): string {
   );
 }
 
+/** The badge a refused request is answered (web/shed.ts): "ident: try again", named by the refusal's heading. */
+export function refusalBadge(heading: string): string {
+  return drawBadge({ state: "unknown", message: "try again", color: "lightgrey", words: heading.toLowerCase() });
+}
+
 /** A badge drawn: its bytes and tag, its size in pixels, how long others may keep it, and what it says. */
 export type Drawn = { bytes: Buffer; etag: string; width: number; height: number; maxAgeS: number; facts: BadgeFacts };
 

@@ -11,7 +11,7 @@ let port = 0;
 let passed = 0;
 
 /** What the app gives the front door for its answers to `/api/` (web/app.ts: the rate-limit policy). */
-const POLICY = { "RateLimit-Policy": '"cold";q=30;w=60, "search";q=120;w=60' };
+const POLICY = { "RateLimit-Policy": '"cold";q=30;w=60, "search";q=120;w=60, "reads";q=600;w=60' };
 
 beforeAll(async () => {
   server = createServer((req, res) => {

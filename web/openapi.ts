@@ -177,7 +177,7 @@ export function openApiDocument(): Json {
         },
         "RateLimit-Policy": {
           description:
-            'The client\'s policies: `"cold";q=30;w=60` (lookups that fetch from publishers), `"search";q=120;w=60` (searches of the index).',
+            'The client\'s policies: `"cold";q=30;w=60` (lookups that fetch from publishers), `"search";q=120;w=60` (searches of the index), `"reads";q=600;w=60` (every read of the index that is not a lookup).',
           schema: { type: "string" },
         },
         "Retry-After": { description: "Seconds until the request may succeed.", schema: { type: "integer", minimum: 1 } },

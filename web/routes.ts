@@ -5,6 +5,7 @@
  * itself, the API) reads that value; nothing below looks at the URL again. A new page or route is
  * taught here, once.
  */
+import type { LimitName } from "../lib/traffic/limits";
 import { badgeOf, pageCacheUrl, pageOf, statusOf, type Page } from "./pages";
 
 /** What the server does with a request. */
@@ -40,7 +41,15 @@ export type Route = {
   cacheUrl: URL | null;
   /** Its status, decided before the first byte: 400 for a bad query, 404 for an entity path that is not a domain. */
   status: number;
+  /** The per-client limits each request of it takes at the front door, before it is read (web/shed.ts). */
+  limits: readonly RequestLimit[];
+  /** What its answers are, so a refusal is in the same form: a page, JSON (the API, feeds, sitemaps), or an image (the badge). */
+  answers: "html" | "json" | "svg";
 };
+
+/** The limits a route may name in {@link Route.limits}: per client and per minute, taken once per request. */
+export const REQUEST_LIMITS = ["storeReads"] as const satisfies readonly LimitName[];
+export type RequestLimit = (typeof REQUEST_LIMITS)[number];
 
 /** The re-check form's body: a domain and its field name (app/recheck/route.ts). */
 export const RECHECK_BODY_BYTES = 2048;
@@ -64,15 +73,37 @@ const LOOKUP_KINDS: ReadonlySet<Page["kind"]> = new Set(["entity", "lookup", "ch
 /** Pages whose whole render the page cache may keep: the home page and the resolver's answers. */
 const CACHED_KINDS: ReadonlySet<Page["kind"]> = new Set(["home", "entity", "lookup"]);
 
+/**
+ * docs/architecture.md#traffic, `storeReads`: what reads the index and is not a lookup (a lookup meets
+ * the lookups' limits): the home page, an issuer's page and a search of the index; the API's search
+ * and changes; the badge; and among the files Next answers, the feeds and the sitemaps.
+ */
+const STORE_READ_PAGES: ReadonlySet<Page["kind"]> = new Set(["home", "issuer", "index-search"]);
+const STORE_READ_API: ReadonlySet<string> = new Set(["/api/search", "/api/changes"]);
+const STORE_READ_FILES = /^\/(?:changes\.xml|sitemap\.xml|sitemaps\/[^/]+|(?:entity|issuer)\/[^/]+\/feed\.xml)$/;
+const STORE_READS: readonly RequestLimit[] = ["storeReads"];
+const NONE: readonly RequestLimit[] = [];
+
 /** The route of `method` on `target`, an origin-form request target (`/path?query`). */
 export function classify(method: string, target: string): Route {
   const url = new URL(`http://route.invalid${target.startsWith("/") ? target : `/${target}`}`);
   const at = target.indexOf("?");
   const path = at < 0 ? target : target.slice(0, at);
-  const base = { url, path, bodyCap: null, lookup: false, readPage: false, cacheUrl: null, status: 200 };
+  const base = {
+    url,
+    path,
+    bodyCap: null,
+    lookup: false,
+    readPage: false,
+    cacheUrl: null,
+    status: 200,
+    limits: NONE,
+    answers: "html" as Route["answers"],
+  };
   if (path.startsWith("/api/")) {
     const t: Target = { kind: "api", path, params: url.searchParams };
-    return Object.assign(base, { target: t, methods: API_METHODS, lookup: path === "/api/resolve" });
+    const limits = STORE_READ_API.has(path) ? STORE_READS : NONE;
+    return Object.assign(base, { target: t, methods: API_METHODS, lookup: path === "/api/resolve", limits, answers: "json" as const });
   }
   if (path === "/recheck") {
     return Object.assign(base, { target: { kind: "recheck" } as Target, methods: ["POST"], bodyCap: RECHECK_BODY_BYTES, lookup: true });
@@ -83,10 +114,25 @@ export function classify(method: string, target: string): Route {
   const badge = badgeOf(url.pathname);
   if (badge !== undefined) {
     const t: Target = { kind: "badge", domain: badge };
-    return Object.assign(base, { target: t, methods: PAGE_METHODS, status: badge === null ? 404 : 200 });
+    return Object.assign(base, {
+      target: t,
+      methods: PAGE_METHODS,
+      status: badge === null ? 404 : 200,
+      limits: STORE_READS,
+      answers: "svg" as const,
+    });
   }
   const page = pageOf(url.pathname, url.searchParams);
-  if (page === null) return Object.assign(base, { target: { kind: "file" } as Target, methods: PAGE_METHODS });
+  if (page === null) {
+    const t: Target = { kind: "file" };
+    const read = STORE_READ_FILES.test(url.pathname);
+    return Object.assign(base, {
+      target: t,
+      methods: PAGE_METHODS,
+      limits: read ? STORE_READS : NONE,
+      answers: read ? ("json" as const) : ("html" as const),
+    });
+  }
   const cached = method === "GET" && CACHED_KINDS.has(page.kind);
   return {
     target: { kind: "page", page },
@@ -98,5 +144,7 @@ export function classify(method: string, target: string): Route {
     readPage: READ_PAGE_KINDS.has(page.kind),
     cacheUrl: cached ? pageCacheUrl(url) : null,
     status: statusOf(page),
+    limits: STORE_READ_PAGES.has(page.kind) ? STORE_READS : NONE,
+    answers: "html",
   };
 }

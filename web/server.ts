@@ -13,6 +13,7 @@ import { setImmediate, setTimeout } from "node:timers";
 import { answerRefusal } from "../lib/traffic/answer";
 import { admit, admitSearch, refusedLate } from "./admission";
 import type { App } from "./app";
+import type { Shed } from "./shed";
 import { bridge, type NextHandle } from "./bridge";
 import { startDelivery } from "./delivery";
 import { frontDoor } from "./front";
@@ -144,19 +145,30 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
     requests.run(context, () => {
       // The security headers on every answer; a malformed path, a method or a body the route does not take are answered there.
       if (frontDoor(req, res, route, app.apiPolicy)) return;
-      const onward = () => {
-        // Health and readiness are answered however busy the instance is (docs/deploying.md#health).
-        const refused = route.target.kind === "operations" ? null : app.shed(req, res, route);
-        if (refused) {
-          // A client past its own limit waits for its answer: a loop then costs it time. Others are answered in turn.
-          if (refused.delayMs > 0) setTimeout(refused.write, refused.delayMs).unref();
-          else enterInOrder(refused.write);
-          return;
-        }
+      const answerRefused = (refused: Shed) => {
+        // A client past its own limit waits for its answer: a loop then costs it time. Others are answered in turn.
+        if (refused.delayMs > 0) setTimeout(refused.write, refused.delayMs).unref();
+        else enterInOrder(refused.write);
+      };
+      const handle = () => {
         if (route.target.kind === "api") return enterInOrder(() => requests.run(context, () => app.api.serve(req, res, route)));
         // docs/api.md#badges: drawn from the index, without Next.
         if (route.target.kind === "badge") return enterInOrder(() => requests.run(context, () => app.badges.serve(req, res, route)));
         render(req, res, context);
+      };
+      const onward = () => {
+        // Health and readiness are answered however busy the instance is (docs/deploying.md#health).
+        const refused = route.target.kind === "operations" ? null : app.shed(req, res, route);
+        if (refused) return answerRefused(refused);
+        if (route.limits.length === 0) return handle();
+        // The per-client limits the route names (docs/architecture.md#traffic); a limiter's fault lets the request on.
+        app.limited(req, res, route).then(
+          (limited) => (limited ? answerRefused(limited) : handle()),
+          (error: unknown) => {
+            app.log.error(`limits: ${error instanceof Error ? error.message : String(error)}`);
+            handle();
+          },
+        );
       };
       // Warm entity and lookup pages come from the page cache (web/page-cache.ts); the rest go on.
       app.pages.serve(req, res, route, onward).catch((error: unknown) => {

@@ -3,11 +3,14 @@ import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
+import { createWindows } from "../lib/traffic";
 import { LIMITS, trafficSettings } from "../lib/traffic/limits";
 import { classify } from "./routes";
 import { createShedder } from "./shed";
 
 const defaults = trafficSettings();
+/** No per-client limit of a route's is spent (the limits in progress are what these tests count). */
+const noLimit = async () => ({ ok: true as const });
 
 /** A request and its response, as far as the shedder reads and writes them. */
 function exchange(url: string, client: string) {
@@ -41,6 +44,7 @@ describe.each(["lookupsInProgress", "lookupsInInstance", "requestsInInstance"] a
       retryAfterS: () => 10,
       clientOf: (xff) => xff ?? "?",
       refused: (r) => refusals.push(r.refused),
+      take: noLimit,
     });
     const limit = defaults[name];
     const path = name === "requestsInInstance" ? "/" : "/entity/alice.example";
@@ -64,7 +68,13 @@ describe.each(["lookupsInProgress", "lookupsInInstance", "requestsInInstance"] a
 
 describe("lookupsInInstance is fair (docs/architecture.md#fair-queues)", () => {
   it("a client with lookups in progress is refused a quarter before the bound; a client with none is taken until it", () => {
-    const shedder = createShedder({ settings: defaults, retryAfterS: () => 10, clientOf: (xff) => xff ?? "?", refused: () => undefined });
+    const shedder = createShedder({
+      settings: defaults,
+      retryAfterS: () => 10,
+      clientOf: (xff) => xff ?? "?",
+      refused: () => undefined,
+      take: noLimit,
+    });
     const path = "/entity/alice.example";
     const bound = defaults.lookupsInInstance;
     const early = bound - Math.floor(bound / 4);
@@ -95,6 +105,7 @@ describe("a client at its own limit is told so, whatever else is full", () => {
       retryAfterS: () => 10,
       clientOf: (xff) => xff ?? "?",
       refused: (r) => refusals.push(r.refused),
+      take: noLimit,
     });
     const path = "/api/resolve?q=mine.test";
     for (let i = 0; i < 8; i++) {
@@ -104,5 +115,69 @@ describe("a client at its own limit is told so, whatever else is full", () => {
     const over = exchange(path, "one");
     expect(shedder.shed(over.req, over.res, classify("GET", path))?.delayMs).toBe(OVER_LIMIT_DELAY_MS);
     expect(refusals).toEqual(["lookups_in_progress"]);
+  });
+});
+
+describe("storeReads: the per-client limit of every route that reads the index and is not a lookup (docs/architecture.md#traffic)", () => {
+  const reads = ["/entity/a.example/badge.svg", "/api/search?q=acme", "/api/changes", "/", "/issuer/a.example", "/search?q=acme"];
+  const files = ["/changes.xml", "/entity/a.example/feed.xml", "/issuer/a.example/feed.xml", "/sitemap.xml", "/sitemaps/entities-1.xml"];
+  const others = [
+    "/entity/a.example",
+    "/search?q=a.example",
+    "/api/resolve?q=a.example",
+    "/reasons",
+    "/check?q=a.example",
+    "/_next/static/x.js",
+  ];
+
+  it("is named by the badge, the index's pages, searches, changes, feeds and sitemaps, and by no lookup or other file", () => {
+    for (const path of [...reads, ...files]) expect(classify("GET", path).limits, path).toEqual(["storeReads"]);
+    for (const path of others) expect(classify("GET", path).limits, path).toEqual([]);
+    expect(classify("POST", "/recheck").limits).toEqual([]);
+  });
+
+  it("past it a client is refused 429 store_reads a second late, with Retry-After, in its route's form; another client reads on", async () => {
+    const settings = trafficSettings({ storeReads: 3 });
+    const windows = createWindows(settings);
+    const refusals: string[] = [];
+    const shedder = createShedder({
+      settings,
+      retryAfterS: () => 10,
+      clientOf: (xff) => xff ?? "?",
+      refused: (r) => refusals.push(r.refused),
+      take: (limit, client) => windows[limit].take(client),
+    });
+    const read = async (path: string, client: string) => {
+      const { req, res } = exchange(path, client);
+      const shed = await shedder.limited(req, res, classify("GET", path));
+      shed?.write();
+      return { shed, res };
+    };
+    for (let i = 0; i < 3; i++) expect((await read(`/entity/u${i}.example/badge.svg`, "one")).shed).toBeNull();
+    const forms: Record<string, RegExp> = {
+      "/entity/u9.example/badge.svg": /^image\/svg\+xml/,
+      "/api/changes": /^application\/json/,
+      "/changes.xml": /^application\/json/,
+      "/issuer/a.example": /^text\/html/,
+    };
+    for (const [path, type] of Object.entries(forms)) {
+      const { shed, res } = await read(path, "one");
+      expect(shed?.delayMs, path).toBe(OVER_LIMIT_DELAY_MS);
+      expect(res.status, path).toBe(429);
+      expect(res.headers["Retry-After"], path).toMatch(/^[1-9]\d*$/);
+      expect(res.headers["Cache-Control"], path).toBe("no-store");
+      expect(res.headers["Content-Type"], path).toMatch(type);
+    }
+    expect(refusals).toEqual(Array(4).fill("store_reads"));
+    // The badge's refusal is a badge, named by the refusal; the API's is its error body.
+    expect(String((await read("/entity/u9.example/badge.svg", "one")).res.body)).toMatch(
+      /^<svg [^>]*aria-label="ident: too many reads of the index for now"/,
+    );
+    const api = JSON.parse(String((await read("/api/changes", "one")).res.body)) as { error: { refused: string; message: string } };
+    expect(api.error).toMatchObject({
+      refused: "store_reads",
+      message: expect.stringMatching(/^You have read this resolver's index 3 times this minute/),
+    });
+    expect((await read("/entity/u0.example/badge.svg", "two")).shed).toBeNull();
   });
 });

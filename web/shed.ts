@@ -2,16 +2,20 @@
  * What the production server refuses before Next (docs/architecture.md#traffic): requests past what
  * the instance may hold in progress (`requestsInInstance`), lookups past `lookupsInInstance`, and a
  * client's lookups past `lookupsInProgress`, where each would cost memory (Next holds about 200 KB per
- * request in progress) and CPU only to be refused later. Health and readiness are never counted here.
+ * request in progress) and CPU only to be refused later; then the per-client limits its route names
+ * (`Route.limits`, web/routes.ts). Health and readiness are never counted here. Every refusal here is
+ * written by one writer, in the form of the route's answers (a page, JSON or a badge).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { answerRefusal, refusedAt, type Refusal, type TrafficSettings } from "../lib/traffic";
 import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
+import type { RateDecision } from "../lib/traffic/window";
 import { boundFor } from "../lib/traffic/fair";
 import { createInProgress } from "../lib/traffic/in-progress";
 import { CORS_HEADERS } from "./api-headers";
+import { BADGE_TYPE, refusalBadge } from "./badge";
 import { send } from "./response";
-import type { Route } from "./routes";
+import type { RequestLimit, Route } from "./routes";
 import { xml } from "./xml";
 
 export type ShedDeps = {
@@ -21,6 +25,8 @@ export type ShedDeps = {
   refused(refusal: Refusal): void;
   /** The rate-limit headers of the API's client (web/api-headers.ts), on an API refusal. */
   apiHeaders?(forwardedFor: string | null): Promise<Record<string, string>>;
+  /** Takes one of a client's `limit` for this minute (lib/traffic: its window, in Redis for a fleet). */
+  take(limit: RequestLimit, client: string): Promise<RateDecision>;
 };
 
 /** A refusal to write, and how long to wait before writing it (a client past its own limit waits). */
@@ -38,8 +44,7 @@ export function createShedder(deps: ShedDeps) {
     shed(req: IncomingMessage, res: ServerResponse, route: Route): Shed | null {
       const { settings } = deps;
       const lookup = route.lookup;
-      const forwarded = req.headers["x-forwarded-for"];
-      const key = deps.clientOf(Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null));
+      const key = deps.clientOf(forwardedOf(req));
       const client = `client ${key}`;
       let refused: Refusal | null = null;
       const full = inProgress.count("all") >= settings.requestsInInstance ? "requestsInInstance" : null;
@@ -63,30 +68,60 @@ export function createShedder(deps: ShedDeps) {
       }
       // A client past its own limit, or refused for its share of the instance, waits for its refusal (docs/architecture.md#fair-queues).
       const ownFault = refused.refused !== "busy" || (lookup && inProgress.count(client) > 0);
-      deps.refused(refused);
-      const answer = answerRefusal(refused);
-      const api = route.target.kind === "api";
-      const write = (apiHeaders: Record<string, string>) =>
-        send(req, res, {
-          status: answer.status,
-          headers: Object.assign({}, answer.headers, api ? CORS_HEADERS : {}, apiHeaders, {
-            "Content-Type": api ? "application/json" : "text/html; charset=utf-8",
-          }),
-          body: api
-            ? JSON.stringify(answer.body)
-            : `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${xml(answer.heading)}</h1><p>${xml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
-        });
-      return {
-        delayMs: ownFault ? OVER_LIMIT_DELAY_MS : 0,
-        write() {
-          if (res.destroyed) return;
-          // The API's refusals carry CORS and the client's limits, as its other answers do (docs/api.md).
-          if (api && deps.apiHeaders) {
-            const forwardedFor = Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null);
-            void deps.apiHeaders(forwardedFor).then(write, () => write({}));
-          } else write({});
-        },
-      };
+      return refusalShed(req, res, route, refused, ownFault);
+    },
+    /**
+     * The per-client limits `route` names, each taken once for this request; the refusal of the first
+     * spent, answered a second late as every client's own limit, or null when all are taken.
+     */
+    async limited(req: IncomingMessage, res: ServerResponse, route: Route): Promise<Shed | null> {
+      const key = deps.clientOf(forwardedOf(req));
+      for (const limit of route.limits) {
+        const taken = await deps.take(limit, key);
+        if (taken.ok) continue;
+        const why = `you have read this resolver's index ${deps.settings[limit]} times this minute, as often as one client may; lookups of a domain still work; try again in ${taken.retryAfterS} s`;
+        return refusalShed(req, res, route, refusedAt(limit, why, taken.retryAfterS), true);
+      }
+      return null;
     },
   };
+
+  /**
+   * The one writer of the refusals made here: the status and Retry-After of `answerRefusal`, and the
+   * body in the form of the route's answers (JSON with CORS and the client's limits for the API; a
+   * badge; else a page).
+   */
+  function refusalShed(req: IncomingMessage, res: ServerResponse, route: Route, refused: Refusal, ownFault: boolean): Shed {
+    deps.refused(refused);
+    const answer = answerRefusal(refused);
+    const api = route.target.kind === "api";
+    const body = {
+      json: () => JSON.stringify(answer.body),
+      svg: () => refusalBadge(answer.heading),
+      html: () =>
+        `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${xml(answer.heading)}</h1><p>${xml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
+    }[route.answers];
+    const type = { json: "application/json", svg: BADGE_TYPE, html: "text/html; charset=utf-8" }[route.answers];
+    const write = (apiHeaders: Record<string, string>) =>
+      send(req, res, {
+        status: answer.status,
+        headers: Object.assign({}, answer.headers, route.answers === "html" ? {} : CORS_HEADERS, apiHeaders, { "Content-Type": type }),
+        body: body(),
+      });
+    return {
+      delayMs: ownFault ? OVER_LIMIT_DELAY_MS : 0,
+      write() {
+        if (res.destroyed) return;
+        // The API's refusals carry CORS and the client's limits, as its other answers do (docs/api.md).
+        if (api && deps.apiHeaders) void deps.apiHeaders(forwardedOf(req)).then(write, () => write({}));
+        else write({});
+      },
+    };
+  }
+}
+
+/** The request's X-Forwarded-For, as the server rewrote it (web/server.ts). */
+function forwardedOf(req: IncomingMessage): string | null {
+  const forwarded = req.headers["x-forwarded-for"];
+  return Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null);
 }

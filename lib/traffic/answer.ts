@@ -68,6 +68,11 @@ export const REFUSAL_WORDS: Record<RefusalKind, { status: 429 | 503; heading: st
     heading: "The index is busy",
     meaning: "This resolver is searching its index as much as it may at once just now.",
   },
+  store_reads: {
+    status: 429,
+    heading: "Too many reads of the index for now",
+    meaning: "You have read this resolver's index (badges, feeds, searches, its changes) as often as one client may in a minute.",
+  },
   lookups_in_progress: {
     status: 429,
     heading: "Too many lookups at once",

@@ -162,6 +162,16 @@ export const LIMITS = {
     refused: "searches",
     reached: "429 with Retry-After, a second late (`/search` of the index, `/api/search` and the sitemaps together)",
   },
+  storeReads: {
+    counts: "client",
+    per: "minute",
+    default: 600,
+    variable: { name: "IDENT_STORE_READS_PER_MIN", min: 1, max: 1_000_000 },
+    fleet: true,
+    refused: "store_reads",
+    reached:
+      "429 with Retry-After, a second late, before the request is read: every route that answers from the index and is not a lookup (badges, feeds, sitemaps, searches, changes, issuer and home pages)",
+  },
   searchesAtOnce: {
     counts: "instance",
     per: "at once",

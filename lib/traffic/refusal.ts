@@ -37,6 +37,8 @@ export const REFUSAL_KINDS = [
   "searches_in_progress",
   /** This instance is running as many searches of its index as it may, with a full queue. */
   "search_busy",
+  /** The client has read the index (badges, feeds, searches, changes) as often as one client may this minute (`IDENT_STORE_READS_PER_MIN`). */
+  "store_reads",
 ] as const;
 
 export type FetchRefusalKind = (typeof FETCH_REFUSALS)[number];
