@@ -102,7 +102,8 @@ export function classify(method: string, target: string): Route {
   };
   if (path.startsWith("/api/")) {
     const t: Target = { kind: "api", path, params: url.searchParams };
-    const limits = STORE_READ_API.has(path) ? STORE_READS : NONE;
+    // A preflight (OPTIONS) reads nothing.
+    const limits = STORE_READ_API.has(path) && method !== "OPTIONS" ? STORE_READS : NONE;
     return Object.assign(base, { target: t, methods: API_METHODS, lookup: path === "/api/resolve", limits, answers: "json" as const });
   }
   if (path === "/recheck") {

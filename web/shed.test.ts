@@ -134,6 +134,8 @@ describe("storeReads: the per-client limit of every route that reads the index a
     for (const path of [...reads, ...files]) expect(classify("GET", path).limits, path).toEqual(["storeReads"]);
     for (const path of others) expect(classify("GET", path).limits, path).toEqual([]);
     expect(classify("POST", "/recheck").limits).toEqual([]);
+    // A preflight reads nothing.
+    expect(classify("OPTIONS", "/api/changes").limits).toEqual([]);
   });
 
   it("past it a client is refused 429 store_reads a second late, with Retry-After, in its route's form; another client reads on", async () => {
