@@ -156,17 +156,22 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
         if (route.target.kind === "badge") return enterInOrder(() => requests.run(context, () => app.badges.serve(req, res, route)));
         render(req, res, context);
       };
-      const onward = () => {
+      const countedIn = () => {
         // Health and readiness are answered however busy the instance is (docs/deploying.md#health).
         const refused = route.target.kind === "operations" ? null : app.shed(req, res, route);
         if (refused) return answerRefused(refused);
-        if (route.limits.length === 0) return handle();
-        // The per-client limits the route names (docs/architecture.md#traffic); a limiter's fault lets the request on.
+        handle();
+      };
+      const onward = () => {
+        if (route.limits.length === 0) return countedIn();
+        // The per-client limits the route names (docs/architecture.md#traffic), before the request is
+        // counted in: a refusal waiting its second holds none of the instance's requests in progress.
+        // A limiter's fault lets the request on.
         app.limited(req, res, route).then(
-          (limited) => (limited ? answerRefused(limited) : handle()),
+          (limited) => (limited ? answerRefused(limited) : countedIn()),
           (error: unknown) => {
             app.log.error(`limits: ${error instanceof Error ? error.message : String(error)}`);
-            handle();
+            countedIn();
           },
         );
       };

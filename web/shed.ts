@@ -2,8 +2,9 @@
  * What the production server refuses before Next (docs/architecture.md#traffic): requests past what
  * the instance may hold in progress (`requestsInInstance`), lookups past `lookupsInInstance`, and a
  * client's lookups past `lookupsInProgress`, where each would cost memory (Next holds about 200 KB per
- * request in progress) and CPU only to be refused later; then the per-client limits its route names
- * (`Route.limits`, web/routes.ts). Health and readiness are never counted here. Every refusal here is
+ * request in progress) and CPU only to be refused later; and, taken before it is counted in, the
+ * per-client limits its route names (`limited`, `Route.limits` of web/routes.ts). Health and
+ * readiness are never counted here. Every refusal here is
  * written by one writer, in the form of the route's answers (a page, JSON or a badge).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
