@@ -70,7 +70,7 @@ test("a 200 carries a content ETag; If-None-Match with it answers 304 with no bo
   }
 });
 
-test("RateLimit and RateLimit-Policy name the client's cold-lookup and search limits; a search spends one; no shared cache gets one client's counters", async ({
+test("RateLimit and RateLimit-Policy name the client's cold-lookup, search and reads limits; a search spends one; no shared cache gets one client's counters", async ({
   request,
 }) => {
   // What is left is said on answers no shared cache keeps: an empty search is refused, spending nothing.
@@ -78,9 +78,9 @@ test("RateLimit and RateLimit-Policy name the client's cold-lookup and search li
   const before = await refusedSearch();
   expect(before.status()).toBe(400);
   const policy = items(before.headers()["ratelimit-policy"]);
-  expect(policy.map(([name]) => name)).toEqual(["cold", "search"]);
+  expect(policy.map(([name]) => name)).toEqual(["cold", "search", "reads"]);
   for (const [, params] of policy) expect(params).toEqual({ q: expect.any(Number), w: 60 });
-  const left = (r: typeof before) => Number(items(r.headers().ratelimit).find(([name]) => name === "search")?.[1].r);
+  const left = (r: typeof before, limit = "search") => Number(items(r.headers().ratelimit).find(([name]) => name === limit)?.[1].r);
   const searched = await request.get("/api/search?q=acme");
   expect(searched.headers()["cache-control"]).toMatch(/^public/);
   expect(searched.headers()["ratelimit-policy"]).toBe(before.headers()["ratelimit-policy"]);
@@ -88,6 +88,8 @@ test("RateLimit and RateLimit-Policy name the client's cold-lookup and search li
   const after = await refusedSearch();
   // Another test may search meanwhile (the suite runs in parallel): one at least, from this one.
   expect(left(after)).toBeLessThan(left(before));
+  // Every request of /api/search reads the index, the refused ones too (docs/api.md#limits).
+  expect(left(after, "reads")).toBeLessThan(left(before, "reads"));
   expect(Number(items(after.headers().ratelimit).find(([name]) => name === "search")?.[1].t)).toBeGreaterThanOrEqual(0);
 });
 
@@ -152,8 +154,8 @@ test.describe("from a page on another origin", () => {
     });
     expect(seen.etag).toMatch(/^"/);
     expect(seen.rateLimitOnShared).toBeNull();
-    expect(items(seen.rateLimit ?? "").map(([name]) => name)).toEqual(["cold", "search"]);
-    expect(items(seen.policy ?? "").map(([name]) => name)).toEqual(["cold", "search"]);
+    expect(items(seen.rateLimit ?? "").map(([name]) => name)).toEqual(["cold", "search", "reads"]);
+    expect(items(seen.policy ?? "").map(([name]) => name)).toEqual(["cold", "search", "reads"]);
   });
 
   test("a preflight is answered 204 with the methods and headers the API takes", async ({ request }) => {
