@@ -25,7 +25,7 @@
  *              /api/changes, /api/search, an entity page and a feed, and the app's memory meanwhile
  *              (bench/load-sizes.ts, docs/decisions.md#validation)
  *   badges     one client asks the badges of 10,000 domains the index does not know, 200 at once, while
- *              another reads a badge every 100 ms: the first refused past its reads a minute, the other's
+ *              another reads a badge every 200 ms: the first refused past its reads a minute, the other's
  *              p95 beside its p95 at rest (bench/load-badges.ts, docs/architecture.md#traffic: `storeReads`)
  *   engine, disk, pages, search, junk, imports
  *              what the app remembers: its engine killed, its disk filled, 10,000 distinct pages, a

@@ -171,7 +171,7 @@ export function openApiDocument(): Json {
         "Cache-Control": { description: "How long the answer is fresh.", schema: { type: "string" } },
         RateLimit: {
           description:
-            'What the client has left of each policy: `"cold";r=12;t=40, "search";r=118;t=3` (draft-ietf-httpapi-ratelimit-headers-11). ' +
+            'What the client has left of each policy: `"cold";r=12;t=40, "search";r=118;t=3, "reads";r=590;t=3` (draft-ietf-httpapi-ratelimit-headers-11). ' +
             "Only on answers no shared cache keeps (errors and refusals): a cached answer would hand one client's counters to others.",
           schema: { type: "string" },
         },

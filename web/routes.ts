@@ -45,6 +45,8 @@ export type Route = {
   limits: readonly RequestLimit[];
   /** What its answers are, so a refusal is in the same form: a page, JSON (the API, feeds, sitemaps), or an image (the badge). */
   answers: "html" | "json" | "svg";
+  /** Whether scripts of any origin may read its answers (CORS: the API, the feeds, the badge), its refusals too. */
+  cors: boolean;
 };
 
 /** The limits a route may name in {@link Route.limits}: per client and per minute, taken once per request. */
@@ -75,12 +77,14 @@ const CACHED_KINDS: ReadonlySet<Page["kind"]> = new Set(["home", "entity", "look
 
 /**
  * docs/architecture.md#traffic, `storeReads`: what reads the index and is not a lookup (a lookup meets
- * the lookups' limits): the home page, an issuer's page and a search of the index; the API's search
- * and changes; the badge; and among the files Next answers, the feeds and the sitemaps.
+ * the lookups' limits), asked with GET or HEAD: the home page, an issuer's page and a search of the
+ * index; the API's search, changes and histories; the badge; and among the files Next answers, the
+ * feeds and the sitemaps. A page the page cache answers reads nothing and is not counted.
  */
 const STORE_READ_PAGES: ReadonlySet<Page["kind"]> = new Set(["home", "issuer", "index-search"]);
-const STORE_READ_API: ReadonlySet<string> = new Set(["/api/search", "/api/changes"]);
-const STORE_READ_FILES = /^\/(?:changes\.xml|sitemap\.xml|sitemaps\/[^/]+|(?:entity|issuer)\/[^/]+\/feed\.xml)$/;
+const STORE_READ_API = /^\/api\/(?:search|changes|entity\/[^/]+\/history)$/;
+const FEEDS = /^\/(?:changes\.xml|(?:entity|issuer)\/[^/]+\/feed\.xml)$/;
+const SITEMAPS = /^\/(?:sitemap\.xml|sitemaps\/[^/]+)$/;
 const STORE_READS: readonly RequestLimit[] = ["storeReads"];
 const NONE: readonly RequestLimit[] = [];
 
@@ -89,6 +93,8 @@ export function classify(method: string, target: string): Route {
   const url = new URL(`http://route.invalid${target.startsWith("/") ? target : `/${target}`}`);
   const at = target.indexOf("?");
   const path = at < 0 ? target : target.slice(0, at);
+  // Another method reads nothing: a preflight is answered, anything else refused (405).
+  const reads = (read: boolean) => (read && (method === "GET" || method === "HEAD") ? STORE_READS : NONE);
   const base = {
     url,
     path,
@@ -99,12 +105,19 @@ export function classify(method: string, target: string): Route {
     status: 200,
     limits: NONE,
     answers: "html" as Route["answers"],
+    cors: false,
   };
   if (path.startsWith("/api/")) {
     const t: Target = { kind: "api", path, params: url.searchParams };
-    // A preflight (OPTIONS) reads nothing.
-    const limits = STORE_READ_API.has(path) && method !== "OPTIONS" ? STORE_READS : NONE;
-    return Object.assign(base, { target: t, methods: API_METHODS, lookup: path === "/api/resolve", limits, answers: "json" as const });
+    const limits = reads(STORE_READ_API.test(path));
+    return Object.assign(base, {
+      target: t,
+      methods: API_METHODS,
+      lookup: path === "/api/resolve",
+      limits,
+      answers: "json" as const,
+      cors: true,
+    });
   }
   if (path === "/recheck") {
     return Object.assign(base, { target: { kind: "recheck" } as Target, methods: ["POST"], bodyCap: RECHECK_BODY_BYTES, lookup: true });
@@ -119,19 +132,22 @@ export function classify(method: string, target: string): Route {
       target: t,
       methods: PAGE_METHODS,
       status: badge === null ? 404 : 200,
-      limits: STORE_READS,
+      limits: reads(badge !== null),
       answers: "svg" as const,
+      cors: true,
     });
   }
   const page = pageOf(url.pathname, url.searchParams);
   if (page === null) {
     const t: Target = { kind: "file" };
-    const read = STORE_READ_FILES.test(url.pathname);
+    const feed = FEEDS.test(url.pathname);
+    const read = feed || SITEMAPS.test(url.pathname);
     return Object.assign(base, {
       target: t,
       methods: PAGE_METHODS,
-      limits: read ? STORE_READS : NONE,
+      limits: reads(read),
       answers: read ? ("json" as const) : ("html" as const),
+      cors: feed,
     });
   }
   const cached = method === "GET" && CACHED_KINDS.has(page.kind);
@@ -145,7 +161,8 @@ export function classify(method: string, target: string): Route {
     readPage: READ_PAGE_KINDS.has(page.kind),
     cacheUrl: cached ? pageCacheUrl(url) : null,
     status: statusOf(page),
-    limits: STORE_READ_PAGES.has(page.kind) ? STORE_READS : NONE,
+    limits: reads(STORE_READ_PAGES.has(page.kind)),
     answers: "html",
+    cors: false,
   };
 }

@@ -168,10 +168,14 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
         // counted in: a refusal waiting its second holds none of the instance's requests in progress.
         // A limiter's fault lets the request on.
         app.limited(req, res, route).then(
-          (limited) => (limited ? answerRefused(limited) : countedIn()),
+          (limited) => {
+            if (res.destroyed) return;
+            if (limited) answerRefused(limited);
+            else countedIn();
+          },
           (error: unknown) => {
             app.log.error(`limits: ${error instanceof Error ? error.message : String(error)}`);
-            countedIn();
+            if (!res.destroyed) countedIn();
           },
         );
       };

@@ -119,7 +119,15 @@ describe("a client at its own limit is told so, whatever else is full", () => {
 });
 
 describe("storeReads: the per-client limit of every route that reads the index and is not a lookup (docs/architecture.md#traffic)", () => {
-  const reads = ["/entity/a.example/badge.svg", "/api/search?q=acme", "/api/changes", "/", "/issuer/a.example", "/search?q=acme"];
+  const reads = [
+    "/entity/a.example/badge.svg",
+    "/api/search?q=acme",
+    "/api/changes",
+    "/api/entity/a.example/history",
+    "/",
+    "/issuer/a.example",
+    "/search?q=acme",
+  ];
   const files = ["/changes.xml", "/entity/a.example/feed.xml", "/issuer/a.example/feed.xml", "/sitemap.xml", "/sitemaps/entities-1.xml"];
   const others = [
     "/entity/a.example",
@@ -131,11 +139,17 @@ describe("storeReads: the per-client limit of every route that reads the index a
   ];
 
   it("is named by the badge, the index's pages, searches, changes, feeds and sitemaps, and by no lookup or other file", () => {
-    for (const path of [...reads, ...files]) expect(classify("GET", path).limits, path).toEqual(["storeReads"]);
+    for (const path of [...reads, ...files]) {
+      expect(classify("GET", path).limits, path).toEqual(["storeReads"]);
+      expect(classify("HEAD", path).limits, path).toEqual(["storeReads"]);
+    }
     for (const path of others) expect(classify("GET", path).limits, path).toEqual([]);
     expect(classify("POST", "/recheck").limits).toEqual([]);
-    // A preflight reads nothing.
+    // Another method reads nothing: a preflight is answered, anything else is 405, not a read.
     expect(classify("OPTIONS", "/api/changes").limits).toEqual([]);
+    expect(classify("POST", "/api/search?q=acme").limits).toEqual([]);
+    // A badge path that names no domain is 404 without a read.
+    expect(classify("GET", "/entity/not%20a%20domain/badge.svg").limits).toEqual([]);
   });
 
   it("past it a client is refused 429 store_reads a second late, with Retry-After, in its route's form; another client reads on", async () => {
@@ -165,6 +179,8 @@ describe("storeReads: the per-client limit of every route that reads the index a
     for (const [path, type] of Object.entries(forms)) {
       const { shed, res } = await read(path, "one");
       expect(shed?.delayMs, path).toBe(OVER_LIMIT_DELAY_MS);
+      // CORS as the route's answers have it: the badge, the API and the feeds, not a page.
+      expect(res.headers["Access-Control-Allow-Origin"], path).toBe(path.startsWith("/issuer/") ? undefined : "*");
       expect(res.status, path).toBe(429);
       expect(res.headers["Retry-After"], path).toMatch(/^[1-9]\d*$/);
       expect(res.headers["Cache-Control"], path).toBe("no-store");
@@ -181,5 +197,22 @@ describe("storeReads: the per-client limit of every route that reads the index a
       message: expect.stringMatching(/^You have read this resolver's index 3 times this minute/),
     });
     expect((await read("/entity/u0.example/badge.svg", "two")).shed).toBeNull();
+  });
+});
+
+describe("a response closed before it is counted in (its client gone while its route's limits were taken)", () => {
+  it("is counted out at once: nothing of it stays in progress", () => {
+    const shedder = createShedder({
+      settings: defaults,
+      retryAfterS: () => 10,
+      clientOf: (xff) => xff ?? "?",
+      refused: () => undefined,
+      take: noLimit,
+    });
+    const gone = exchange("/entity/a.example/badge.svg", "one");
+    gone.res.destroyed = true;
+    gone.res.emit("close");
+    expect(shedder.shed(gone.req, gone.res, classify("GET", "/entity/a.example/badge.svg"))).toBeNull();
+    expect([shedder.inProgress.size, shedder.requestsOf("one")]).toEqual([0, 0]);
   });
 });

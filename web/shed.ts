@@ -64,7 +64,10 @@ export function createShedder(deps: ShedDeps) {
         refused = refusedAt(full ?? lookupsFull ?? "requestsInInstance", why, retry);
       }
       if (!refused) {
-        res.once("close", inProgress.enter(lookup ? ["all", "lookups", client, `requests ${key}`] : ["all", `requests ${key}`]));
+        const leave = inProgress.enter(lookup ? ["all", "lookups", client, `requests ${key}`] : ["all", `requests ${key}`]);
+        // A response closed already (its client gone while its limits were taken) will not close again.
+        if (res.destroyed || res.closed) leave();
+        else res.once("close", leave);
         return null;
       }
       // A client past its own limit, or refused for its share of the instance, waits for its refusal (docs/architecture.md#fair-queues).
@@ -106,7 +109,7 @@ export function createShedder(deps: ShedDeps) {
     const write = (apiHeaders: Record<string, string>) =>
       send(req, res, {
         status: answer.status,
-        headers: Object.assign({}, answer.headers, route.answers === "html" ? {} : CORS_HEADERS, apiHeaders, { "Content-Type": type }),
+        headers: Object.assign({}, answer.headers, route.cors ? CORS_HEADERS : {}, apiHeaders, { "Content-Type": type }),
         body: body(),
       });
     return {
