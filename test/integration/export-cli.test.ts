@@ -14,7 +14,9 @@ import { fill, exported, withValue, entityLine, header, run } from "../helpers/e
 const { engines: ENGINES, tempDir } = useEngines("exportcli");
 const postgres = () => ENGINES.find((e) => e.name === "PostgreSQL")!;
 
-describe("the command line", () => {
+// Each test starts the command three or four times, each opening an embedded engine: 17 s on a quiet
+// machine, 30 s and more on a busy one (seen in CI), past the suite's 30 s default.
+describe("the command line", { timeout: 90_000 }, () => {
   /** An embedded store in a folder of its own, filled, closed, and what its export holds. */
   const filledEmbedded = async () => {
     const dir = tempDir();
