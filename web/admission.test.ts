@@ -8,7 +8,8 @@ import type { SearchResponse } from "../lib/result/record";
 import { createWindows, trafficSettings } from "../lib/traffic";
 import { createOutboundCount } from "../lib/traffic/outbound";
 import { createSearchGate } from "../lib/traffic/search-gate";
-import { admit, type AdmissionDeps } from "./admission";
+import { admit, currentClient, type AdmissionDeps } from "./admission";
+import { bridge, type RequestContext } from "./bridge";
 
 const ANSWER = { schema: "answer", query: {}, results: [], problems: [] } as unknown as SearchResponse;
 const QUERY = { input: "alice.example", kind: "domain", domain: "alice.example" } as const;
@@ -36,7 +37,7 @@ function deps(probe: Probe) {
 describe("admit: whether a lookup starts a fetch", () => {
   it("answered from the cache: cached, starts nothing, spends no cold lookup", async () => {
     const { d, windows, settings } = deps({ state: "cached", response: ANSWER, until: Infinity });
-    expect(await admit(d, QUERY, null, false)).toEqual({
+    expect(await admit(d, QUERY, "203.0.113.7", false)).toEqual({
       ok: true,
       refresh: { asked: false, granted: false },
       cached: ANSWER,
@@ -47,15 +48,15 @@ describe("admit: whether a lookup starts a fetch", () => {
   });
   it("joining a fetch in flight: starts nothing, spends no cold lookup", async () => {
     const { d, windows, settings } = deps({ state: "joining" });
-    expect(await admit(d, QUERY, null, false)).toMatchObject({ ok: true, cached: null, starts: false });
+    expect(await admit(d, QUERY, "203.0.113.7", false)).toMatchObject({ ok: true, cached: null, starts: false });
     expect((await windows.coldLookups.usage("203.0.113.7")).remaining).toBe(settings.coldLookups);
   });
   it("cold, or a refresh granted: starts a fetch, and spends one of the client's cold lookups", async () => {
     const cold = deps({ state: "cold" });
-    expect(await admit(cold.d, QUERY, null, false)).toMatchObject({ ok: true, cached: null, starts: true });
+    expect(await admit(cold.d, QUERY, "203.0.113.7", false)).toMatchObject({ ok: true, cached: null, starts: true });
     expect((await cold.windows.coldLookups.usage("203.0.113.7")).remaining).toBe(cold.settings.coldLookups - 1);
     const refresh = deps({ state: "cached", response: ANSWER, until: Infinity });
-    expect(await admit(refresh.d, QUERY, null, true)).toMatchObject({
+    expect(await admit(refresh.d, QUERY, "203.0.113.7", true)).toMatchObject({
       ok: true,
       refresh: { asked: true, granted: true },
       cached: null,
@@ -72,7 +73,7 @@ describe("admit: the outbound queue's bound is fair (docs/architecture.md#fair-q
     const { d, refused } = deps({ state: "cold" });
     const fair = Object.assign({}, d, { lookupsInProgress: () => inProgress });
     (fair.resolver.traffic as { outbound: unknown }).outbound = count;
-    return { admission: await admit(fair, QUERY, null, false), refused };
+    return { admission: await admit(fair, QUERY, "203.0.113.7", false), refused };
   }
   it("a client with no other lookup in progress is taken until the whole bound (320) is reached", async () => {
     expect((await admitAt(319, 1)).admission).toMatchObject({ ok: true, starts: true });
@@ -86,5 +87,17 @@ describe("admit: the outbound queue's bound is fair (docs/architecture.md#fair-q
       refused: { refused: "busy", message: expect.stringMatching(/no lookup in progress \(you have 1 more\)/) },
     });
     expect(refused).toEqual(["busy"]);
+  });
+});
+
+describe("the client of a request is the one the server decided (web/server.ts), never worked out again", () => {
+  it("currentClient: the request context's client; outside a request, the client of no address", () => {
+    const seen: (string | null)[] = [];
+    const d = { clientOf: (forwardedFor: string | null) => (seen.push(forwardedFor), "nobody") };
+    const context = { client: "198.51.100.7", forwardedFor: "203.0.113.99, 198.51.100.7" } as unknown as RequestContext;
+    expect(bridge().requests.run(context, () => currentClient(d))).toBe("198.51.100.7");
+    expect(seen).toEqual([]);
+    expect(currentClient(d)).toBe("nobody");
+    expect(seen).toEqual([null]);
   });
 });

@@ -11,11 +11,16 @@ import type { ConfiguredResolver } from "../lib/setup";
 import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { hostSpent, refusedAt } from "../lib/traffic";
 import { isRefusal, type Refusal } from "../lib/traffic/refusal";
+import { requestContext } from "./request-context";
 
-/** What admission needs: the resolver's cache probe, its limits and metrics, and the client of a request. */
+/**
+ * What admission needs: the resolver's cache probe, its limits and metrics. Its client is the
+ * request's, decided once by the server (web/server.ts, {@link currentClient}): nothing here reads
+ * X-Forwarded-For again.
+ */
 export type AdmissionDeps = {
   resolver: Pick<ConfiguredResolver, "probe" | "traffic" | "metrics">;
-  /** The client of a request, from its X-Forwarded-For (lib/traffic/client.ts). */
+  /** The client of an X-Forwarded-For (lib/traffic/client.ts): here only for {@link currentClient} outside a request. */
   clientOf(forwardedFor: string | null): string;
   /** The client's lookups in progress, this one included (web/shed.ts); without it, none but this one. */
   lookupsInProgress?(client: string): number;
@@ -40,19 +45,23 @@ export type Admission =
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Decides whether `query` is taken on for the client of `forwardedFor` (X-Forwarded-For), and takes its
- * tokens if so. A refresh asked for and not granted is a refusal (`refreshes`) when `refreshRequired`
+ * The client of the request being answered, as the server decided it once (web/server.ts: the
+ * request's context); outside a request (a test calling a route's function) the client with no address.
+ */
+export const currentClient = (deps: Pick<AdmissionDeps, "clientOf">): string => requestContext()?.client ?? deps.clientOf(null);
+
+/**
+ * Decides whether `query` is taken on for `client`, and takes its tokens if so. A refresh asked for and not granted is a refusal (`refreshes`) when `refreshRequired`
  * (the API and the re-check); a page shows what is known instead.
  */
 export async function admit(
   deps: AdmissionDeps,
   query: Query,
-  forwardedFor: string | null,
+  client: string,
   refreshAsked: boolean,
   refreshRequired = false,
 ): Promise<Admission> {
   const { resolver } = deps;
-  const client = deps.clientOf(forwardedFor);
   const { windows, settings, outbound } = resolver.traffic;
   const refuse = async (refused: Refusal, share = false): Promise<Admission> => {
     resolver.metrics.refusals.inc({ limit: refused.refused });
@@ -101,16 +110,13 @@ export async function admit(
 }
 
 /**
- * Whether a search of the index is taken on for the client of `forwardedFor` (`searches`, pages and
+ * Whether a search of the index is taken on for `client` (`searches`, pages and
  * `/api/search` together); a refused client waits a second for its refusal, as for lookups.
  */
-export async function admitSearch(
-  deps: AdmissionDeps,
-  forwardedFor: string | null,
-): Promise<{ ok: true } | { ok: false; refused: Refusal }> {
+export async function admitSearch(deps: AdmissionDeps, client: string): Promise<{ ok: true } | { ok: false; refused: Refusal }> {
   const { resolver } = deps;
   const { windows, settings } = resolver.traffic;
-  const taken = await windows.searches.take(deps.clientOf(forwardedFor));
+  const taken = await windows.searches.take(client);
   if (taken.ok) return { ok: true };
   const refused = refusedAt(
     "searches",
@@ -128,9 +134,8 @@ export async function admitSearch(
  * A refused search waits a second for its refusal, as for lookups: a client that asks again at once,
  * whatever Retry-After says, asks once a second, not as fast as the refusals come back.
  */
-export async function inSearchTurn<T>(deps: AdmissionDeps, forwardedFor: string | null, task: () => Promise<T>): Promise<T | Refusal> {
+export async function inSearchTurn<T>(deps: AdmissionDeps, client: string, task: () => Promise<T>): Promise<T | Refusal> {
   const { resolver } = deps;
-  const client = deps.clientOf(forwardedFor);
   const done = await resolver.traffic.searches.run(client, task, () => deps.requestsInProgress?.(client) ?? 0);
   return isRefusal(done) ? refusedLate(deps, done) : done;
 }
@@ -152,7 +157,7 @@ export function refusalResponse(refused: Refusal): Response {
  * {@link admitSearch} for a route that answers by itself (`/api/search`, the sitemaps): the refusal
  * as its answer (429 with Retry-After), or null when the request is taken on.
  */
-export async function searchRefused(deps: AdmissionDeps, request: Request): Promise<Response | null> {
-  const admitted = await admitSearch(deps, request.headers.get("x-forwarded-for"));
+export async function searchRefused(deps: AdmissionDeps, client: string): Promise<Response | null> {
+  const admitted = await admitSearch(deps, client);
   return admitted.ok ? null : refusalResponse(admitted.refused);
 }

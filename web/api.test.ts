@@ -91,7 +91,13 @@ function fixture() {
   const api = createApi({ resolver, log, clientOf: () => "192.0.2.1" });
   const get = async (target: string, headers: Record<string, string> = {}, method = "GET") => {
     const url = new URL(target, "http://localhost");
-    const request: ApiRequest = { method, path: url.pathname, params: url.searchParams, header: (n) => headers[n] ?? null };
+    const request: ApiRequest = {
+      method,
+      path: url.pathname,
+      params: url.searchParams,
+      client: "192.0.2.1",
+      header: (n) => headers[n] ?? null,
+    };
     const reply = await api.answer(request);
     await described(method, url.pathname, reply);
     return reply;
@@ -241,7 +247,13 @@ describe("searches at once (docs/architecture.md#traffic: searchesAtOnce, search
       const t0 = performance.now();
       const url = new URL(`/api/search?q=${encodeURIComponent(q)}`, "http://localhost");
       const headers: Record<string, string> = { "x-forwarded-for": client };
-      const reply = await api.answer({ method: "GET", path: url.pathname, params: url.searchParams, header: (n) => headers[n] ?? null });
+      const reply = await api.answer({
+        method: "GET",
+        path: url.pathname,
+        params: url.searchParams,
+        client,
+        header: (n) => headers[n] ?? null,
+      });
       const body = JSON.parse(String(reply.body)) as { error?: { refused?: string } };
       return { status: reply.status, refused: body.error?.refused, retryAfter: reply.headers["Retry-After"], ms: performance.now() - t0 };
     };

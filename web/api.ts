@@ -16,7 +16,7 @@ import type { ErrorBody } from "../lib/result/record";
 import type { ConfiguredResolver } from "../lib/setup";
 import { parseSearchText } from "../lib/store/search";
 import { answerRefusal, isRefusal, type Refusal } from "../lib/traffic";
-import { admit, admitSearch, inSearchTurn, type AdmissionDeps } from "./admission";
+import { admit, admitSearch, currentClient, inSearchTurn, type AdmissionDeps } from "./admission";
 import { changesAnswer, CHANGES_DEFAULT, decodeChangeCursor } from "../lib/store/overview";
 import { ChangesParams, checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
 import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders, rateLimitPolicy, sharedCacheMayKeep } from "./api-headers";
@@ -29,7 +29,8 @@ import { contentSecurityPolicy } from "./security-headers";
 import { createVersions } from "./versions";
 
 /** A request to the API, whoever received it. */
-export type ApiRequest = { method: string; path: string; params: URLSearchParams; header(name: string): string | null };
+/** A request of the API: `client` is its client, decided once by the server (web/admission.ts `currentClient`). */
+export type ApiRequest = { method: string; path: string; params: URLSearchParams; client: string; header(name: string): string | null };
 
 /** What is sent: status, headers (security headers aside) and the body (null for HEAD and 304). */
 export type ApiReply = { status: number; headers: Record<string, string>; body: Buffer | null };
@@ -132,7 +133,7 @@ export function createApi(deps: ApiDeps): Api {
   let description: Buffer | null = null;
   const policy = deps.policy ?? rateLimitPolicy(resolver.traffic.settings);
 
-  async function resolve(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
+  async function resolve(params: URLSearchParams, client: string): Promise<Answer> {
     const checked = checkParams(ResolveParams, paramsOf(params, ["q", "refresh"]));
     if (!checked.ok) return error(400, "invalid_query", checked.message);
     const q = checked.value.q.trim();
@@ -143,9 +144,9 @@ export function createApi(deps: ApiDeps): Api {
     const hit = version === null ? undefined : warm.get(q);
     if (hit && hit.version === version)
       return { status: 200, headers: { "Cache-Control": hit.cacheControl }, json: null, bytes: hit.bytes };
-    const admission = await admit(deps, parsed.query, forwardedFor, refreshAsked, refreshAsked);
+    const admission = await admit(deps, parsed.query, client, refreshAsked, refreshAsked);
     if (!admission.ok) return refused(admission.refused);
-    const { refresh, client } = admission;
+    const { refresh } = admission;
     const work = newWork();
     // An answer the admission found in the cache is annotated from the index as a lookup's would be.
     let response = admission.cached && (await resolver.remember(admission.cached, admission.client));
@@ -165,13 +166,13 @@ export function createApi(deps: ApiDeps): Api {
     return { status: 200, headers, json: null, bytes };
   }
 
-  async function search(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
+  async function search(params: URLSearchParams, client: string): Promise<Answer> {
     const checked = checkParams(SearchParams, paramsOf(params, ["q", "cursor"]));
     if (!checked.ok) return error(400, "invalid_query", checked.message);
     const text = parseSearchText(checked.value.q);
     if (!text.ok) return error(400, "invalid_query", text.message);
     // docs/architecture.md#traffic: `searches`, with the pages' searches; one answered from memory counts too.
-    const admitted = await admitSearch(deps, forwardedFor);
+    const admitted = await admitSearch(deps, client);
     if (!admitted.ok) return refused(admitted.refused);
     const cursor = checked.value.cursor ?? null;
     const key = `${text.text}\n${cursor ?? ""}`;
@@ -184,7 +185,7 @@ export function createApi(deps: ApiDeps): Api {
     // (docs/architecture.md#traffic, `searchesAtOnce`) however many ask it at once. A refusal is the
     // asker's own: one that joined a refused search asks for itself.
     const ask = (): Promise<Searched> =>
-      inSearchTurn(deps, forwardedFor, () => store.search(text.text, cursor)).then(
+      inSearchTurn(deps, client, () => store.search(text.text, cursor)).then(
         (page) => (page === null || isRefusal(page) ? page : Buffer.from(JSON.stringify(page))),
         (err: unknown) => {
           log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -235,12 +236,12 @@ export function createApi(deps: ApiDeps): Api {
   }
 
   /** `GET /api/changes?after=&limit=` (docs/api.md#changes): every recorded change, in the order recorded, after a cursor. */
-  async function changes(params: URLSearchParams, forwardedFor: string | null): Promise<Answer> {
+  async function changes(params: URLSearchParams, client: string): Promise<Answer> {
     const checked = checkParams(ChangesParams, paramsOf(params, ["after", "limit"]));
     if (!checked.ok) return error(400, "invalid_query", checked.message);
     const cursor = checked.value.after === undefined ? null : decodeChangeCursor(checked.value.after);
     // It reads the index as a search does, and counts as one (docs/architecture.md#traffic).
-    const admitted = await admitSearch(deps, forwardedFor);
+    const admitted = await admitSearch(deps, client);
     if (!admitted.ok) return refused(admitted.refused);
     const store = await resolver.store;
     if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
@@ -249,7 +250,7 @@ export function createApi(deps: ApiDeps): Api {
       const after = cursor === null ? null : await store.positionOf(cursor);
       return cursor !== null && after === null ? null : store.changes({ after }, limit);
     };
-    const page = await inSearchTurn(deps, forwardedFor, read).catch((err: unknown) => {
+    const page = await inSearchTurn(deps, client, read).catch((err: unknown) => {
       log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     });
@@ -259,10 +260,10 @@ export function createApi(deps: ApiDeps): Api {
     return { status: 200, headers: CHANGES_FRESH, json: changesAnswer(page) };
   }
 
-  function route(request: ApiRequest, forwardedFor: string | null): Promise<Answer> | Answer {
-    if (request.path === "/api/changes") return changes(request.params, forwardedFor);
-    if (request.path === "/api/resolve") return resolve(request.params, forwardedFor);
-    if (request.path === "/api/search") return search(request.params, forwardedFor);
+  function route(request: ApiRequest): Promise<Answer> | Answer {
+    if (request.path === "/api/changes") return changes(request.params, request.client);
+    if (request.path === "/api/resolve") return resolve(request.params, request.client);
+    if (request.path === "/api/search") return search(request.params, request.client);
     if (request.path === "/api/openapi.json") {
       description ??= Buffer.from(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
       return { status: 200, headers: DESCRIPTION_FRESH, json: null, bytes: description };
@@ -274,15 +275,12 @@ export function createApi(deps: ApiDeps): Api {
 
   async function answer(request: ApiRequest): Promise<ApiReply> {
     if (request.method === "OPTIONS") return { status: 204, headers: Object.assign({}, PREFLIGHT_HEADERS, NO_STORE), body: null };
-    const forwardedFor = request.header("x-forwarded-for");
     const made: Answer =
       request.method === "GET" || request.method === "HEAD"
-        ? await route(request, forwardedFor)
+        ? await route(request)
         : error(405, "invalid_request", "The API answers GET, HEAD and OPTIONS only.", { Allow: "GET, HEAD, OPTIONS" });
     // One client's counters never go on an answer a shared cache may hand to others (docs/api.md#limits).
-    const limits = sharedCacheMayKeep(made.headers)
-      ? policy
-      : await rateLimitHeaders(resolver.traffic.windows, deps.clientOf(forwardedFor));
+    const limits = sharedCacheMayKeep(made.headers) ? policy : await rateLimitHeaders(resolver.traffic.windows, request.client);
     const bytes = made.bytes ?? Buffer.from(JSON.stringify(made.json));
     const headers = Object.assign({}, made.headers, CORS_HEADERS, limits, { "Content-Type": "application/json" });
     if (made.status !== 200) return { status: made.status, headers, body: request.method === "HEAD" ? null : bytes };
@@ -302,6 +300,7 @@ export function createApi(deps: ApiDeps): Api {
       method: req.method ?? "GET",
       path: route.target.path,
       params: route.target.params,
+      client: currentClient(deps),
       header: (name) => {
         const value = req.headers[name];
         return Array.isArray(value) ? value.join(", ") : (value ?? null);

@@ -8,7 +8,7 @@ import { isRefusal } from "../lib/traffic";
 import { entityChanges, issuerChanges } from "../lib/store/feeds";
 import { cursorOf, decodeChangeCursor } from "../lib/store/overview";
 import type { AdmissionDeps } from "./admission";
-import { inSearchTurn, refusalResponse, searchRefused } from "./admission";
+import { currentClient, inSearchTurn, refusalResponse, searchRefused } from "./admission";
 import { CORS_HEADERS, etagOf, notModified } from "./api-headers";
 import { atomFeed, ATOM_TYPE } from "./feeds";
 import type { App } from "./app";
@@ -37,7 +37,7 @@ export async function answerFeed(
   const parsed = parseQuery(decoded);
   if (!parsed.ok || parsed.query.kind !== "domain") return text(400, `${JSON.stringify(decoded)} is not a domain.`);
   const domain = parsed.query.domain;
-  const refused = await searchRefused(app, request);
+  const refused = await searchRefused(app, currentClient(app));
   if (refused) return refused;
   const store = await app.resolver.store;
   if (!store) return text(503, "The index is not available on this server.", { "Retry-After": "60" });
@@ -66,7 +66,7 @@ export async function answerFeed(
       entityPage,
     });
   };
-  const body = await inSearchTurn(app, request.headers.get("x-forwarded-for"), read).catch((err: unknown) => {
+  const body = await inSearchTurn(app, currentClient(app), read).catch((err: unknown) => {
     app.log.warn(`store: the feed of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
     return undefined;
   });
@@ -94,7 +94,7 @@ export async function answerChangesFeed(app: Pick<App, "resolver" | "config" | "
   const asked = new URL(request.url).searchParams.get("before");
   const before = asked === null ? null : decodeChangeCursor(asked);
   if (asked !== null && before === null) return text(400, NOT_HANDED_OUT);
-  const refused = await searchRefused(app, request);
+  const refused = await searchRefused(app, currentClient(app));
   if (refused) return refused;
   const store = await app.resolver.store;
   if (!store) return text(503, "The index is not available on this server.", { "Retry-After": "60" });
@@ -102,7 +102,7 @@ export async function answerChangesFeed(app: Pick<App, "resolver" | "config" | "
     const from = before === null ? null : await store.positionOf(before);
     return before !== null && from === null ? null : store.changes({ before: from }, CHANGES_FEED_ENTRIES);
   };
-  const page = await inSearchTurn(app, request.headers.get("x-forwarded-for"), read).catch((err: unknown) => {
+  const page = await inSearchTurn(app, currentClient(app), read).catch((err: unknown) => {
     app.log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
     return undefined;
   });

@@ -77,12 +77,6 @@ export function searchRefusal() {
   return admission && !admission.ok ? admission.refused : null;
 }
 
-/** The client of this request (its rate-limit key) and its X-Forwarded-For; null outside one. */
-export function requestClient(): { client: string; forwardedFor: string | null } | null {
-  const context = requestContext();
-  return context ? { client: context.client, forwardedFor: context.forwardedFor } : null;
-}
-
 /** This response's CSP nonce, which an inline script needs. */
 export function requestNonce(): string | undefined {
   return requestContext()?.nonce;

@@ -56,7 +56,7 @@ async function preparePage(app: App, context: RequestContext, page: Page): Promi
   };
   if (page.kind === "index-search") {
     // docs/architecture.md#traffic: `searches`, and a search the instance could not run now.
-    const admitted = await admitSearch(app, context.forwardedFor);
+    const admitted = await admitSearch(app, context.client);
     const busy = admitted.ok ? resolver.traffic.searches.wouldRefuse(context.client, () => app.requestsInProgress(context.client)) : null;
     if (!admitted.ok) context.admission = admitted;
     // A second late, as every refused search (web/admission.ts, inSearchTurn).
@@ -67,7 +67,7 @@ async function preparePage(app: App, context: RequestContext, page: Page): Promi
   if (!isAnswer(page) && page.kind !== "check") return;
   // The check is always a fresh check (docs/publishing.md#check): it asks for a refresh, and its limit.
   const refresh = page.kind === "check" || context.route.url.searchParams.get("refresh") === "1";
-  const admission = await admit(app, page.query, context.forwardedFor, refresh);
+  const admission = await admit(app, page.query, context.client, refresh);
   context.admission = admission;
   if (!admission.ok) return refused(admission.refused);
   // docs/decisions.md#cold-pages: a cold page's fetches start now, before Next reaches the page.

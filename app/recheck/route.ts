@@ -1,7 +1,7 @@
 import { isDomain } from "@/lib/protocol/ids";
 import { newWork } from "@/lib/resolver/documents";
 import { isRefusal } from "@/lib/traffic";
-import { admit } from "@/web/admission";
+import { admit, currentClient } from "@/web/admission";
 import { app } from "@/web/app";
 import { RECHECK_BODY_BYTES } from "@/web/routes";
 
@@ -48,7 +48,7 @@ export async function POST(request: Request) {
       status: 303,
       headers: { Location: `/entity/${domain}?${new URLSearchParams(params)}`, "Cache-Control": "no-store" },
     });
-  const admission = await admit(deps, { input: domain, kind: "domain", domain }, request.headers.get("x-forwarded-for"), true, true);
+  const admission = await admit(deps, { input: domain, kind: "domain", domain }, currentClient(deps), true, true);
   if (!admission.ok) return back({ recheck: admission.refused.refused, retry: String(admission.refused.retryAfterS) });
   const started = new Date();
   const work = newWork();

@@ -4,8 +4,8 @@ import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { RefusalNotice } from "@/components/refusal-notice";
 import { isRefusal, type Refusal } from "@/lib/traffic";
-import { inSearchTurn } from "@/web/admission";
-import { pageRequest, requestClient, searchRefusal } from "@/web/page-request";
+import { currentClient, inSearchTurn } from "@/web/admission";
+import { pageRequest, searchRefusal } from "@/web/page-request";
 import { app } from "@/web/app";
 
 export async function generateMetadata(): Promise<Metadata> {
@@ -64,7 +64,7 @@ async function IndexSearchPage({ text, cursor, refused }: { text: string; cursor
   const store = await app().resolver.store;
   // docs/architecture.md#traffic: in its turn among the instance's searches.
   const found = store
-    ? await inSearchTurn(app(), requestClient()?.forwardedFor ?? null, () => store.search(text, cursor)).catch((err: unknown) => {
+    ? await inSearchTurn(app(), currentClient(app()), () => store.search(text, cursor)).catch((err: unknown) => {
         app().log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
         return undefined;
       })

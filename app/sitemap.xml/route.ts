@@ -1,5 +1,5 @@
 import { isRefusal } from "@/lib/traffic";
-import { inSearchTurn, refusalResponse, searchRefused } from "@/web/admission";
+import { currentClient, inSearchTurn, refusalResponse, searchRefused } from "@/web/admission";
 import { app } from "@/web/app";
 import { sitemapIndexXml } from "@/web/crawlers";
 
@@ -9,15 +9,13 @@ export const dynamic = "force-dynamic";
 const UNAVAILABLE = { status: 503, headers: { "Cache-Control": "no-store", "Retry-After": "60" } };
 
 /** `GET /sitemap.xml` (docs/decisions.md#crawlers): the sitemap index, from the index; never fetches. */
-export async function GET(request: Request) {
+export async function GET() {
   // docs/decisions.md#crawlers: the index counts its rows, as a search does, and counts as one.
-  const refused = await searchRefused(app(), request);
+  const refused = await searchRefused(app(), currentClient(app()));
   if (refused) return refused;
   const store = await app().resolver.store;
   if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
-  const body = await inSearchTurn(app(), request.headers.get("x-forwarded-for"), () =>
-    sitemapIndexXml(store.db, app().config.publicUrl),
-  ).catch(() => null);
+  const body = await inSearchTurn(app(), currentClient(app()), () => sitemapIndexXml(store.db, app().config.publicUrl)).catch(() => null);
   if (isRefusal(body)) return refusalResponse(body);
   if (body === null) return new Response("The index could not be read just now; try again shortly.\n", UNAVAILABLE);
   return new Response(body, { headers: { "Content-Type": "application/xml; charset=utf-8", "Cache-Control": "public, max-age=3600" } });

@@ -84,7 +84,13 @@ function routesOf(store: Store) {
   const api = createApi(deps);
   const app = Object.assign({}, deps, { config: { publicUrl: ORIGIN } }) as unknown as Parameters<typeof answerChangesFeed>[0];
   const changes = async (params: Record<string, string>) => {
-    const reply = await api.answer({ method: "GET", path: "/api/changes", params: new URLSearchParams(params), header: () => null });
+    const reply = await api.answer({
+      method: "GET",
+      path: "/api/changes",
+      params: new URLSearchParams(params),
+      client: "test",
+      header: () => null,
+    });
     return { status: reply.status, body: JSON.parse((reply.body ?? Buffer.from("null")).toString("utf8")) as unknown };
   };
   const feed = (query: string) => answerChangesFeed(app, new Request(`${ORIGIN}/changes.xml${query}`));

@@ -1,5 +1,5 @@
 import { isRefusal } from "@/lib/traffic";
-import { inSearchTurn, refusalResponse, searchRefused } from "@/web/admission";
+import { currentClient, inSearchTurn, refusalResponse, searchRefused } from "@/web/admission";
 import { app } from "@/web/app";
 import { sitemapNumber, sitemapStream } from "@/web/crawlers";
 
@@ -11,13 +11,13 @@ export async function GET(request: Request, ctx: { params: Promise<{ file: strin
   const n = sitemapNumber((await ctx.params).file);
   if (n === null) return new Response("No such sitemap.\n", NOT_FOUND);
   // docs/decisions.md#crawlers: a sitemap reads the index as a search does, and counts as one.
-  const refused = await searchRefused(app(), request);
+  const refused = await searchRefused(app(), currentClient(app()));
   if (refused) return refused;
   const store = await app().resolver.store;
   if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
-  const stream = await inSearchTurn(app(), request.headers.get("x-forwarded-for"), () =>
-    sitemapStream(store.db, app().config.publicUrl, n),
-  ).catch(() => undefined);
+  const stream = await inSearchTurn(app(), currentClient(app()), () => sitemapStream(store.db, app().config.publicUrl, n)).catch(
+    () => undefined,
+  );
   if (isRefusal(stream)) return refusalResponse(stream);
   if (stream === undefined) return new Response("The index could not be read just now; try again shortly.\n", UNAVAILABLE);
   if (stream === null) return new Response("No such sitemap.\n", NOT_FOUND);
