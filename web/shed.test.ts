@@ -6,11 +6,20 @@ import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { createWindows } from "../lib/traffic";
 import { LIMITS, trafficSettings } from "../lib/traffic/limits";
 import { classify } from "./routes";
-import { createShedder } from "./shed";
+import { createShedder, type ShedDeps } from "./shed";
 
 const defaults = trafficSettings();
 /** No per-client limit of a route's is spent (the limits in progress are what these tests count). */
 const noLimit = async () => ({ ok: true as const });
+
+/** A shedder at the default limits, the client being the request's X-Forwarded-For, with `deps` over them. */
+const shedderWith = (deps: Partial<ShedDeps> = {}) =>
+  createShedder(
+    Object.assign(
+      { settings: defaults, retryAfterS: () => 10, clientOf: (xff: string | null) => xff ?? "?", refused: () => undefined, take: noLimit },
+      deps,
+    ),
+  );
 
 /** A request and its response, as far as the shedder reads and writes them. */
 function exchange(url: string, client: string) {
@@ -39,13 +48,7 @@ function exchange(url: string, client: string) {
 describe.each(["lookupsInProgress", "lookupsInInstance", "requestsInInstance"] as const)("in progress: %s", (name) => {
   it(`refuses past ${LIMITS[name].default} in progress, with ${LIMITS[name].refused}, and counts again when one ends`, () => {
     const refusals: string[] = [];
-    const shedder = createShedder({
-      settings: defaults,
-      retryAfterS: () => 10,
-      clientOf: (xff) => xff ?? "?",
-      refused: (r) => refusals.push(r.refused),
-      take: noLimit,
-    });
+    const shedder = shedderWith({ refused: (r) => refusals.push(r.refused) });
     const limit = defaults[name];
     const path = name === "requestsInInstance" ? "/" : "/entity/alice.example";
     const client = (i: number) => (name === "lookupsInProgress" ? "one" : `c${i}`);
@@ -68,13 +71,7 @@ describe.each(["lookupsInProgress", "lookupsInInstance", "requestsInInstance"] a
 
 describe("lookupsInInstance is fair (docs/architecture.md#fair-queues)", () => {
   it("a client with lookups in progress is refused a quarter before the bound; a client with none is taken until it", () => {
-    const shedder = createShedder({
-      settings: defaults,
-      retryAfterS: () => 10,
-      clientOf: (xff) => xff ?? "?",
-      refused: () => undefined,
-      take: noLimit,
-    });
+    const shedder = shedderWith();
     const path = "/entity/alice.example";
     const bound = defaults.lookupsInInstance;
     const early = bound - Math.floor(bound / 4);
@@ -100,13 +97,7 @@ describe("a client at its own limit is told so, whatever else is full", () => {
     // IDENT_MAX_OUTBOUND=2: 10 lookups in the instance, 8 for a client that has some already, 8 a client's own.
     const settings = { ...defaults, lookupsInInstance: 10 };
     const refusals: string[] = [];
-    const shedder = createShedder({
-      settings,
-      retryAfterS: () => 10,
-      clientOf: (xff) => xff ?? "?",
-      refused: (r) => refusals.push(r.refused),
-      take: noLimit,
-    });
+    const shedder = shedderWith({ settings, refused: (r) => refusals.push(r.refused) });
     const path = "/api/resolve?q=mine.test";
     for (let i = 0; i < 8; i++) {
       const { req, res } = exchange(path, "one");
@@ -156,10 +147,8 @@ describe("storeReads: the per-client limit of every route that reads the index a
     const settings = trafficSettings({ storeReads: 3 });
     const windows = createWindows(settings);
     const refusals: string[] = [];
-    const shedder = createShedder({
+    const shedder = shedderWith({
       settings,
-      retryAfterS: () => 10,
-      clientOf: (xff) => xff ?? "?",
       refused: (r) => refusals.push(r.refused),
       take: (limit, client) => windows[limit].take(client),
     });
@@ -202,13 +191,7 @@ describe("storeReads: the per-client limit of every route that reads the index a
 
 describe("a response closed before it is counted in (its client gone while its route's limits were taken)", () => {
   it("is counted out at once: nothing of it stays in progress", () => {
-    const shedder = createShedder({
-      settings: defaults,
-      retryAfterS: () => 10,
-      clientOf: (xff) => xff ?? "?",
-      refused: () => undefined,
-      take: noLimit,
-    });
+    const shedder = shedderWith();
     const gone = exchange("/entity/a.example/badge.svg", "one");
     gone.res.destroyed = true;
     gone.res.emit("close");

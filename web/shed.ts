@@ -72,7 +72,7 @@ export function createShedder(deps: ShedDeps) {
       }
       // A client past its own limit, or refused for its share of the instance, waits for its refusal (docs/architecture.md#fair-queues).
       const ownFault = refused.refused !== "busy" || (lookup && inProgress.count(client) > 0);
-      return refusalShed(req, res, route, refused, ownFault);
+      return refusalShed(deps, req, res, route, refused, ownFault);
     },
     /**
      * The per-client limits `route` names, each taken once for this request; the refusal of the first
@@ -84,48 +84,48 @@ export function createShedder(deps: ShedDeps) {
         const taken = await deps.take(limit, key);
         if (taken.ok) continue;
         const why = `you have read this resolver's index ${deps.settings[limit]} times this minute, as often as one client may; lookups of a domain still work; try again in ${taken.retryAfterS} s`;
-        return refusalShed(req, res, route, refusedAt(limit, why, taken.retryAfterS), true);
+        return refusalShed(deps, req, res, route, refusedAt(limit, why, taken.retryAfterS), true);
       }
       return null;
     },
   };
-
-  /**
-   * The one writer of the refusals made here: the status and Retry-After of `answerRefusal`, and the
-   * body in the form of the route's answers (JSON with CORS and the client's limits for the API; a
-   * badge; else a page).
-   */
-  function refusalShed(req: IncomingMessage, res: ServerResponse, route: Route, refused: Refusal, ownFault: boolean): Shed {
-    deps.refused(refused);
-    const answer = answerRefusal(refused);
-    const api = route.target.kind === "api";
-    const body = {
-      json: () => JSON.stringify(answer.body),
-      svg: () => refusalBadge(answer.heading),
-      html: () =>
-        `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${xml(answer.heading)}</h1><p>${xml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
-    }[route.answers];
-    const type = { json: "application/json", svg: BADGE_TYPE, html: "text/html; charset=utf-8" }[route.answers];
-    const write = (apiHeaders: Record<string, string>) =>
-      send(req, res, {
-        status: answer.status,
-        headers: Object.assign({}, answer.headers, route.cors ? CORS_HEADERS : {}, apiHeaders, { "Content-Type": type }),
-        body: body(),
-      });
-    return {
-      delayMs: ownFault ? OVER_LIMIT_DELAY_MS : 0,
-      write() {
-        if (res.destroyed) return;
-        // The API's refusals carry CORS and the client's limits, as its other answers do (docs/api.md).
-        if (api && deps.apiHeaders) void deps.apiHeaders(forwardedOf(req)).then(write, () => write({}));
-        else write({});
-      },
-    };
-  }
 }
 
 /** The request's X-Forwarded-For, as the server rewrote it (web/server.ts). */
 function forwardedOf(req: IncomingMessage): string | null {
   const forwarded = req.headers["x-forwarded-for"];
   return Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null);
+}
+
+/**
+ * The one writer of the refusals made here: the status and Retry-After of `answerRefusal`, the body
+ * in the form of the route's answers (JSON, with the client's limits for the API; a badge; else a
+ * page), and CORS where the route's answers carry it.
+ */
+function refusalShed(deps: ShedDeps, req: IncomingMessage, res: ServerResponse, route: Route, refused: Refusal, ownFault: boolean): Shed {
+  deps.refused(refused);
+  const answer = answerRefusal(refused);
+  const api = route.target.kind === "api";
+  const body = {
+    json: () => JSON.stringify(answer.body),
+    svg: () => refusalBadge(answer.heading),
+    html: () =>
+      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${xml(answer.heading)}</h1><p>${xml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
+  }[route.answers];
+  const type = { json: "application/json", svg: BADGE_TYPE, html: "text/html; charset=utf-8" }[route.answers];
+  const write = (apiHeaders: Record<string, string>) =>
+    send(req, res, {
+      status: answer.status,
+      headers: Object.assign({}, answer.headers, route.cors ? CORS_HEADERS : {}, apiHeaders, { "Content-Type": type }),
+      body: body(),
+    });
+  return {
+    delayMs: ownFault ? OVER_LIMIT_DELAY_MS : 0,
+    write() {
+      if (res.destroyed) return;
+      // The API's refusals carry CORS and the client's limits, as its other answers do (docs/api.md).
+      if (api && deps.apiHeaders) void deps.apiHeaders(forwardedOf(req)).then(write, () => write({}));
+      else write({});
+    },
+  };
 }

@@ -22,6 +22,7 @@ import { createWindows, trafficSettings } from "../../lib/traffic";
 import { createSearchGate } from "../../lib/traffic/search-gate";
 import { createApi, type ApiDeps } from "../../web/api";
 import { answerChangesFeed } from "../../web/feed-routes";
+import { apiGet } from "../helpers/api-request";
 import { useEngines } from "../helpers/engines";
 
 const HOUR = 3600_000;
@@ -84,13 +85,7 @@ function routesOf(store: Store) {
   const api = createApi(deps);
   const app = Object.assign({}, deps, { config: { publicUrl: ORIGIN } }) as unknown as Parameters<typeof answerChangesFeed>[0];
   const changes = async (params: Record<string, string>) => {
-    const reply = await api.answer({
-      method: "GET",
-      path: "/api/changes",
-      params: new URLSearchParams(params),
-      client: "test",
-      header: () => null,
-    });
+    const reply = await api.answer(apiGet("/api/changes", params));
     return { status: reply.status, body: JSON.parse((reply.body ?? Buffer.from("null")).toString("utf8")) as unknown };
   };
   const feed = (query: string) => answerChangesFeed(app, new Request(`${ORIGIN}/changes.xml${query}`));

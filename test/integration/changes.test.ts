@@ -16,6 +16,7 @@ import { createWindows, trafficSettings } from "../../lib/traffic";
 import { createSearchGate } from "../../lib/traffic/search-gate";
 import { createApi, type ApiDeps } from "../../web/api";
 import { answerChangesFeed, CHANGES_FEED_ENTRIES } from "../../web/feed-routes";
+import { apiGet } from "../helpers/api-request";
 import { useEngines } from "../helpers/engines";
 
 const HOUR = 3600_000;
@@ -106,7 +107,7 @@ describe.each(ENGINES)("every change, on $name", ({ location }) => {
     let after: string | null = null;
     for (let pages = 0; pages < 1000; pages++) {
       const params = new URLSearchParams({ limit: "7", ...(after ? { after } : {}) });
-      const reply = await api.answer({ method: "GET", path: "/api/changes", params, client: "test", header: () => null });
+      const reply = await api.answer(apiGet("/api/changes", params));
       expect(reply.status).toBe(200);
       const page = Changes.parse(JSON.parse((reply.body ?? Buffer.alloc(0)).toString("utf8")));
       expect(page.changes.length).toBeLessThanOrEqual(7);
@@ -120,13 +121,7 @@ describe.each(ENGINES)("every change, on $name", ({ location }) => {
   it("/api/changes refuses a cursor it did not hand out, and a limit out of range, in words", async () => {
     const api = createApi(deps);
     for (const params of [{ after: "bogus" }, { limit: "0" }, { limit: "201" }, { limit: "x" }] as Record<string, string>[]) {
-      const reply = await api.answer({
-        method: "GET",
-        path: "/api/changes",
-        params: new URLSearchParams(params),
-        client: "test",
-        header: () => null,
-      });
+      const reply = await api.answer(apiGet("/api/changes", params));
       expect(reply.status, JSON.stringify(params)).toBe(400);
       expect(JSON.parse((reply.body ?? Buffer.alloc(0)).toString("utf8")).error.code).toBe("invalid_query");
     }
