@@ -166,7 +166,7 @@ export function app(): App {
  */
 async function pageVersion(resolver: ConfiguredResolver, route: Route): Promise<PageVersion | string | null> {
   const page = route.target.kind === "page" ? route.target.page : null;
-  if (page?.kind === "home") {
+  if (route.row.version === "overview") {
     // Served from the store however busy the lookups keep Next (docs/decisions.md#outbound-work);
     // worked out again at most every few seconds, whatever the traffic.
     const store = await resolver.store;
@@ -174,7 +174,7 @@ async function pageVersion(resolver: ConfiguredResolver, route: Route): Promise<
     // Its times are said relative to now ("3 minutes ago"): rendered again each minute at least.
     return { text: JSON.stringify({ shown, minute: Math.floor(Date.now() / 60_000) }), until: Date.now() + HOME_FRESH_MS };
   }
-  if (!isAnswer(page) || route.url.searchParams.has("refresh")) return null;
+  if (route.row.version !== "answer" || !isAnswer(page) || route.url.searchParams.has("refresh")) return null;
   const known = await resolver.probe(page.query);
   return known.state === "cached" ? { text: JSON.stringify(known.response), until: known.until } : null;
 }

@@ -63,7 +63,7 @@ export function frontDoor(
   if (!api && !decodes(route.path)) return refuse(400, "The path is not valid percent-encoded UTF-8.");
   if (req.headers[SERVER_ACTION_HEADER] !== undefined) return refuse(400, "This app has no server actions.");
   if (hasBody(req)) {
-    const cap = req.method === "POST" ? route.bodyCap : null;
+    const cap = req.method === "POST" ? route.row.bodyCap : null;
     if (cap === null) return refuse(413, "This address takes no request body.");
     const length = req.headers["content-length"];
     if (length === undefined) return refuse(411, "A body must say its length (Content-Length).");
@@ -71,8 +71,8 @@ export function frontDoor(
   }
   // docs/decisions.md#methods: a method the route does not answer is 405 naming those it does, TRACE
   // included; the API answers its own (web/api.ts).
-  if (!api && !route.methods.includes(req.method ?? "")) {
-    return refuse(405, `This address answers ${route.methods.join(" and ")} only.`, { Allow: route.methods.join(", ") });
+  if (!api && !route.row.methods.includes(req.method ?? "")) {
+    return refuse(405, `This address answers ${route.row.methods.join(" and ")} only.`, { Allow: route.row.methods.join(", ") });
   }
   return false;
 }

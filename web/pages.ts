@@ -1,7 +1,7 @@
 /**
- * Which page a URL is: the one place that answers it (docs/architecture.md#one-request-one-decision).
- * The proxy sets the status from it, the page cache keys and versions pages by it, and the per-request
- * decision (page-request.ts) starts from it.
+ * Which page a URL is (docs/architecture.md#routes): each page kind is a row of the route table
+ * (web/routes.ts), which says its status, cache key and admission; the per-request decision
+ * (page-request.ts) starts from it.
  */
 import { isDomain, looksLikeIdentifier, parseQuery, type Query } from "../lib/protocol/ids";
 import { decodeCursor, parseSearchText } from "../lib/store/search";
@@ -74,33 +74,6 @@ export function badgeOf(pathname: string): string | null | undefined {
   if (segment === undefined) return undefined;
   const domain = decoded(segment);
   return domain !== null && isDomain(domain) ? domain.toLowerCase() : null;
-}
-
-/**
- * The query parameters each page the page cache keeps reads (the page, its metadata, its re-check
- * notice: components/timeline.tsx). Any other parameter changes nothing the page shows.
- */
-const READ_PARAMS: ReadonlyMap<string, readonly string[]> = new Map([
-  ["/", []],
-  ["/search", ["q", "cursor", "refresh"]],
-  ["/entity/", ["refresh", "recheck", "retry", "partly", "rechecked"]],
-]);
-
-/**
- * `url` as its page reads it (docs/decisions.md#page-cache): its path and only the parameters the
- * page reads, in one order, so `?x=1`, `?x=2`, … are one page, not a new copy each.
- */
-export function pageCacheUrl(url: URL): URL {
-  const read = READ_PARAMS.get(url.pathname.startsWith("/entity/") ? "/entity/" : url.pathname);
-  if (read === undefined) return url;
-  const canonical = new URL(url.pathname, url.origin);
-  for (const name of read) for (const value of url.searchParams.getAll(name)) canonical.searchParams.append(name, value);
-  return canonical;
-}
-
-/** The HTTP status of a page, decided before its first byte streams. */
-export function statusOf(page: Page | null): number {
-  return page?.kind === "bad-query" || page?.kind === "bad-check" ? 400 : page?.kind === "no-entity" ? 404 : 200;
 }
 
 /** Whether the page is a resolver answer (an entity page or a lookup), rather than a form or an error. */

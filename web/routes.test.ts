@@ -3,14 +3,18 @@
  * every fact the rest of the server reads of a route, for each kind of request.
  */
 import { describe, expect, it } from "vitest";
-import { classify } from "./routes";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { documentedRouteTable, routeTableRows } from "./route-table";
+import { classify, ROUTES, type RouteKind } from "./routes";
 
 describe("classify", () => {
   it.each([
-    // target, kind (page kind), methods, lookup, readPage, cached, status
+    // target, kind, methods, lookup, scriptFree, cached, status
     ["/", "page:home", "GET, HEAD", false, true, true, 200],
     ["/entity/Alice.Example", "page:entity", "GET, HEAD", true, true, true, 200],
     ["/entity/not a domain", "page:no-entity", "GET, HEAD", false, true, false, 404],
+    ["/issuer/x", "page:no-entity", "GET, HEAD", false, true, false, 404],
     ["/search?q=alice.example", "page:lookup", "GET, HEAD", true, true, true, 200],
     ["/search?q=makers+guild", "page:index-search", "GET, HEAD", false, true, false, 200],
     ["/search?q=http%3A%2F%2Falice.example", "page:bad-query", "GET, HEAD", false, true, false, 400],
@@ -19,32 +23,30 @@ describe("classify", () => {
     ["/check?q=alice.example", "page:check", "GET, HEAD", true, false, false, 200],
     ["/check", "page:check-form", "GET, HEAD", false, false, false, 200],
     ["/check?q=§:property:x.example", "page:bad-check", "GET, HEAD", false, false, false, 400],
-    ["/api/resolve?q=alice.example", "api", "GET, HEAD, OPTIONS", true, false, false, 200],
-    ["/api/search?q=alice", "api", "GET, HEAD, OPTIONS", false, false, false, 200],
+    ["/api/resolve?q=alice.example", "api:resolve", "GET, HEAD, OPTIONS", true, false, false, 200],
+    ["/api/search?q=alice", "api:search", "GET, HEAD, OPTIONS", false, false, false, 200],
+    ["/api/entity/alice.example/history", "api:history", "GET, HEAD, OPTIONS", false, false, false, 200],
+    ["/api/nothing/here", "api:unknown", "GET, HEAD, OPTIONS", false, false, false, 404],
     ["/recheck", "recheck", "POST", true, false, false, 200],
-    ["/healthz", "operations", "GET, HEAD", false, false, false, 200],
+    ["/healthz", "healthz", "GET, HEAD", false, false, false, 200],
     ["/entity/Alice.Example/badge.svg", "badge", "GET, HEAD", false, false, false, 200],
-    ["/entity/not%20a%20domain/badge.svg", "badge", "GET, HEAD", false, false, false, 404],
-    ["/entity/alice.example/feed.xml", "file", "GET, HEAD", false, false, false, 200],
-    ["/entity/alice.example/preview.png", "file", "GET, HEAD", false, false, false, 200],
-    ["/_next/static/x.js", "file", "GET, HEAD", false, false, false, 200],
-    ["/sitemap.xml", "file", "GET, HEAD", false, false, false, 200],
-  ])("%s → %s", (target, kind, methods, lookup, readPage, cached, status) => {
+    ["/entity/not%20a%20domain/badge.svg", "badge:no-domain", "GET, HEAD", false, false, false, 404],
+    ["/entity/alice.example/feed.xml", "feed:entity", "GET, HEAD", false, false, false, 200],
+    ["/entity/alice.example/preview.png", "preview:entity", "GET, HEAD", false, false, false, 200],
+    ["/_next/static/x.js", "next", "GET, HEAD", false, false, false, 200],
+    ["/sitemap.xml", "sitemap:index", "GET, HEAD", false, false, false, 200],
+    ["/sitemaps/entities-1.xml", "sitemap:file", "GET, HEAD", false, false, false, 200],
+  ])("%s → %s", (target, kind, methods, lookup, scriptFree, cached, status) => {
     const route = classify("GET", target);
-    const t = route.target;
-    expect(t.kind === "page" ? `page:${t.page.kind}` : t.kind).toBe(kind);
-    expect(route.methods.join(", ")).toBe(methods);
-    expect({ lookup: route.lookup, readPage: route.readPage, cached: route.cacheUrl !== null, status: route.status }).toEqual({
-      lookup,
-      readPage,
-      cached,
-      status,
-    });
+    expect(route.kind).toBe(kind);
+    expect(route.row.methods.join(", ")).toBe(methods);
+    const seen = { lookup: route.lookup, scriptFree: route.row.scriptFree, cached: route.cacheUrl !== null, status: route.row.status };
+    expect(seen).toEqual({ lookup, scriptFree, cached, status });
   });
   it("only the re-check's route reads a body, and only so much", () => {
-    expect(classify("POST", "/recheck").bodyCap).toBe(2048);
-    expect(classify("POST", "/search").bodyCap).toBeNull();
-    expect(classify("POST", "/api/resolve").bodyCap).toBeNull();
+    expect(classify("POST", "/recheck").row.bodyCap).toBe(2048);
+    expect(classify("POST", "/search").row.bodyCap).toBeNull();
+    expect(classify("POST", "/api/resolve").row.bodyCap).toBeNull();
   });
   it("keeps a page by the parameters it reads, in one order; a HEAD or any other method is never kept", () => {
     expect(classify("GET", "/entity/alice.example?x=1&recheck=busy")?.cacheUrl?.search).toBe("?recheck=busy");
@@ -67,6 +69,35 @@ describe("classify", () => {
   it("parses a path that is not a URL of its own as a path (`//host/x`), never another host", () => {
     const route = classify("GET", "//evil.example/entity/a.example");
     expect(route.url.host).toBe("route.invalid");
-    expect(route.target.kind).toBe("file");
+    expect(route.kind).toBe("next");
+  });
+});
+
+describe("the route table", () => {
+  const rows = Object.entries(ROUTES) as [RouteKind, (typeof ROUTES)[RouteKind]][];
+  it.each(rows)("%s: its example is classified to it", (kind, row) => {
+    expect(classify(row.methods[0] ?? "GET", row.example).kind).toBe(kind);
+  });
+  it("has a row for every page and route file under app/, and names no file that is not there (the two routers cannot drift)", () => {
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (/^(page\.tsx|route\.ts|not-found\.tsx)$/.test(entry.name)) files.push(relative(process.cwd(), path));
+      }
+    };
+    walk("app");
+    const named = new Set(rows.flatMap(([, row]) => (typeof row.handler === "object" ? [row.handler.next] : [])));
+    expect([...named].sort()).toEqual(files.sort());
+  });
+  it("takes a row's limits on a read only: a POST or an OPTIONS spends nothing", () => {
+    expect(classify("GET", "/api/search?q=a").limits).toEqual(["storeReads"]);
+    expect(classify("OPTIONS", "/api/search?q=a").limits).toEqual([]);
+    expect(classify("POST", "/entity/a.example/badge.svg").limits).toEqual([]);
+  });
+  it("is the table docs/architecture.md#routes shows, cell for cell (`npm run docs:routes` writes it)", () => {
+    const doc = readFileSync(new URL("../docs/architecture.md", import.meta.url), "utf8");
+    expect(documentedRouteTable(doc)).toEqual(routeTableRows());
   });
 });

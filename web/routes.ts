@@ -1,168 +1,362 @@
 /**
- * What a request is, decided once at the front door (docs/architecture.md#one-request-one-decision):
- * `classify` turns a method and a target into a {@link Route}, and everything after it (the front
- * door's methods and body caps, the page cache, shedding, admission, the read pages' rewrite, the page
- * itself, the API) reads that value; nothing below looks at the URL again. A new page or route is
- * taught here, once.
+ * The route table (docs/architecture.md#routes): one row per route, declaring what a request of it is,
+ * which limits it meets and how it is answered. `classify` finds a request's row once, at the front
+ * door, and everything after it (the front door's methods and body caps, the page cache's key and
+ * version, the per-client limits, shedding, admission, the read pages' rewrite, the refusal's form,
+ * the page itself, the API) reads the {@link Route} made from it; nothing below looks at the URL
+ * again. A new route is one row here (and its handler); the type makes the table name every kind, and
+ * web/routes.test.ts fails when an `app/` file has no row or a row names a file that is not there.
  */
 import type { LimitName } from "../lib/traffic/limits";
-import { badgeOf, pageCacheUrl, pageOf, statusOf, type Page } from "./pages";
+import { badgeOf, pageOf, type Page } from "./pages";
 
-/** What the server does with a request. */
+/** Every route there is: one per page kind, API route, feed, sitemap, image, file and operator route. */
+export type RouteKind =
+  | `page:${Page["kind"]}`
+  | "api:resolve"
+  | "api:search"
+  | "api:changes"
+  | "api:history"
+  | "api:openapi"
+  | "api:unknown"
+  | "badge"
+  | "badge:no-domain"
+  | "recheck"
+  | "healthz"
+  | "readyz"
+  | "feed:changes"
+  | "feed:entity"
+  | "feed:issuer"
+  | "sitemap:index"
+  | "sitemap:file"
+  | "preview:site"
+  | "preview:entity"
+  | "schema"
+  | "robots"
+  | "next";
+
+/** What a route is, in the words of docs/architecture.md#routes. */
+export type RouteIs = "read page" | "form" | "lookup" | "search" | "feed" | "file" | "operator" | "api";
+
+/**
+ * How a route's answers are sent, its refusals included: the body's form (a page, JSON, a badge)
+ * and whether scripts of any origin may read them (CORS).
+ */
+export const PROFILES = {
+  page: { answers: "html", cors: false },
+  api: { answers: "json", cors: true },
+  feed: { answers: "json", cors: true },
+  sitemap: { answers: "json", cors: false },
+  badge: { answers: "svg", cors: true },
+  file: { answers: "html", cors: false },
+} as const satisfies Record<string, { answers: "html" | "json" | "svg"; cors: boolean }>;
+export type Profile = keyof typeof PROFILES;
+
+/** The limits a route may name in {@link RouteRow.limits}: per client and per minute, taken once per request. */
+export const REQUEST_LIMITS = ["storeReads"] as const satisfies readonly LimitName[];
+export type RequestLimit = (typeof REQUEST_LIMITS)[number];
+
+export type RouteRow = {
+  /** The path it answers, as the table shows it (matched by `kindOf` below; each row's `example` is checked to match). */
+  path: string;
+  /** A request target this row answers, for the table's test. */
+  example: string;
+  /** What it is. */
+  is: RouteIs;
+  /** The methods it answers (docs/decisions.md#methods); any other is 405 at the front door (the API answers its own). */
+  methods: readonly string[];
+  /** The most body bytes it reads (a POST); null: it takes no body. */
+  bodyCap: number | null;
+  /** Its status, decided before the first byte (a bad query's 400, a path naming no domain's 404). */
+  status: number;
+  /** The query parameters it reads: the page cache's key (docs/decisions.md#page-cache); null: never kept whole. */
+  params: readonly string[] | null;
+  /** What its cached copy is current against (web/app.ts `pageVersion`): the index's overview, or the resolver's answer. */
+  version: "overview" | "answer" | null;
+  /** Its admission (web/admission.ts): a lookup (may fetch), the check (a lookup that always asks a refresh), or a search of the index. */
+  admission: "lookup" | "check" | "search" | null;
+  /** The per-client limits each GET or HEAD of it takes before it is counted in (web/shed.ts). */
+  limits: readonly RequestLimit[];
+  /** How its answers and refusals are sent ({@link PROFILES}). */
+  profile: Profile;
+  /** A page that is read, not used: sent without the framework's script (web/script-free.ts). */
+  scriptFree: boolean;
+  /** What answers it: Next (the file under `app/` named here), the API (web/api.ts) or the badge (web/badge.ts). */
+  handler: { next: string } | "web/api.ts" | "web/badge.ts";
+};
+
+/** The re-check form's body: a domain and its field name (app/recheck/route.ts). */
+export const RECHECK_BODY_BYTES = 2048;
+
+const GET = ["GET", "HEAD"] as const;
+const API = ["GET", "HEAD", "OPTIONS"] as const;
+const READS = ["storeReads"] as const;
+const ENTITY_PARAMS = ["refresh", "recheck", "retry", "partly", "rechecked"] as const;
+
+/** Defaults of a row: a GET answered by Next, read by nothing, never kept, no admission, no limit. */
+const row = (r: Pick<RouteRow, "path" | "example" | "is" | "handler"> & Partial<RouteRow>): RouteRow => ({
+  methods: GET,
+  bodyCap: null,
+  status: 200,
+  params: null,
+  version: null,
+  admission: null,
+  limits: [],
+  profile: "file",
+  scriptFree: false,
+  ...r,
+});
+const page = (file: string, r: Pick<RouteRow, "path" | "example" | "is"> & Partial<RouteRow>): RouteRow =>
+  row({ handler: { next: `app/${file}` }, profile: "page", scriptFree: true, ...r });
+const api = (r: Pick<RouteRow, "path" | "example" | "is"> & Partial<RouteRow>): RouteRow =>
+  row({ handler: "web/api.ts", methods: API, profile: "api", ...r });
+
+/**
+ * The table. Store reads (`storeReads`, docs/architecture.md#traffic) are everything answered from the
+ * index that is not a lookup (a lookup meets the lookups' limits); a page the page cache answers reads
+ * nothing and is not counted.
+ */
+export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
+  "page:home": page("page.tsx", { path: "/", example: "/", is: "read page", params: [], version: "overview", limits: READS }),
+  "page:reasons": page("reasons/page.tsx", { path: "/reasons", example: "/reasons", is: "read page" }),
+  "page:entity": page("entity/[domain]/page.tsx", {
+    path: "/entity/{domain}",
+    example: "/entity/alice.example",
+    is: "lookup",
+    params: ENTITY_PARAMS,
+    version: "answer",
+    admission: "lookup",
+  }),
+  "page:no-entity": page("entity/[domain]/page.tsx", {
+    path: "/entity/{not a domain}, /issuer/{not a domain}",
+    example: "/entity/not%20a%20domain",
+    is: "read page",
+    status: 404,
+  }),
+  "page:lookup": page("search/page.tsx", {
+    path: "/search?q={identifier}",
+    example: "/search?q=alice.example",
+    is: "lookup",
+    params: ["q", "cursor", "refresh"],
+    version: "answer",
+    admission: "lookup",
+  }),
+  "page:index-search": page("search/page.tsx", {
+    path: "/search?q={words}",
+    example: "/search?q=makers+guild",
+    is: "search",
+    admission: "search",
+    limits: READS,
+  }),
+  "page:bad-query": page("search/page.tsx", { path: "/search?q={not valid}", example: "/search?q=%20", is: "read page", status: 400 }),
+  "page:issuer": page("issuer/[domain]/page.tsx", {
+    path: "/issuer/{domain}",
+    example: "/issuer/guild.example",
+    is: "read page",
+    limits: READS,
+  }),
+  "page:check": page("check/page.tsx", {
+    path: "/check?q={domain}",
+    example: "/check?q=alice.example",
+    is: "lookup",
+    admission: "check",
+    scriptFree: false,
+  }),
+  "page:check-form": page("check/page.tsx", { path: "/check", example: "/check", is: "form", scriptFree: false }),
+  "page:bad-check": page("check/page.tsx", {
+    path: "/check?q={not a domain}",
+    example: "/check?q=%C2%A7:property:x.example",
+    is: "form",
+    status: 400,
+    scriptFree: false,
+  }),
+  "api:resolve": api({ path: "/api/resolve", example: "/api/resolve?q=alice.example", is: "lookup", admission: "lookup" }),
+  "api:search": api({ path: "/api/search", example: "/api/search?q=alice", is: "search", admission: "search", limits: READS }),
+  "api:changes": api({ path: "/api/changes", example: "/api/changes", is: "search", admission: "search", limits: READS }),
+  "api:history": api({ path: "/api/entity/{domain}/history", example: "/api/entity/alice.example/history", is: "api", limits: READS }),
+  "api:openapi": api({ path: "/api/openapi.json", example: "/api/openapi.json", is: "file" }),
+  "api:unknown": api({ path: "/api/{anything else}", example: "/api/nothing", is: "api", status: 404 }),
+  badge: row({
+    path: "/entity/{domain}/badge.svg",
+    example: "/entity/alice.example/badge.svg",
+    is: "file",
+    handler: "web/badge.ts",
+    profile: "badge",
+    limits: READS,
+  }),
+  "badge:no-domain": row({
+    path: "/entity/{not a domain}/badge.svg",
+    example: "/entity/not%20a%20domain/badge.svg",
+    is: "file",
+    handler: "web/badge.ts",
+    profile: "badge",
+    status: 404,
+  }),
+  recheck: row({
+    path: "/recheck",
+    example: "/recheck",
+    is: "lookup",
+    handler: { next: "app/recheck/route.ts" },
+    methods: ["POST"],
+    bodyCap: RECHECK_BODY_BYTES,
+    admission: "lookup",
+  }),
+  healthz: row({ path: "/healthz", example: "/healthz", is: "operator", handler: { next: "app/healthz/route.ts" } }),
+  readyz: row({ path: "/readyz", example: "/readyz", is: "operator", handler: { next: "app/readyz/route.ts" } }),
+  "feed:changes": row({
+    path: "/changes.xml",
+    example: "/changes.xml",
+    is: "feed",
+    handler: { next: "app/changes.xml/route.ts" },
+    profile: "feed",
+    admission: "search",
+    limits: READS,
+  }),
+  "feed:entity": row({
+    path: "/entity/{domain}/feed.xml",
+    example: "/entity/alice.example/feed.xml",
+    is: "feed",
+    handler: { next: "app/entity/[domain]/feed.xml/route.ts" },
+    profile: "feed",
+    admission: "search",
+    limits: READS,
+  }),
+  "feed:issuer": row({
+    path: "/issuer/{domain}/feed.xml",
+    example: "/issuer/guild.example/feed.xml",
+    is: "feed",
+    handler: { next: "app/issuer/[domain]/feed.xml/route.ts" },
+    profile: "feed",
+    admission: "search",
+    limits: READS,
+  }),
+  "sitemap:index": row({
+    path: "/sitemap.xml",
+    example: "/sitemap.xml",
+    is: "feed",
+    handler: { next: "app/sitemap.xml/route.ts" },
+    profile: "sitemap",
+    admission: "search",
+    limits: READS,
+  }),
+  "sitemap:file": row({
+    path: "/sitemaps/{file}",
+    example: "/sitemaps/entities-1.xml",
+    is: "feed",
+    handler: { next: "app/sitemaps/[file]/route.ts" },
+    profile: "sitemap",
+    admission: "search",
+    limits: READS,
+  }),
+  "preview:site": row({ path: "/preview.png", example: "/preview.png", is: "file", handler: { next: "app/preview.png/route.ts" } }),
+  "preview:entity": row({
+    path: "/entity/{domain}/preview.png",
+    example: "/entity/alice.example/preview.png",
+    is: "file",
+    handler: { next: "app/entity/[domain]/preview.png/route.ts" },
+  }),
+  schema: row({ path: "/schemas/{file}", example: "/schemas/entity.json", is: "file", handler: { next: "app/schemas/[file]/route.ts" } }),
+  robots: row({ path: "/robots.txt", example: "/robots.txt", is: "file", handler: { next: "app/robots.txt/route.ts" } }),
+  next: row({
+    path: "anything else: Next's assets, icons, its 404",
+    example: "/_next/static/x.js",
+    is: "file",
+    handler: { next: "app/not-found.tsx" },
+  }),
+};
+
+/** What the server does with a request: its row's kind, and what the matching read from the URL. */
 export type Target =
-  /** A page Next renders: its admission, status and cache follow from `page`. */
+  /** A page Next renders. */
   | { kind: "page"; page: Page }
   /** `/api/…`: answered by web/api.ts, never by Next. */
   | { kind: "api"; path: string; params: URLSearchParams }
-  /** `POST /recheck`: the "Re-check now" form (app/recheck/route.ts), a lookup that fetches. */
-  | { kind: "recheck" }
   /** `/entity/{domain}/badge.svg`: the entity's badge from the index (web/badge.ts), never by Next; null: not a domain (404). */
   | { kind: "badge"; domain: string | null }
-  /** `/healthz`, `/readyz`: answered however busy the instance is. */
-  | { kind: "operations" }
-  /** Everything else Next answers: its assets, the feeds, sitemaps, robots.txt, schemas, images, or its 404. */
+  /** Everything else: answered by Next's route handlers, its files and its 404. */
   | { kind: "file" };
 
 export type Route = {
+  /** Its row's name in {@link ROUTES}. */
+  kind: RouteKind;
+  /** Its row: everything the server does with it. */
+  row: RouteRow;
   target: Target;
   /** The request's path and query, parsed once (appended to a fixed origin: `//x` stays a path). */
   url: URL;
   /** The path as sent (still percent-encoded). */
   path: string;
-  /** The methods it answers (docs/decisions.md#methods): GET and HEAD, the form's POST, the API's own. */
-  methods: readonly string[];
-  /** The most body bytes it reads (POST only); null: it takes no body. */
-  bodyCap: number | null;
   /** Whether it is a lookup (it may fetch): counted by `lookupsInProgress` and `lookupsInInstance`. */
   lookup: boolean;
-  /** A page that is read, not used: it ships without the framework's script (web/script-free.ts). */
-  readPage: boolean;
-  /** The URL its page cache copy is kept under (the parameters the page reads); null: never kept. */
+  /** The URL its page cache copy is kept under (its row's `params`, for a GET); null: never kept. */
   cacheUrl: URL | null;
-  /** Its status, decided before the first byte: 400 for a bad query, 404 for an entity path that is not a domain. */
-  status: number;
-  /** The per-client limits each request of it takes at the front door, before it is read (web/shed.ts). */
+  /** The per-client limits this request takes: its row's, for a GET or HEAD (another method reads nothing). */
   limits: readonly RequestLimit[];
-  /** What its answers are, so a refusal is in the same form: a page, JSON (the API, feeds, sitemaps), or an image (the badge). */
-  answers: "html" | "json" | "svg";
-  /** Whether scripts of any origin may read its answers (CORS: the API, the feeds, the badge), its refusals too. */
-  cors: boolean;
 };
 
-/** The limits a route may name in {@link Route.limits}: per client and per minute, taken once per request. */
-export const REQUEST_LIMITS = ["storeReads"] as const satisfies readonly LimitName[];
-export type RequestLimit = (typeof REQUEST_LIMITS)[number];
+const API_HISTORY = /^\/api\/entity\/[^/]+\/history$/;
+const API_ROUTES: ReadonlyMap<string, RouteKind> = new Map([
+  ["/api/resolve", "api:resolve"],
+  ["/api/search", "api:search"],
+  ["/api/changes", "api:changes"],
+  ["/api/openapi.json", "api:openapi"],
+] as const);
+const FILES: readonly [RegExp, RouteKind][] = [
+  [/^\/recheck$/, "recheck"],
+  [/^\/healthz$/, "healthz"],
+  [/^\/readyz$/, "readyz"],
+  [/^\/changes\.xml$/, "feed:changes"],
+  [/^\/entity\/[^/]+\/feed\.xml$/, "feed:entity"],
+  [/^\/issuer\/[^/]+\/feed\.xml$/, "feed:issuer"],
+  [/^\/sitemap\.xml$/, "sitemap:index"],
+  [/^\/sitemaps\/[^/]+$/, "sitemap:file"],
+  [/^\/preview\.png$/, "preview:site"],
+  [/^\/entity\/[^/]+\/preview\.png$/, "preview:entity"],
+  [/^\/schemas\/[^/]+$/, "schema"],
+  [/^\/robots\.txt$/, "robots"],
+];
 
-/** The re-check form's body: a domain and its field name (app/recheck/route.ts). */
-export const RECHECK_BODY_BYTES = 2048;
-
-const PAGE_METHODS = ["GET", "HEAD"] as const;
-const API_METHODS = ["GET", "HEAD", "OPTIONS"] as const;
-
-/** Pages read and not used (no copy buttons, no "try again"): the home page, entity, issuer, search and lookup pages, reasons. */
-const READ_PAGE_KINDS: ReadonlySet<Page["kind"]> = new Set([
-  "home",
-  "reasons",
-  "entity",
-  "issuer",
-  "lookup",
-  "index-search",
-  "bad-query",
-  "no-entity",
-]);
-/** Pages that may fetch: a lookup and the publisher's live check. */
-const LOOKUP_KINDS: ReadonlySet<Page["kind"]> = new Set(["entity", "lookup", "check"]);
-/** Pages whose whole render the page cache may keep: the home page and the resolver's answers. */
-const CACHED_KINDS: ReadonlySet<Page["kind"]> = new Set(["home", "entity", "lookup"]);
-
-/**
- * docs/architecture.md#traffic, `storeReads`: what reads the index and is not a lookup (a lookup meets
- * the lookups' limits), asked with GET or HEAD: the home page, an issuer's page and a search of the
- * index; the API's search, changes and histories; the badge; and among the files Next answers, the
- * feeds and the sitemaps. A page the page cache answers reads nothing and is not counted.
- */
-const STORE_READ_PAGES: ReadonlySet<Page["kind"]> = new Set(["home", "issuer", "index-search"]);
-const STORE_READ_API = /^\/api\/(?:search|changes|entity\/[^/]+\/history)$/;
-const FEEDS = /^\/(?:changes\.xml|(?:entity|issuer)\/[^/]+\/feed\.xml)$/;
-const SITEMAPS = /^\/(?:sitemap\.xml|sitemaps\/[^/]+)$/;
-const STORE_READS: readonly RequestLimit[] = ["storeReads"];
-const NONE: readonly RequestLimit[] = [];
+/** The row and target of a path (`path`: as sent; `url`: parsed). */
+function match(path: string, url: URL): { kind: RouteKind; target: Target } {
+  if (path.startsWith("/api/")) {
+    const kind = API_ROUTES.get(path) ?? (API_HISTORY.test(path) ? "api:history" : "api:unknown");
+    return { kind, target: { kind: "api", path, params: url.searchParams } };
+  }
+  // docs/api.md#badges: read as an entity page's domain is; 404 when the path names none.
+  const badge = badgeOf(url.pathname);
+  if (badge !== undefined) return { kind: badge === null ? "badge:no-domain" : "badge", target: { kind: "badge", domain: badge } };
+  const page = pageOf(url.pathname, url.searchParams);
+  if (page !== null) return { kind: `page:${page.kind}`, target: { kind: "page", page } };
+  const file = FILES.find(([pattern]) => pattern.test(url.pathname));
+  return { kind: file?.[1] ?? "next", target: { kind: "file" } };
+}
 
 /** The route of `method` on `target`, an origin-form request target (`/path?query`). */
 export function classify(method: string, target: string): Route {
   const url = new URL(`http://route.invalid${target.startsWith("/") ? target : `/${target}`}`);
   const at = target.indexOf("?");
   const path = at < 0 ? target : target.slice(0, at);
-  // Another method reads nothing: a preflight is answered, anything else refused (405).
-  const reads = (read: boolean) => (read && (method === "GET" || method === "HEAD") ? STORE_READS : NONE);
-  const base = {
-    url,
-    path,
-    bodyCap: null,
-    lookup: false,
-    readPage: false,
-    cacheUrl: null,
-    status: 200,
-    limits: NONE,
-    answers: "html" as Route["answers"],
-    cors: false,
-  };
-  if (path.startsWith("/api/")) {
-    const t: Target = { kind: "api", path, params: url.searchParams };
-    const limits = reads(STORE_READ_API.test(path));
-    return Object.assign(base, {
-      target: t,
-      methods: API_METHODS,
-      lookup: path === "/api/resolve",
-      limits,
-      answers: "json" as const,
-      cors: true,
-    });
-  }
-  if (path === "/recheck") {
-    return Object.assign(base, { target: { kind: "recheck" } as Target, methods: ["POST"], bodyCap: RECHECK_BODY_BYTES, lookup: true });
-  }
-  if (path === "/healthz" || path === "/readyz")
-    return Object.assign(base, { target: { kind: "operations" } as Target, methods: PAGE_METHODS });
-  // docs/api.md#badges: read, not a lookup; never page-cached; 404 when the path names no domain.
-  const badge = badgeOf(url.pathname);
-  if (badge !== undefined) {
-    const t: Target = { kind: "badge", domain: badge };
-    return Object.assign(base, {
-      target: t,
-      methods: PAGE_METHODS,
-      status: badge === null ? 404 : 200,
-      limits: reads(badge !== null),
-      answers: "svg" as const,
-      cors: true,
-    });
-  }
-  const page = pageOf(url.pathname, url.searchParams);
-  if (page === null) {
-    const t: Target = { kind: "file" };
-    const feed = FEEDS.test(url.pathname);
-    const read = feed || SITEMAPS.test(url.pathname);
-    return Object.assign(base, {
-      target: t,
-      methods: PAGE_METHODS,
-      limits: reads(read),
-      answers: read ? ("json" as const) : ("html" as const),
-      cors: feed,
-    });
-  }
-  const cached = method === "GET" && CACHED_KINDS.has(page.kind);
+  const { kind, target: t } = match(path, url);
+  const row = ROUTES[kind];
+  const reads = method === "GET" || method === "HEAD";
   return {
-    target: { kind: "page", page },
+    kind,
+    row,
+    target: t,
     url,
     path,
-    methods: PAGE_METHODS,
-    bodyCap: null,
-    lookup: LOOKUP_KINDS.has(page.kind),
-    readPage: READ_PAGE_KINDS.has(page.kind),
-    cacheUrl: cached ? pageCacheUrl(url) : null,
-    status: statusOf(page),
-    limits: reads(STORE_READ_PAGES.has(page.kind)),
-    answers: "html",
-    cors: false,
+    lookup: row.admission === "lookup" || row.admission === "check",
+    cacheUrl: method === "GET" && row.params !== null ? cacheUrlOf(url, row.params) : null,
+    limits: reads ? row.limits : [],
   };
+}
+
+/**
+ * `url` as its page reads it (docs/decisions.md#page-cache): its path and only the parameters the
+ * page reads, in one order, so `?x=1`, `?x=2`, … are one page, not a new copy each.
+ */
+function cacheUrlOf(url: URL, params: readonly string[]): URL {
+  const canonical = new URL(url.pathname, url.origin);
+  for (const name of params) for (const value of url.searchParams.getAll(name)) canonical.searchParams.append(name, value);
+  return canonical;
 }

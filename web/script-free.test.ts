@@ -8,7 +8,7 @@ import { isRuntimeTag, RuntimeStripper } from "./script-free";
 
 /** As web/server.ts puts it around Next: the route's own reading of whether its page is read. */
 const around = (req: IncomingMessage, res: ServerResponse) =>
-  aroundNext(req, res, { head: { status: 200, headers: {} }, readPage: classify(req.method ?? "GET", req.url ?? "/").readPage });
+  aroundNext(req, res, { head: { status: 200, headers: {} }, readPage: classify(req.method ?? "GET", req.url ?? "/").row.scriptFree });
 
 const N = 'nonce="abc=="';
 /** What Next writes for a streamed entity page, shortened: the runtime's tags among the page's own. */
@@ -110,7 +110,7 @@ describe("read pages without the framework's script (docs/decisions.md#cold-page
 
   it("applies to the pages that are read, not to the check or the API", () => {
     for (const path of ["/", "/entity/alice.example", "/issuer/tools.example", "/search", "/reasons"])
-      expect(classify("GET", path).readPage, path).toBe(true);
+      expect(classify("GET", path).row.scriptFree, path).toBe(true);
     for (const path of [
       "/check",
       "/api/resolve",
@@ -118,7 +118,7 @@ describe("read pages without the framework's script (docs/decisions.md#cold-page
       "/entity/alice.example/preview.png",
       "/_next/static/x.js",
     ])
-      expect(classify("GET", path).readPage, path).toBe(false);
+      expect(classify("GET", path).row.scriptFree, path).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@
  * inline scripts, its links and forms work as plain HTML. The App Router still sends its runtime
  * (about 580 KB of script, and the page's RSC payload again as inline scripts); a browser on a cold
  * page spent its main thread, and on a small machine the server's CPU, on them while the entity's
- * header waited. So, on read pages (`readPage` of web/routes.ts), this removes from the HTML Next
+ * header waited. So, on read pages (`scriptFree` in their row of web/routes.ts), this removes from the HTML Next
  * writes:
  *
  * - scripts whose `src` is the runtime's chunks, and `<link rel="preload" as="script">` /

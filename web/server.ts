@@ -54,7 +54,9 @@ async function preparePage(app: App, context: RequestContext, page: Page): Promi
     const answer = answerRefusal(r);
     context.head = { status: answer.status, headers: answer.headers };
   };
-  if (page.kind === "index-search") {
+  const { admission } = context.route.row;
+  if (admission === null) return;
+  if (admission === "search") {
     // docs/architecture.md#traffic: `searches`, and a search the instance could not run now.
     const admitted = await admitSearch(app, context.client);
     const busy = admitted.ok ? resolver.traffic.searches.wouldRefuse(context.client, () => app.requestsInProgress(context.client)) : null;
@@ -64,14 +66,14 @@ async function preparePage(app: App, context: RequestContext, page: Page): Promi
     if (context.admission && !context.admission.ok) refused(context.admission.refused);
     return;
   }
-  if (!isAnswer(page) && page.kind !== "check") return;
+  if (!isAnswer(page) && page.kind !== "check") throw new Error(`server: ${page.kind} has no query to admit`);
   // The check is always a fresh check (docs/publishing.md#check): it asks for a refresh, and its limit.
-  const refresh = page.kind === "check" || context.route.url.searchParams.get("refresh") === "1";
-  const admission = await admit(app, page.query, context.client, refresh);
-  context.admission = admission;
-  if (!admission.ok) return refused(admission.refused);
+  const refresh = admission === "check" || context.route.url.searchParams.get("refresh") === "1";
+  const admitted = await admit(app, page.query, context.client, refresh);
+  context.admission = admitted;
+  if (!admitted.ok) return refused(admitted.refused);
   // docs/decisions.md#cold-pages: a cold page's fetches start now, before Next reaches the page.
-  if (isAnswer(page)) context.delivery = startDelivery(resolver, page, admission, context.userAgent);
+  if (isAnswer(page)) context.delivery = startDelivery(resolver, page, admitted, context.userAgent);
 }
 
 /** The server's handler of every request, given Next's (web/serve.js); `dev` runs Next's development server inside it. */
@@ -105,7 +107,7 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
         for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
       }
       if (res.destroyed) return;
-      aroundNext(req, res, { head: context.head, readPage: route.readPage });
+      aroundNext(req, res, { head: context.head, readPage: route.row.scriptFree });
       await next(req, res);
     };
     enterInOrder(() =>
@@ -140,7 +142,7 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
       nonce: randomBytes(16).toString("base64"),
       admission: null,
       delivery: null,
-      head: { status: route.status, headers: {} },
+      head: { status: route.row.status, headers: {} },
     };
     requests.run(context, () => {
       // The security headers on every answer; a malformed path, a method or a body the route does not take are answered there.
@@ -158,7 +160,7 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
       };
       const countedIn = () => {
         // Health and readiness are answered however busy the instance is (docs/deploying.md#health).
-        const refused = route.target.kind === "operations" ? null : app.shed(req, res, route);
+        const refused = route.row.is === "operator" ? null : app.shed(req, res, route);
         if (refused) return answerRefused(refused);
         handle();
       };

@@ -16,7 +16,7 @@ import { createInProgress } from "../lib/traffic/in-progress";
 import { CORS_HEADERS } from "./api-headers";
 import { BADGE_TYPE, refusalBadge } from "./badge";
 import { send } from "./response";
-import type { RequestLimit, Route } from "./routes";
+import { PROFILES, type RequestLimit, type Route } from "./routes";
 import { xml } from "./xml";
 
 export type ShedDeps = {
@@ -106,17 +106,18 @@ function refusalShed(deps: ShedDeps, req: IncomingMessage, res: ServerResponse, 
   deps.refused(refused);
   const answer = answerRefusal(refused);
   const api = route.target.kind === "api";
+  const profile = PROFILES[route.row.profile];
   const body = {
     json: () => JSON.stringify(answer.body),
     svg: () => refusalBadge(answer.heading),
     html: () =>
       `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${xml(answer.heading)}</h1><p>${xml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
-  }[route.answers];
-  const type = { json: "application/json", svg: BADGE_TYPE, html: "text/html; charset=utf-8" }[route.answers];
+  }[profile.answers];
+  const type = { json: "application/json", svg: BADGE_TYPE, html: "text/html; charset=utf-8" }[profile.answers];
   const write = (apiHeaders: Record<string, string>) =>
     send(req, res, {
       status: answer.status,
-      headers: Object.assign({}, answer.headers, route.cors ? CORS_HEADERS : {}, apiHeaders, { "Content-Type": type }),
+      headers: Object.assign({}, answer.headers, profile.cors ? CORS_HEADERS : {}, apiHeaders, { "Content-Type": type }),
       body: body(),
     });
   return {
