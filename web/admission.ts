@@ -11,6 +11,7 @@ import type { ConfiguredResolver } from "../lib/setup";
 import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { hostSpent, refusedAt } from "../lib/traffic";
 import { isRefusal, type Refusal } from "../lib/traffic/refusal";
+import { takeProbe } from "./probe";
 import { requestContext } from "./request-context";
 
 /**
@@ -83,7 +84,8 @@ export async function admit(
   }
   const refresh = { asked: refreshAsked, granted };
   if (!granted) {
-    const probed = await resolver.probe(query);
+    // The request's one question to the resolver, when the page cache asked it already (web/probe.ts).
+    const probed = await takeProbe(resolver, query);
     if (probed.state === "cached") return { ok: true, refresh, cached: probed.response, client, starts: false };
     // Joining a fetch already running starts nothing new.
     if (probed.state === "joining") return { ok: true, refresh, cached: null, client, starts: false };

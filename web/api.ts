@@ -24,6 +24,7 @@ import { MEMORY_CAPS } from "./memory-caps";
 import { openApiDocument } from "./openapi";
 import { acceptsGzip } from "./response";
 import { send } from "./response";
+import { probeOnce } from "./probe";
 import type { Route } from "./routes";
 import { contentSecurityPolicy } from "./security-headers";
 import { createVersions } from "./versions";
@@ -118,7 +119,8 @@ export function createApi(deps: ApiDeps): Api {
     version: async (q) => {
       const parsed = parseQuery(q);
       if (!parsed.ok) return null;
-      const probed = await resolver.probe(parsed.query);
+      // Asked once for the request: admission takes this answer (web/probe.ts).
+      const probed = await probeOnce(resolver, parsed.query);
       return probed.state === "cached" ? { text: JSON.stringify(probed.response), until: probed.until } : null;
     },
     generation: () => resolver.generation(),

@@ -19,9 +19,8 @@ import { createBadges, type Badges } from "./badge";
 import { bridge, type BridgedApp } from "./bridge";
 import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
-import { createPageCache, type PageCache, type PageVersion } from "./page-cache";
-import { HOME_FRESH_MS, HOME_ISSUERS, HOME_LATEST } from "./home";
-import { isAnswer } from "./pages";
+import { createPageCache, type PageCache } from "./page-cache";
+import { pageVersion } from "./page-version";
 import type { Route } from "./routes";
 import { createShedder, type Shed } from "./shed";
 
@@ -156,25 +155,4 @@ export function app(): App {
   // docs/decisions.md#discovery: background resolutions start with the server.
   built.crawler = index.startCrawler(resolver);
   return built;
-}
-
-/**
- * What an entity or lookup page shows, as text: the resolver's whole answer from the cache alone; null
- * when a document it needs is not cached, or for a refresh, and the page is rendered afresh. Two equal
- * versions render the same page: nothing else a page shows depends on the request. The home page's is
- * what it shows of the index, standing a few seconds (docs/decisions.md#the-home-page).
- */
-async function pageVersion(resolver: ConfiguredResolver, route: Route): Promise<PageVersion | string | null> {
-  const page = route.target.kind === "page" ? route.target.page : null;
-  if (route.row.version === "overview") {
-    // Served from the store however busy the lookups keep Next (docs/decisions.md#outbound-work);
-    // worked out again at most every few seconds, whatever the traffic.
-    const store = await resolver.store;
-    const shown = store ? await store.overview(HOME_LATEST, HOME_ISSUERS).catch(() => null) : null;
-    // Its times are said relative to now ("3 minutes ago"): rendered again each minute at least.
-    return { text: JSON.stringify({ shown, minute: Math.floor(Date.now() / 60_000) }), until: Date.now() + HOME_FRESH_MS };
-  }
-  if (route.row.version !== "answer" || !isAnswer(page) || route.url.searchParams.has("refresh")) return null;
-  const known = await resolver.probe(page.query);
-  return known.state === "cached" ? { text: JSON.stringify(known.response), until: known.until } : null;
 }

@@ -9,8 +9,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Logger } from "../lib/log";
+import type { Probe } from "../lib/resolver";
 import type { Admission } from "./admission";
 import type { Delivery } from "./delivery";
+import type { PageRequest } from "./page-request";
 import type { PreviewCache } from "./preview-image";
 import type { Route } from "./routes";
 
@@ -39,6 +41,13 @@ export type RequestContext = {
   delivery: Promise<Delivery> | null;
   /** The status and headers the page goes with (a refusal's, a bad query's), decided before its first byte. */
   head: { status: number; headers: Record<string, string> };
+  /**
+   * The resolver's cache-only answer to this request's query, asked once (web/probe.ts): the page
+   * cache's version asks it, admission takes it; null until asked, and again once admission took it.
+   */
+  probe: { key: string; answer: Promise<Probe> } | null;
+  /** What the page reads of its request (web/page-request.ts), worked out the first time the layout, metadata or page asks. */
+  read: Promise<PageRequest> | null;
 };
 
 /** Next's handler of one request, as its custom server API gives it (`app.getRequestHandler()`). */

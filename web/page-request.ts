@@ -8,7 +8,7 @@ import "server-only";
 import { refusal } from "@/lib/traffic";
 import type { Delivery, Refused } from "./delivery";
 import { isAnswer, type Page } from "./pages";
-import { requestContext } from "./request-context";
+import { requestContext, type RequestContext } from "./request-context";
 
 export type { Delivery, Refused } from "./delivery";
 
@@ -23,9 +23,18 @@ export type PageRequest = {
 /** What a page shows when the server's word did not reach it: nothing is fetched. */
 const NOT_ADMITTED = refusal("busy", "this page was not admitted; try again", 1);
 
-/** This request's page and its results, as the server decided them. */
-export async function pageRequest(): Promise<PageRequest> {
+/**
+ * This request's page and its results, as the server decided them: worked out once per request and
+ * shared by the layout, the metadata and the page (web/request-context.ts keeps it).
+ */
+export function pageRequest(): Promise<PageRequest> {
   const context = requestContext();
+  if (!context) return decided(null);
+  context.read ??= decided(context);
+  return context.read;
+}
+
+async function decided(context: RequestContext | null): Promise<PageRequest> {
   const target = context?.route.target;
   const page = target?.kind === "page" ? target.page : null;
   const asked = context?.route.url.searchParams.get("refresh") === "1";

@@ -143,6 +143,8 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
       admission: null,
       delivery: null,
       head: { status: route.row.status, headers: {} },
+      probe: null,
+      read: null,
     };
     requests.run(context, () => {
       // The security headers on every answer; a malformed path, a method or a body the route does not take are answered there.
