@@ -1,6 +1,6 @@
 /**
  * Whether this instance takes on a lookup now (docs/architecture.md#traffic): decided once per
- * request, before the first byte, for the pages (proxy.ts), the API and the re-check alike. A lookup
+ * request, before the first byte, for the pages (web/server.ts), the API and the re-check alike. A lookup
  * the cache can answer, or one that joins a fetch already running, is always taken. A cold one (it
  * starts a fetch) counts against its client's `coldLookups`, and is refused when the outbound queue
  * is full or when the host it asks about has spent its minute (`hostPerMinute`).
@@ -8,7 +8,7 @@
 import type { Query } from "../lib/protocol/ids";
 import type { SearchResponse } from "../lib/result/record";
 import type { ConfiguredResolver } from "../lib/setup";
-import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
+import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import { hostSpent, refusedAt } from "../lib/traffic";
 import { isRefusal, type Refusal } from "../lib/traffic/refusal";
 import { takeProbe } from "./probe";
@@ -143,23 +143,8 @@ export async function inSearchTurn<T>(deps: AdmissionDeps, client: string, task:
 }
 
 /** A refusal counted and answered a second late (a search the instance cannot run now: {@link inSearchTurn}). */
-export async function refusedLate<R extends Refusal>(deps: AdmissionDeps, refused: R): Promise<R> {
+async function refusedLate<R extends Refusal>(deps: AdmissionDeps, refused: R): Promise<R> {
   deps.resolver.metrics.refusals.inc({ limit: refused.refused });
   await pause(OVER_LIMIT_DELAY_MS);
   return refused;
-}
-
-/** An answer of a route that answers by itself: the refusal as 429 or 503 with Retry-After. */
-export function refusalResponse(refused: Refusal): Response {
-  const answer = answerRefusal(refused);
-  return Response.json(answer.body, { status: answer.status, headers: answer.headers });
-}
-
-/**
- * {@link admitSearch} for a route that answers by itself (`/api/search`, the sitemaps): the refusal
- * as its answer (429 with Retry-After), or null when the request is taken on.
- */
-export async function searchRefused(deps: AdmissionDeps, client: string): Promise<Response | null> {
-  const admitted = await admitSearch(deps, client);
-  return admitted.ok ? null : refusalResponse(admitted.refused);
 }

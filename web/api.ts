@@ -15,7 +15,7 @@ import { newWork } from "../lib/resolver";
 import type { ErrorBody } from "../lib/result/record";
 import type { ConfiguredResolver } from "../lib/setup";
 import { parseSearchText } from "../lib/store/search";
-import { answerRefusal, isRefusal, type Refusal } from "../lib/traffic";
+import { isRefusal, type Refusal } from "../lib/traffic";
 import { admit, admitSearch, currentClient, inSearchTurn, type AdmissionDeps } from "./admission";
 import { changesAnswer, CHANGES_DEFAULT, decodeChangeCursor } from "../lib/store/overview";
 import { ChangesParams, checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
@@ -25,6 +25,7 @@ import { openApiDocument } from "./openapi";
 import { acceptsGzip } from "./response";
 import { send } from "./response";
 import { probeOnce } from "./probe";
+import { refusalAnswer } from "./refusal-answer";
 import type { Route } from "./routes";
 import { contentSecurityPolicy } from "./security-headers";
 import { createVersions } from "./versions";
@@ -69,10 +70,10 @@ const error = (status: number, code: ErrorBody["error"]["code"], message: string
   json: { error: { code, message } } satisfies ErrorBody,
 });
 
-/** 429 or 503 with Retry-After (docs/architecture.md#traffic). */
+/** 429 or 503 with Retry-After (docs/architecture.md#traffic), made as every refusal is (web/refusal-answer.ts); the client's limits are added below. */
 const refused = (refusal: Refusal): Answer => {
-  const answer = answerRefusal(refusal);
-  return { status: answer.status, headers: answer.headers, json: answer.body };
+  const answer = refusalAnswer("api", refusal, {});
+  return { status: answer.status, headers: answer.headers, json: null, bytes: Buffer.from(answer.body) };
 };
 
 const UNAVAILABLE = "The index is not available on this server; lookups are answered without it.";

@@ -22,6 +22,8 @@ import { startOperations } from "./operations";
 import { createPageCache, type PageCache } from "./page-cache";
 import { pageVersion } from "./page-version";
 import type { Route } from "./routes";
+import { serveRecheck } from "./recheck";
+import { sendText } from "./response";
 import { createShedder, type Shed } from "./shed";
 
 export type App = BridgedApp & {
@@ -33,6 +35,8 @@ export type App = BridgedApp & {
   api: Api;
   /** Answers every entity's badge, from the index, without Next (web/badge.ts). */
   badges: Badges;
+  /** Answers the "Re-check now" form, without Next (web/recheck.ts). */
+  recheck(req: IncomingMessage, res: ServerResponse): void;
   /** The rate-limit policy every `/api/` answer carries (docs/api.md#limits). */
   apiPolicy: Readonly<Record<string, string>>;
   /** The refusal of a request past the limits on requests in progress (web/shed.ts), or null when it is counted in. */
@@ -98,7 +102,7 @@ export function app(): App {
     retryAfterS: () => resolver.traffic.outbound.retryAfterS,
     clientOf,
     refused: (r) => resolver.metrics.refusals.inc({ limit: r.refused }),
-    apiHeaders: (forwardedFor) => rateLimitHeaders(resolver.traffic.windows, clientOf(forwardedFor)),
+    limitHeaders: (forwardedFor) => rateLimitHeaders(resolver.traffic.windows, clientOf(forwardedFor)),
     take: (limit, client) => resolver.traffic.windows[limit].take(client),
   });
   // The rate-limit policy, on every answer to /api/ (docs/api.md#limits), the front door's included.
@@ -127,6 +131,12 @@ export function app(): App {
       policy: apiPolicy,
     }),
     badges: createBadges({ store: resolver.store, log }),
+    recheck: (req, res) =>
+      void serveRecheck(built, req, res).catch((err: unknown) => {
+        log.error(`recheck: ${err instanceof Error ? err.message : String(err)}`);
+        if (!res.headersSent) sendText(req, res, 500, "This resolver could not re-check just now; try again shortly.");
+        else res.destroy();
+      }),
     apiPolicy,
     clientErrorAnswer: (code, rawPacket) => clientErrorAnswer(code, rawPacket, apiPolicy),
     guard: (server) =>

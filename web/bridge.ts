@@ -10,6 +10,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Logger } from "../lib/log";
 import type { Probe } from "../lib/resolver";
+import type { IndexSearch } from "../lib/store/search";
 import type { Admission } from "./admission";
 import type { Delivery } from "./delivery";
 import type { PageRequest } from "./page-request";
@@ -46,6 +47,12 @@ export type RequestContext = {
    * cache's version asks it, admission takes it; null until asked, and again once admission took it.
    */
   probe: { key: string; answer: Promise<Probe> } | null;
+  /**
+   * A search of the index, run by the server in its turn before Next renders the page (web/server.ts):
+   * the page of results; null for a cursor the index did not hand out; undefined when the index could
+   * not be read (or the search was refused: see `admission`), or for any other page.
+   */
+  searched?: IndexSearch | null;
   /** What the page reads of its request (web/page-request.ts), worked out the first time the layout, metadata or page asks. */
   read: Promise<PageRequest> | null;
 };

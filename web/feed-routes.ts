@@ -1,14 +1,14 @@
 /**
  * The feeds' routes (docs/api.md#feeds), answered from the index only: the domain checked, the
- * changes read, the Atom written with an ETag (If-None-Match answers 304). Each read counts as a
- * search of the client's minute, as the sitemaps do (docs/decisions.md#crawlers).
+ * changes read in their turn at the engine (web/index-reads.ts), the Atom written with an ETag
+ * (If-None-Match answers 304). Each read counts as a search of the client's minute, as the sitemaps
+ * do (docs/decisions.md#crawlers): taken by the server before the handler runs (its row, web/routes.ts).
  */
 import { parseQuery } from "../lib/protocol/ids";
-import { isRefusal } from "../lib/traffic";
 import { entityChanges, issuerChanges } from "../lib/store/feeds";
 import { cursorOf, decodeChangeCursor } from "../lib/store/overview";
 import type { AdmissionDeps } from "./admission";
-import { currentClient, inSearchTurn, refusalResponse, searchRefused } from "./admission";
+import { readInTurn } from "./index-reads";
 import { CORS_HEADERS, etagOf, notModified } from "./api-headers";
 import { atomFeed, ATOM_TYPE } from "./feeds";
 import type { App } from "./app";
@@ -37,8 +37,6 @@ export async function answerFeed(
   const parsed = parseQuery(decoded);
   if (!parsed.ok || parsed.query.kind !== "domain") return text(400, `${JSON.stringify(decoded)} is not a domain.`);
   const domain = parsed.query.domain;
-  const refused = await searchRefused(app, currentClient(app));
-  if (refused) return refused;
   const store = await app.resolver.store;
   if (!store) return text(503, "The index is not available on this server.", { "Retry-After": "60" });
   const origin = app.config.publicUrl;
@@ -66,11 +64,11 @@ export async function answerFeed(
       entityPage,
     });
   };
-  const body = await inSearchTurn(app, currentClient(app), read).catch((err: unknown) => {
+  const body = await readInTurn(app, read).catch((err: unknown) => {
     app.log.warn(`store: the feed of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
     return undefined;
   });
-  if (isRefusal(body)) return refusalResponse(body);
+  if (body instanceof Response) return body;
   if (body === undefined) return text(503, "The index could not be read just now; try again shortly.", { "Retry-After": "5" });
   if (body === null) return text(404, `The index has no record of ${domain}; look it up first.`);
   const etag = etagOf(body);
@@ -94,19 +92,17 @@ export async function answerChangesFeed(app: Pick<App, "resolver" | "config" | "
   const asked = new URL(request.url).searchParams.get("before");
   const before = asked === null ? null : decodeChangeCursor(asked);
   if (asked !== null && before === null) return text(400, NOT_HANDED_OUT);
-  const refused = await searchRefused(app, currentClient(app));
-  if (refused) return refused;
   const store = await app.resolver.store;
   if (!store) return text(503, "The index is not available on this server.", { "Retry-After": "60" });
   const read = async () => {
     const from = before === null ? null : await store.positionOf(before);
     return before !== null && from === null ? null : store.changes({ before: from }, CHANGES_FEED_ENTRIES);
   };
-  const page = await inSearchTurn(app, currentClient(app), read).catch((err: unknown) => {
+  const page = await readInTurn(app, read).catch((err: unknown) => {
     app.log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
     return undefined;
   });
-  if (isRefusal(page)) return refusalResponse(page);
+  if (page instanceof Response) return page;
   if (page === undefined) return text(503, "The index could not be read just now; try again shortly.", { "Retry-After": "5" });
   if (page === null) return text(400, NOT_HANDED_OUT);
   const at = (path: string) => new URL(path, app.config.publicUrl).href;

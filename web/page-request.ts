@@ -5,7 +5,8 @@
  * (web/request-context.ts) by the layout (the JSON-LD in the head), the page's metadata and the page.
  */
 import "server-only";
-import { refusal } from "@/lib/traffic";
+import type { IndexSearch } from "@/lib/store/search";
+import { refusal, type Refusal } from "@/lib/traffic";
 import type { Delivery, Refused } from "./delivery";
 import { isAnswer, type Page } from "./pages";
 import { requestContext, type RequestContext } from "./request-context";
@@ -80,10 +81,14 @@ export function checkAdmission(): Refused | { live: boolean; client: string } {
   return { live: admission.refresh.granted, client: admission.client };
 }
 
-/** The refusal of this search of the index (`searches`, or its turn at the engine), as the server decided it; null when taken on. */
-export function searchRefusal() {
-  const admission = requestContext()?.admission;
-  return admission && !admission.ok ? admission.refused : null;
+/** What the server's search of the index found for this page (web/server.ts): its refusal, or the page of results (none when the index could not be read). */
+export type IndexSearched = { refused: Refusal } | { found: IndexSearch | null | undefined };
+
+export function indexSearched(): IndexSearched {
+  const context = requestContext();
+  const admission = context?.admission;
+  if (admission && !admission.ok) return { refused: admission.refused };
+  return { found: context?.searched };
 }
 
 /** This response's CSP nonce, which an inline script needs. */

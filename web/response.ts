@@ -8,7 +8,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import compression from "compression";
 import { RuntimeStripper } from "./script-free";
-import { SECURITY_HEADERS } from "./security-headers";
+import { FRONT_HEADERS, SECURITY_HEADERS } from "./security-headers";
 
 /** Whether the client takes gzip: `gzip` or `*` listed, and not refused with q=0. */
 export function acceptsGzip(header: string | undefined): boolean {
@@ -19,11 +19,7 @@ export function acceptsGzip(header: string | undefined): boolean {
   });
 }
 
-/** The policy of every answer that is not a page (a page's own, with its nonce, replaces it: web/server.ts). */
-export const STRICT_CSP = "default-src 'none'; frame-ancestors 'none'";
-
-/** What every answer carries (docs/decisions.md#security-headers). */
-export const FRONT_HEADERS: Readonly<Record<string, string>> = Object.assign({ "Content-Security-Policy": STRICT_CSP }, SECURITY_HEADERS);
+export { FRONT_HEADERS, STRICT_CSP } from "./security-headers";
 
 export type Sent = {
   status: number;

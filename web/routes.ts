@@ -81,11 +81,11 @@ export type RouteRow = {
   profile: Profile;
   /** A page that is read, not used: sent without the framework's script (web/script-free.ts). */
   scriptFree: boolean;
-  /** What answers it: Next (the file under `app/` named here), the API (web/api.ts) or the badge (web/badge.ts). */
-  handler: { next: string } | "web/api.ts" | "web/badge.ts";
+  /** What answers it: Next (the file under `app/` named here), or the server without Next: the API, the badge, the re-check. */
+  handler: { next: string } | "web/api.ts" | "web/badge.ts" | "web/recheck.ts";
 };
 
-/** The re-check form's body: a domain and its field name (app/recheck/route.ts). */
+/** The re-check form's body: a domain and its field name (web/recheck.ts). */
 export const RECHECK_BODY_BYTES = 2048;
 
 const GET = ["GET", "HEAD"] as const;
@@ -196,7 +196,7 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
     path: "/recheck",
     example: "/recheck",
     is: "lookup",
-    handler: { next: "app/recheck/route.ts" },
+    handler: "web/recheck.ts",
     methods: ["POST"],
     bodyCap: RECHECK_BODY_BYTES,
     admission: "lookup",
@@ -273,6 +273,8 @@ export type Target =
   | { kind: "api"; path: string; params: URLSearchParams }
   /** `/entity/{domain}/badge.svg`: the entity's badge from the index (web/badge.ts), never by Next; null: not a domain (404). */
   | { kind: "badge"; domain: string | null }
+  /** `POST /recheck`: the "Re-check now" form (web/recheck.ts), never by Next. */
+  | { kind: "recheck" }
   /** Everything else: answered by Next's route handlers, its files and its 404. */
   | { kind: "file" };
 
@@ -328,7 +330,8 @@ function match(path: string, url: URL): { kind: RouteKind; target: Target } {
   const page = pageOf(url.pathname, url.searchParams);
   if (page !== null) return { kind: `page:${page.kind}`, target: { kind: "page", page } };
   const file = FILES.find(([pattern]) => pattern.test(url.pathname));
-  return { kind: file?.[1] ?? "next", target: { kind: "file" } };
+  const kind = file?.[1] ?? "next";
+  return { kind, target: kind === "recheck" ? { kind: "recheck" } : { kind: "file" } };
 }
 
 /** The route of `method` on `target`, an origin-form request target (`/path?query`). */

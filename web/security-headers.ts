@@ -1,6 +1,7 @@
 /**
- * The security headers of every response (docs/decisions.md#security-headers): set by proxy.ts on
- * what Next answers, and by web/api.ts on what the production server answers without Next.
+ * The security headers of every response (docs/decisions.md#security-headers), defined here once:
+ * a page's policy with its nonce and the headers beside it (web/server.ts sets them before Next
+ * renders), and the strict policy of every answer that is not a page (`send`, web/response.ts).
  */
 
 import { createHash } from "node:crypto";
@@ -58,3 +59,9 @@ export const SECURITY_HEADERS = {
   "Referrer-Policy": "strict-origin-when-cross-origin",
   "X-Frame-Options": "DENY",
 } as const;
+
+/** The policy of every answer that is not a page (a page's own, with its nonce, replaces it: web/server.ts). */
+export const STRICT_CSP = "default-src 'none'; frame-ancestors 'none'";
+
+/** What every answer carries (docs/decisions.md#security-headers). */
+export const FRONT_HEADERS: Readonly<Record<string, string>> = Object.assign({ "Content-Security-Policy": STRICT_CSP }, SECURITY_HEADERS);

@@ -11,7 +11,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import { setImmediate, setTimeout } from "node:timers";
 import { answerRefusal } from "../lib/traffic/answer";
-import { admit, admitSearch, refusedLate } from "./admission";
+import { isRefusal, type Refusal } from "../lib/traffic";
+import { admit, admitSearch, inSearchTurn } from "./admission";
+import { rateLimitHeaders } from "./api-headers";
 import type { App } from "./app";
 import type { Shed } from "./shed";
 import { bridge, type NextHandle } from "./bridge";
@@ -19,7 +21,8 @@ import { startDelivery } from "./delivery";
 import { frontDoor } from "./front";
 import { isAnswer, type Page } from "./pages";
 import type { RequestContext } from "./request-context";
-import { aroundNext, sendText } from "./response";
+import { refusalAnswer, type RefusalAnswer } from "./refusal-answer";
+import { aroundNext, send, sendText } from "./response";
 import { classify } from "./routes";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
 
@@ -44,36 +47,62 @@ function createEntryQueue() {
 }
 
 /**
- * What a page is sent with and what it is given before Next renders it: its admission (a lookup,
- * the check, a search of the index), its results started now (an answer page), and its status and
- * headers (a refusal's 429 or 503 with Retry-After, a bad query's 400).
+ * A page's refusal, decided before its first byte: the page goes with its status (429 or 503),
+ * Retry-After and the client's RateLimit headers, as every refusal does (web/refusal-answer.ts).
+ */
+async function refusePage(app: App, context: RequestContext, refused: Refusal): Promise<void> {
+  context.admission = { ok: false, refused };
+  const answer = answerRefusal(refused);
+  const limits = await rateLimitHeaders(app.resolver.traffic.windows, context.client).catch(() => ({}));
+  context.head = { status: answer.status, headers: Object.assign({}, answer.headers, limits) };
+}
+
+/**
+ * A search of the index (docs/decisions.md#search), before Next renders its page: the client's
+ * `searches`, then the search itself in its turn at the engine (`searchesAtOnce`,
+ * `searchesInProgress`); the page shows what it found, or why not, with the status decided here.
+ */
+async function searchIndex(app: App, context: RequestContext, page: Page & { kind: "index-search" }): Promise<void> {
+  const admitted = await admitSearch(app, context.client);
+  if (!admitted.ok) return refusePage(app, context, admitted.refused);
+  const store = await app.resolver.store;
+  if (!store) return;
+  const found = await inSearchTurn(app, context.client, () => store.search(page.text, page.cursor)).catch((err: unknown) => {
+    app.log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  });
+  if (isRefusal(found)) return refusePage(app, context, found);
+  context.searched = found;
+}
+
+/**
+ * The `searches` of a feed or a sitemap (its row's admission, web/routes.ts), taken before Next runs
+ * its handler: the refusal, answered as every refusal is (web/refusal-answer.ts), or null.
+ */
+async function admitIndexRead(app: App, context: RequestContext): Promise<RefusalAnswer | null> {
+  const admitted = await admitSearch(app, context.client);
+  if (admitted.ok) return null;
+  const limits = await rateLimitHeaders(app.resolver.traffic.windows, context.client).catch(() => ({}));
+  return refusalAnswer(context.route.row.profile, admitted.refused, limits);
+}
+
+/**
+ * What a page is sent with and what it is given before Next renders it, as its row's admission says
+ * (web/routes.ts): a lookup or the check admitted and an answer page's results started now; a search
+ * of the index run; or the refusal's status and headers.
  */
 async function preparePage(app: App, context: RequestContext, page: Page): Promise<void> {
-  const { resolver } = app;
-  const refused = (r: Parameters<typeof answerRefusal>[0]) => {
-    const answer = answerRefusal(r);
-    context.head = { status: answer.status, headers: answer.headers };
-  };
   const { admission } = context.route.row;
   if (admission === null) return;
-  if (admission === "search") {
-    // docs/architecture.md#traffic: `searches`, and a search the instance could not run now.
-    const admitted = await admitSearch(app, context.client);
-    const busy = admitted.ok ? resolver.traffic.searches.wouldRefuse(context.client, () => app.requestsInProgress(context.client)) : null;
-    if (!admitted.ok) context.admission = admitted;
-    // A second late, as every refused search (web/admission.ts, inSearchTurn).
-    else if (busy) context.admission = { ok: false, refused: await refusedLate(app, busy) };
-    if (context.admission && !context.admission.ok) refused(context.admission.refused);
-    return;
-  }
+  if (page.kind === "index-search") return searchIndex(app, context, page);
   if (!isAnswer(page) && page.kind !== "check") throw new Error(`server: ${page.kind} has no query to admit`);
   // The check is always a fresh check (docs/publishing.md#check): it asks for a refresh, and its limit.
   const refresh = admission === "check" || context.route.url.searchParams.get("refresh") === "1";
   const admitted = await admit(app, page.query, context.client, refresh);
+  if (!admitted.ok) return refusePage(app, context, admitted.refused);
   context.admission = admitted;
-  if (!admitted.ok) return refused(admitted.refused);
   // docs/decisions.md#cold-pages: a cold page's fetches start now, before Next reaches the page.
-  if (isAnswer(page)) context.delivery = startDelivery(resolver, page, admitted, context.userAgent);
+  if (isAnswer(page)) context.delivery = startDelivery(app.resolver, page, admitted, context.userAgent);
 }
 
 /** The server's handler of every request, given Next's (web/serve.js); `dev` runs Next's development server inside it. */
@@ -98,6 +127,10 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
     const page = route.target.kind === "page" ? route.target.page : null;
     const run = async () => {
       if (res.destroyed) return;
+      if (!page && route.row.admission === "search") {
+        const refused = await admitIndexRead(app, context);
+        if (refused) return send(req, res, refused);
+      }
       if (page) {
         await preparePage(app, context, page);
         // Next reads a page's nonce from the request's policy (docs/decisions.md#security-headers).
@@ -158,6 +191,8 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
         if (route.target.kind === "api") return enterInOrder(() => requests.run(context, () => app.api.serve(req, res, route)));
         // docs/api.md#badges: drawn from the index, without Next.
         if (route.target.kind === "badge") return enterInOrder(() => requests.run(context, () => app.badges.serve(req, res, route)));
+        // docs/publishing.md#re-check-now: without Next.
+        if (route.target.kind === "recheck") return enterInOrder(() => requests.run(context, () => app.recheck(req, res)));
         render(req, res, context);
       };
       const countedIn = () => {

@@ -8,24 +8,22 @@
  * written by one writer, in the form of the route's answers (a page, JSON or a badge).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { answerRefusal, refusedAt, type Refusal, type TrafficSettings } from "../lib/traffic";
+import { refusedAt, type Refusal, type TrafficSettings } from "../lib/traffic";
 import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
 import type { RateDecision } from "../lib/traffic/window";
 import { boundFor } from "../lib/traffic/fair";
 import { createInProgress } from "../lib/traffic/in-progress";
-import { CORS_HEADERS } from "./api-headers";
-import { BADGE_TYPE, refusalBadge } from "./badge";
+import { refusalAnswer } from "./refusal-answer";
 import { send } from "./response";
-import { PROFILES, type RequestLimit, type Route } from "./routes";
-import { xml } from "./xml";
+import type { RequestLimit, Route } from "./routes";
 
 export type ShedDeps = {
   settings: TrafficSettings;
   retryAfterS: () => number;
   clientOf(forwardedFor: string | null): string;
   refused(refusal: Refusal): void;
-  /** The rate-limit headers of the API's client (web/api-headers.ts), on an API refusal. */
-  apiHeaders?(forwardedFor: string | null): Promise<Record<string, string>>;
+  /** The client's RateLimit headers (web/api-headers.ts), on every refusal. */
+  limitHeaders?(forwardedFor: string | null): Promise<Record<string, string>>;
   /** Takes one of a client's `limit` for this minute (lib/traffic: its window, in Redis for a fleet). */
   take(limit: RequestLimit, client: string): Promise<RateDecision>;
 };
@@ -97,35 +95,19 @@ function forwardedOf(req: IncomingMessage): string | null {
   return Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null);
 }
 
-/**
- * The one writer of the refusals made here: the status and Retry-After of `answerRefusal`, the body
- * in the form of the route's answers (JSON, with the client's limits for the API; a badge; else a
- * page), and CORS where the route's answers carry it.
- */
+/** A refusal made here, written by the one maker of refusals (web/refusal-answer.ts) with the client's limits. */
 function refusalShed(deps: ShedDeps, req: IncomingMessage, res: ServerResponse, route: Route, refused: Refusal, ownFault: boolean): Shed {
   deps.refused(refused);
-  const answer = answerRefusal(refused);
-  const api = route.target.kind === "api";
-  const profile = PROFILES[route.row.profile];
-  const body = {
-    json: () => JSON.stringify(answer.body),
-    svg: () => refusalBadge(answer.heading),
-    html: () =>
-      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Try again shortly</title><h1>${xml(answer.heading)}</h1><p>${xml(answer.message)}</p><p><a href="/">Back to the search</a></p></html>`,
-  }[profile.answers];
-  const type = { json: "application/json", svg: BADGE_TYPE, html: "text/html; charset=utf-8" }[profile.answers];
-  const write = (apiHeaders: Record<string, string>) =>
-    send(req, res, {
-      status: answer.status,
-      headers: Object.assign({}, answer.headers, profile.cors ? CORS_HEADERS : {}, apiHeaders, { "Content-Type": type }),
-      body: body(),
-    });
+  const write = (limits: Record<string, string>) => {
+    if (res.destroyed) return;
+    const answer = refusalAnswer(route.row.profile, refused, limits);
+    send(req, res, { status: answer.status, headers: answer.headers, body: answer.body });
+  };
   return {
     delayMs: ownFault ? OVER_LIMIT_DELAY_MS : 0,
     write() {
       if (res.destroyed) return;
-      // The API's refusals carry CORS and the client's limits, as its other answers do (docs/api.md).
-      if (api && deps.apiHeaders) void deps.apiHeaders(forwardedOf(req)).then(write, () => write({}));
+      if (deps.limitHeaders) void deps.limitHeaders(forwardedOf(req)).then(write, () => write({}));
       else write({});
     },
   };

@@ -3,10 +3,7 @@ import { IndexResults } from "@/components/index-results";
 import { Results } from "@/components/results";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { RefusalNotice } from "@/components/refusal-notice";
-import { isRefusal, type Refusal } from "@/lib/traffic";
-import { currentClient, inSearchTurn } from "@/web/admission";
-import { pageRequest, searchRefusal } from "@/web/page-request";
-import { app } from "@/web/app";
+import { indexSearched, pageRequest, type IndexSearched } from "@/web/page-request";
 
 export async function generateMetadata(): Promise<Metadata> {
   const { page } = await pageRequest();
@@ -27,7 +24,7 @@ export async function generateMetadata(): Promise<Metadata> {
  */
 export default async function SearchPage() {
   const { page, refresh, delivery } = await pageRequest();
-  if (page?.kind === "index-search") return <IndexSearchPage text={page.text} cursor={page.cursor} refused={searchRefusal()} />;
+  if (page?.kind === "index-search") return <IndexSearchPage text={page.text} cursor={page.cursor} searched={indexSearched()} />;
   if (page?.kind !== "lookup" || !delivery) {
     // proxy.ts answers this page with HTTP 400.
     return (
@@ -52,31 +49,17 @@ export default async function SearchPage() {
   );
 }
 
-async function IndexSearchPage({ text, cursor, refused }: { text: string; cursor: string | null; refused: Refusal | null }) {
-  if (refused) {
+/** A search of the index, as the server ran it before this page (web/server.ts): what it found, or why not. */
+function IndexSearchPage({ text, cursor, searched }: { text: string; cursor: string | null; searched: IndexSearched }) {
+  if ("refused" in searched) {
     return (
       <div className="search-page">
         <SearchForm value={text} compact />
-        <RefusalNotice refusal={refused} headingLevel={1} />
+        <RefusalNotice refusal={searched.refused} headingLevel={1} />
       </div>
     );
   }
-  const store = await app().resolver.store;
-  // docs/architecture.md#traffic: in its turn among the instance's searches.
-  const found = store
-    ? await inSearchTurn(app(), currentClient(app()), () => store.search(text, cursor)).catch((err: unknown) => {
-        app().log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
-        return undefined;
-      })
-    : undefined;
-  if (isRefusal(found)) {
-    return (
-      <div className="search-page">
-        <SearchForm value={text} compact />
-        <RefusalNotice refusal={found} headingLevel={1} />
-      </div>
-    );
-  }
+  const found = searched.found;
   return (
     <div className="search-page">
       <SearchForm value={text} compact />

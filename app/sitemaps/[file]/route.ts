@@ -1,7 +1,6 @@
-import { isRefusal } from "@/lib/traffic";
-import { currentClient, inSearchTurn, refusalResponse, searchRefused } from "@/web/admission";
 import { app } from "@/web/app";
 import { sitemapNumber, sitemapStream } from "@/web/crawlers";
+import { readInTurn } from "@/web/index-reads";
 
 const UNAVAILABLE = { status: 503, headers: { "Cache-Control": "no-store", "Retry-After": "60" } };
 const NOT_FOUND = { status: 404, headers: { "Cache-Control": "no-store" } };
@@ -10,15 +9,11 @@ const NOT_FOUND = { status: 404, headers: { "Cache-Control": "no-store" } };
 export async function GET(request: Request, ctx: { params: Promise<{ file: string }> }) {
   const n = sitemapNumber((await ctx.params).file);
   if (n === null) return new Response("No such sitemap.\n", NOT_FOUND);
-  // docs/decisions.md#crawlers: a sitemap reads the index as a search does, and counts as one.
-  const refused = await searchRefused(app(), currentClient(app()));
-  if (refused) return refused;
+  // docs/decisions.md#crawlers: a sitemap reads the index as a search does, and counts as one (its row, web/routes.ts).
   const store = await app().resolver.store;
   if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
-  const stream = await inSearchTurn(app(), currentClient(app()), () => sitemapStream(store.db, app().config.publicUrl, n)).catch(
-    () => undefined,
-  );
-  if (isRefusal(stream)) return refusalResponse(stream);
+  const stream = await readInTurn(app(), () => sitemapStream(store.db, app().config.publicUrl, n)).catch(() => undefined);
+  if (stream instanceof Response) return stream;
   if (stream === undefined) return new Response("The index could not be read just now; try again shortly.\n", UNAVAILABLE);
   if (stream === null) return new Response("No such sitemap.\n", NOT_FOUND);
   return new Response(stream, { headers: { "Content-Type": "application/xml; charset=utf-8", "Cache-Control": "public, max-age=3600" } });
