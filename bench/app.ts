@@ -9,9 +9,12 @@
  *              with the time to the entity header and to the whole page beside it, as a browser
  *              sees it (streamed); a program gets the page whole (web/clients.ts)
  *   Chromium   cold entity pages opened in Debian's Chromium. The headline: the ideal server-rendered
- *              page (bench/ideal-page.ts) opened in turn with the app's in the same browser, when the
- *              entity header is visible (no claims, 20 claims) and when all 20 claims are in place,
- *              the app's ÷ the ideal page's (goal ≤ 1.2 × each). Then: when the entity header is
+ *              page (bench/ideal-page.ts) given the app's own shell (what the app sends a cold page
+ *              before its entity document is in, captured at the start of the run: captureShell),
+ *              opened in turn with the app's in the same browser, when the entity header is visible
+ *              (no claims, 20 claims) and when all 20 claims are in place, the app's ÷ that page's
+ *              (goal ≤ 1.2 × each): what the app's server adds. Beside it the plain ideal page's
+ *              ratios (its few lines of head): what the design adds as well. Then: when the entity header is
  *              visible (no claims, 20 claims) ÷ a bare client's fetch of the entity document (goal ≤ 1.3 ×), and
  *              when all 20 claims are in place ÷ a bare client's entity then 20 documents at once
  *              (goal ≤ 1.2 ×); with the claims on their own addresses and on one (bench/bare-client.ts);
@@ -21,12 +24,13 @@
  *              there fetches the 20 claim documents at once, what no page could do faster in it
  *              With BENCH_BASE=dir (another checkout, built), that build of the app is opened in turn
  *              as well, on cold entities of its own: this build's times ÷ that one's, measured in the
- *              same run, which the machine's drift between runs cannot blur
+ *              same run, which the machine's drift between runs cannot blur; and its warm 20-claim
+ *              page, `/`, /api/resolve and badge are measured in turn with this build's (goal ≥ 0.95 ×)
  *   API        requests/s of the warm /api/resolve and /api/search for the same entity, and of a 304 to
  *              If-None-Match, ÷ the warm 20-claim page's (goals ≥ 0.9, ≥ 0.5, ≥ 1.0)
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { createGunzip } from "node:zlib";
 import path from "node:path";
@@ -147,6 +151,8 @@ export type ColdSet = {
   zero: string[];
   /** The same shapes for the ideal page (bench/ideal-page.ts): entities of their own, so each page is cold. */
   ideal: { twenty: string[]; zero: string[] };
+  /** And for the ideal page given the app's own shell (bench/ideal-page.ts, BENCH_SHELL). */
+  shell: { twenty: string[]; zero: string[] };
   /** And for the build at BENCH_BASE, when there is one. */
   baseline: { twenty: string[]; zero: string[] };
   /** The claim documents' URLs of each of `twenty`, in the same order. */
@@ -293,6 +299,16 @@ async function inTurn(i: number, ...runs: (() => Promise<void>)[]) {
   for (let k = 0; k < runs.length; k++) await runs[(i + k) % runs.length]?.();
 }
 
+/** Two measures, the first first in even rounds and second in odd ones; their results in the order given. */
+async function inPairs<T>(i: number, a: () => Promise<T>, b: () => Promise<T>): Promise<[T, T]> {
+  if (i % 2 === 0) {
+    const first = await a();
+    return [first, await b()];
+  }
+  const second = await b();
+  return [await a(), second];
+}
+
 /** A median in ms with its samples' spread: `118 ms (101–140)`. */
 function msSpread(xs: readonly number[]): string {
   const { min, max } = spread(xs);
@@ -350,7 +366,7 @@ async function openDocument(browser: Browser, domain: string, claims: readonly s
  */
 async function coldInChromium(
   base: string,
-  ideal: string,
+  ideals: { plain: string; shell: string },
   pids: { app: number | undefined; ideal: number | undefined },
   set: ColdSet,
   connectTo: string,
@@ -365,8 +381,10 @@ async function coldInChromium(
   ]);
   try {
     // A warm-up: the browser and the app's modules, not timed.
+    const ideal = ideals.plain;
     await openCold(browser, base, "empty.bench", 0);
     await openCold(browser, ideal, "empty.bench", 0);
+    await openCold(browser, ideals.shell, "empty.bench", 0);
     if (baseline) await openCold(browser, baseline, "empty.bench", 0);
     await openDocument(own, "empty.bench", []);
     const zero: { header: number; arrived: number }[] = [];
@@ -375,6 +393,8 @@ async function coldInChromium(
     const fans: { whole: number }[] = [];
     const idealZero: { header: number }[] = [];
     const idealTwenty: { header: number; whole: number }[] = [];
+    const shellZero: { header: number }[] = [];
+    const shellTwenty: { header: number; whole: number }[] = [];
     const baseZero: { header: number }[] = [];
     const baseTwenty: { header: number; whole: number }[] = [];
     // The servers' CPU time over the cold pages (each serves only its own, and what they ask for: the
@@ -386,12 +406,14 @@ async function coldInChromium(
     for (let i = 0; i < set.twenty.length; i++) {
       const [z, c] = [set.zero[i] ?? "", set.twenty[i] ?? ""];
       const [iz, ic] = [set.ideal.zero[i] ?? "", set.ideal.twenty[i] ?? ""];
+      const [sz, sc] = [set.shell.zero[i] ?? "", set.shell.twenty[i] ?? ""];
       const [bz, bc] = [set.baseline.zero[i] ?? "", set.baseline.twenty[i] ?? ""];
       const other = (run: () => Promise<void>) => (baseline ? [run] : []);
       await inTurn(
         i,
         async () => void zero.push(await openCold(browser, base, z, 0)),
         async () => void idealZero.push(await openCold(browser, ideal, iz, 0)),
+        async () => void shellZero.push(await openCold(browser, ideals.shell, sz, 0)),
         ...other(async () => void baseZero.push(await openCold(browser, baseline ?? "", bz, 0))),
       );
       documents.push(await openDocument(own, z, []));
@@ -399,6 +421,7 @@ async function coldInChromium(
         i,
         async () => void twenty.push(await openCold(browser, base, c, 20)),
         async () => void idealTwenty.push(await openCold(browser, ideal, ic, 20)),
+        async () => void shellTwenty.push(await openCold(browser, ideals.shell, sc, 20)),
         ...other(async () => void baseTwenty.push(await openCold(browser, baseline ?? "", bc, 20))),
       );
       fans.push(await openDocument(own, c, set.claimsOf(c)));
@@ -431,9 +454,22 @@ async function coldInChromium(
       twenty.map((r) => r.whole),
       idealTwenty.map((r) => r.whole),
     );
+    const given = (app: number[], shell: number[]) =>
+      `app ${msSpread(app)}, ideal with the app's shell ${msSpread(shell)}: ${(median(app) / median(shell)).toFixed(2)} ×`;
     const headline =
-      `Chromium  cold entity pages ÷ the ideal page (bench/ideal-page.ts), ${label} (goal ≤ 1.2 × each):\n` +
-      `          header visible, 20 claims: ${header20}; no claims: ${header0}\n` +
+      `Chromium  cold entity pages ÷ the ideal page given the app's own shell (bench/ideal-page.ts, BENCH_SHELL: what the server adds), ${label} (goal ≤ 1.2 × each):\n` +
+      `          header visible, 20 claims: ${given(
+        twenty.map((r) => r.header),
+        shellTwenty.map((r) => r.header),
+      )}; no claims: ${given(
+        zero.map((r) => r.header),
+        shellZero.map((r) => r.header),
+      )}\n` +
+      `          all 20 claims in place: ${given(
+        twenty.map((r) => r.whole),
+        shellTwenty.map((r) => r.whole),
+      )}\n` +
+      `          ÷ the plain ideal page (its 364-byte head: what the design adds as well): header visible, 20 claims: ${header20}; no claims: ${header0}\n` +
       `          all 20 claims in place: ${whole20}\n` +
       `          medians (min–max) of ${set.twenty.length} cold pages each, the app's and the ideal's opened in turn, publishers answering in 50 ms\n` +
       `          the servers' CPU time a cold page (no claims and 20, their mean): app ${cpu.app.toFixed(0)} ms, ideal ${cpu.ideal.toFixed(0)} ms (${(cpu.app / cpu.ideal).toFixed(2)} ×)\n` +
@@ -477,6 +513,31 @@ function startServer(env: Record<string, string>, port: string, dir = root) {
     },
   });
   return endsWithRun(server);
+}
+
+/**
+ * The app's shell (docs/decisions.md#cold-pages): the bytes the app at `base` sends a browser for a
+ * cold entity page before its entity document is in (`shell.bench`, whose document comes 200 ms
+ * late: what arrives before the first pause of 100 ms), written to a file for the ideal page given it.
+ */
+async function captureShell(base: string): Promise<string> {
+  const chunks = await new Promise<{ at: number; bytes: Buffer }[]>((resolve, reject) => {
+    const got: { at: number; bytes: Buffer }[] = [];
+    request(`${base}/entity/shell.bench`, { headers: BROWSER }, (res) => {
+      res.on("data", (bytes: Buffer) => got.push({ at: performance.now(), bytes }));
+      res.on("end", () => resolve(got));
+      res.on("error", reject);
+    })
+      .on("error", reject)
+      .end();
+  });
+  const pause = chunks.findIndex((c, i) => i > 0 && c.at - (chunks[i - 1]?.at ?? c.at) >= 100);
+  const shell = Buffer.concat(chunks.slice(0, pause < 0 ? chunks.length : pause).map((c) => c.bytes)).toString("utf8");
+  if (pause < 0 || shell.includes('data-testid="entity-header"'))
+    throw new Error("captureShell: the app's cold page came with no pause before its header (is shell.bench's document late?)");
+  const file = path.join(scratchDir("ident-bench-shell-"), "shell.html");
+  writeFileSync(file, shell);
+  return file;
 }
 
 /** Runs the ideal page (bench/ideal-page.ts) on `port` with `env`, as the app is run, while `measure` runs. */
@@ -558,19 +619,21 @@ export async function benchApp(
     if (baseline) for (const domain of ttfbDomains) await timeGet(`${baseline.url}/entity/${domain}`, "", BROWSER);
     if (cold)
       console.log(
-        await withIdealPage(env, "3220", (ideal, idealPid) =>
-          coldInChromium(
-            base,
-            ideal,
-            { app: app.pid, ideal: idealPid },
-            cold.own,
-            env.IDENT_CONNECT_TO ?? "",
-            "each claim on its own address",
-            baseline?.url ?? null,
-          ),
-        ),
+        await withIdealPage(env, "3220", async (ideal, idealPid) => {
+          const shell = { BENCH_SHELL: await captureShell(base), BENCH_ASSETS: base };
+          return withIdealPage(Object.assign({}, env, shell), "3222", (shellIdeal) =>
+            coldInChromium(
+              base,
+              { plain: ideal, shell: shellIdeal },
+              { app: app.pid, ideal: idealPid },
+              cold.own,
+              env.IDENT_CONNECT_TO ?? "",
+              "each claim on its own address",
+              baseline?.url ?? null,
+            ),
+          );
+        }),
       );
-    baseline?.stop();
     // Requests per second, warm: an entity page is cached after its first request. Rounds alternate
     // between the pages so that drift on a shared machine falls on all of them alike.
     const urls = {
@@ -587,6 +650,20 @@ export async function benchApp(
       badge: `${base}/entity/${ttfbDomains[0]}/badge.svg`,
     };
     for (const url of [...Object.values(urls), ...Object.values(api)]) await timeGet(url, "");
+    // The same warm pages of the build at BENCH_BASE, measured in turn with this one's.
+    const other = baseline && {
+      home: `${baseline.url}/`,
+      twenty: `${baseline.url}/entity/${ttfbDomains[0]}`,
+      resolve: `${baseline.url}/api/resolve?q=${ttfbDomains[0]}`,
+      badge: `${baseline.url}/entity/${ttfbDomains[0]}/badge.svg`,
+    };
+    for (const url of Object.values(other ?? {})) await timeGet(url, "");
+    const beside: Record<"home" | "twenty" | "resolve" | "badge", { own: number; base: number }[]> = {
+      home: [],
+      twenty: [],
+      resolve: [],
+      badge: [],
+    };
     const etag = await etagOf(api.resolve);
     for (const url of Object.values(urls)) await rps(url, 2);
     await rps(urls.twenty, 2, app.pid, false, CRAWLER);
@@ -612,6 +689,17 @@ export async function benchApp(
       rounds.search.push(await rps(api.search, 3, app.pid, false, PROGRAM));
       rounds.notModified.push(await rps(api.resolve, 3, app.pid, false, Object.assign({ "if-none-match": etag }, PROGRAM)));
       rounds.badge.push(await rps(api.badge, 3, app.pid));
+      if (other)
+        for (const [k, url] of Object.entries(other) as [keyof typeof other, string][]) {
+          const own = { home: urls.home, twenty: urls.twenty, resolve: api.resolve, badge: api.badge }[k];
+          const headers = k === "resolve" ? PROGRAM : BROWSER;
+          const pair = await inPairs(
+            i,
+            () => rps(own, 3, undefined, false, headers),
+            () => rps(url, 3, undefined, false, headers),
+          );
+          beside[k].push({ own: pair[0].rps, base: pair[1].rps });
+        }
     }
     // After the others: rendering afresh leaves garbage that whatever is measured next pays for (the
     // API measured right after it read 0.6 of the page, 0.95 on its own).
@@ -626,6 +714,17 @@ export async function benchApp(
         `/ ${median(rounds.home.map((r) => r.rps)).toFixed(0)} req/s, ${median(rounds.home.map((r) => r.cpu)).toFixed(1)} ms CPU per request\n` +
         `          the typical page rendered afresh each time (every request a page-cache miss: Next renders it, the cache gzips it; documents cached): ${fig("rendered")}`,
     );
+    if (other) {
+      const ratio = (k: keyof typeof beside) => {
+        const rs = beside[k].map((r) => r.own / r.base);
+        const { min, max } = spread(rs);
+        return `${median(rs).toFixed(2)} × (${min.toFixed(2)}–${max.toFixed(2)})`;
+      };
+      console.log(
+        `baseline  warm req/s, this build ÷ the build at BENCH_BASE (${process.env.BENCH_BASE}), in turn, medians of 3 rounds (goal ≥ 0.95 each): ` +
+          `20-claim entity page ${ratio("twenty")}, / ${ratio("home")}, /api/resolve ${ratio("resolve")}, the badge ${ratio("badge")}`,
+      );
+    }
     console.log(
       `API       ÷ the warm 20-claim entity page as a browser, same entity (docs/api.md#speed): /api/resolve ${fig("resolve", "twenty")} (goal ≥ 0.9); ` +
         `/api/search ${fig("search", "twenty")} (goal ≥ 0.5); a 304 to If-None-Match ${fig("notModified", "twenty")} (goal ≥ 1.0)\n` +
@@ -644,17 +743,20 @@ export async function benchApp(
       await waitFor("http://localhost:3211/", 60_000);
       oneBaseline = await startBaseline(oneEnv, "3231");
       console.log(
-        await withIdealPage(oneEnv, "3221", (ideal, idealPid) =>
-          coldInChromium(
-            "http://localhost:3211",
-            ideal,
-            { app: one.pid, ideal: idealPid },
-            cold.one,
-            cold.one.connectTo,
-            "every claim on one address",
-            oneBaseline?.url ?? null,
-          ),
-        ),
+        await withIdealPage(oneEnv, "3221", async (ideal, idealPid) => {
+          const shell = { BENCH_SHELL: await captureShell("http://localhost:3211"), BENCH_ASSETS: "http://localhost:3211" };
+          return withIdealPage(Object.assign({}, oneEnv, shell), "3223", (shellIdeal) =>
+            coldInChromium(
+              "http://localhost:3211",
+              { plain: ideal, shell: shellIdeal },
+              { app: one.pid, ideal: idealPid },
+              cold.one,
+              cold.one.connectTo,
+              "every claim on one address",
+              oneBaseline?.url ?? null,
+            ),
+          );
+        }),
       );
     } finally {
       one.kill("SIGTERM");

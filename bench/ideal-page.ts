@@ -19,10 +19,17 @@
  * left is the network, TLS, HTML and the browser: the same in the app's page, so the app's page ÷
  * this one's, in the same browser, is what the app adds (docs/decisions.md#cold-pages).
  *
+ * Given the app's own shell (BENCH_SHELL, a file: the bytes the app sends for a cold entity page
+ * before its entity document is in, bench/app.ts `captureShell`), it sends that instead of its few
+ * lines of head, and answers every other path (the shell's stylesheets, fonts, icons) from the app at
+ * BENCH_ASSETS: the page's design then costs both pages the same, and the app's page ÷ this one is
+ * what the app's server adds.
+ *
  * Run by bench/app.ts as the app is: `node --import tsx bench/ideal-page.ts` with PORT,
  * IDENT_CONNECT_TO and NODE_EXTRA_CA_CERTS in the environment; `/` answers 200 once it listens.
  */
-import { createServer, type ServerResponse } from "node:http";
+import { readFileSync } from "node:fs";
+import { createServer, get as httpGet, type IncomingMessage, type ServerResponse } from "node:http";
 import { request } from "node:https";
 import { matchConnectTo, parseConnectTo } from "../lib/fetch/connect-to";
 import { isDomain, parseCredentialId, parsePropertyId, SECTION, sameId } from "../lib/protocol/ids";
@@ -105,9 +112,20 @@ const HEAD = (domain: string) =>
   `<title>${escape(domain)}</title><style>body{font:16px/1.5 sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}` +
   `ul{list-style:none;padding:0}li{padding:.25rem 0;border-bottom:1px solid #ddd}code{color:#555}</style></head><body><main>`;
 
+/** The app's shell, when given: sent in place of the head. */
+const SHELL = process.env.BENCH_SHELL ? readFileSync(process.env.BENCH_SHELL, "utf8") : null;
+
+/** Any other path, from the app whose shell this page sends (its stylesheets, fonts, icons), as the app sends it. */
+function fromApp(req: IncomingMessage, res: ServerResponse, origin: string) {
+  httpGet(new URL(req.url ?? "/", origin), { headers: { "accept-encoding": req.headers["accept-encoding"] ?? "" } }, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  }).on("error", () => res.destroy());
+}
+
 async function entityPage(domain: string, res: ServerResponse) {
   res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-  res.write(HEAD(domain));
+  res.write(SHELL ?? HEAD(domain));
   const networkId = `${SECTION}:entity:${domain}`;
   let entity: Record<string, unknown>;
   try {
@@ -146,6 +164,7 @@ const server = createServer((req, res) => {
     entityPage(domain, res).catch((e: unknown) => res.destroy(e instanceof Error ? e : new Error(String(e))));
     return;
   }
+  if (process.env.BENCH_ASSETS && req.url !== "/") return fromApp(req, res, process.env.BENCH_ASSETS);
   res
     .writeHead(req.url === "/" ? 200 : 404, { "content-type": "text/plain; charset=utf-8" })
     .end(req.url === "/" ? "ideal page\n" : "not found\n");

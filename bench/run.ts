@@ -66,6 +66,13 @@ type Files = { files: Record<string, string> };
 function benchSites(): Record<string, Files> {
   const sites: Record<string, Files> = {
     "empty.bench": { files: { "/ident.json": json({ network_id: `${S}:entity:empty.bench` }) } },
+    // The app's shell (bench/app.ts, captureShell): a cold page whose entity document comes 200 ms late.
+    "shell.bench": {
+      files: {
+        "/ident.json": json({ network_id: `${S}:entity:shell.bench`, details: { name: "Shell" } }),
+        "/site.json": json({ routes: { "/ident.json": { delay_ms: 200 - DELAY_MS } } }),
+      },
+    },
   };
   const properties = [];
   const credentials = [];
@@ -117,6 +124,7 @@ function benchSites(): Record<string, Files> {
   const pages = ["own", "one"].flatMap((run) => [
     ["c", "z", run] as const,
     ["ideal", "idealz", run] as const,
+    ["shell", "shellz", run] as const,
     ...(process.env.BENCH_BASE ? [["base", "basez", run] as const] : []),
   ]);
   for (const [page, zero, run] of pages)
@@ -371,6 +379,10 @@ async function benchTheApp(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) 
     ideal: {
       twenty: Array.from({ length: BROWSER_RUNS }, (_, i) => `ideal${run}${i}.bench`),
       zero: Array.from({ length: BROWSER_RUNS }, (_, i) => `idealz${run}${i}.bench`),
+    },
+    shell: {
+      twenty: Array.from({ length: BROWSER_RUNS }, (_, i) => `shell${run}${i}.bench`),
+      zero: Array.from({ length: BROWSER_RUNS }, (_, i) => `shellz${run}${i}.bench`),
     },
     baseline: {
       twenty: Array.from({ length: BROWSER_RUNS }, (_, i) => `base${run}${i}.bench`),
