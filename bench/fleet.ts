@@ -16,7 +16,7 @@ import autocannon from "autocannon";
 import { parseConnectTo } from "../lib/fetch/connect-to";
 import { createDocumentCache } from "../lib/fetch/cache";
 import { createFetcher } from "../lib/fetch/fetcher";
-import { connectRedis } from "../lib/fleet/redis";
+import { connectRedis } from "../lib/redis";
 import { createSharedDocuments } from "../lib/fleet/shared-documents";
 import { createResolver } from "../lib/resolver";
 import { startRedis } from "../test/helpers/redis";

@@ -5,7 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { SocketStats } from "./fetch/fetcher";
 import type { OutboundView } from "./fetch/thread";
-import type { FleetLink } from "./fleet/redis";
+import type { FleetLink } from "./redis";
 import type { Store, StoreStats } from "./store";
 
 export type Metrics = {

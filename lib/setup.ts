@@ -2,7 +2,7 @@ import type { Config } from "./config";
 import { createDocumentCache } from "./fetch/cache";
 import { createFetcher, type Fetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher";
 import { createThreadedFetcher, type OutboundView } from "./fetch/thread";
-import { connectRedis, KEY_PREFIX, type FleetLink } from "./fleet/redis";
+import { connectRedis, KEY_PREFIX, type FleetLink } from "./redis";
 import { createSharedDocuments } from "./fleet/shared-documents";
 import { createMetrics, type Metrics } from "./metrics";
 import { createResolver, type Resolver } from "./resolver";

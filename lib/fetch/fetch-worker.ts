@@ -6,7 +6,7 @@
  */
 import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
-import { connectRedis } from "../fleet/redis";
+import { connectRedis } from "../redis";
 import { createWindows, fetchBudgets, WINDOW_NAMES, type FetchTarget, type Take, type WindowName } from "../traffic";
 import { createOutboundGate } from "../traffic/outbound";
 import { takeTogether } from "../traffic/window";

@@ -17,7 +17,7 @@ import { cacheKey } from "../fetch/cache";
 import { isTransientFailure } from "../fetch/transient";
 import type { Fetcher, FetchOutcome } from "../fetch/fetcher";
 import { isRefusal } from "../traffic/refusal";
-import { KEY_PREFIX, type FleetLink } from "./redis";
+import { KEY_PREFIX, type FleetLink } from "../redis";
 import { extend } from "../objects";
 
 export type SharedEntry = { outcome: FetchOutcome; fetchedAt: number };

@@ -30,7 +30,7 @@ import type { RedisLink } from "./shared-window";
 
 const declared = (name: LimitName): LimitDeclaration => LIMITS[name];
 const defaults = trafficSettings();
-/** A link to a Redis that is down: every command fails (lib/fleet/redis.ts answers null). */
+/** A link to a Redis that is down: every command fails (lib/redis.ts answers null). */
 const redisDown: RedisLink = { run: async () => null };
 
 describe("declarations", () => {

@@ -43,7 +43,7 @@ if n == 0 then return {0, '0'} end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {n, first[2]}`;
 
-/** What the limiter needs of the fleet's link to Redis (lib/fleet/redis.ts): a command that may fail (null). */
+/** What the limiter needs of the fleet's link to Redis (lib/redis.ts): a command that may fail (null). */
 export type RedisLink = { run<T>(command: (redis: Pick<Redis, "eval">) => Promise<T>): Promise<T | null> };
 
 export type SharedCounterOptions = {

@@ -13,7 +13,7 @@ import { parseConfig } from "../../lib/config";
 import { startCrawler } from "../../lib/discovery/crawler";
 import { cacheKey } from "../../lib/fetch/cache";
 import type { FetchOutcome } from "../../lib/fetch/fetcher";
-import { connectRedis } from "../../lib/fleet/redis";
+import { connectRedis } from "../../lib/redis";
 import { createSharedDocuments } from "../../lib/fleet/shared-documents";
 import type { EntityResult } from "../../lib/result/record";
 import { createConfiguredResolver, openConfiguredStore, type ConfiguredResolver } from "../../lib/setup";

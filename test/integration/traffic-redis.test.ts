@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULTS } from "../../lib/limits";
-import { connectRedis, type FleetLink } from "../../lib/fleet/redis";
+import { connectRedis, type FleetLink } from "../../lib/redis";
 import { createWindows, fetchBudgets, trafficSettings, WINDOW_NAMES } from "../../lib/traffic";
 import { LIMITS, windowSpanMs, type LimitDeclaration } from "../../lib/traffic/limits";
 import { startRedis, type RedisServer } from "../helpers/redis";
