@@ -21,7 +21,7 @@ async function overview() {
 
 /** `/`: the search form, and what the index knows at a glance (docs/decisions.md#the-home-page); never fetches. */
 export default async function Home() {
-  const known = await overview();
+  const shown = await overview();
   return (
     <div className="home">
       <h1>Look up a decentralised identity</h1>
@@ -30,7 +30,7 @@ export default async function Home() {
         from both sides.
       </p>
       <SearchForm />
-      {known ? <IndexOverview overview={known} /> : null}
+      {shown ? <IndexOverview overview={shown} /> : null}
     </div>
   );
 }

@@ -31,7 +31,7 @@ export const BADGE_MEMORY_S = 60;
 export type BadgeState = "all-verified" | "some-verified" | "no-claims" | "not-verified" | "unknown";
 
 /** What a badge shows (`message` in shields' named `color`), and `words`, its accessible name, which names the domain. */
-export type BadgeFacts = { state: BadgeState; message: string; color: string; words: string };
+export type BadgeFacts = { state: BadgeState; message: string; color: string; spoken: string };
 
 /**
  * The badge of `domain` from its standing in the index (null: never recorded): "N of M verified"
@@ -40,32 +40,32 @@ export type BadgeFacts = { state: BadgeState; message: string; color: string; wo
  */
 export function badgeFacts(domain: string, standing: Standing | null): BadgeFacts {
   if (standing === null) {
-    return { state: "unknown", message: "unknown", color: "lightgrey", words: `${domain} is not in this resolver's index` };
+    return { state: "unknown", message: "unknown", color: "lightgrey", spoken: `${domain} is not in this resolver's index` };
   }
   if (standing.status !== "accepted") {
     return {
       state: "not-verified",
       message: "not verified",
       color: "red",
-      words: `${domain} is not verified (its document is not accepted)`,
+      spoken: `${domain} is not verified (its document is not accepted)`,
     };
   }
   const { verified } = standing;
   const total = verified + standing.unverified;
   if (total === 0) {
-    return { state: "no-claims", message: "no claims", color: "blue", words: `${domain} is accepted and lists no claims` };
+    return { state: "no-claims", message: "no claims", color: "blue", spoken: `${domain} is accepted and lists no claims` };
   }
   const all = verified === total;
   return {
     state: all ? "all-verified" : "some-verified",
     message: `${verified} of ${total} verified`,
     color: all ? "brightgreen" : verified * 2 >= total ? "yellow" : "orange",
-    words: `${domain} has ${verified} of ${total} ${total === 1 ? "claim" : "claims"} verified`,
+    spoken: `${domain} has ${verified} of ${total} ${total === 1 ? "claim" : "claims"} verified`,
   };
 }
 
 /** What the badge is called, for screen readers and as an image's alt text: "ident: alice.example has 3 of 4 claims verified". */
-export const badgeName = (facts: BadgeFacts): string => `${BADGE_LABEL}: ${facts.words}`;
+export const badgeName = (facts: BadgeFacts): string => `${BADGE_LABEL}: ${facts.spoken}`;
 
 /** `text` with `from` replaced by `to`, where `from` occurs exactly once. */
 function replaceOnce(text: string, from: string, to: string): string {
@@ -93,7 +93,7 @@ export function drawBadge(facts: BadgeFacts): string {
 
 /** The badge a refused request is answered (web/shed.ts): "ident: try again", named by the refusal's heading. */
 export function refusalBadge(heading: string): string {
-  return drawBadge({ state: "unknown", message: "try again", color: "lightgrey", words: heading.toLowerCase() });
+  return drawBadge({ state: "unknown", message: "try again", color: "lightgrey", spoken: heading.toLowerCase() });
 }
 
 /** A badge drawn: its bytes and tag, its size in pixels, how long others may keep it, and what it says. */

@@ -28,11 +28,11 @@ const NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"';
 
 const counted = new WeakMap<Queryable, Map<number, { count: number; until: number }>>();
 /** How many sitemaps the index needs, counted at most once a minute per store (a count reads every row). */
-export async function knownSitemapCount(db: Queryable, perSitemap = SITEMAP_URLS, now = Date.now()): Promise<number> {
+export async function cachedSitemapCount(db: Queryable, perSitemap = SITEMAP_URLS, now = Date.now()): Promise<number> {
   const byStore = counted.get(db) ?? new Map<number, { count: number; until: number }>();
   counted.set(db, byStore);
-  const known = byStore.get(perSitemap);
-  if (known && now < known.until) return known.count;
+  const kept = byStore.get(perSitemap);
+  if (kept && now < kept.until) return kept.count;
   const count = await sitemapCount(db, perSitemap);
   byStore.set(perSitemap, { count, until: now + 60_000 });
   return count;
@@ -40,7 +40,7 @@ export async function knownSitemapCount(db: Queryable, perSitemap = SITEMAP_URLS
 
 /** The sitemap index: one `/sitemaps/{n}.xml` for every {@link SITEMAP_URLS} accepted entities. */
 export async function sitemapIndexXml(db: Queryable, publicUrl: string, perSitemap = SITEMAP_URLS): Promise<string> {
-  const count = await knownSitemapCount(db, perSitemap);
+  const count = await cachedSitemapCount(db, perSitemap);
   const entries = Array.from(
     { length: count },
     (_, n) => `<sitemap><loc>${xml(new URL(`/sitemaps/${n}.xml`, publicUrl).href)}</loc></sitemap>`,
@@ -66,7 +66,7 @@ export async function sitemapStream(
   chunk?: number,
 ): Promise<ReadableStream<Uint8Array> | null> {
   // Past the last sitemap: 404 without reading the index up to it.
-  if (n > 0 && n >= (await knownSitemapCount(db, perSitemap))) return null;
+  if (n > 0 && n >= (await cachedSitemapCount(db, perSitemap))) return null;
   const entries = sitemapEntries(db, n, perSitemap, chunk);
   const first = await entries.next();
   // Sitemap 0 exists even for an empty index: the index always names it.

@@ -66,12 +66,12 @@ type FontSet = { options: FontOption[]; glyphs: Glyphs };
 /** Each font file read and its code points listed once, the same Buffer in both sets: satori parses a font once per Buffer. */
 const files = new Map<string, { option: FontOption; covered: Set<number> }>();
 const read = (font: { name: string; file: string }) => {
-  let known = files.get(font.file);
-  if (!known) {
+  let loaded = files.get(font.file);
+  if (!loaded) {
     const data = readFileSync(join(MODULES, font.file));
-    files.set(font.file, (known = { option: { name: font.name, data, weight: 400, style: "normal" }, covered: fontCoverage(data) }));
+    files.set(font.file, (loaded = { option: { name: font.name, data, weight: 400, style: "normal" }, covered: fontCoverage(data) }));
   }
-  return known;
+  return loaded;
 };
 
 let emojiFiles: ReadonlySet<string> | null = null;
@@ -93,8 +93,8 @@ const hasPicture = (emoji: string): boolean => emojiFile(emoji) !== null;
 const sets: { small?: FontSet; wide?: FontSet } = {};
 function fontSet(wide: boolean): FontSet {
   const key = wide ? "wide" : "small";
-  const known = sets[key];
-  if (known) return known;
+  const loaded = sets[key];
+  if (loaded) return loaded;
   const fonts = [LATIN, ...SCRIPTS, ...(wide ? IDEOGRAPHS : [])].map(read);
   const covered = new Set<number>();
   for (const font of fonts) for (const c of font.covered) covered.add(c);

@@ -126,8 +126,8 @@ export async function cachedFacts(
   // of its module (web/app.ts), so its NotCached is known by its message too; anything else is told,
   // and the image is the site's all the same.
   const notCached = (err: unknown) => {
-    const known = err instanceof NotCached || (err instanceof Error && err.message.endsWith(" is not cached"));
-    if (!known) warn?.(`preview image of ${domain}: ${err instanceof Error ? err.message : String(err)}`);
+    const notCached = err instanceof NotCached || (err instanceof Error && err.message.endsWith(" is not cached"));
+    if (!notCached) warn?.(`preview image of ${domain}: ${err instanceof Error ? err.message : String(err)}`);
     return null;
   };
   const staged = await source.resolveEntityStaged(domain, { cacheOnly: true, work }).catch(notCached);

@@ -16,8 +16,8 @@ const builtStyles = new Map<string, string>();
  * once from `.next/static`; none in development, where nothing is inlined.
  */
 export function builtStyleHashes(dir = path.join(process.cwd(), ".next", "static")): string {
-  const known = builtStyles.get(dir);
-  if (known !== undefined) return known;
+  const hashed = builtStyles.get(dir);
+  if (hashed !== undefined) return hashed;
   let files: string[] = [];
   try {
     files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".css"));

@@ -2,7 +2,7 @@
  * Every request's way through the server (docs/architecture.md#one-request-one-decision), in one
  * place, for `npm start` and `npm run dev` alike (web/serve.js hands each request here with Next's
  * handler): its id and log line; `classify`, once; the front door (headers, methods, bodies); the
- * client; the page cache; shedding; then, one per turn of the event loop, the API or the page's
+ * client; the page cache; shedding; then, one per tick of the event loop, the API or the page's
  * admission and results, started here, and Next, run inside the request's context
  * (web/request-context.ts), which the pages read instead of the URL or a header.
  */
@@ -29,20 +29,20 @@ import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /**
- * Requests enter Next one per turn of the event loop, and refusals are written the same way, so a
+ * Requests enter Next one per tick (iteration) of the event loop, and refusals are written the same way, so a
  * burst is never set up (or refused) in one go while a page the cache could answer at once waits
  * behind it (docs/decisions.md#outbound-work, "In front of Next").
  */
 function createEntryQueue() {
   const waiting: (() => void)[] = [];
-  const takeTurn = () => {
+  const enterNext = () => {
     const next = waiting.shift();
-    if (waiting.length > 0) setImmediate(takeTurn);
+    if (waiting.length > 0) setImmediate(enterNext);
     next?.();
   };
   return (work: () => void) => {
     waiting.push(work);
-    if (waiting.length === 1) setImmediate(takeTurn);
+    if (waiting.length === 1) setImmediate(enterNext);
   };
 }
 

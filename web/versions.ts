@@ -12,7 +12,7 @@ import { MEMORY_CAPS } from "./memory-caps";
 export type Version = { text: string; until: number };
 
 export type VersionOptions<T> = {
-  /** The version of `input` now; null when it is not all known (a document not cached, a refresh). */
+  /** The version of `input` now; null when it is not all digests (a document not cached, a refresh). */
   version(input: T): Promise<Version | string | null>;
   /** A number that moves whenever anything a version is made from changes. */
   generation?(): number;
@@ -25,12 +25,12 @@ export type VersionOptions<T> = {
 /** The digest of the version of `input`, kept under `key`, now (equal digests are equal answers), or null. */
 export function createVersions<T>(options: VersionOptions<T>): (key: string, input: T) => Promise<string | null> {
   const now = options.now ?? Date.now;
-  const known = new LRUCache<string, { digest: string; generation: number; until: number }>({
+  const digests = new LRUCache<string, { digest: string; generation: number; until: number }>({
     max: options.max ?? MEMORY_CAPS.versions.cap,
   });
   return async (key, input) => {
     const generation = options.generation?.();
-    const kept = generation === undefined ? undefined : known.get(key);
+    const kept = generation === undefined ? undefined : digests.get(key);
     if (kept && kept.generation === generation && now() < kept.until) return kept.digest;
     // A version that cannot be worked out (it throws, even at once) is none: the answer is made afresh.
     const v = await Promise.resolve()
@@ -41,7 +41,7 @@ export function createVersions<T>(options: VersionOptions<T>): (key: string, inp
       .update(typeof v === "string" ? v : v.text)
       .digest("base64");
     // Read before the version was worked out: a change meanwhile makes the next read work it out again.
-    if (generation !== undefined && typeof v !== "string") known.set(key, { digest, generation, until: v.until });
+    if (generation !== undefined && typeof v !== "string") digests.set(key, { digest, generation, until: v.until });
     return digest;
   };
 }

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { CATALOGUE, reasonAnchor, words } from "@/lib/present/explain";
+import { CATALOGUE, reasonAnchor, said } from "@/lib/present/explain";
 import { app } from "@/web/app";
 
 export const metadata: Metadata = { title: "Why a claim is not verified: the reasons" };
@@ -36,8 +36,8 @@ export default function ReasonsPage() {
                   <code>{code}</code>: {entry.short}
                 </dt>
                 <dd>
-                  <p>{words(entry.means, settings)}</p>
-                  <p className="fix">How to fix it: {words(entry.fix, settings)}</p>
+                  <p>{said(entry.means, settings)}</p>
+                  <p className="fix">How to fix it: {said(entry.fix, settings)}</p>
                 </dd>
               </div>
             ))}

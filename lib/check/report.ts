@@ -3,7 +3,7 @@
  * finding with what is wrong, what it means, how to fix it and, where there is one, the exact text to
  * publish. Built by lib/check/live.ts (a domain, over the network) and lib/check/file.ts (a local file).
  */
-import { explainProblem, reasonAnchor, words, type CatalogueSection, type Settings } from "../present/explain";
+import { explainProblem, reasonAnchor, said, type CatalogueSection, type Settings } from "../present/explain";
 import type { EntityResult } from "../result/record";
 import { extend } from "../objects";
 
@@ -77,12 +77,12 @@ export function explained(
   extra: Partial<Finding> = {},
   prefer?: CatalogueSection,
 ): Finding {
-  const known = explainProblem(code, severity === "warning" ? "warning" : "error", prefer);
+  const explained = explainProblem(code, severity === "warning" ? "warning" : "error", prefer);
   const finding: Finding = { severity, code, message, ...extra };
-  if (known) {
-    finding.anchor = reasonAnchor(known.section, code);
-    finding.means ??= words(known.entry.means, settings);
-    finding.fix ??= words(known.entry.fix, settings);
+  if (explained) {
+    finding.anchor = reasonAnchor(explained.section, code);
+    finding.means ??= said(explained.entry.means, settings);
+    finding.fix ??= said(explained.entry.fix, settings);
   }
   return finding;
 }

@@ -155,8 +155,8 @@ const keptCopies = new WeakMap<object, unknown>();
 export function keptJson(value: unknown): unknown {
   if (typeof value === "string") return value.length <= MAX_DESCRIPTION_LENGTH ? value : cut(value, MAX_DESCRIPTION_LENGTH);
   if (typeof value !== "object" || value === null) return value;
-  const known = keptCopies.get(value);
-  if (known !== undefined) return known;
+  const copied = keptCopies.get(value);
+  if (copied !== undefined) return copied;
   const kept = fits(value, MAX_DESCRIPTION_LENGTH) ? value : cutCopy(value, MAX_DESCRIPTION_LENGTH);
   keptCopies.set(value, kept);
   return kept;

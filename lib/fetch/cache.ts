@@ -185,11 +185,11 @@ export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
    * (docs/architecture.md#traffic): served stale rather than refused.
    */
   async function knownWithinDay(key: string): Promise<CachedOutcome | undefined> {
-    const known = lru.get(key) ?? (shared ? await shared.read(key) : undefined);
-    if (!known?.outcome.ok) return undefined;
-    const age = now() - known.fetchedAt;
+    const held = lru.get(key) ?? (shared ? await shared.read(key) : undefined);
+    if (!held?.outcome.ok) return undefined;
+    const age = now() - held.fetchedAt;
     if (age >= maxAgeMs) return undefined;
-    return { outcome: known.outcome, fetchedAt: known.fetchedAt, stale: age >= freshMs, until: now() };
+    return { outcome: held.outcome, fetchedAt: held.fetchedAt, stale: age >= freshMs, until: now() };
   }
 
   return {

@@ -108,7 +108,7 @@ export function createThreadedFetcher(settings: ThreadSettings, options: ThreadO
   // Fetches asked and not yet answered, against the thread's own bound: admission sees a full queue
   // at once, and past it a fetch is refused busy without a round trip.
   const count = createOutboundCount({ max: settings.maxOutbound, maxQueued: settings.maxQueued, maxWaitMs: settings.timeoutMs });
-  let known: Counts = { gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 }, sockets: { open: 0, peak: 0 } };
+  let lastCounts: Counts = { gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 }, sockets: { open: 0, peak: 0 } };
   let thread: Worker | null = null;
   let closing: Promise<void> | null = null;
   let restAfterDeath = 0;
@@ -207,12 +207,12 @@ export function createThreadedFetcher(settings: ThreadSettings, options: ThreadO
   const counts = (): Promise<Counts> => {
     const worker = thread;
     if (!worker)
-      return Promise.resolve({ gate: extend(known.gate, { active: 0, queued: 0 }), sockets: extend(known.sockets, { open: 0 }) });
+      return Promise.resolve({ gate: extend(lastCounts.gate, { active: 0, queued: 0 }), sockets: extend(lastCounts.sockets, { open: 0 }) });
     asking ??= Promise.race([
       ask(worker, (id) => ({ op: "stats", id })).then((answer) =>
-        answer.kind === "stats" ? (known = { gate: answer.gate, sockets: answer.sockets }) : known,
+        answer.kind === "stats" ? (lastCounts = { gate: answer.gate, sockets: answer.sockets }) : lastCounts,
       ),
-      new Promise<Counts>((resolve) => setTimeout(() => resolve(known), 1000).unref()),
+      new Promise<Counts>((resolve) => setTimeout(() => resolve(lastCounts), 1000).unref()),
     ]).finally(() => (asking = null));
     return asking;
   };

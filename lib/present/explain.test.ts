@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { REASONS } from "../protocol/reasons";
 import { EntityStatus } from "../result/record";
-import { CATALOGUE, explainProblem, reasonFix, reasonText, statusFix, statusText, words } from "./explain";
+import { CATALOGUE, explainProblem, reasonFix, reasonText, statusFix, statusText, said } from "./explain";
 
 /** Every `error("code"` and `warning("code"` written in lib/: the problem codes the resolver can emit. */
 function emittedCodes(): { code: string; severity: "error" | "warning" }[] {
@@ -58,7 +58,7 @@ describe("the catalogue of reasons (docs/decisions.md#reasons)", () => {
   it("says each in sentences", () => {
     for (const section of CATALOGUE) {
       for (const [code, entry] of Object.entries(section.entries)) {
-        for (const text of [entry.means, entry.fix]) expect(words(text, { fetchTimeoutMs: 10_000 }), code).toMatch(/^[A-Z"].*[.)]$/s);
+        for (const text of [entry.means, entry.fix]) expect(said(text, { fetchTimeoutMs: 10_000 }), code).toMatch(/^[A-Z"].*[.)]$/s);
       }
     }
   });

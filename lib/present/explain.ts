@@ -14,16 +14,16 @@ export type Settings = {
   /** The time the index's times are told against ("yesterday"). @default now */ now?: Date;
 };
 
-type Words = string | ((s: Settings) => string);
+type Said = string | ((s: Settings) => string);
 
 /** One entry of the catalogue. */
 export type Explanation = {
   /** A few words, shown beside the detailed message ("the property does not name this entity as an owner"). */
   short: string;
   /** What it means, in a sentence or two. */
-  means: Words;
+  means: Said;
   /** What the publisher can do. */
-  fix: Words;
+  fix: Said;
 };
 
 const seconds = (ms: number) => `${ms % 1000 === 0 ? ms / 1000 : (ms / 1000).toFixed(1)} second${ms === 1000 ? "" : "s"}`;
@@ -246,7 +246,8 @@ export type CatalogueSection = (typeof CATALOGUE)[number]["anchor"];
 /** The anchor of an entry on `/reasons`, such as `claim-not_listed`. */
 export const reasonAnchor = (section: CatalogueSection, code: string) => `${section}-${code}`;
 
-export const words = (text: Words, s: Settings) => (typeof text === "string" ? text : text(s));
+/** A catalogue text as said under the configured limits (a text may name one). */
+export const said = (text: Said, s: Settings) => (typeof text === "string" ? text : text(s));
 
 /** Short plain words for each reason, shown beside the detailed message. */
 const REASON_WORDS = Object.fromEntries(REASONS.map((r) => [r, CLAIM_REASONS[r].short])) as Record<Reason, string>;
@@ -282,7 +283,7 @@ export function reasonFix(reason: Reason, s: Settings): string;
 export function reasonFix(reason: string, s: Settings): string | undefined;
 export function reasonFix(reason: string, s: Settings): string | undefined {
   const entry = ownValue(CLAIM_REASONS, reason);
-  return entry && words(entry.fix, s);
+  return entry && said(entry.fix, s);
 }
 
 /** What the publisher of an entity can do when its document was not accepted; undefined for a status outside the closed set. */
@@ -290,7 +291,7 @@ export function statusFix(status: Exclude<EntityStatus, "accepted">, s: Settings
 export function statusFix(status: string, s: Settings): string | undefined;
 export function statusFix(status: string, s: Settings): string | undefined {
   const entry = ownValue(ENTITY_STATUSES, status);
-  return entry && words(entry.fix, s);
+  return entry && said(entry.fix, s);
 }
 
 /** The entry for a problem code of a document: a rejection, a claim reason or a warning. */

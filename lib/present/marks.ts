@@ -1,4 +1,4 @@
-import { searchWords } from "../store/search";
+import { searchTerms } from "../store/search";
 
 export type Segment = { text: string; marked: boolean };
 
@@ -7,13 +7,13 @@ export type Segment = { text: string; marked: boolean };
  * as the index compares them: case and accents ignored. Every character of `text` is kept, in order.
  */
 export function markWords(text: string, search: string): Segment[] {
-  const words = searchWords(search);
-  if (words.length === 0) return [{ text, marked: false }];
+  const terms = searchTerms(search);
+  if (terms.length === 0) return [{ text, marked: false }];
   const out: Segment[] = [];
   let last = 0;
   for (const m of text.matchAll(/[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu)) {
-    const folded = searchWords(m[0])[0] ?? "";
-    if (!words.some((w) => folded.startsWith(w))) continue;
+    const folded = searchTerms(m[0])[0] ?? "";
+    if (!terms.some((w) => folded.startsWith(w))) continue;
     if (m.index > last) out.push({ text: text.slice(last, m.index), marked: false });
     out.push({ text: m[0], marked: true });
     last = m.index + m[0].length;

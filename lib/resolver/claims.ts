@@ -75,7 +75,7 @@ const notChecked = (id: string | null, claimed: unknown, refused: FetchRefusal, 
  * Starts `check` on each valid entry up to the budget, all at once; bad, repeated and over-budget
  * entries fail without a fetch (V2, docs/decisions.md#budget). A check this resolver declined or could
  * not do (docs/decisions.md#outbound-work) is reported `limit`, in its own words, and noted in the query's
- * work. Past a lookup's first few, each check that may fetch starts on a turn of its own (./pacing.ts);
+ * work. Past a lookup's first few, each check that may fetch starts on a tick of its own (./pacing.ts);
  * one that reads the cache alone starts at once.
  */
 export function checkEntries<T>(
@@ -112,13 +112,13 @@ export function checkEntries<T>(
       const message = `Only the first ${budget} ${noun} of an entity are checked; this one was not fetched`;
       return slot({ claim: failedClaim(entry.id, entry.raw, "limit", message, entry.problems), stale: false });
     }
-    const turn = owner ? pacedStart(owner) : null;
+    const paced = owner ? pacedStart(owner) : null;
     const checked = (answer: CheckedClaim | FetchRefusal): CheckedClaim => {
       if (!isRefusal(answer)) return answer;
       work?.refused.push(answer.refused);
       return { claim: notChecked(entry.id, entry.raw, answer, entry.problems), stale: false };
     };
-    return slot((turn ? turn.then(() => check(entry)) : check(entry)).then(checked));
+    return slot((paced ? paced.then(() => check(entry)) : check(entry)).then(checked));
   });
 }
 

@@ -174,10 +174,10 @@ export function createResolver(deps: ResolverDeps): Resolver {
   async function resolve(query: Query, options: ResolveOptions = {}): Promise<SearchResponse | FetchRefusal> {
     const opts = withWork(options);
     const response = await resolveQuery(query, opts);
-    const known = opts.work?.knownServed[0];
-    if (isRefusal(response) || !known) return response;
+    const servedStale = opts.work?.knownServed[0];
+    if (isRefusal(response) || !servedStale) return response;
     // docs/architecture.md#traffic: a document answered as last fetched, because its fetch was refused, is said so.
-    const said = warning("not_fetched_again", `Answered as last fetched, not fetched again now: ${known.message}`);
+    const said = warning("not_fetched_again", `Answered as last fetched, not fetched again now: ${servedStale.message}`);
     return extend(response, { problems: [...response.problems, said] });
   }
 

@@ -6,7 +6,7 @@ import type { FetchOutcome } from "../fetch/fetcher";
 import { AT_ONCE, nextPacedStart, waitingPieces } from "./pacing";
 import { createResolver } from ".";
 
-/** Counts turns of the event loop until stopped. */
+/** Counts ticks of the event loop until stopped. */
 function turnClock() {
   const clock = { turn: 0, stop: () => void (counting = false) };
   let counting = true;
@@ -19,7 +19,7 @@ function turnClock() {
 }
 
 describe("claim checks take turns on the event loop (docs/decisions.md#outbound-work)", () => {
-  it("one piece a turn: no two pieces of a lookup start on the same turn of the event loop", async () => {
+  it("one piece a tick: no two pieces of a lookup start on the same tick of the event loop", async () => {
     const clock = turnClock();
     const lookup = {};
     const turns = await Promise.all(Array.from({ length: 20 }, () => nextPacedStart(lookup).then(() => clock.turn)));
@@ -61,7 +61,7 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
     expect(readAfter).toBeLessThan(200_000);
   });
 
-  it(`a resolver starts a lookup's first ${AT_ONCE} claim checks at once, then each on a turn of its own`, async () => {
+  it(`a resolver starts a lookup's first ${AT_ONCE} claim checks at once, then each on a tick of its own`, async () => {
     const ALICE = "§:entity:alice.example";
     const properties = Array.from({ length: 50 }, (_, k) => ({ id: `§:property:p${k}.example` }));
     const clock = turnClock();

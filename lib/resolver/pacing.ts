@@ -2,13 +2,13 @@
  * Claim checks are paced over the event loop (docs/decisions.md#outbound-work): a property's owners
  * can start thousands of checks at once, and run back to back they held the thread for tens of
  * milliseconds while every other request waited. A lookup's first 20 checks start at once (a typical
- * entity's claims, fetched together in one round trip); each later one starts on a turn of its own,
+ * entity's claims, fetched together in one round trip); each later one starts on a tick of its own (an iteration of the event loop),
  * so the server reads its sockets between them, and lookups alternate among themselves: a small
  * lookup that starts behind a big one is not made to wait for all of the big one's checks.
  */
 import { setImmediate } from "node:timers";
 
-/** Each lookup's waiting pieces, first come first served; the lookups in the order their turns come. */
+/** Each lookup's waiting pieces, first come first served; the lookups in the order their ticks come. */
 const lookups = new Map<object, Array<() => void>>();
 let scheduled = false;
 
@@ -22,7 +22,7 @@ function step() {
   // The lookup goes to the back of the line, or leaves it when it has nothing more to start.
   lookups.delete(owner);
   if (pieces.length > 0) lookups.set(owner, pieces);
-  // Queued from inside this turn's immediates, the next step runs on the next turn, after the sockets are read.
+  // Queued from inside this tick's immediates, the next step runs on the next tick, after the sockets are read.
   if (lookups.size > 0) setImmediate(step);
   else scheduled = false;
   next?.();
@@ -39,7 +39,7 @@ export function pacedStart(owner: object): Promise<void> | null {
   return n < AT_ONCE && !lookups.has(owner) ? null : nextPacedStart(owner);
 }
 
-/** Resolves on a later turn of the event loop, after this lookup's earlier pieces, alternating with other lookups. */
+/** Resolves on a later tick of the event loop, after this lookup's earlier pieces, alternating with other lookups. */
 export function nextPacedStart(owner: object): Promise<void> {
   return new Promise((resolve) => {
     const pieces = lookups.get(owner);
@@ -52,5 +52,5 @@ export function nextPacedStart(owner: object): Promise<void> {
   });
 }
 
-/** Pieces waiting for a turn, all lookups together (for tests). */
+/** Pieces waiting for a tick, all lookups together (for tests). */
 export const waitingPieces = () => [...lookups.values()].reduce((n, pieces) => n + pieces.length, 0);

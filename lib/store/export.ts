@@ -305,7 +305,7 @@ const CLAIM_TIMES = ["first_seen_at", "last_checked_at", "last_verified_at", "ve
 /** Entities read or written per statement. */
 export const EXPORT_BATCH = 1000;
 
-/** Lines an import reads between turns of the event loop (the write of the batch before goes on meanwhile). */
+/** Lines an import reads between ticks of the event loop (the write of the batch before goes on meanwhile). */
 const YIELD_EVERY = 20;
 
 type Counts = ExportHeader["counts"];
@@ -355,9 +355,9 @@ const JOB_COLUMNS = [
 /** Each column's key as the line writes it (`"name":`), worked out once. */
 const keysOf = new Map<Columns, string[]>();
 const keys = (columns: Columns): string[] => {
-  let known = keysOf.get(columns);
-  if (!known) keysOf.set(columns, (known = columns.map(([name], i) => `${i === 0 ? "{" : ","}"${name}":`)));
-  return known;
+  let made = keysOf.get(columns);
+  if (!made) keysOf.set(columns, (made = columns.map(([name], i) => `${i === 0 ? "{" : ","}"${name}":`)));
+  return made;
 };
 
 /** Adds to `out` a JSON object of the next fields of `row`, in `columns`' order, keys in that order. */
@@ -784,7 +784,7 @@ export async function importIndex(
     try {
       let read = 0;
       for await (const line of lines) {
-        // The engine's replies are events: lines read from memory never wait on one, so without a turn of
+        // The engine's replies are events: lines read from memory never wait on one, so without a tick of
         // the event loop now and then the batch being written would stall while the next one is read.
         if (++read % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
         const checked = checker.check(line);

@@ -23,11 +23,11 @@ export function fileNumber(name: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-/** The files of `names` that no relation of `known` (their file numbers) owns, and that PostgreSQL's catalogue does not own. */
-export function leftoverFiles(names: readonly string[], known: ReadonlySet<number>): string[] {
+/** The files of `names` that no relation of `recorded` (their file numbers) owns, and that PostgreSQL's catalogue does not own. */
+export function leftoverFiles(names: readonly string[], recorded: ReadonlySet<number>): string[] {
   return names.filter((name) => {
     const n = fileNumber(name);
-    return n !== null && n >= FIRST_NORMAL_NUMBER && !known.has(n);
+    return n !== null && n >= FIRST_NORMAL_NUMBER && !recorded.has(n);
   });
 }
 

@@ -15,7 +15,7 @@ export const MAX_SEARCH_LENGTH = 200;
 /** Pages beyond this are not served: a search is for finding, not for walking the whole index. */
 const MAX_OFFSET = 1000;
 /** Words a query may use; the rest are ignored. */
-const MAX_WORDS = 8;
+const MAX_TERMS = 8;
 /** How alike a word of a name must be to a typed word (pg_trgm similarity): "guld" finds "guild" (0.375). */
 const TYPO_THRESHOLD = 0.3;
 /** Words of names tried for each typed word. */
@@ -59,9 +59,9 @@ export function parseSearchText(raw: string): SearchTextParse {
   return { ok: true, text };
 }
 
-/** The words of a search as the index stores words (lib/store/search-text.ts): the first {@link MAX_WORDS} distinct ones. */
-export function searchWords(text: string): string[] {
-  return [...new Set(foldedWords(text))].slice(0, MAX_WORDS);
+/** The terms of a search (its words as the index stores words, lib/store/search-text.ts): the first {@link MAX_TERMS} distinct ones. */
+export function searchTerms(text: string): string[] {
+  return [...new Set(foldedWords(text))].slice(0, MAX_TERMS);
 }
 
 /** A cursor is the offset of the next page, opaque to clients. */
@@ -119,7 +119,7 @@ const asDb = (tx: Tx, db: Db): Db => ({
 type Reading = { walkLimit: number; entities: number };
 
 async function searchOn(db: Db, text: string, offset: number, reading: Reading): Promise<IndexSearch> {
-  const words = searchWords(text);
+  const terms = searchTerms(text);
   // Hits up to the end of this page, and one more to know whether another page follows.
   const want = offset + SEARCH_PAGE_SIZE + 1;
   const hits = await exactHits(db, text);
@@ -132,18 +132,18 @@ async function searchOn(db: Db, text: string, offset: number, reading: Reading):
     }
   };
   let cut = false;
-  if (words.length > 0) {
+  if (terms.length > 0) {
     // Names with every word; then everything else with every word (the names' hits are among the
     // first of those, so as many more are read and they are skipped).
-    const named = await ranked(db, "search_names", prefixQuery(words), want, reading);
+    const named = await ranked(db, "search_names", prefixQuery(terms), want, reading);
     cut ||= named.cut;
     take(named.rows);
-    const any = hits.length < want ? await ranked(db, "search", prefixQuery(words), want + named.rows.length, reading) : null;
+    const any = hits.length < want ? await ranked(db, "search", prefixQuery(terms), want + named.rows.length, reading) : null;
     cut ||= any?.cut ?? false;
     take(any?.rows ?? []);
     // docs/decisions.md#search: typos are looked for only when nothing has every word.
     if (named.rows.length === 0 && any?.rows.length === 0) {
-      const typos = await db.transaction(async (tx) => typoQuery(await lookAlikes(tx, words)));
+      const typos = await db.transaction(async (tx) => typoQuery(await lookAlikes(tx, terms)));
       if (typos.length > 0) {
         const alike = await ranked(db, "search_names", typos, want, reading);
         cut ||= alike.cut;
@@ -321,7 +321,7 @@ export async function issuedBy(db: Queryable, issuer: string, limit = 500): Prom
 }
 
 /** Each typed word with the words of names most like it (docs/decisions.md#search). */
-async function lookAlikes(tx: Queryable, words: string[]): Promise<{ word: string; alike: string[] }[]> {
+async function lookAlikes(tx: Queryable, terms: string[]): Promise<{ word: string; alike: string[] }[]> {
   // Through the trigram index, always: for a long word the planner would rather compute the
   // similarity of every word of the index (docs/decisions.md#search).
   await tx.query("SELECT set_config('pg_trgm.similarity_threshold', $1, true), set_config('enable_seqscan', 'off', true)", [
@@ -337,9 +337,9 @@ async function lookAlikes(tx: Queryable, words: string[]): Promise<{ word: strin
      ) AS alike
      WHERE length(typed.word) >= 3
      ORDER BY typed.n, alike.sim DESC, alike.word`,
-    [words, TYPO_CANDIDATES],
+    [terms, TYPO_CANDIDATES],
   );
   await tx.query("SELECT set_config('enable_seqscan', 'on', true)");
-  const groups = words.map((word, i) => ({ word, alike: like.filter((r) => r.n === i + 1).map((r) => r.word) }));
+  const groups = terms.map((word, i) => ({ word, alike: like.filter((r) => r.n === i + 1).map((r) => r.word) }));
   return groups.some((g) => g.alike.length > 0) ? groups : [];
 }

@@ -168,14 +168,14 @@ type Recorded = { before: { last_checked_at: Date; status: string } | undefined;
 
 /** The entity's row (locked for this transaction) and its claims' rows, keyed `kind key`. */
 async function readRecorded(tx: Queryable, domain: string): Promise<Recorded> {
-  const known = await tx.query<{ last_checked_at: Date; status: string }>(
+  const entity = await tx.query<{ last_checked_at: Date; status: string }>(
     "SELECT last_checked_at, status FROM entities WHERE domain = $1 FOR UPDATE",
     [domain],
   );
   const rows = new Map(
     (await tx.query<ClaimRow>("SELECT * FROM claims WHERE domain = $1", [domain])).map((r) => [`${r.kind} ${r.claim_key}`, r]),
   );
-  return { before: known[0], rows };
+  return { before: entity[0], rows };
 }
 
 type Listed = { kind: ClaimKind; claim: Claim; key: string; prev: ClaimRow | undefined };
@@ -421,11 +421,11 @@ function annotateClaim(claim: Claim, row: ClaimRow | undefined): Claim {
  * writes nothing.
  */
 export async function preview(db: Queryable, domain: string, at: Date): Promise<(kind: ClaimKind, claim: Claim, index: number) => Claim> {
-  const [known] = await db.query<{ last_checked_at: Date }>("SELECT last_checked_at FROM entities WHERE domain = $1", [domain]);
+  const [entity] = await db.query<{ last_checked_at: Date }>("SELECT last_checked_at FROM entities WHERE domain = $1", [domain]);
   const rows = new Map(
     (await db.query<ClaimRow>("SELECT * FROM claims WHERE domain = $1", [domain])).map((r) => [`${r.kind} ${r.claim_key}`, r]),
   );
-  const recorded = known !== undefined && known.last_checked_at.getTime() >= at.getTime();
+  const recorded = entity !== undefined && entity.last_checked_at.getTime() >= at.getTime();
   return (kind, claim, index) => {
     const key = claimKey(claim, index);
     const prev = rows.get(`${kind} ${key}`);

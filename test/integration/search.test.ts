@@ -9,7 +9,7 @@ import { openDb, type Db, type Queryable, type StoreLocation } from "../../lib/s
 import { migrate, MIGRATIONS } from "../../lib/store/migrations";
 import { reindexSearch } from "../../lib/store/verdicts";
 import { SEARCH_TIMEOUT_MS, searchIndex } from "../../lib/store/search";
-import { decodeCursor, encodeCursor, parseSearchText, searchWords } from "../../lib/store/search";
+import { decodeCursor, encodeCursor, parseSearchText, searchTerms } from "../../lib/store/search";
 import { useEngines } from "../helpers/engines";
 
 type Spec = {
@@ -405,10 +405,10 @@ describe("search text and cursors", () => {
   });
 
   it("folds words to the index's form", () => {
-    expect(searchWords("Café  MÜLLER, café!")).toEqual(["cafe", "muller"]);
-    expect(searchWords("'; DROP --")).toEqual(["drop"]);
-    expect(searchWords("😀")).toEqual([]);
-    expect(searchWords("Bjørn Ærøskøbing Łódź Straße Đorđe Işıl")).toEqual(["bjorn", "aeroskobing", "lodz", "strasse", "dorde", "isil"]);
+    expect(searchTerms("Café  MÜLLER, café!")).toEqual(["cafe", "muller"]);
+    expect(searchTerms("'; DROP --")).toEqual(["drop"]);
+    expect(searchTerms("😀")).toEqual([]);
+    expect(searchTerms("Bjørn Ærøskøbing Łódź Straße Đorđe Işıl")).toEqual(["bjorn", "aeroskobing", "lodz", "strasse", "dorde", "isil"]);
   });
 
   it("a cursor is opaque and checked", () => {

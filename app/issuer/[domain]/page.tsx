@@ -29,7 +29,7 @@ export async function generateMetadata(): Promise<Metadata> {
 }
 
 /** A recorded reason in words; one outside the closed set (an imported index's) in neutral ones (docs/decisions.md#rendering). */
-const reasonWords = (reason: string | null) => reasonText(reason ?? "") ?? "not verified";
+const reasonSaid = (reason: string | null) => reasonText(reason ?? "") ?? "not verified";
 
 /**
  * `/issuer/{domain}` (docs/decisions.md#search): the credentials the index knows a domain issues,
@@ -84,7 +84,7 @@ export default async function IssuerPage() {
               </p>
               <p className="hit-facts">
                 <span className={c.verified ? "verdict-ok" : "verdict-bad"}>
-                  {c.verified ? "✓ Verified" : `✗ Not verified: ${reasonWords(c.reason)}`}
+                  {c.verified ? "✓ Verified" : `✗ Not verified: ${reasonSaid(c.reason)}`}
                 </span>{" "}
                 · last checked{" "}
                 <time dateTime={c.last_checked_at} title={exactly(c.last_checked_at)}>
