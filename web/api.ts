@@ -109,13 +109,27 @@ function paramsOf(params: URLSearchParams, names: string[]): Record<string, stri
 
 const HISTORY_PATH = /^\/api\/entity\/([^/]+)\/history$/;
 
-export function createApi(deps: ApiDeps): Api {
-  const { resolver, log } = deps;
+/** What the API keeps between requests: its warm answers, the versions they were made from, the searches answered and running. */
+type ApiState = {
+  deps: ApiDeps;
   /** Warm lookups, kept as sent while the cache's answer for them is unchanged (docs/api.md#speed). */
-  const warm = new LRUCache<string, { version: string; bytes: Buffer; cacheControl: string }>({
-    maxSize: MEMORY_CAPS.apiLookups.cap,
-    sizeCalculation: (w) => w.bytes.length + 256,
-  });
+  warm: LRUCache<string, { version: string; bytes: Buffer; cacheControl: string }>;
+  /** The version of the cache's answer to a lookup's query (web/versions.ts). */
+  versionOf(q: string): Promise<string | null>;
+  /** Searches answered lately, for {@link SEARCH_FRESH_S}. */
+  searches: LRUCache<string, Buffer>;
+  /** Searches running now, by their text and cursor. */
+  running: Map<string, Promise<Searched>>;
+  /** The OpenAPI description, made on first use. */
+  description: Buffer | null;
+  policy: Readonly<Record<string, string>>;
+};
+
+/** A search's bytes, or why there are none: refused, failed (undefined), a cursor not handed out (null). */
+type Searched = Buffer | Refusal | undefined | null;
+
+export function createApi(deps: ApiDeps): Api {
+  const { resolver } = deps;
   const versions = createVersions<string>({
     version: async (q) => {
       const parsed = parseQuery(q);
@@ -126,200 +140,203 @@ export function createApi(deps: ApiDeps): Api {
     },
     generation: () => resolver.generation(),
   });
-  const versionOf = (q: string) => versions(q, q);
-  /** Searches answered lately, for {@link SEARCH_FRESH_S}. */
-  const searches = new LRUCache<string, Buffer>({
-    maxSize: MEMORY_CAPS.apiSearches.cap,
-    sizeCalculation: (b) => b.length + 256,
-    ttl: SEARCH_FRESH_S * 1000,
-  });
-  let description: Buffer | null = null;
-  const policy = deps.policy ?? rateLimitPolicy(resolver.traffic.settings);
+  const api: ApiState = {
+    deps,
+    warm: new LRUCache({ maxSize: MEMORY_CAPS.apiLookups.cap, sizeCalculation: (w) => w.bytes.length + 256 }),
+    versionOf: (q) => versions(q, q),
+    searches: new LRUCache({ maxSize: MEMORY_CAPS.apiSearches.cap, sizeCalculation: (b) => b.length + 256, ttl: SEARCH_FRESH_S * 1000 }),
+    running: new Map(),
+    description: null,
+    policy: deps.policy ?? rateLimitPolicy(resolver.traffic.settings),
+  };
+  return { answer: (request) => answer(api, request), serve: (req, res, route) => serve(api, req, res, route) };
+}
 
-  async function resolve(params: URLSearchParams, client: string): Promise<Answer> {
-    const checked = checkParams(ResolveParams, paramsOf(params, ["q", "refresh"]));
-    if (!checked.ok) return error(400, "invalid_query", checked.message);
-    const q = checked.value.q.trim();
-    const parsed = parseQuery(q);
-    if (!parsed.ok) return error(400, "invalid_query", parsed.message);
-    const refreshAsked = checked.value.refresh === "1";
-    const version = refreshAsked ? null : await versionOf(q);
-    const hit = version === null ? undefined : warm.get(q);
-    if (hit && hit.version === version)
-      return { status: 200, headers: { "Cache-Control": hit.cacheControl }, json: null, bytes: hit.bytes };
-    const admission = await admit(deps, parsed.query, client, refreshAsked, refreshAsked);
-    if (!admission.ok) return refused(admission.refused);
-    const { refresh } = admission;
-    const work = newWork();
-    // An answer the admission found in the cache is annotated from the index as a lookup's would be.
-    let response = admission.cached && (await resolver.remember(admission.cached, admission.client));
-    const fromCache = response !== null;
-    if (response === null) {
-      const answer = await resolver.resolve(parsed.query, { refresh: refresh.granted, work, client });
-      if (isRefusal(answer)) return refused(answer);
-      response = answer;
-    }
-    // Shared caches may keep it briefly, unless part of the work was declined (docs/decisions.md#outbound-work).
-    const headers = refresh.granted || work.refused.length > 0 ? NO_STORE : LOOKUP_FRESH;
-    const bytes = Buffer.from(JSON.stringify(response));
-    // Kept only when it was made from the cache alone, and nothing changed while it was made.
-    if (fromCache && version !== null && headers === LOOKUP_FRESH && (await versionOf(q)) === version) {
-      warm.set(q, { version, bytes, cacheControl: headers["Cache-Control"] });
-    }
-    return { status: 200, headers, json: null, bytes };
+async function resolve(api: ApiState, params: URLSearchParams, client: string): Promise<Answer> {
+  const { deps, warm, versionOf } = api;
+  const { resolver } = deps;
+  const checked = checkParams(ResolveParams, paramsOf(params, ["q", "refresh"]));
+  if (!checked.ok) return error(400, "invalid_query", checked.message);
+  const q = checked.value.q.trim();
+  const parsed = parseQuery(q);
+  if (!parsed.ok) return error(400, "invalid_query", parsed.message);
+  const refreshAsked = checked.value.refresh === "1";
+  const version = refreshAsked ? null : await versionOf(q);
+  const hit = version === null ? undefined : warm.get(q);
+  if (hit && hit.version === version) return { status: 200, headers: { "Cache-Control": hit.cacheControl }, json: null, bytes: hit.bytes };
+  const admission = await admit(deps, parsed.query, client, refreshAsked, refreshAsked);
+  if (!admission.ok) return refused(admission.refused);
+  const { refresh } = admission;
+  const work = newWork();
+  // An answer the admission found in the cache is annotated from the index as a lookup's would be.
+  let response = admission.cached && (await resolver.remember(admission.cached, admission.client));
+  const fromCache = response !== null;
+  if (response === null) {
+    const answer = await resolver.resolve(parsed.query, { refresh: refresh.granted, work, client });
+    if (isRefusal(answer)) return refused(answer);
+    response = answer;
   }
-
-  async function search(params: URLSearchParams, client: string): Promise<Answer> {
-    const checked = checkParams(SearchParams, paramsOf(params, ["q", "cursor"]));
-    if (!checked.ok) return error(400, "invalid_query", checked.message);
-    const text = parseSearchText(checked.value.q);
-    if (!text.ok) return error(400, "invalid_query", text.message);
-    // docs/architecture.md#traffic: `searches`, with the pages' searches; one answered from memory counts too.
-    const admitted = await admitSearch(deps, client);
-    if (!admitted.ok) return refused(admitted.refused);
-    const cursor = checked.value.cursor ?? null;
-    const key = `${text.text}\n${cursor ?? ""}`;
-    const shared = { "Cache-Control": `public, max-age=${SEARCH_FRESH_S}` };
-    const recent = searches.get(key);
-    if (recent) return { status: 200, headers: shared, json: null, bytes: recent };
-    const store = await resolver.store;
-    if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
-    // The same search already running is joined, not run again: it holds one turn of the engine
-    // (docs/architecture.md#traffic, `searchesAtOnce`) however many ask it at once. A refusal is the
-    // asker's own: one that joined a refused search asks for itself.
-    const ask = (): Promise<Searched> =>
-      inSearchTurn(deps, client, () => store.search(text.text, cursor)).then(
-        (page) => (page === null || isRefusal(page) ? page : Buffer.from(JSON.stringify(page))),
-        (err: unknown) => {
-          log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
-          return undefined;
-        },
-      );
-    const joined = running.get(key);
-    const first = joined ?? runOnce(key, ask);
-    let found = await first;
-    if (joined && !(found instanceof Buffer)) found = await runOnce(key, ask);
-    if (isRefusal(found)) return refused(found);
-    if (found === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
-    if (found === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
-    searches.set(key, found);
-    return { status: 200, headers: shared, json: null, bytes: found };
+  // Shared caches may keep it briefly, unless part of the work was declined (docs/decisions.md#outbound-work).
+  const headers = refresh.granted || work.refused.length > 0 ? NO_STORE : LOOKUP_FRESH;
+  const bytes = Buffer.from(JSON.stringify(response));
+  // Kept only when it was made from the cache alone, and nothing changed while it was made.
+  if (fromCache && version !== null && headers === LOOKUP_FRESH && (await versionOf(q)) === version) {
+    warm.set(q, { version, bytes, cacheControl: headers["Cache-Control"] });
   }
+  return { status: 200, headers, json: null, bytes };
+}
 
-  /** A search's bytes, or why there are none: refused, failed (undefined), a cursor not handed out (null). */
-  type Searched = Buffer | Refusal | undefined | null;
-  /** Searches running now, by their text and cursor. */
-  const running = new Map<string, Promise<Searched>>();
-  /** Runs `search`, known as running under `key` until it ends. */
-  function runOnce(key: string, search: () => Promise<Searched>): Promise<Searched> {
-    const run = search().finally(() => {
-      if (running.get(key) === run) running.delete(key);
-    });
-    running.set(key, run);
-    return run;
-  }
-
-  async function history(raw: string): Promise<Answer> {
-    let domain: string;
-    try {
-      domain = decodeURIComponent(raw);
-    } catch {
-      return error(400, "invalid_query", "The path is not valid percent-encoded UTF-8.");
-    }
-    const checked = checkParams(HistoryParams, { domain });
-    if (!checked.ok) return error(400, "invalid_query", checked.message);
-    const parsed = parseQuery(checked.value.domain);
-    if (!parsed.ok || parsed.query.kind !== "domain") return error(400, "invalid_query", `${JSON.stringify(domain)} is not a domain`);
-    const store = await resolver.store;
-    if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
-    const found = await store.history(parsed.query.domain).catch(() => undefined);
-    if (found === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
-    if (found === null) return error(404, "not_found", `The index has no record of ${parsed.query.domain}; look it up first.`);
-    return { status: 200, headers: HISTORY_FRESH, json: found };
-  }
-
-  /** `GET /api/changes?after=&limit=` (docs/api.md#changes): every recorded change, in the order recorded, after a cursor. */
-  async function changes(params: URLSearchParams, client: string): Promise<Answer> {
-    const checked = checkParams(ChangesParams, paramsOf(params, ["after", "limit"]));
-    if (!checked.ok) return error(400, "invalid_query", checked.message);
-    const cursor = checked.value.after === undefined ? null : decodeChangeCursor(checked.value.after);
-    // It reads the index as a search does, and counts as one (docs/architecture.md#traffic).
-    const admitted = await admitSearch(deps, client);
-    if (!admitted.ok) return refused(admitted.refused);
-    const store = await resolver.store;
-    if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
-    const limit = checked.value.limit === undefined ? CHANGES_DEFAULT : Number(checked.value.limit);
-    const read = async () => {
-      const after = cursor === null ? null : await store.positionOf(cursor);
-      return cursor !== null && after === null ? null : store.changes({ after }, limit);
-    };
-    const page = await inSearchTurn(deps, client, read).catch((err: unknown) => {
-      log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
-      return undefined;
-    });
-    if (isRefusal(page)) return refused(page);
-    if (page === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
-    if (page === null) return error(400, "invalid_query", NOT_A_POSITION);
-    return { status: 200, headers: CHANGES_FRESH, json: changesAnswer(page) };
-  }
-
-  function route(request: ApiRequest): Promise<Answer> | Answer {
-    if (request.path === "/api/changes") return changes(request.params, request.client);
-    if (request.path === "/api/resolve") return resolve(request.params, request.client);
-    if (request.path === "/api/search") return search(request.params, request.client);
-    if (request.path === "/api/openapi.json") {
-      description ??= Buffer.from(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
-      return { status: 200, headers: DESCRIPTION_FRESH, json: null, bytes: description };
-    }
-    const historyOf = HISTORY_PATH.exec(request.path)?.[1];
-    if (historyOf !== undefined) return history(historyOf);
-    return error(404, "not_found", "No such API route; the routes are described at /api/openapi.json.");
-  }
-
-  async function answer(request: ApiRequest): Promise<ApiReply> {
-    if (request.method === "OPTIONS") return { status: 204, headers: Object.assign({}, PREFLIGHT_HEADERS, NO_STORE), body: null };
-    const made: Answer =
-      request.method === "GET" || request.method === "HEAD"
-        ? await route(request)
-        : error(405, "invalid_request", "The API answers GET, HEAD and OPTIONS only.", { Allow: "GET, HEAD, OPTIONS" });
-    // One client's counters never go on an answer a shared cache may hand to others (docs/api.md#limits).
-    const limits = sharedCacheMayKeep(made.headers) ? policy : await rateLimitHeaders(resolver.traffic.windows, request.client);
-    const bytes = made.bytes ?? Buffer.from(JSON.stringify(made.json));
-    const headers = Object.assign({}, made.headers, CORS_HEADERS, limits, { "Content-Type": "application/json" });
-    if (made.status !== 200) return { status: made.status, headers, body: request.method === "HEAD" ? null : bytes };
-    // Compressed for a client that takes gzip, once per kept answer; each coding has its own tag (RFC 9110 §8.8.3).
-    const gzip = bytes.length >= GZIP_FROM && acceptsGzip(request.header("accept-encoding") ?? undefined);
-    const sent = gzip ? gzipped(bytes) : bytes;
-    const etag = gzip ? `${tagOf(bytes).slice(0, -1)}-gzip"` : tagOf(bytes);
-    Object.assign(headers, { ETag: etag, Vary: "Accept-Encoding" }, gzip ? { "Content-Encoding": "gzip" } : {});
-    if (notModified(request.header("if-none-match"), etag)) return { status: 304, headers, body: null };
-    headers["Content-Length"] = String(sent.length);
-    return { status: 200, headers, body: request.method === "HEAD" ? null : sent };
-  }
-
-  function serve(req: IncomingMessage, res: ServerResponse, route: Route): void {
-    if (route.target.kind !== "api") throw new Error(`api: ${route.path} is not an API route`);
-    const request: ApiRequest = {
-      method: req.method ?? "GET",
-      path: route.target.path,
-      params: route.target.params,
-      client: currentClient(deps),
-      header: (name) => {
-        const value = req.headers[name];
-        return Array.isArray(value) ? value.join(", ") : (value ?? null);
+async function search(api: ApiState, params: URLSearchParams, client: string): Promise<Answer> {
+  const { deps, searches, running } = api;
+  const { resolver, log } = deps;
+  const checked = checkParams(SearchParams, paramsOf(params, ["q", "cursor"]));
+  if (!checked.ok) return error(400, "invalid_query", checked.message);
+  const text = parseSearchText(checked.value.q);
+  if (!text.ok) return error(400, "invalid_query", text.message);
+  // docs/architecture.md#traffic: `searches`, with the pages' searches; one answered from memory counts too.
+  const admitted = await admitSearch(deps, client);
+  if (!admitted.ok) return refused(admitted.refused);
+  const cursor = checked.value.cursor ?? null;
+  const key = `${text.text}\n${cursor ?? ""}`;
+  const shared = { "Cache-Control": `public, max-age=${SEARCH_FRESH_S}` };
+  const recent = searches.get(key);
+  if (recent) return { status: 200, headers: shared, json: null, bytes: recent };
+  const store = await resolver.store;
+  if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
+  // The same search already running is joined, not run again: it holds one turn of the engine
+  // (docs/architecture.md#traffic, `searchesAtOnce`) however many ask it at once. A refusal is the
+  // asker's own: one that joined a refused search asks for itself.
+  const ask = (): Promise<Searched> =>
+    inSearchTurn(deps, client, () => store.search(text.text, cursor)).then(
+      (page) => (page === null || isRefusal(page) ? page : Buffer.from(JSON.stringify(page))),
+      (err: unknown) => {
+        log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
       },
-    };
-    const reply = (r: ApiReply) => {
-      // The API's answers carry a page's policy (its nonce never used: an answer is data).
-      res.setHeader("Content-Security-Policy", contentSecurityPolicy(randomBytes(16).toString("base64")));
-      send(req, res, { status: r.status, headers: r.headers, body: r.body });
-    };
-    answer(request).then(reply, (err: unknown) => {
-      log.error(`api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      const body = Buffer.from(JSON.stringify(error(500, "unavailable", "This resolver could not answer; try again shortly.").json));
-      reply({ status: 500, headers: Object.assign({}, NO_STORE, CORS_HEADERS, policy, { "Content-Type": "application/json" }), body });
-    });
-  }
+    );
+  const joined = running.get(key);
+  const first = joined ?? runOnce(running, key, ask);
+  let found = await first;
+  if (joined && !(found instanceof Buffer)) found = await runOnce(running, key, ask);
+  if (isRefusal(found)) return refused(found);
+  if (found === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+  if (found === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
+  searches.set(key, found);
+  return { status: 200, headers: shared, json: null, bytes: found };
+}
 
-  return { answer, serve };
+/** Runs `search`, known as running under `key` until it ends. */
+function runOnce(running: Map<string, Promise<Searched>>, key: string, search: () => Promise<Searched>): Promise<Searched> {
+  const run = search().finally(() => {
+    if (running.get(key) === run) running.delete(key);
+  });
+  running.set(key, run);
+  return run;
+}
+
+async function history(api: ApiState, raw: string): Promise<Answer> {
+  const { resolver } = api.deps;
+  let domain: string;
+  try {
+    domain = decodeURIComponent(raw);
+  } catch {
+    return error(400, "invalid_query", "The path is not valid percent-encoded UTF-8.");
+  }
+  const checked = checkParams(HistoryParams, { domain });
+  if (!checked.ok) return error(400, "invalid_query", checked.message);
+  const parsed = parseQuery(checked.value.domain);
+  if (!parsed.ok || parsed.query.kind !== "domain") return error(400, "invalid_query", `${JSON.stringify(domain)} is not a domain`);
+  const store = await resolver.store;
+  if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
+  const found = await store.history(parsed.query.domain).catch(() => undefined);
+  if (found === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+  if (found === null) return error(404, "not_found", `The index has no record of ${parsed.query.domain}; look it up first.`);
+  return { status: 200, headers: HISTORY_FRESH, json: found };
+}
+
+/** `GET /api/changes?after=&limit=` (docs/api.md#changes): every recorded change, in the order recorded, after a cursor. */
+async function changes(api: ApiState, params: URLSearchParams, client: string): Promise<Answer> {
+  const { deps } = api;
+  const { resolver, log } = deps;
+  const checked = checkParams(ChangesParams, paramsOf(params, ["after", "limit"]));
+  if (!checked.ok) return error(400, "invalid_query", checked.message);
+  const cursor = checked.value.after === undefined ? null : decodeChangeCursor(checked.value.after);
+  // It reads the index as a search does, and counts as one (docs/architecture.md#traffic).
+  const admitted = await admitSearch(deps, client);
+  if (!admitted.ok) return refused(admitted.refused);
+  const store = await resolver.store;
+  if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
+  const limit = checked.value.limit === undefined ? CHANGES_DEFAULT : Number(checked.value.limit);
+  const read = async () => {
+    const after = cursor === null ? null : await store.positionOf(cursor);
+    return cursor !== null && after === null ? null : store.changes({ after }, limit);
+  };
+  const page = await inSearchTurn(deps, client, read).catch((err: unknown) => {
+    log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  });
+  if (isRefusal(page)) return refused(page);
+  if (page === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+  if (page === null) return error(400, "invalid_query", NOT_A_POSITION);
+  return { status: 200, headers: CHANGES_FRESH, json: changesAnswer(page) };
+}
+
+function route(api: ApiState, request: ApiRequest): Promise<Answer> | Answer {
+  if (request.path === "/api/changes") return changes(api, request.params, request.client);
+  if (request.path === "/api/resolve") return resolve(api, request.params, request.client);
+  if (request.path === "/api/search") return search(api, request.params, request.client);
+  if (request.path === "/api/openapi.json") {
+    api.description ??= Buffer.from(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
+    return { status: 200, headers: DESCRIPTION_FRESH, json: null, bytes: api.description };
+  }
+  const historyOf = HISTORY_PATH.exec(request.path)?.[1];
+  if (historyOf !== undefined) return history(api, historyOf);
+  return error(404, "not_found", "No such API route; the routes are described at /api/openapi.json.");
+}
+
+async function answer(api: ApiState, request: ApiRequest): Promise<ApiReply> {
+  const { deps, policy } = api;
+  if (request.method === "OPTIONS") return { status: 204, headers: Object.assign({}, PREFLIGHT_HEADERS, NO_STORE), body: null };
+  const made: Answer =
+    request.method === "GET" || request.method === "HEAD"
+      ? await route(api, request)
+      : error(405, "invalid_request", "The API answers GET, HEAD and OPTIONS only.", { Allow: "GET, HEAD, OPTIONS" });
+  // One client's counters never go on an answer a shared cache may hand to others (docs/api.md#limits).
+  const limits = sharedCacheMayKeep(made.headers) ? policy : await rateLimitHeaders(deps.resolver.traffic.windows, request.client);
+  const bytes = made.bytes ?? Buffer.from(JSON.stringify(made.json));
+  const headers = Object.assign({}, made.headers, CORS_HEADERS, limits, { "Content-Type": "application/json" });
+  if (made.status !== 200) return { status: made.status, headers, body: request.method === "HEAD" ? null : bytes };
+  // Compressed for a client that takes gzip, once per kept answer; each coding has its own tag (RFC 9110 §8.8.3).
+  const gzip = bytes.length >= GZIP_FROM && acceptsGzip(request.header("accept-encoding") ?? undefined);
+  const sent = gzip ? gzipped(bytes) : bytes;
+  const etag = gzip ? `${tagOf(bytes).slice(0, -1)}-gzip"` : tagOf(bytes);
+  Object.assign(headers, { ETag: etag, Vary: "Accept-Encoding" }, gzip ? { "Content-Encoding": "gzip" } : {});
+  if (notModified(request.header("if-none-match"), etag)) return { status: 304, headers, body: null };
+  headers["Content-Length"] = String(sent.length);
+  return { status: 200, headers, body: request.method === "HEAD" ? null : sent };
+}
+
+function serve(api: ApiState, req: IncomingMessage, res: ServerResponse, route: Route): void {
+  const { deps, policy } = api;
+  if (route.target.kind !== "api") throw new Error(`api: ${route.path} is not an API route`);
+  const request: ApiRequest = {
+    method: req.method ?? "GET",
+    path: route.target.path,
+    params: route.target.params,
+    client: currentClient(deps),
+    header: (name) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value.join(", ") : (value ?? null);
+    },
+  };
+  const reply = (r: ApiReply) => {
+    // The API's answers carry a page's policy (its nonce never used: an answer is data).
+    res.setHeader("Content-Security-Policy", contentSecurityPolicy(randomBytes(16).toString("base64")));
+    send(req, res, { status: r.status, headers: r.headers, body: r.body });
+  };
+  answer(api, request).then(reply, (err: unknown) => {
+    deps.log.error(`api: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    const body = Buffer.from(JSON.stringify(error(500, "unavailable", "This resolver could not answer; try again shortly.").json));
+    reply({ status: 500, headers: Object.assign({}, NO_STORE, CORS_HEADERS, policy, { "Content-Type": "application/json" }), body });
+  });
 }

@@ -76,6 +76,64 @@ export function loadConfig(): Config {
   return parsed.config;
 }
 
+type Answerers = Pick<App, "pages" | "api" | "badges" | "recheck">;
+
+/** What answers requests besides Next: the page cache, the API, the badges and the re-check. */
+function answerers(
+  parts: {
+    resolver: ConfiguredResolver;
+    clientOf: App["clientOf"];
+    log: Logger;
+    apiPolicy: App["apiPolicy"];
+    counts: Pick<App, "lookupsInProgress" | "requestsInProgress">;
+  },
+  app: () => App,
+): Answerers {
+  const { resolver, clientOf, log, apiPolicy, counts } = parts;
+  return {
+    pages: createPageCache({
+      version: (route) => pageVersion(resolver, route),
+      generation: () => resolver.generation(),
+      // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
+      variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
+    }),
+    api: createApi(Object.assign({ resolver, clientOf, log, policy: apiPolicy }, counts)),
+    badges: createBadges({ store: resolver.store, log }),
+    recheck: (req, res) =>
+      void serveRecheck(app(), req, res).catch((err: unknown) => {
+        log.error(`recheck: ${err instanceof Error ? err.message : String(err)}`);
+        if (!res.headersSent) sendText(req, res, 500, "This resolver could not re-check just now; try again shortly.");
+        else res.destroy();
+      }),
+  };
+}
+
+/** The process's own parts: the connection guard, the operators' listener, the console, the parser's refusals. */
+function processParts(
+  config: Config,
+  resolver: ConfiguredResolver,
+  log: Logger,
+  apiPolicy: App["apiPolicy"],
+): Pick<App, "guard" | "startOperations" | "quietConsole" | "clientErrorAnswer"> {
+  return {
+    clientErrorAnswer: (code, rawPacket) => clientErrorAnswer(code, rawPacket, apiPolicy),
+    guard: (server) =>
+      void guardServer(server, {
+        maxPerClient: config.traffic.connectionsPerClient,
+        maxOpen: () => connectionRoom(descriptorLimit(), config.traffic.outbound),
+        trustedHops: config.trustedHops,
+        refused: () => resolver.metrics.refusals.inc({ limit: LIMITS.connectionsPerClient.refused }),
+      }),
+    startOperations: () =>
+      startOperations({
+        addr: config.metricsAddr,
+        log,
+        metrics: async () => ({ text: await resolver.metrics.registry.metrics(), contentType: resolver.metrics.registry.contentType }),
+      }),
+    quietConsole: () => quietConsole(log),
+  };
+}
+
 /**
  * The process's app, kept on the bridge (web/bridge.ts): Next may load this module more than once
  * (one copy per bundle), and the server (web/serve.js), outside the bundle, takes its handler from it.
@@ -107,60 +165,22 @@ export function app(): App {
   });
   // The rate-limit policy, on every answer to /api/ (docs/api.md#limits), the front door's included.
   const apiPolicy = rateLimitPolicy(config.traffic);
-  const built: App = {
-    config,
-    resolver,
-    clientOf,
-    log,
-    shed: shedder.shed,
-    limited: shedder.limited,
-    lookupsInProgress: shedder.lookupsOf,
-    requestsInProgress: shedder.requestsOf,
-    pages: createPageCache({
-      version: (route) => pageVersion(resolver, route),
-      generation: () => resolver.generation(),
-      // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
-      variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
-    }),
-    api: createApi({
-      resolver,
-      clientOf,
-      lookupsInProgress: shedder.lookupsOf,
-      requestsInProgress: shedder.requestsOf,
-      log,
-      policy: apiPolicy,
-    }),
-    badges: createBadges({ store: resolver.store, log }),
-    recheck: (req, res) =>
-      void serveRecheck(built, req, res).catch((err: unknown) => {
-        log.error(`recheck: ${err instanceof Error ? err.message : String(err)}`);
-        if (!res.headersSent) sendText(req, res, 500, "This resolver could not re-check just now; try again shortly.");
-        else res.destroy();
-      }),
-    apiPolicy,
-    clientErrorAnswer: (code, rawPacket) => clientErrorAnswer(code, rawPacket, apiPolicy),
-    guard: (server) =>
-      void guardServer(server, {
-        maxPerClient: config.traffic.connectionsPerClient,
-        maxOpen: () => connectionRoom(descriptorLimit(), config.traffic.outbound),
-        trustedHops: config.trustedHops,
-        refused: () => resolver.metrics.refusals.inc({ limit: LIMITS.connectionsPerClient.refused }),
-      }),
-    startOperations: () =>
-      startOperations({
-        addr: config.metricsAddr,
-        log,
-        metrics: async () => ({ text: await resolver.metrics.registry.metrics(), contentType: resolver.metrics.registry.contentType }),
-      }),
-    quietConsole: () => quietConsole(log),
-    async close() {
-      await (await built.crawler)?.stop(5000);
-      const store = await resolver.store;
-      const left = store ? await store.flush(10_000) : 0;
-      if (left > 0) log.error(`store: stopping with ${left} results not recorded (the database did not take them within 10 s)`);
-      await resolver.close();
+  const counts = { lookupsInProgress: shedder.lookupsOf, requestsInProgress: shedder.requestsOf };
+  const built: App = Object.assign(
+    { config, resolver, clientOf, log, shed: shedder.shed, limited: shedder.limited, apiPolicy },
+    counts,
+    answerers({ resolver, clientOf, log, apiPolicy, counts }, () => built),
+    processParts(config, resolver, log, apiPolicy),
+    {
+      async close() {
+        await (await built.crawler)?.stop(5000);
+        const store = await resolver.store;
+        const left = store ? await store.flush(10_000) : 0;
+        if (left > 0) log.error(`store: stopping with ${left} results not recorded (the database did not take them within 10 s)`);
+        await resolver.close();
+      },
     },
-  };
+  );
   held.app = built;
   // docs/decisions.md#discovery: background resolutions start with the server.
   built.crawler = index.startCrawler(resolver);

@@ -74,6 +74,92 @@ const PREFLIGHT = {
   responses: { "204": { description: "Any origin may call the API with GET or HEAD, without credentials." } },
 };
 
+/** A route's GET (and its preflight): its id, summary, query parameters and answers. */
+const route = (operationId: string, summary: string, responses: Json, parameters?: Json[]) => ({
+  get: Object.assign({ operationId, summary }, parameters ? { parameters } : {}, { responses }),
+  options: PREFLIGHT,
+});
+
+/** The API's routes (docs/api.md). */
+function paths(): Json {
+  return {
+    "/api/resolve": route(
+      "resolve",
+      "Look up an entity, a property or a credential, verifying every claim",
+      Object.assign({ "200": ok("The lookup's results.", "SearchResponse") }, COMMON),
+      parameters(ResolveParams, "query"),
+    ),
+    "/api/search": route(
+      "search",
+      "Search the index of entities this resolver has recorded; never fetches",
+      Object.assign({ "200": ok("One page of hits, ranked.", "IndexSearch") }, COMMON),
+      parameters(SearchParams, "query"),
+    ),
+    "/api/changes": route(
+      "changes",
+      "Every recorded change of verdict, oldest first after a cursor; never fetches",
+      Object.assign({ "200": ok("A page of changes, oldest first.", "Changes") }, COMMON),
+      parameters(ChangesParams, "query"),
+    ),
+    // Its parameter declared for the path, so that each of its operations (the preflight too) has it.
+    "/api/entity/{domain}/history": Object.assign(
+      { parameters: parameters(HistoryParams, "path") },
+      route(
+        "history",
+        "The changes of verdict recorded for one entity, newest first; never fetches",
+        Object.assign({ "200": ok("The entity's recorded changes.", "History") }, COMMON, {
+          "404": {
+            description: "The index has no record of this domain.",
+            headers: LIMIT_HEADERS,
+            content: json(ref("schemas", "ErrorBody")),
+          },
+        }),
+      ),
+    ),
+    "/api/openapi.json": route("description", "This description", {
+      "200": ok("This OpenAPI document.", "Description"),
+      "304": ref("responses", "NotModified"),
+    }),
+  };
+}
+
+/** The answers shared by the routes, in words. */
+function responses(): Json {
+  return {
+    NotModified: { description: "The answer is the one whose ETag was sent in If-None-Match.", headers: CACHED_HEADERS },
+    BadRequest: { description: "A parameter is not valid.", headers: LIMIT_HEADERS, content: json(ref("schemas", "ErrorBody")) },
+    TooManyRequests: {
+      description: "The client has had one of its limits for now; Retry-After says when to ask again.",
+      headers: REFUSED_HEADERS,
+      content: json(ref("schemas", "RefusalBody")),
+    },
+    Unavailable: {
+      description: "This resolver is busy, or its index cannot be read just now.",
+      headers: REFUSED_HEADERS,
+      content: json({ oneOf: [ref("schemas", "RefusalBody"), ref("schemas", "ErrorBody")] }),
+    },
+  };
+}
+
+/** The headers the answers carry, in words. */
+const HEADERS = {
+  ETag: { description: "A strong validator of the body, the same on every instance.", schema: { type: "string" } },
+  "Cache-Control": { description: "How long the answer is fresh.", schema: { type: "string" } },
+  RateLimit: {
+    description:
+      'What the client has left of each policy: `"cold";r=12;t=40, "search";r=118;t=3, "reads";r=590;t=3` (draft-ietf-httpapi-ratelimit-headers-11). ' +
+      "Only on answers no shared cache keeps (errors and refusals): a cached answer would hand one client's counters to others.",
+    schema: { type: "string" },
+  },
+  "RateLimit-Policy": {
+    description:
+      'The client\'s policies: `"cold";q=30;w=60` (lookups that fetch from publishers), `"search";q=120;w=60` (searches of the index), `"reads";q=600;w=60` (every read of the index that is not a lookup).',
+    schema: { type: "string" },
+  },
+  "Retry-After": { description: "Seconds until the request may succeed.", schema: { type: "integer", minimum: 1 } },
+  "Access-Control-Allow-Origin": { description: "Any origin may read the answer.", schema: { type: "string", const: "*" } },
+};
+
 let made: Json | null = null;
 
 /** The document, made once. */
@@ -89,59 +175,7 @@ export function openApiDocument(): Json {
         "what the client has left of it (RateLimit). A 200 carries an ETag.",
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
-    paths: {
-      "/api/resolve": {
-        get: {
-          operationId: "resolve",
-          summary: "Look up an entity, a property or a credential, verifying every claim",
-          parameters: parameters(ResolveParams, "query"),
-          responses: Object.assign({ "200": ok("The lookup's results.", "SearchResponse") }, COMMON),
-        },
-        options: PREFLIGHT,
-      },
-      "/api/search": {
-        get: {
-          operationId: "search",
-          summary: "Search the index of entities this resolver has recorded; never fetches",
-          parameters: parameters(SearchParams, "query"),
-          responses: Object.assign({ "200": ok("One page of hits, ranked.", "IndexSearch") }, COMMON),
-        },
-        options: PREFLIGHT,
-      },
-      "/api/changes": {
-        get: {
-          operationId: "changes",
-          summary: "Every recorded change of verdict, oldest first after a cursor; never fetches",
-          parameters: parameters(ChangesParams, "query"),
-          responses: Object.assign({ "200": ok("A page of changes, oldest first.", "Changes") }, COMMON),
-        },
-        options: PREFLIGHT,
-      },
-      "/api/entity/{domain}/history": {
-        // Declared for the path, so that each of its operations (the preflight too) has its parameter.
-        parameters: parameters(HistoryParams, "path"),
-        get: {
-          operationId: "history",
-          summary: "The changes of verdict recorded for one entity, newest first; never fetches",
-          responses: Object.assign({ "200": ok("The entity's recorded changes.", "History") }, COMMON, {
-            "404": {
-              description: "The index has no record of this domain.",
-              headers: LIMIT_HEADERS,
-              content: json(ref("schemas", "ErrorBody")),
-            },
-          }),
-        },
-        options: PREFLIGHT,
-      },
-      "/api/openapi.json": {
-        get: {
-          operationId: "description",
-          summary: "This description",
-          responses: { "200": ok("This OpenAPI document.", "Description"), "304": ref("responses", "NotModified") },
-        },
-        options: PREFLIGHT,
-      },
-    },
+    paths: paths(),
     components: {
       schemas: {
         SearchResponse: jsonSchema(SearchResponse),
@@ -152,37 +186,8 @@ export function openApiDocument(): Json {
         RefusalBody: jsonSchema(RefusalBody),
         Description: jsonSchema(Description),
       },
-      responses: {
-        NotModified: { description: "The answer is the one whose ETag was sent in If-None-Match.", headers: CACHED_HEADERS },
-        BadRequest: { description: "A parameter is not valid.", headers: LIMIT_HEADERS, content: json(ref("schemas", "ErrorBody")) },
-        TooManyRequests: {
-          description: "The client has had one of its limits for now; Retry-After says when to ask again.",
-          headers: REFUSED_HEADERS,
-          content: json(ref("schemas", "RefusalBody")),
-        },
-        Unavailable: {
-          description: "This resolver is busy, or its index cannot be read just now.",
-          headers: REFUSED_HEADERS,
-          content: json({ oneOf: [ref("schemas", "RefusalBody"), ref("schemas", "ErrorBody")] }),
-        },
-      },
-      headers: {
-        ETag: { description: "A strong validator of the body, the same on every instance.", schema: { type: "string" } },
-        "Cache-Control": { description: "How long the answer is fresh.", schema: { type: "string" } },
-        RateLimit: {
-          description:
-            'What the client has left of each policy: `"cold";r=12;t=40, "search";r=118;t=3, "reads";r=590;t=3` (draft-ietf-httpapi-ratelimit-headers-11). ' +
-            "Only on answers no shared cache keeps (errors and refusals): a cached answer would hand one client's counters to others.",
-          schema: { type: "string" },
-        },
-        "RateLimit-Policy": {
-          description:
-            'The client\'s policies: `"cold";q=30;w=60` (lookups that fetch from publishers), `"search";q=120;w=60` (searches of the index), `"reads";q=600;w=60` (every read of the index that is not a lookup).',
-          schema: { type: "string" },
-        },
-        "Retry-After": { description: "Seconds until the request may succeed.", schema: { type: "integer", minimum: 1 } },
-        "Access-Control-Allow-Origin": { description: "Any origin may read the answer.", schema: { type: "string", const: "*" } },
-      },
+      responses: responses(),
+      headers: HEADERS,
     },
   };
   return made;

@@ -23,7 +23,7 @@ import { isAnswer, type Page } from "./pages";
 import type { RequestContext } from "./request-context";
 import { refusalAnswer, type RefusalAnswer } from "./refusal-answer";
 import { aroundNext, send, sendText } from "./response";
-import { classify } from "./routes";
+import { classify, type Route } from "./routes";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -105,129 +105,160 @@ async function preparePage(app: App, context: RequestContext, page: Page): Promi
   if (isAnswer(page)) context.delivery = startDelivery(app.resolver, page, admitted, context.userAgent);
 }
 
-/** The server's handler of every request, given Next's (web/serve.js); `dev` runs Next's development server inside it. */
-export function createRequestHandler(app: App, next: NextHandle, options: { dev: boolean }) {
-  const enterInOrder = createEntryQueue();
-  const { requests } = bridge();
+/** What every step of the way needs: the app, Next's handler, the entry queue and the store of request contexts. */
+type Way = {
+  app: App;
+  next: NextHandle;
+  dev: boolean;
+  /** Runs `work` on a tick of its own, in the order asked (createEntryQueue). */
+  enterInOrder(work: () => void): void;
+  requests: ReturnType<typeof bridge>["requests"];
+};
 
-  function logRequest(req: IncomingMessage, res: ServerResponse, id: string, started: number) {
-    const path = (req.url ?? "").split("?")[0];
-    app.log.info("request", {
-      request_id: id,
-      method: req.method,
-      path,
-      status: res.statusCode,
-      ms: Math.round(performance.now() - started),
-    });
-  }
+function logRequest(app: App, req: IncomingMessage, res: ServerResponse, id: string, started: number) {
+  const path = (req.url ?? "").split("?")[0];
+  app.log.info("request", {
+    request_id: id,
+    method: req.method,
+    path,
+    status: res.statusCode,
+    ms: Math.round(performance.now() - started),
+  });
+}
 
-  /** Next renders the page, inside the request's context: its head as decided, the read pages without the runtime, compressed. */
-  function render(req: IncomingMessage, res: ServerResponse, context: RequestContext) {
-    const { route } = context;
-    const page = route.target.kind === "page" ? route.target.page : null;
-    const run = async () => {
-      if (res.destroyed) return;
-      if (!page && route.row.admission === "search") {
-        const refused = await admitIndexRead(app, context);
-        if (refused) return send(req, res, refused);
-      }
-      if (page) {
-        await preparePage(app, context, page);
-        // Next reads a page's nonce from the request's policy (docs/decisions.md#security-headers).
-        const csp = contentSecurityPolicy(context.nonce, options.dev);
-        req.headers["content-security-policy"] = csp;
-        res.setHeader("Content-Security-Policy", csp);
-        for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-      }
-      if (res.destroyed) return;
-      aroundNext(req, res, { head: context.head, readPage: route.row.scriptFree });
-      await next(req, res);
-    };
-    enterInOrder(() =>
-      requests.run(context, () => {
-        run().catch((err: unknown) => {
-          app.log.error(`server: ${err instanceof Error ? err.message : String(err)}`);
-          if (!res.headersSent) sendText(req, res, 500, "This resolver could not answer; try again shortly.");
-          else res.destroy();
-        });
-      }),
-    );
-  }
-
-  function serve(req: IncomingMessage, res: ServerResponse, id: string) {
-    const target = req.url ?? "";
-    // Only origin-form targets ("/path") are routes; `OPTIONS *` and absolute-form targets are answered here.
-    if (!target.startsWith("/")) {
-      const asterisk = req.method === "OPTIONS" && target === "*";
-      return asterisk ? sendText(req, res, 204, null, { Allow: "GET, HEAD" }) : sendText(req, res, 400, "Bad request target");
+/** Next renders the page, inside the request's context: its head as decided, the read pages without the runtime, compressed. */
+function render(way: Way, req: IncomingMessage, res: ServerResponse, context: RequestContext) {
+  const { app } = way;
+  const { route } = context;
+  const page = route.target.kind === "page" ? route.target.page : null;
+  const run = async () => {
+    if (res.destroyed) return;
+    if (!page && route.row.admission === "search") {
+      const refused = await admitIndexRead(app, context);
+      if (refused) return send(req, res, refused);
     }
-    const route = classify(req.method ?? "GET", target);
-    // docs/decisions.md#caching: X-Forwarded-For always ends with the socket's address, which a client cannot choose.
-    const prior = req.headers["x-forwarded-for"];
-    const forwardedFor = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean).join(", ");
-    req.headers["x-forwarded-for"] = forwardedFor;
-    const context: RequestContext = {
-      id,
-      route,
-      client: app.clientOf(forwardedFor),
-      forwardedFor,
-      userAgent: req.headers["user-agent"] ?? null,
-      nonce: randomBytes(16).toString("base64"),
-      admission: null,
-      delivery: null,
-      head: { status: route.row.status, headers: {} },
-      probe: null,
-      read: null,
-    };
-    requests.run(context, () => {
-      // The security headers on every answer; a malformed path, a method or a body the route does not take are answered there.
-      if (frontDoor(req, res, route, app.apiPolicy)) return;
-      const answerRefused = (refused: Shed) => {
-        // A client past its own limit waits for its answer: a loop then costs it time. Others are answered in turn.
-        if (refused.delayMs > 0) setTimeout(refused.write, refused.delayMs).unref();
-        else enterInOrder(refused.write);
-      };
-      const handle = () => {
-        if (route.target.kind === "api") return enterInOrder(() => requests.run(context, () => app.api.serve(req, res, route)));
-        // docs/api.md#badges: drawn from the index, without Next.
-        if (route.target.kind === "badge") return enterInOrder(() => requests.run(context, () => app.badges.serve(req, res, route)));
-        // docs/publishing.md#re-check-now: without Next.
-        if (route.target.kind === "recheck") return enterInOrder(() => requests.run(context, () => app.recheck(req, res)));
-        render(req, res, context);
-      };
-      const countedIn = () => {
-        // Health and readiness are answered however busy the instance is (docs/deploying.md#health).
-        const refused = route.row.is === "operator" ? null : app.shed(req, res, route);
-        if (refused) return answerRefused(refused);
-        handle();
-      };
-      const onward = () => {
-        if (route.limits.length === 0) return countedIn();
-        // The per-client limits the route names (docs/architecture.md#traffic), before the request is
-        // counted in: a refusal waiting its second holds none of the instance's requests in progress.
-        // A limiter's fault lets the request on.
-        app.limited(req, res, route).then(
-          (limited) => {
-            if (res.destroyed) return;
-            if (limited) answerRefused(limited);
-            else countedIn();
-          },
-          (error: unknown) => {
-            app.log.error(`limits: ${error instanceof Error ? error.message : String(error)}`);
-            if (!res.destroyed) countedIn();
-          },
-        );
-      };
-      // Warm entity and lookup pages come from the page cache (web/page-cache.ts); the rest go on.
-      app.pages.serve(req, res, route, onward).catch((error: unknown) => {
-        // A fault of the page cache never leaves a request hanging: it goes on, or it is closed.
-        app.log.error(`page cache: ${error instanceof Error ? error.message : String(error)}`);
-        if (!res.headersSent) onward();
+    if (page) {
+      await preparePage(app, context, page);
+      // Next reads a page's nonce from the request's policy (docs/decisions.md#security-headers).
+      const csp = contentSecurityPolicy(context.nonce, way.dev);
+      req.headers["content-security-policy"] = csp;
+      res.setHeader("Content-Security-Policy", csp);
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    }
+    if (res.destroyed) return;
+    aroundNext(req, res, { head: context.head, readPage: route.row.scriptFree });
+    await way.next(req, res);
+  };
+  way.enterInOrder(() =>
+    way.requests.run(context, () => {
+      run().catch((err: unknown) => {
+        app.log.error(`server: ${err instanceof Error ? err.message : String(err)}`);
+        if (!res.headersSent) sendText(req, res, 500, "This resolver could not answer; try again shortly.");
         else res.destroy();
       });
-    });
-  }
+    }),
+  );
+}
 
+/** The request's context: its route, and its client worked out once from the socket and X-Forwarded-For. */
+function contextOf(app: App, req: IncomingMessage, id: string, route: Route): RequestContext {
+  // docs/decisions.md#caching: X-Forwarded-For always ends with the socket's address, which a client cannot choose.
+  const prior = req.headers["x-forwarded-for"];
+  const forwardedFor = [Array.isArray(prior) ? prior.join(", ") : prior, req.socket.remoteAddress].filter(Boolean).join(", ");
+  req.headers["x-forwarded-for"] = forwardedFor;
+  return {
+    id,
+    route,
+    client: app.clientOf(forwardedFor),
+    forwardedFor,
+    userAgent: req.headers["user-agent"] ?? null,
+    nonce: randomBytes(16).toString("base64"),
+    admission: null,
+    delivery: null,
+    head: { status: route.row.status, headers: {} },
+    probe: null,
+    read: null,
+  };
+}
+
+/** A refusal of the limits or of shedding: a client past its own limit waits for its answer (a loop then costs it time); others are answered in turn. */
+function answerRefused(way: Way, refused: Shed) {
+  if (refused.delayMs > 0) setTimeout(refused.write, refused.delayMs).unref();
+  else way.enterInOrder(refused.write);
+}
+
+/** The row's handler (web/routes.ts): the API, the badge and the re-check without Next, the rest rendered by Next. */
+function handle(way: Way, req: IncomingMessage, res: ServerResponse, context: RequestContext) {
+  const { app, requests } = way;
+  const { route } = context;
+  const inContext = (work: () => void) => way.enterInOrder(() => requests.run(context, work));
+  const handler = route.row.handler;
+  if (handler === "web/api.ts") return inContext(() => app.api.serve(req, res, route));
+  // docs/api.md#badges: drawn from the index.
+  if (handler === "web/badge.ts") return inContext(() => app.badges.serve(req, res, route));
+  // docs/publishing.md#re-check-now.
+  if (handler === "web/recheck.ts") return inContext(() => app.recheck(req, res));
+  render(way, req, res, context);
+}
+
+/** Shedding counts the request in (health and readiness never: docs/deploying.md#health), then its handler. */
+function countedIn(way: Way, req: IncomingMessage, res: ServerResponse, context: RequestContext) {
+  const { route } = context;
+  const refused = route.row.is === "operator" ? null : way.app.shed(req, res, route);
+  if (refused) return answerRefused(way, refused);
+  handle(way, req, res, context);
+}
+
+/**
+ * The per-client limits the route names (docs/architecture.md#traffic), before the request is counted
+ * in: a refusal waiting its second holds none of the instance's requests in progress. A limiter's
+ * fault lets the request on.
+ */
+function limitsThenOn(way: Way, req: IncomingMessage, res: ServerResponse, context: RequestContext) {
+  const { app } = way;
+  const { route } = context;
+  if (route.limits.length === 0) return countedIn(way, req, res, context);
+  app.limited(req, res, route).then(
+    (limited) => {
+      if (res.destroyed) return;
+      if (limited) answerRefused(way, limited);
+      else countedIn(way, req, res, context);
+    },
+    (error: unknown) => {
+      app.log.error(`limits: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.destroyed) countedIn(way, req, res, context);
+    },
+  );
+}
+
+/** One request's way (docs/architecture.md#routes): its row, the front door, its client, the page cache, then the rest. */
+function serve(way: Way, req: IncomingMessage, res: ServerResponse, id: string) {
+  const { app } = way;
+  const target = req.url ?? "";
+  // Only origin-form targets ("/path") are routes; `OPTIONS *` and absolute-form targets are answered here.
+  if (!target.startsWith("/")) {
+    const asterisk = req.method === "OPTIONS" && target === "*";
+    return asterisk ? sendText(req, res, 204, null, { Allow: "GET, HEAD" }) : sendText(req, res, 400, "Bad request target");
+  }
+  const route = classify(req.method ?? "GET", target);
+  const context = contextOf(app, req, id, route);
+  way.requests.run(context, () => {
+    // The security headers on every answer; a malformed path, a method or a body the route does not take are answered there.
+    if (frontDoor(req, res, route, app.apiPolicy)) return;
+    const onward = () => limitsThenOn(way, req, res, context);
+    // Warm entity and lookup pages come from the page cache (web/page-cache.ts); the rest go on.
+    app.pages.serve(req, res, route, onward).catch((error: unknown) => {
+      // A fault of the page cache never leaves a request hanging: it goes on, or it is closed.
+      app.log.error(`page cache: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent) onward();
+      else res.destroy();
+    });
+  });
+}
+
+/** The server's handler of every request, given Next's (web/serve.js); `dev` runs Next's development server inside it. */
+export function createRequestHandler(app: App, next: NextHandle, options: { dev: boolean }) {
+  const way: Way = { app, next, dev: options.dev, enterInOrder: createEntryQueue(), requests: bridge().requests };
   return (req: IncomingMessage, res: ServerResponse) => {
     // docs/deploying.md#logs: each request has an id (a well-formed X-Request-Id from the proxy in
     // front, else a new one), sent back and written with every log line made while it runs.
@@ -236,7 +267,7 @@ export function createRequestHandler(app: App, next: NextHandle, options: { dev:
     req.headers["x-request-id"] = id;
     res.setHeader("x-request-id", id);
     const started = performance.now();
-    res.once("finish", () => logRequest(req, res, id, started));
-    serve(req, res, id);
+    res.once("finish", () => logRequest(app, req, res, id, started));
+    serve(way, req, res, id);
   };
 }
