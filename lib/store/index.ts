@@ -4,13 +4,13 @@
  * result is answered as it is and the failure is logged.
  */
 import type { Claim, EntityResult, SearchResponse } from "../result/record";
-import { isDiskFull, openDb, StoreError, type Db, type EngineState, type StoreLocation } from "./db";
+import { openDb, StoreError, type Db, type EngineState, type StoreLocation } from "./db";
 import { migrate } from "./migrations";
-import { history, preview, record, type ClaimKind, type History } from "./verdicts";
-import { discoveredDomains, enqueue, pruneNeverAccepted, type DiscoveryOptions } from "./queue";
+import { history, preview, type ClaimKind, type History } from "./verdicts";
+import { pruneNeverAccepted, type DiscoveryOptions } from "./queue";
+import { createRecorder } from "./recorder";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
 import { extend } from "../objects";
-import { createAtOnceLimiter } from "../traffic/at-once";
 import type { FeedChange } from "./feeds";
 import {
   changesPage,
@@ -69,7 +69,7 @@ export type Store = {
   ping(timeoutMs?: number): Promise<boolean>;
   /** Results waiting to be recorded until the database answers again (docs/deploying.md#when-a-part-fails). */
   readonly backlog: number;
-  /** Results dropped unrecorded since the store opened, past {@link BACKLOG_MAX} waiting (the oldest each time). */
+  /** Results dropped unrecorded since the store opened, past `BACKLOG_MAX` waiting (lib/store/recorder.ts; the oldest each time). */
   readonly dropped: number;
   /** The index's size and its queue, for /metrics. */
   stats(): Promise<StoreStats>;
@@ -100,20 +100,7 @@ export type StoreStats = {
 /** How often the store removes what was never accepted (docs/decisions.md#the-index). */
 const PRUNE_EVERY_MS = 3600_000;
 
-/**
- * Results recorded at once (docs/architecture.md#fair-queues): one on the embedded engine, which runs
- * one transaction at a time, a few on a server (its pool holds 8 connections, for reads too). The
- * rest wait in a fair queue, the result of the client with the fewest waiting first, so that a
- * crowd's lookups do not hold another client's answer behind theirs in the engine's own line.
- */
-export const RECORDS_AT_ONCE = { pglite: 1, postgres: 4 } as const;
-/** The one key of the records' turns. */
-const ENGINE_TURN = "engine";
-
-/** Results kept while the database is away; past it the oldest is dropped, and counted. */
-export const BACKLOG_MAX = 1000;
-/** How often a store with a backlog asks whether the database is back. */
-const BACKLOG_RETRY_MS = 2000;
+export { BACKLOG_MAX, RECORDS_AT_ONCE } from "./recorder";
 
 export type StoreOptions = {
   /**
@@ -122,6 +109,47 @@ export type StoreOptions = {
    */
   discovery?: (DiscoveryOptions & { queued?: (n: number) => void }) | null;
 };
+
+/** How many entities the index holds, and how far re-verification is behind. */
+async function storeStats(db: Db): Promise<StoreStats> {
+  const [row] = await db.query<{ entities: string; depth: string; lag: number | null }>(
+    `SELECT (SELECT count(*) FROM entities) AS entities,
+            count(*) AS depth,
+            extract(epoch FROM now() - min(due_at))::float8 AS lag
+       FROM crawl_queue WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now())`,
+  );
+  return { entities: Number(row?.entities ?? 0), queueDepth: Number(row?.depth ?? 0), lagS: Math.max(0, row?.lag ?? 0) };
+}
+
+/** What the home page shows of the index (docs/decisions.md#the-home-page). */
+async function overviewOf(db: Db, latest: number, issuers: number): Promise<Overview> {
+  const [counts, page, top] = await Promise.all([indexCounts(db), changesPage(db, { before: null }, latest), topIssuers(db, issuers)]);
+  return { counts, latest: page.changes, issuers: top };
+}
+
+/** Migrates the store's schema; a failure in words. */
+async function migrated(on: Db): Promise<void> {
+  try {
+    await migrate(on);
+  } catch (err) {
+    throw new StoreError(`the store's schema cannot be brought up to date: ${(err as Error).message}`);
+  }
+}
+
+/** Whether the database answers a query within `timeoutMs`. */
+async function answersWithin(db: Db, timeoutMs: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const answered = db.query("SELECT 1").then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await Promise.race([answered, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Opens the store, migrating it; throws `StoreError` in words when it cannot. */
 export async function openStore(
@@ -132,156 +160,24 @@ export async function openStore(
   const discovery = options.discovery ?? null;
   // The embedded engine holds its folder's lock itself (lib/store/pglite-engine.mjs), and is started
   // again, migrated, when it dies (lib/store/db.ts, `openSupervised`).
-  const migrated = async (on: Db) => {
-    try {
-      await migrate(on);
-    } catch (err) {
-      throw new StoreError(`the store's schema cannot be brought up to date: ${(err as Error).message}`);
-    }
-  };
   const db: Db = await openDb(where, log, migrated);
-  const recordTurns = createAtOnceLimiter(RECORDS_AT_ONCE[db.engine]);
 
   // docs/decisions.md#the-index: what was never accepted leaves 7 days after its last check.
   const prune = () => void pruneNeverAccepted(db).catch(() => undefined);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
   pruning.unref();
-
-  const ping = async (timeoutMs = 2000) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    const answered = db.query("SELECT 1").then(
-      () => true,
-      () => false,
-    );
-    try {
-      return await Promise.race([answered, late]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-
-  // docs/deploying.md#when-a-part-fails: while the database is away or its disk is full, results
-  // wait here (bounded), and are recorded in order once it takes them again.
-  const backlog: EntityResult[] = [];
-  let dropped = 0;
-  let droppedEver = 0;
-  // Set by a write refused for want of space; cleared by the next write that succeeds.
-  let noSpace = false;
-  // Taken from the backlog and not yet written: still waiting, as far as anyone asking can tell.
-  let draining = 0;
-  let retry: ReturnType<typeof setTimeout> | undefined;
-  const later = () => {
-    retry ??= setTimeout(() => void drain(), BACKLOG_RETRY_MS);
-    retry.unref();
-  };
-  function keepForLater(result: EntityResult, why: string) {
-    if (backlog.length === 0 && draining === 0) {
-      log(
-        noSpace
-          ? `store: the disk is full (${why}); results wait to be recorded until there is space`
-          : `store: the database does not answer (${why}); results wait to be recorded until it does`,
-      );
-    }
-    backlog.push(result);
-    if (backlog.length > BACKLOG_MAX) {
-      const oldest = backlog.shift();
-      dropped++;
-      droppedEver++;
-      // The first of an outage, then at each power of ten: the log says what was lost without a line each.
-      if (oldest && Number.isInteger(Math.log10(dropped))) {
-        log(
-          `store: more than ${BACKLOG_MAX} results wait; ${dropped} dropped so far, the latest the check of ${oldest.entity.domain} at ${oldest.cache.fetched_at}`,
-        );
-      }
-    }
-    later();
-  }
-  /** Records the waiting results in order, the first alone until one is written; stops at the first that must wait again. */
-  async function drain() {
-    retry = undefined;
-    if (!(await ping())) return later();
-    let recorded = 0;
-    while (backlog.length > 0) {
-      const result = backlog.shift() as EntityResult;
-      draining++;
-      let outcome: Attempt;
-      try {
-        outcome = await attempt(result);
-      } finally {
-        draining--;
-      }
-      if (outcome.kind === "wait") {
-        backlog.unshift(result);
-        return later();
-      }
-      if (outcome.kind === "written") await written(result, outcome.out);
-      recorded++;
-    }
-    log(`store: results are recorded again; ${recorded} waiting results recorded${dropped ? ` (${dropped} older ones were dropped)` : ""}`);
-    dropped = 0;
-  }
-
-  type Attempt = { kind: "written"; out: { result: EntityResult; written: boolean } } | { kind: "wait"; why: string } | { kind: "failed" };
-  /** One try at recording `result`: written, to wait (the database away, or its disk full), or refused for itself (logged). */
-  async function attempt(result: EntityResult): Promise<Attempt> {
-    try {
-      const out = await db.transaction((tx) => record(tx, result));
-      noSpace = false;
-      return { kind: "written", out };
-    } catch (err) {
-      const message = (err as Error).message;
-      // docs/deploying.md#when-a-part-fails: a full disk is a wait, never a loss.
-      if (isDiskFull(err)) {
-        // PGlite fails every statement after a write refused for space: a new engine is started (its
-        // supervisor waits longer each time while the disk stays full).
-        db.restart?.();
-        noSpace = true;
-        return { kind: "wait", why: message };
-      }
-      // The database gone (rather than refusing this result): kept until it is back.
-      if (!(await ping())) return { kind: "wait", why: message };
-      log(`store: the resolution of ${result.entity.domain} was not recorded: ${message}`);
-      return { kind: "failed" };
-    }
-  }
-
-  async function recordOne(result: EntityResult, client = ""): Promise<EntityResult> {
-    // Behind results already waiting: they are recorded first, in order.
-    if (backlog.length > 0 || draining > 0) {
-      keepForLater(result, "results are waiting");
-      return result;
-    }
-    const tried = await recordTurns(ENGINE_TURN, () => attempt(result), undefined, client);
-    if (tried.kind === "wait") keepForLater(result, tried.why);
-    return tried.kind === "written" ? written(result, tried.out) : result;
-  }
-
-  /** After a result is written: the domains it points to queued (discovery); the result as recorded. */
-  async function written(result: EntityResult, out: { result: EntityResult; written: boolean }): Promise<EntityResult> {
-    // A new check only: an answer from the cache found nothing its check did not (docs/decisions.md#discovery).
-    const found = discovery && out.written ? discoveredDomains(result) : [];
-    if (discovery && found.length > 0) {
-      // Its own transaction: a discovery that fails never undoes the record.
-      try {
-        const n = await db.transaction((tx) => enqueue(tx, found, "discovered", discovery));
-        if (n > 0) discovery.queued?.(n);
-      } catch (err) {
-        log(`store: the domains ${result.entity.domain} points to were not queued: ${(err as Error).message}`);
-      }
-    }
-    return out.result;
-  }
+  const ping = (timeoutMs = 2000) => answersWithin(db, timeoutMs);
+  const recorder = createRecorder(db, log, discovery, () => ping());
 
   return {
     engine: db.engine,
     db,
-    record: recordOne,
+    record: (result, client) => recorder.record(result, client),
     async recordResponse(response, client) {
       // One transaction per result, in order: a property query's owners (up to its fetch budget) queue
       // behind each other rather than holding one long transaction.
       const results: EntityResult[] = [];
-      for (const result of response.results) results.push(await recordOne(result, client));
+      for (const result of response.results) results.push(await recorder.record(result, client));
       return extend(response, { results });
     },
     history: (domain) => history(db, domain.toLowerCase()),
@@ -292,42 +188,21 @@ export async function openStore(
     },
     issuedBy: (issuer) => issuedBy(db, issuer),
     ping,
-    state: () => (noSpace ? "no space" : (db.state?.() ?? "running")),
+    state: () => (recorder.noSpace ? "no space" : (db.state?.() ?? "running")),
     get dropped() {
-      return droppedEver;
+      return recorder.dropped;
     },
     get backlog() {
-      return backlog.length + draining;
+      return recorder.waiting;
     },
-    async stats() {
-      const [row] = await db.query<{ entities: string; depth: string; lag: number | null }>(
-        `SELECT (SELECT count(*) FROM entities) AS entities,
-                count(*) AS depth,
-                extract(epoch FROM now() - min(due_at))::float8 AS lag
-           FROM crawl_queue WHERE due_at <= now() AND (locked_until IS NULL OR locked_until < now())`,
-      );
-      return { entities: Number(row?.entities ?? 0), queueDepth: Number(row?.depth ?? 0), lagS: Math.max(0, row?.lag ?? 0) };
-    },
+    stats: () => storeStats(db),
     prune: (now) => pruneNeverAccepted(db, now).catch(() => 0),
-    async overview(latest, issuers) {
-      const [counts, page, top] = await Promise.all([indexCounts(db), changesPage(db, { before: null }, latest), topIssuers(db, issuers)]);
-      return { counts, latest: page.changes, issuers: top };
-    },
+    overview: (latest, issuers) => overviewOf(db, latest, issuers),
     changes: (where, limit) => changesPage(db, where, limit),
     positionOf: (cursor) => positionOf(db, cursor),
-    async flush(timeoutMs) {
-      const until = Date.now() + timeoutMs;
-      while (backlog.length + draining > 0 && Date.now() < until) {
-        if (draining === 0) {
-          clearTimeout(retry);
-          await drain().catch(() => undefined);
-        }
-        if (backlog.length + draining > 0) await new Promise((r) => setTimeout(r, Math.min(200, Math.max(0, until - Date.now()))));
-      }
-      return backlog.length + draining;
-    },
+    flush: (timeoutMs) => recorder.flush(timeoutMs),
     async close() {
-      clearTimeout(retry);
+      recorder.stop();
       clearInterval(pruning);
       await db.close();
     },
