@@ -93,99 +93,117 @@ export function createOutboundCount(options: OutboundOptions) {
  */
 export function createOutboundGate(options: OutboundOptions) {
   const count = createOutboundCount(options);
-  const max = count.max;
-  const queues: Record<Priority, Waiter[]> = { person: [], background: [] };
-  const slots = { active: 0, queued: 0, peakActive: 0 };
   const holdings = createHoldings();
-  const weight = byHoldings(holdings);
-
-  /** Gives a slot back: to the next waiter, a person's (the lightest client's) before background work, or to the pool. */
-  function handOn() {
-    const queue = queues.person.length > 0 ? queues.person : queues.background;
-    const at = nextOf(queue, weight);
-    const next = at >= 0 ? queue.splice(at, 1)[0] : undefined;
-    if (!next) return void slots.active--;
-    slots.queued--;
-    next.grant(); // the slot passes on: `active` is unchanged
-  }
-
-  function slot(client: string): () => void {
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      holdings.remove(client);
-      handOn();
-    };
-  }
-
+  const o: Outbound = {
+    max: count.max,
+    queues: { person: [], background: [] },
+    slots: { active: 0, queued: 0, peakActive: 0 },
+    holdings,
+    weight: byHoldings(holdings),
+  };
   return {
     /** Fetches in flight at most. */
-    max,
+    max: o.max,
     /** When a refused fetch may be tried again, in seconds: its longest wait. */
     retryAfterS: count.retryAfterS,
     /**
      * Counts a fetch from its start to its end, as its ticket; `busy` when `max` are in flight and
      * `maxQueued` more are waiting, wherever they wait.
      */
-    enter(): Ticket | Refusal<"busy"> {
-      const leave = count.enter();
-      if (isRefusal(leave)) return leave;
-      const waiting = new AbortController();
-      const timer = setTimeout(() => waiting.abort(count.busy(`no fetch slot within ${options.maxWaitMs} ms`)), options.maxWaitMs);
-      return {
-        signal: waiting.signal,
-        started: () => clearTimeout(timer),
-        leave: () => {
-          clearTimeout(timer);
-          leave();
-        },
-      };
-    },
+    enter: (): Ticket | Refusal<"busy"> => enter(count, options.maxWaitMs),
     /**
      * A slot for a fetch of `client`, as the function that gives it back; waits in the queue when none
      * is free, until `signal` aborts (rejecting with its reason).
      */
-    acquire(priority: Priority, signal?: AbortSignal, client = ""): Promise<() => void> {
-      if (slots.active < max) {
-        slots.active++;
-        slots.peakActive = Math.max(slots.peakActive, slots.active);
-        holdings.add(client);
-        return Promise.resolve(slot(client));
-      }
-      if (signal?.aborted) return Promise.reject(signal.reason);
-      holdings.add(client);
-      return new Promise((resolve, reject) => {
-        const giveUp = () => {
-          const queue = queues[priority];
-          const at = queue.indexOf(waiter);
-          if (at >= 0) queue.splice(at, 1);
-          slots.queued--;
-          holdings.remove(client);
-          reject(signal?.reason);
-        };
-        const waiter: Waiter = {
-          client,
-          grant: () => {
-            signal?.removeEventListener("abort", giveUp);
-            resolve(slot(client));
-          },
-        };
-        signal?.addEventListener("abort", giveUp, { once: true });
-        queues[priority].push(waiter);
-        slots.queued++;
-      });
-    },
+    acquire: (priority: Priority, signal?: AbortSignal, client = ""): Promise<() => void> => acquire(o, priority, signal, client),
     /** Whether a new fetch would be refused now rather than queued. */
     full: count.full,
     stats: (): OutboundStats => ({
-      active: slots.active,
-      queued: slots.queued,
+      active: o.slots.active,
+      queued: o.slots.queued,
       pending: count.pending(),
-      peakActive: slots.peakActive,
+      peakActive: o.slots.peakActive,
       refused: count.refused(),
     }),
   };
+}
+
+/** What a gate keeps: its slots, the queues of a person's and of background fetches, each client's holdings. */
+type Outbound = {
+  max: number;
+  queues: Record<Priority, Waiter[]>;
+  slots: { active: number; queued: number; peakActive: number };
+  holdings: ReturnType<typeof createHoldings>;
+  weight: ReturnType<typeof byHoldings>;
+};
+
+/** A fetch counted from its start to its end, aborted as `busy` when it waits longer than `maxWaitMs` for its slot. */
+function enter(count: ReturnType<typeof createOutboundCount>, maxWaitMs: number): Ticket | Refusal<"busy"> {
+  const leave = count.enter();
+  if (isRefusal(leave)) return leave;
+  const waiting = new AbortController();
+  const timer = setTimeout(() => waiting.abort(count.busy(`no fetch slot within ${maxWaitMs} ms`)), maxWaitMs);
+  return {
+    signal: waiting.signal,
+    started: () => clearTimeout(timer),
+    leave: () => {
+      clearTimeout(timer);
+      leave();
+    },
+  };
+}
+
+/** Gives a slot back: to the next waiter, a person's (the lightest client's) before background work, or to the pool. */
+function handOn(o: Outbound) {
+  const queue = o.queues.person.length > 0 ? o.queues.person : o.queues.background;
+  const at = nextOf(queue, o.weight);
+  const next = at >= 0 ? queue.splice(at, 1)[0] : undefined;
+  if (!next) return void o.slots.active--;
+  o.slots.queued--;
+  next.grant(); // the slot passes on: `active` is unchanged
+}
+
+/** The function that gives `client`'s slot back, once. */
+function slot(o: Outbound, client: string): () => void {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    o.holdings.remove(client);
+    handOn(o);
+  };
+}
+
+function acquire(o: Outbound, priority: Priority, signal: AbortSignal | undefined, client: string): Promise<() => void> {
+  const { slots, holdings, queues } = o;
+  if (slots.active < o.max) {
+    slots.active++;
+    slots.peakActive = Math.max(slots.peakActive, slots.active);
+    holdings.add(client);
+    return Promise.resolve(slot(o, client));
+  }
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  holdings.add(client);
+  return new Promise((resolve, reject) => {
+    const giveUp = () => {
+      const queue = queues[priority];
+      const at = queue.indexOf(waiter);
+      if (at >= 0) queue.splice(at, 1);
+      slots.queued--;
+      holdings.remove(client);
+      reject(signal?.reason);
+    };
+    const waiter: Waiter = {
+      client,
+      grant: () => {
+        signal?.removeEventListener("abort", giveUp);
+        resolve(slot(o, client));
+      },
+    };
+    signal?.addEventListener("abort", giveUp, { once: true });
+    queues[priority].push(waiter);
+    slots.queued++;
+  });
 }
 
 export type OutboundGate = ReturnType<typeof createOutboundGate>;

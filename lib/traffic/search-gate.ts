@@ -56,124 +56,151 @@ const NONE: InFlight = () => 0;
 /** How fast a client's record of recent searches fades: it halves every 10 s. */
 const HALF_LIFE_MS = 10_000;
 
-export function createSearchGate(options: SearchGateOptions) {
-  const now = options.now ?? Date.now;
-  const maxWaitMs = options.maxWaitMs ?? 5000;
-  const maxClients = options.maxClients ?? 10_000;
-  const retryAfterS = Math.max(1, Math.ceil(maxWaitMs / 1000));
-  let running = 0;
-  const queue: Waiter[] = [];
+/** What a gate keeps: its options, the searches running, the queue, and each client's searches. */
+type Gate = {
+  options: SearchGateOptions;
+  now: () => number;
+  maxWaitMs: number;
+  maxClients: number;
+  retryAfterS: number;
+  running: number;
+  queue: Waiter[];
   /** Searches in progress (running or waiting) per client. */
-  const inProgress = createHoldings();
+  inProgress: ReturnType<typeof createHoldings>;
   /** Each client's recent searches, a count that halves every {@link HALF_LIFE_MS}, and when it was last set. */
-  const recent = new Map<string, { score: number; at: number }>();
+  recent: Map<string, { score: number; at: number }>;
+  weight: Weight<Waiter>;
+};
 
-  const scoreOf = (client: string, t = now()): number => {
-    const r = recent.get(client);
-    return r ? r.score * 0.5 ** ((t - r.at) / HALF_LIFE_MS) : 0;
+export function createSearchGate(options: SearchGateOptions) {
+  const maxWaitMs = options.maxWaitMs ?? 5000;
+  const g: Gate = {
+    options,
+    now: options.now ?? Date.now,
+    maxWaitMs,
+    maxClients: options.maxClients ?? 10_000,
+    retryAfterS: Math.max(1, Math.ceil(maxWaitMs / 1000)),
+    running: 0,
+    queue: [],
+    inProgress: createHoldings(),
+    recent: new Map(),
+    weight: (w) => weightOf(g, w.client, w.inFlight),
   };
-  function started(client: string) {
-    const t = now();
-    const score = scoreOf(client, t) + 1;
-    recent.delete(client); // re-inserted last: the map's order is least recently used first
-    recent.set(client, { score, at: t });
-    if (recent.size > maxClients) for (const key of recent.keys()) if (recent.size > maxClients) recent.delete(key);
-  }
-  /**
-   * A client's weight (docs/architecture.md#fair-queues): its searches in progress or, when more, its
-   * requests in flight at the instance; then how much it has searched lately. `counted` is one for a
-   * newcomer's search, not yet in progress.
-   */
-  const weightOf = (client: string, inFlight: InFlight, counted = 0) =>
-    [Math.max(inProgress.of(client) + counted, inFlight()), scoreOf(client)] as const;
-  const weight: Weight<Waiter> = (w) => weightOf(w.client, w.inFlight);
-
-  const busy = (why: string): SearchRefusal =>
-    refusedAt(
-      "searchesWaiting",
-      `this resolver is searching its index as much as it may at once (${why}); try again in ${retryAfterS} s`,
-      retryAfterS,
-    );
-  const tooMany = (): SearchRefusal =>
-    refusedAt(
-      "searchesInProgress",
-      `you have ${options.perClient} searches in progress, as many as one client may at once; try again when one has finished`,
-      1,
-    );
-
-  function handOn() {
-    const at = nextOf(queue, weight);
-    if (at < 0) return void running--;
-    const [next] = queue.splice(at, 1);
-    next?.turn(); // the slot passes on: `running` is unchanged
-  }
-
-  /** The refusal a search by `client` would meet now, or null when it would run or wait. */
-  function wouldRefuse(client: string, inFlight: InFlight = NONE): SearchRefusal | null {
-    if (inProgress.of(client) >= options.perClient) return tooMany();
-    if (running < options.atOnce || queue.length < options.waiting) return null;
-    // A full queue makes room for a client lighter than one waiting.
-    return refusedFor(queue, weight, weightOf(client, inFlight, 1)) >= 0
-      ? null
-      : busy(`${options.atOnce} running and ${options.waiting} waiting`);
-  }
-
-  /**
-   * Runs `task` in its turn, or answers the refusal; the task's own failure is passed on as it is.
-   * `inFlight` tells the client's requests in flight at the instance, when known.
-   */
-  async function run<T>(client: string, task: () => Promise<T>, inFlight: InFlight = NONE): Promise<T | SearchRefusal> {
-    const refused = wouldRefuse(client, inFlight);
-    if (refused) return refused;
-    inProgress.add(client);
-    try {
-      if (running < options.atOnce) running++;
-      else {
-        if (queue.length >= options.waiting) {
-          // Room for this one (counted in now): the newest waiting search of the heaviest client, which wouldRefuse found heavier.
-          const [out] = queue.splice(refusedFor(queue, weight, weightOf(client, inFlight)), 1);
-          out?.refuse(busy(`${options.atOnce} running and ${options.waiting} waiting; clients with fewer searches in progress went first`));
-        }
-        const turn = await new Promise<SearchRefusal | null>((resolve) => {
-          const waiter: Waiter = {
-            client,
-            inFlight,
-            turn: () => {
-              clearTimeout(timer);
-              resolve(null);
-            },
-            refuse: (r) => {
-              clearTimeout(timer);
-              resolve(r);
-            },
-          };
-          const timer = setTimeout(() => {
-            const i = queue.indexOf(waiter);
-            if (i >= 0) queue.splice(i, 1);
-            resolve(busy(`no turn within ${maxWaitMs} ms`));
-          }, maxWaitMs);
-          queue.push(waiter);
-        });
-        if (turn) return turn;
-      }
-      started(client);
-      try {
-        return await task();
-      } finally {
-        handOn();
-      }
-    } finally {
-      inProgress.remove(client);
-    }
-  }
-
   return {
-    run,
-    wouldRefuse,
+    /**
+     * Runs `task` in its turn, or answers the refusal; the task's own failure is passed on as it is.
+     * `inFlight` tells the client's requests in flight at the instance, when known.
+     */
+    run: <T>(client: string, task: () => Promise<T>, inFlight: InFlight = NONE) => run(g, client, task, inFlight),
+    /** The refusal a search by `client` would meet now, or null when it would run or wait. */
+    wouldRefuse: (client: string, inFlight: InFlight = NONE) => wouldRefuse(g, client, inFlight),
     /** When a refused search may be tried again, in seconds. */
-    retryAfterS,
-    stats: () => ({ running, waiting: queue.length, clients: inProgress.clients() }),
+    retryAfterS: g.retryAfterS,
+    stats: () => ({ running: g.running, waiting: g.queue.length, clients: g.inProgress.clients() }),
   };
+}
+
+function scoreOf(g: Gate, client: string, t = g.now()): number {
+  const r = g.recent.get(client);
+  return r ? r.score * 0.5 ** ((t - r.at) / HALF_LIFE_MS) : 0;
+}
+
+function started(g: Gate, client: string) {
+  const t = g.now();
+  const score = scoreOf(g, client, t) + 1;
+  g.recent.delete(client); // re-inserted last: the map's order is least recently used first
+  g.recent.set(client, { score, at: t });
+  if (g.recent.size > g.maxClients) for (const key of g.recent.keys()) if (g.recent.size > g.maxClients) g.recent.delete(key);
+}
+
+/**
+ * A client's weight (docs/architecture.md#fair-queues): its searches in progress or, when more, its
+ * requests in flight at the instance; then how much it has searched lately. `counted` is one for a
+ * newcomer's search, not yet in progress.
+ */
+const weightOf = (g: Gate, client: string, inFlight: InFlight, counted = 0) =>
+  [Math.max(g.inProgress.of(client) + counted, inFlight()), scoreOf(g, client)] as const;
+
+const busy = (g: Gate, why: string): SearchRefusal =>
+  refusedAt(
+    "searchesWaiting",
+    `this resolver is searching its index as much as it may at once (${why}); try again in ${g.retryAfterS} s`,
+    g.retryAfterS,
+  );
+
+const tooMany = (g: Gate): SearchRefusal =>
+  refusedAt(
+    "searchesInProgress",
+    `you have ${g.options.perClient} searches in progress, as many as one client may at once; try again when one has finished`,
+    1,
+  );
+
+function handOn(g: Gate) {
+  const at = nextOf(g.queue, g.weight);
+  if (at < 0) return void g.running--;
+  const [next] = g.queue.splice(at, 1);
+  next?.turn(); // the slot passes on: `running` is unchanged
+}
+
+function wouldRefuse(g: Gate, client: string, inFlight: InFlight): SearchRefusal | null {
+  const { options } = g;
+  if (g.inProgress.of(client) >= options.perClient) return tooMany(g);
+  if (g.running < options.atOnce || g.queue.length < options.waiting) return null;
+  // A full queue makes room for a client lighter than one waiting.
+  return refusedFor(g.queue, g.weight, weightOf(g, client, inFlight, 1)) >= 0
+    ? null
+    : busy(g, `${options.atOnce} running and ${options.waiting} waiting`);
+}
+
+/** Waits in the queue for a turn: null when it comes, or the refusal (pushed out by a lighter client, or waited too long). */
+function waitTurn(g: Gate, client: string, inFlight: InFlight): Promise<SearchRefusal | null> {
+  const { options } = g;
+  if (g.queue.length >= options.waiting) {
+    // Room for this one (counted in now): the newest waiting search of the heaviest client, which wouldRefuse found heavier.
+    const [out] = g.queue.splice(refusedFor(g.queue, g.weight, weightOf(g, client, inFlight)), 1);
+    out?.refuse(busy(g, `${options.atOnce} running and ${options.waiting} waiting; clients with fewer searches in progress went first`));
+  }
+  return new Promise<SearchRefusal | null>((resolve) => {
+    const waiter: Waiter = {
+      client,
+      inFlight,
+      turn: () => {
+        clearTimeout(timer);
+        resolve(null);
+      },
+      refuse: (r) => {
+        clearTimeout(timer);
+        resolve(r);
+      },
+    };
+    const timer = setTimeout(() => {
+      const i = g.queue.indexOf(waiter);
+      if (i >= 0) g.queue.splice(i, 1);
+      resolve(busy(g, `no turn within ${g.maxWaitMs} ms`));
+    }, g.maxWaitMs);
+    g.queue.push(waiter);
+  });
+}
+
+async function run<T>(g: Gate, client: string, task: () => Promise<T>, inFlight: InFlight): Promise<T | SearchRefusal> {
+  const refused = wouldRefuse(g, client, inFlight);
+  if (refused) return refused;
+  g.inProgress.add(client);
+  try {
+    if (g.running < g.options.atOnce) g.running++;
+    else {
+      const turn = await waitTurn(g, client, inFlight);
+      if (turn) return turn;
+    }
+    started(g, client);
+    try {
+      return await task();
+    } finally {
+      handOn(g);
+    }
+  } finally {
+    g.inProgress.remove(client);
+  }
 }
 
 export type SearchGate = ReturnType<typeof createSearchGate>;
