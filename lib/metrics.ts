@@ -27,10 +27,49 @@ export type MetricSources = {
   fleet: FleetLink | null;
 };
 
-export function createMetrics(sources: MetricSources): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: "ident_process_" });
-  const registers = [registry];
+/** A gauge read when scraped; `read` answers null when it cannot say (the last value stands). */
+function gauge(registers: Registry[], name: string, help: string, read: () => number | null | Promise<number | null>) {
+  return new Gauge({
+    name,
+    help,
+    registers,
+    async collect() {
+      const value = await read();
+      if (value !== null) this.set(value);
+    },
+  });
+}
+
+/** The outbound gauges: fetches in flight and queued, sockets open and their peak. */
+function outboundGauges(registers: Registry[], sources: MetricSources) {
+  gauge(
+    registers,
+    "ident_fetches_in_flight",
+    "Publisher fetches holding an outbound slot now",
+    async () => (await sources.outbound.stats()).active,
+  );
+  gauge(
+    registers,
+    "ident_fetches_queued",
+    "Publisher fetches waiting for an outbound slot now",
+    async () => (await sources.outbound.stats()).queued,
+  );
+  gauge(
+    registers,
+    "ident_outbound_sockets",
+    "Outbound sockets open now, from the connection attempt until closed",
+    async () => (await sources.sockets()).open,
+  );
+  gauge(
+    registers,
+    "ident_outbound_sockets_peak",
+    "The most outbound sockets open at once since the instance started",
+    async () => (await sources.sockets()).peak,
+  );
+}
+
+/** The index's gauges: entities, background resolutions due and their lag, results waiting and dropped. */
+function storeGauges(registers: Registry[], sources: MetricSources) {
   // One read of the store per scrape, however many gauges ask for it.
   let stats: { at: number; read: Promise<StoreStats | null> } | null = null;
   const storeStats = () => {
@@ -39,41 +78,21 @@ export function createMetrics(sources: MetricSources): Metrics {
     }
     return stats.read;
   };
-  /** A gauge read when scraped; `read` answers null when it cannot say (the last value stands). */
-  const gauge = (name: string, help: string, read: () => number | null | Promise<number | null>) =>
-    new Gauge({
-      name,
-      help,
-      registers,
-      async collect() {
-        const value = await read();
-        if (value !== null) this.set(value);
-      },
-    });
-  gauge("ident_fetches_in_flight", "Publisher fetches holding an outbound slot now", async () => (await sources.outbound.stats()).active);
-  gauge("ident_fetches_queued", "Publisher fetches waiting for an outbound slot now", async () => (await sources.outbound.stats()).queued);
+  gauge(registers, "ident_index_entities", "Entities the index holds", async () => (await storeStats())?.entities ?? null);
   gauge(
-    "ident_outbound_sockets",
-    "Outbound sockets open now, from the connection attempt until closed",
-    async () => (await sources.sockets()).open,
-  );
-  gauge(
-    "ident_outbound_sockets_peak",
-    "The most outbound sockets open at once since the instance started",
-    async () => (await sources.sockets()).peak,
-  );
-  gauge("ident_index_entities", "Entities the index holds", async () => (await storeStats())?.entities ?? null);
-  gauge(
+    registers,
     "ident_queue_depth",
     "Background resolutions (discovery, re-verification) due now and not taken",
     async () => (await storeStats())?.queueDepth ?? null,
   );
   gauge(
+    registers,
     "ident_reverification_lag_seconds",
     "How long the oldest background resolution due has waited",
     async () => (await storeStats())?.lagS ?? null,
   );
   gauge(
+    registers,
     "ident_records_waiting",
     "Results waiting to be recorded until the database answers again",
     async () => (await sources.store)?.backlog ?? 0,
@@ -88,21 +107,31 @@ export function createMetrics(sources: MetricSources): Metrics {
       this.inc(dropped);
     },
   });
-  const { fleet } = sources;
-  if (fleet) {
-    gauge("ident_redis_up", "1 while this instance shares its cache and limits through Redis, 0 while it works alone", () =>
-      fleet.usable() ? 1 : 0,
-    );
-    new Counter({
-      name: "ident_redis_command_failures_total",
-      help: "Redis commands that failed or timed out (each rests the link 2 s)",
-      registers,
-      collect() {
-        this.reset();
-        this.inc(fleet.failures);
-      },
-    });
-  }
+}
+
+/** The fleet's link to Redis: up or alone, and its failed commands. */
+function fleetMetrics(registers: Registry[], fleet: FleetLink) {
+  gauge(registers, "ident_redis_up", "1 while this instance shares its cache and limits through Redis, 0 while it works alone", () =>
+    fleet.usable() ? 1 : 0,
+  );
+  new Counter({
+    name: "ident_redis_command_failures_total",
+    help: "Redis commands that failed or timed out (each rests the link 2 s)",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(fleet.failures);
+    },
+  });
+}
+
+export function createMetrics(sources: MetricSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "ident_process_" });
+  const registers = [registry];
+  outboundGauges(registers, sources);
+  storeGauges(registers, sources);
+  if (sources.fleet) fleetMetrics(registers, sources.fleet);
   return {
     registry,
     fetches: new Counter({ name: "ident_fetches_total", help: "Publisher fetches by outcome", labelNames: ["outcome"], registers }),
