@@ -34,9 +34,10 @@ export type FleetLinkOptions = {
 /** Keys of every kind live under one prefix, so one Redis can serve other software too. */
 export const KEY_PREFIX = "ident:";
 
+/** What a link keeps: its client, whether Redis is down, until when it rests after a failure, and how many failed. */
+type Link = { redis: Redis; log: (line: string) => void; tripMs: number; down: boolean; trippedUntil: number; failures: number };
+
 export function connectRedis(url: string, options: FleetLinkOptions = {}): FleetLink {
-  const log = options.log ?? console.error;
-  const tripMs = options.tripMs ?? 2000;
   const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -45,74 +46,83 @@ export function connectRedis(url: string, options: FleetLinkOptions = {}): Fleet
     // Reconnect for ever, at most every 2 s.
     retryStrategy: (times) => Math.min(100 * times, 2000),
   });
-  let down = false;
-  let trippedUntil = 0;
-  let failures = 0;
-  const wentDown = (why: string) => {
-    if (down) return;
-    down = true;
-    log(`redis: ${why}; this instance uses its own cache and limits until Redis answers again`);
-  };
-  redis.on("error", (err: Error) => wentDown(`unreachable (${err.message})`));
-  redis.on("close", () => wentDown("connection closed"));
-  const cameBack = () => {
-    trippedUntil = 0;
-    if (!down) return;
-    down = false;
-    log("redis: answering again; the cache and the limits are shared again");
-  };
-  redis.on("ready", cameBack);
-
-  const usable = () => redis.status === "ready" && Date.now() >= trippedUntil;
-  /** Resolves when the connection is ready, or after `ms`. */
-  const readyWithin = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        redis.off("ready", done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      redis.once("ready", done);
-    });
+  const l: Link = { redis, log: options.log ?? console.error, tripMs: options.tripMs ?? 2000, down: false, trippedUntil: 0, failures: 0 };
+  redis.on("error", (err: Error) => wentDown(l, `unreachable (${err.message})`));
+  redis.on("close", () => wentDown(l, "connection closed"));
+  redis.on("ready", () => cameBack(l));
   return {
-    usable,
-    async run(command) {
-      if (!usable()) return null;
-      try {
-        return await command(redis);
-      } catch (err) {
-        failures++;
-        trippedUntil = Date.now() + tripMs;
-        wentDown(`a command failed (${err instanceof Error ? err.message : String(err)})`);
-        // A command that failed on a live connection (a timeout) leaves the link down until the next PING answers.
-        setTimeout(() => {
-          redis.ping().then(
-            () => redis.status === "ready" && cameBack(),
-            () => undefined,
-          );
-        }, tripMs).unref();
-        return null;
-      }
-    },
+    usable: () => usable(l),
+    run: (command) => run(l, command),
     get failures() {
-      return failures;
+      return l.failures;
     },
-    async ping() {
-      // Two chances: a connection still being made at start, or an answer whose timeout fired first
-      // because the event loop was held (a route's first load), is not Redis being away.
-      for (let attempt = 0; attempt < 2; attempt++) {
-        if (redis.status !== "ready") await readyWithin(500);
-        try {
-          if (redis.status === "ready" && (await redis.ping()) === "PONG") return true;
-        } catch {
-          // timed out or refused: the second chance, or false
-        }
-      }
-      return false;
-    },
+    ping: () => ping(l),
     async close() {
       redis.disconnect();
     },
   };
+}
+
+function wentDown(l: Link, why: string) {
+  if (l.down) return;
+  l.down = true;
+  l.log(`redis: ${why}; this instance uses its own cache and limits until Redis answers again`);
+}
+
+function cameBack(l: Link) {
+  l.trippedUntil = 0;
+  if (!l.down) return;
+  l.down = false;
+  l.log("redis: answering again; the cache and the limits are shared again");
+}
+
+const usable = (l: Link) => l.redis.status === "ready" && Date.now() >= l.trippedUntil;
+
+/** Runs `command` when the link is usable; null when it is not or the command fails (then the link rests). */
+async function run<T>(l: Link, command: (redis: Redis) => Promise<T>): Promise<T | null> {
+  const { redis } = l;
+  if (!usable(l)) return null;
+  try {
+    return await command(redis);
+  } catch (err) {
+    l.failures++;
+    l.trippedUntil = Date.now() + l.tripMs;
+    wentDown(l, `a command failed (${err instanceof Error ? err.message : String(err)})`);
+    // A command that failed on a live connection (a timeout) leaves the link down until the next PING answers.
+    setTimeout(() => {
+      redis.ping().then(
+        () => redis.status === "ready" && cameBack(l),
+        () => undefined,
+      );
+    }, l.tripMs).unref();
+    return null;
+  }
+}
+
+/** Resolves when the connection is ready, or after `ms`. */
+function readyWithin(redis: Redis, ms: number) {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off("ready", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once("ready", done);
+  });
+}
+
+async function ping(l: Link): Promise<boolean> {
+  const { redis } = l;
+  // Two chances: a connection still being made at start, or an answer whose timeout fired first
+  // because the event loop was held (a route's first load), is not Redis being away.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (redis.status !== "ready") await readyWithin(redis, 500);
+    try {
+      if (redis.status === "ready" && (await redis.ping()) === "PONG") return true;
+    } catch {
+      // timed out or refused: the second chance, or false
+    }
+  }
+  return false;
 }
