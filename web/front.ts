@@ -181,74 +181,95 @@ export function guardServer(server: Server, options: GuardOptions): { open(clien
   server.requestTimeout = timeouts.requestMs;
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.setTimeout(timeouts.idleMs, (socket) => socket.destroy());
-  const perClient = options.trustedHops === 0;
-  const byClient = new Map<string, Set<Socket>>();
-  const held = new WeakMap<Socket, Held>();
-  let total = 0;
   const readRoom = options.maxOpen ?? (() => connectionRoom(descriptorLimit(), LIMITS.outbound.default));
-  let room = { max: readRoom(), readAt: Date.now() };
-  const maxOpen = () => {
-    if (Date.now() - room.readAt >= 1000) room = { max: readRoom(), readAt: Date.now() };
-    return room.max;
+  const g: Guard = {
+    options,
+    perClient: options.trustedHops === 0,
+    byClient: new Map(),
+    held: new WeakMap(),
+    total: 0,
+    readRoom,
+    room: { max: readRoom(), readAt: Date.now() },
   };
-
-  /** The clients holding the most connections first. */
-  const heaviest = () => [...byClient].sort((a, b) => b[1].size - a[1].size);
-  const idleOf = (sockets: Set<Socket>) => {
-    for (const s of sockets) if (held.get(s)?.busy === 0) return s;
-    return undefined;
-  };
-  const close = (socket: Socket) => {
-    options.refused?.();
-    socket.destroy();
-  };
-
-  /** Makes room for a connection of `client` near or at the total; false when it is the newcomer's to close. */
-  function makeRoom(client: string, full: boolean): boolean {
-    const order = heaviest();
-    const most = order[0]?.[1].size ?? 0;
-    const own = byClient.get(client);
-    if ((own?.size ?? 0) >= most) {
-      // The newcomer's address holds the most: its new connection takes the place of an idle one of its own.
-      const idle = own ? idleOf(own) : undefined;
-      if (idle) return (close(idle), true);
-      return !full;
-    }
-    // An idle connection of the address holding the most, or of the next; at the total, any of the first.
-    for (const [, sockets] of order) {
-      if (sockets.size <= (byClient.get(client)?.size ?? 0)) break;
-      const idle = idleOf(sockets);
-      if (idle) return (close(idle), true);
-    }
-    if (!full) return true;
-    const newest = [...(order[0]?.[1] ?? [])].at(-1);
-    if (newest) close(newest);
-    return true;
-  }
-
   // First of the connection listeners: one refused is closed before HTTP sets anything up for it.
-  server.prependListener("connection", (socket: Socket) => {
-    const client = perClient ? addressGroup(socket.remoteAddress ?? "unknown") : "proxy";
-    const mine = byClient.get(client)?.size ?? 0;
-    if (perClient && mine >= options.maxPerClient) return close(socket);
-    const max = maxOpen();
-    if (total >= Math.floor(max * 0.9) && !makeRoom(client, total >= max)) return close(socket);
-    const sockets = byClient.get(client) ?? new Set<Socket>();
-    byClient.set(client, sockets);
-    sockets.add(socket);
-    held.set(socket, { client, busy: 0 });
-    total++;
-    socket.once("close", () => {
-      total--;
-      sockets.delete(socket);
-      if (sockets.size === 0 && byClient.get(client) === sockets) byClient.delete(client);
-    });
-  });
+  server.prependListener("connection", (socket: Socket) => admitConnection(g, socket));
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    const state = held.get(req.socket);
+    const state = g.held.get(req.socket);
     if (!state) return;
     state.busy++;
     res.once("close", () => state.busy--);
   });
-  return { open: (client) => (client === undefined ? total : (byClient.get(client)?.size ?? 0)) };
+  return { open: (client) => (client === undefined ? g.total : (g.byClient.get(client)?.size ?? 0)) };
+}
+
+/** What the guard keeps: each client's connections, what each one holds, the total, and the room there is. */
+type Guard = {
+  options: GuardOptions;
+  perClient: boolean;
+  byClient: Map<string, Set<Socket>>;
+  held: WeakMap<Socket, Held>;
+  total: number;
+  readRoom: () => number;
+  room: { max: number; readAt: number };
+};
+
+/** Connections open at most, read again at most once a second. */
+function maxOpen(g: Guard): number {
+  if (Date.now() - g.room.readAt >= 1000) g.room = { max: g.readRoom(), readAt: Date.now() };
+  return g.room.max;
+}
+
+/** The clients holding the most connections first. */
+const heaviest = (g: Guard) => [...g.byClient].sort((a, b) => b[1].size - a[1].size);
+
+function idleOf(g: Guard, sockets: Set<Socket>) {
+  for (const s of sockets) if (g.held.get(s)?.busy === 0) return s;
+  return undefined;
+}
+
+function close(g: Guard, socket: Socket) {
+  g.options.refused?.();
+  socket.destroy();
+}
+
+/** Makes room for a connection of `client` near or at the total; false when it is the newcomer's to close. */
+function makeRoom(g: Guard, client: string, full: boolean): boolean {
+  const order = heaviest(g);
+  const most = order[0]?.[1].size ?? 0;
+  const own = g.byClient.get(client);
+  if ((own?.size ?? 0) >= most) {
+    // The newcomer's address holds the most: its new connection takes the place of an idle one of its own.
+    const idle = own ? idleOf(g, own) : undefined;
+    if (idle) return (close(g, idle), true);
+    return !full;
+  }
+  // An idle connection of the address holding the most, or of the next; at the total, any of the first.
+  for (const [, sockets] of order) {
+    if (sockets.size <= (g.byClient.get(client)?.size ?? 0)) break;
+    const idle = idleOf(g, sockets);
+    if (idle) return (close(g, idle), true);
+  }
+  if (!full) return true;
+  const newest = [...(order[0]?.[1] ?? [])].at(-1);
+  if (newest) close(g, newest);
+  return true;
+}
+
+/** A new connection: closed past its client's bound or the total, else counted until it closes. */
+function admitConnection(g: Guard, socket: Socket) {
+  const client = g.perClient ? addressGroup(socket.remoteAddress ?? "unknown") : "proxy";
+  const mine = g.byClient.get(client)?.size ?? 0;
+  if (g.perClient && mine >= g.options.maxPerClient) return close(g, socket);
+  const max = maxOpen(g);
+  if (g.total >= Math.floor(max * 0.9) && !makeRoom(g, client, g.total >= max)) return close(g, socket);
+  const sockets = g.byClient.get(client) ?? new Set<Socket>();
+  g.byClient.set(client, sockets);
+  sockets.add(socket);
+  g.held.set(socket, { client, busy: 0 });
+  g.total++;
+  socket.once("close", () => {
+    g.total--;
+    sockets.delete(socket);
+    if (sockets.size === 0 && g.byClient.get(client) === sockets) g.byClient.delete(client);
+  });
 }
