@@ -133,68 +133,73 @@ export type Badges = {
   current(domain: string): Promise<Drawn | null>;
 };
 
+/** What the badges keep: those drawn lately, and the reads running now (those asking meanwhile join them). */
+type Kept = { deps: BadgeDeps; kept: LRUCache<string, Drawn>; running: Map<string, Promise<Drawn | Unavailable>> };
+
 export function createBadges(deps: BadgeDeps): Badges {
-  const { log } = deps;
-  /** docs/architecture.md#memory-caps: `badges`. */
-  const kept = new LRUCache<string, Drawn>({
-    maxSize: MEMORY_CAPS.badges.cap,
-    sizeCalculation: (d) => d.bytes.buffer.byteLength + 512,
-    ttl: BADGE_MEMORY_S * 1000,
-  });
-  /** Reads running now, by domain: those asking meanwhile join them. */
-  const running = new Map<string, Promise<Drawn | Unavailable>>();
-
-  async function read(domain: string): Promise<Drawn | Unavailable> {
-    const store = await deps.store;
-    if (!store) return NO_INDEX;
-    try {
-      const made = drawn(domain, await entityStanding(store.db, domain));
-      kept.set(domain, made);
-      return made;
-    } catch (err) {
-      log.warn(`store: the badge of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
-      return UNREADABLE;
-    }
-  }
-
-  function joined(domain: string): Promise<Drawn | Unavailable> {
-    const now = running.get(domain);
-    if (now) return now;
-    const run = read(domain).finally(() => {
-      if (running.get(domain) === run) running.delete(domain);
-    });
-    running.set(domain, run);
-    return run;
-  }
-
-  async function answer(req: IncomingMessage, res: ServerResponse, domain: string | null): Promise<void> {
-    // docs/decisions.md#badges: a path that is not a domain is no entity's.
-    if (domain === null) return sendText(req, res, 404, "There is no badge here: the path does not name a domain.");
-    const found = kept.get(domain) ?? (await joined(domain));
-    if ("unavailable" in found) return sendText(req, res, 503, found.unavailable, { "Retry-After": String(found.retryAfterS) });
-    const headers = Object.assign({}, CORS_HEADERS, {
-      "Content-Type": BADGE_TYPE,
-      "Cache-Control": `public, max-age=${found.maxAgeS}`,
-      ETag: found.etag,
-    });
-    const header = req.headers["if-none-match"];
-    if (notModified(Array.isArray(header) ? header.join(", ") : header, found.etag))
-      return send(req, res, { status: 304, headers, body: null });
-    send(req, res, { status: 200, headers, body: found.bytes });
-  }
-
+  const b: Kept = {
+    deps,
+    /** docs/architecture.md#memory-caps: `badges`. */
+    kept: new LRUCache<string, Drawn>({
+      maxSize: MEMORY_CAPS.badges.cap,
+      sizeCalculation: (d) => d.bytes.buffer.byteLength + 512,
+      ttl: BADGE_MEMORY_S * 1000,
+    }),
+    running: new Map(),
+  };
   return {
     serve(req, res, route) {
       if (route.target.kind !== "badge") throw new Error(`badge: ${route.path} is not a badge`);
-      answer(req, res, route.target.domain).catch((err: unknown) => {
-        log.error(`badge: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      answer(b, req, res, route.target.domain).catch((err: unknown) => {
+        deps.log.error(`badge: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
         if (!res.headersSent) sendText(req, res, 500, "This resolver could not draw the badge; try again shortly.");
         else res.destroy();
       });
     },
     async current(domain) {
-      const found = await read(domain);
+      const found = await read(b, domain);
       return "unavailable" in found ? null : found;
     },
   };
+}
+
+/** The badge of `domain` read from the index now, and kept. */
+async function read(b: Kept, domain: string): Promise<Drawn | Unavailable> {
+  const store = await b.deps.store;
+  if (!store) return NO_INDEX;
+  try {
+    const made = drawn(domain, await entityStanding(store.db, domain));
+    b.kept.set(domain, made);
+    return made;
+  } catch (err) {
+    b.deps.log.warn(`store: the badge of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    return UNREADABLE;
+  }
+}
+
+/** The read of `domain` running now, or a new one. */
+function joined(b: Kept, domain: string): Promise<Drawn | Unavailable> {
+  const now = b.running.get(domain);
+  if (now) return now;
+  const run = read(b, domain).finally(() => {
+    if (b.running.get(domain) === run) b.running.delete(domain);
+  });
+  b.running.set(domain, run);
+  return run;
+}
+
+async function answer(b: Kept, req: IncomingMessage, res: ServerResponse, domain: string | null): Promise<void> {
+  // docs/decisions.md#badges: a path that is not a domain is no entity's.
+  if (domain === null) return sendText(req, res, 404, "There is no badge here: the path does not name a domain.");
+  const found = b.kept.get(domain) ?? (await joined(b, domain));
+  if ("unavailable" in found) return sendText(req, res, 503, found.unavailable, { "Retry-After": String(found.retryAfterS) });
+  const headers = Object.assign({}, CORS_HEADERS, {
+    "Content-Type": BADGE_TYPE,
+    "Cache-Control": `public, max-age=${found.maxAgeS}`,
+    ETag: found.etag,
+  });
+  const header = req.headers["if-none-match"];
+  if (notModified(Array.isArray(header) ? header.join(", ") : header, found.etag))
+    return send(req, res, { status: 304, headers, body: null });
+  send(req, res, { status: 200, headers, body: found.bytes });
 }
