@@ -91,6 +91,22 @@ export type DocumentCache = {
 /** `checkedAt`: when the shared tier last agreed with it (or when it was fetched). */
 type Entry = { outcome: FetchOutcome; fetchedAt: number; checkedAt: number };
 
+/** What one cache holds: its times, its tiers, the outcomes kept and the loads running. */
+type CacheState = {
+  maxAgeMs: number;
+  freshMs: number;
+  failureMs: number;
+  now: () => number;
+  shared: SharedTier | undefined;
+  observe: CacheOptions["observe"];
+  /** How long an answer of this tier stands before the shared tier is asked again; with none, for ever. */
+  localMs: number;
+  /** Moves whenever an outcome is kept, replaced or dropped (`DocumentCache.generation`). */
+  generation: number;
+  lru: LRUCache<string, Entry>;
+  inFlight: Map<string, Promise<Entry | FetchRefusal>>;
+};
+
 /**
  * docs/decisions.md#caching: found documents are fresh for 1 h, then served stale while one background refresh runs,
  * and never used past 24 h; failures are kept 5 min. Bounded by bytes, least recently used first out.
@@ -100,127 +116,150 @@ type Entry = { outcome: FetchOutcome; fetchedAt: number; checkedAt: number };
  */
 export function createDocumentCache(options: CacheOptions = {}): DocumentCache {
   const maxAgeMs = options.maxAgeMs ?? DEFAULTS.cacheTtlS * 1000;
-  const freshMs = Math.min(options.freshMs ?? DEFAULTS.cacheFreshS * 1000, maxAgeMs);
-  const failureMs = Math.min(options.failureMs ?? DEFAULTS.failureTtlS * 1000, maxAgeMs);
-  const now = options.now ?? Date.now;
   const { shared, observe } = options;
-  const localMs = shared ? (options.localMs ?? 5000) : Infinity;
-  let generation = 0;
-  const lru = new LRUCache<string, Entry>({
-    dispose: () => void generation++,
-    maxSize: options.maxBytes ?? DEFAULTS.cacheBytes,
-    // Two bytes a character, and a found body twice: the resolver keeps its parse beside it for as
-    // long as it is held here (lib/resolver/memo.ts), about as large again (docs/decisions.md#memory).
-    sizeCalculation: (e) =>
-      512 +
-      e.outcome.url.length * 2 +
-      (e.outcome.ok ? e.outcome.body.length * 4 : (e.outcome.message.length + (e.outcome.detail?.length ?? 0)) * 2),
-  });
-  const inFlight = new Map<string, Promise<Entry | FetchRefusal>>();
-
-  function loadShared(key: string, load: StartLoad, priority: Priority): Promise<Entry | FetchRefusal> {
-    const running = inFlight.get(key);
-    if (running) return running;
-    const promise = load(priority)
-      .then((outcome) => {
-        if (isRefusal(outcome)) return outcome;
-        const entry = { outcome, fetchedAt: now(), checkedAt: now() };
-        const previous = lru.get(key);
-        // A refresh that failed for a passing reason keeps the document it would replace.
-        if (!(previous?.outcome.ok && !outcome.ok && isTransientFailure(outcome))) {
-          lru.set(key, entry);
-          generation++;
-        }
-        return entry;
-      })
-      .finally(() => inFlight.delete(key));
-    inFlight.set(key, promise);
-    return promise;
-  }
-
-  /** The local answer, when it may be given without asking the shared tier. */
-  function peekLocal(key: string, load: StartLoad, revalidate = false, justChecked = false): CachedOutcome | undefined {
-    const entry = lru.get(key);
-    if (!entry || (!justChecked && now() - entry.checkedAt >= localMs)) return undefined;
-    const answer = (until: number, stale = false) => ({
-      outcome: entry.outcome,
-      fetchedAt: entry.fetchedAt,
-      stale,
-      until: Math.min(until, entry.checkedAt + localMs),
-    });
-    const age = now() - entry.fetchedAt;
-    if (entry.outcome.ok) {
-      if (age < freshMs) return answer(entry.fetchedAt + freshMs);
-      if (age < maxAgeMs && !revalidate) {
-        // Refused (a budget spent), the stale document is served all the same; the next reader asks again.
-        loadShared(key, load, "background").catch(() => undefined);
-        return answer(now(), true);
-      }
-    } else if (age < failureMs) {
-      return answer(entry.fetchedAt + failureMs);
-    }
-    return undefined;
-  }
-
-  /** This tier's answer; when it has none, or has held it `localMs`, the shared tier's, kept here too. */
-  async function peek(key: string, load: StartLoad, revalidate = false): Promise<CachedOutcome | undefined> {
-    const hit = peekLocal(key, load, revalidate);
-    observe?.("local", hit !== undefined);
-    if (hit || !shared) return hit;
-    const theirs = await shared.read(key);
-    observe?.("shared", theirs !== undefined);
-    const mine = lru.get(key);
-    if (theirs && (!mine || theirs.fetchedAt > mine.fetchedAt)) {
-      lru.set(key, extend(theirs, { checkedAt: now() }));
-      generation++;
-    } else if (mine) {
-      // Nothing newer in the fleet (or Redis cannot say): this answer stands another `localMs`.
-      mine.checkedAt = now();
-    }
-    return peekLocal(key, load, revalidate, true);
-  }
-
-  /**
-   * A found document within its day, here or in the fleet, for a load that was refused
-   * (docs/architecture.md#traffic): served stale rather than refused.
-   */
-  async function knownWithinDay(key: string): Promise<CachedOutcome | undefined> {
-    const held = lru.get(key) ?? (shared ? await shared.read(key) : undefined);
-    if (!held?.outcome.ok) return undefined;
-    const age = now() - held.fetchedAt;
-    if (age >= maxAgeMs) return undefined;
-    return { outcome: held.outcome, fetchedAt: held.fetchedAt, stale: age >= freshMs, until: now() };
-  }
+  const state: CacheState = {
+    maxAgeMs,
+    freshMs: Math.min(options.freshMs ?? DEFAULTS.cacheFreshS * 1000, maxAgeMs),
+    failureMs: Math.min(options.failureMs ?? DEFAULTS.failureTtlS * 1000, maxAgeMs),
+    now: options.now ?? Date.now,
+    shared,
+    observe,
+    localMs: shared ? (options.localMs ?? 5000) : Infinity,
+    generation: 0,
+    lru: new LRUCache<string, Entry>({
+      dispose: () => void state.generation++,
+      maxSize: options.maxBytes ?? DEFAULTS.cacheBytes,
+      // Two bytes a character, and a found body twice: the resolver keeps its parse beside it for as
+      // long as it is held here (lib/resolver/memo.ts), about as large again (docs/decisions.md#memory).
+      sizeCalculation: (e) =>
+        512 +
+        e.outcome.url.length * 2 +
+        (e.outcome.ok ? e.outcome.body.length * 4 : (e.outcome.message.length + (e.outcome.detail?.length ?? 0)) * 2),
+    }),
+    inFlight: new Map(),
+  };
+  const { lru, inFlight } = state;
 
   return {
-    async get(url, mode, load, opts = {}) {
-      const key = cacheKey(url, mode);
-      const hit = opts.refresh ? undefined : await peek(key, load, opts.revalidate);
-      if (hit) return hit;
-      const joined = inFlight.has(key);
-      let fresh = await loadShared(key, load, "person");
-      // The load joined may have been refused for its own starter (its query's fetches, its client's
-      // share): this caller asks with its own.
-      if (isRefusal(fresh) && joined) fresh = await loadShared(key, load, "person");
-      if (isRefusal(fresh)) {
-        const known = opts.live ? undefined : await knownWithinDay(key);
-        return known ? extend(known, { refused: fresh }) : fresh;
-      }
-      const until = Math.min(fresh.fetchedAt + (fresh.outcome.ok ? freshMs : failureMs), fresh.checkedAt + localMs);
-      return { outcome: fresh.outcome, fetchedAt: fresh.fetchedAt, stale: false, until };
-    },
-    peek: (url, mode, load) => peek(cacheKey(url, mode), load),
+    get: (url, mode, load, opts = {}) => getOrLoad(state, url, mode, load, opts),
+    peek: (url, mode, load) => peek(state, cacheKey(url, mode), load),
     mayHold: (url, mode) => shared !== undefined || lru.has(cacheKey(url, mode)) || inFlight.has(cacheKey(url, mode)),
     loading: async (url, mode) => inFlight.has(cacheKey(url, mode)) || ((await shared?.loading(cacheKey(url, mode))) ?? false),
     clear: () => {
       lru.clear();
-      generation++;
+      state.generation++;
     },
     get size() {
       return lru.size;
     },
     get generation() {
-      return generation;
+      return state.generation;
     },
   };
+}
+
+/** The load running for `key`, joined; or a new one, whose outcome is kept (its refusal never is). */
+function loadShared(state: CacheState, key: string, load: StartLoad, priority: Priority): Promise<Entry | FetchRefusal> {
+  const { now, lru, inFlight } = state;
+  const running = inFlight.get(key);
+  if (running) return running;
+  const promise = load(priority)
+    .then((outcome) => {
+      if (isRefusal(outcome)) return outcome;
+      const entry = { outcome, fetchedAt: now(), checkedAt: now() };
+      const previous = lru.get(key);
+      // A refresh that failed for a passing reason keeps the document it would replace.
+      if (!(previous?.outcome.ok && !outcome.ok && isTransientFailure(outcome))) {
+        lru.set(key, entry);
+        state.generation++;
+      }
+      return entry;
+    })
+    .finally(() => inFlight.delete(key));
+  inFlight.set(key, promise);
+  return promise;
+}
+
+/** The local answer, when it may be given without asking the shared tier. */
+function peekLocal(state: CacheState, key: string, load: StartLoad, revalidate = false, justChecked = false): CachedOutcome | undefined {
+  const { now, localMs, freshMs, failureMs } = state;
+  const entry = state.lru.get(key);
+  if (!entry || (!justChecked && now() - entry.checkedAt >= localMs)) return undefined;
+  const answer = (until: number, stale = false) => ({
+    outcome: entry.outcome,
+    fetchedAt: entry.fetchedAt,
+    stale,
+    until: Math.min(until, entry.checkedAt + localMs),
+  });
+  const age = now() - entry.fetchedAt;
+  if (entry.outcome.ok) {
+    if (age < freshMs) return answer(entry.fetchedAt + freshMs);
+    if (age < state.maxAgeMs && !revalidate) {
+      // Refused (a budget spent), the stale document is served all the same; the next reader asks again.
+      loadShared(state, key, load, "background").catch(() => undefined);
+      return answer(now(), true);
+    }
+  } else if (age < failureMs) {
+    return answer(entry.fetchedAt + failureMs);
+  }
+  return undefined;
+}
+
+/** This tier's answer; when it has none, or has held it `localMs`, the shared tier's, kept here too. */
+async function peek(state: CacheState, key: string, load: StartLoad, revalidate = false): Promise<CachedOutcome | undefined> {
+  const { now, shared, observe, lru } = state;
+  const hit = peekLocal(state, key, load, revalidate);
+  observe?.("local", hit !== undefined);
+  if (hit || !shared) return hit;
+  const theirs = await shared.read(key);
+  observe?.("shared", theirs !== undefined);
+  const mine = lru.get(key);
+  if (theirs && (!mine || theirs.fetchedAt > mine.fetchedAt)) {
+    lru.set(key, extend(theirs, { checkedAt: now() }));
+    state.generation++;
+  } else if (mine) {
+    // Nothing newer in the fleet (or Redis cannot say): this answer stands another `localMs`.
+    mine.checkedAt = now();
+  }
+  return peekLocal(state, key, load, revalidate, true);
+}
+
+/**
+ * A found document within its day, here or in the fleet, for a load that was refused
+ * (docs/architecture.md#traffic): served stale rather than refused.
+ */
+async function knownWithinDay(state: CacheState, key: string): Promise<CachedOutcome | undefined> {
+  const { now, shared } = state;
+  const held = state.lru.get(key) ?? (shared ? await shared.read(key) : undefined);
+  if (!held?.outcome.ok) return undefined;
+  const age = now() - held.fetchedAt;
+  if (age >= state.maxAgeMs) return undefined;
+  return { outcome: held.outcome, fetchedAt: held.fetchedAt, stale: age >= state.freshMs, until: now() };
+}
+
+/**
+ * `DocumentCache.get`: the cache's answer when it may give one, else a load's (its own when
+ * the one it joined was refused); a refused load answers a document known within the day, carrying it.
+ */
+async function getOrLoad(
+  state: CacheState,
+  url: string,
+  mode: FetchMode,
+  load: StartLoad,
+  opts: LoadOptions,
+): Promise<CachedOutcome | FetchRefusal> {
+  const key = cacheKey(url, mode);
+  const hit = opts.refresh ? undefined : await peek(state, key, load, opts.revalidate);
+  if (hit) return hit;
+  const joined = state.inFlight.has(key);
+  let fresh = await loadShared(state, key, load, "person");
+  // The load joined may have been refused for its own starter (its query's fetches, its client's
+  // share): this caller asks with its own.
+  if (isRefusal(fresh) && joined) fresh = await loadShared(state, key, load, "person");
+  if (isRefusal(fresh)) {
+    const known = opts.live ? undefined : await knownWithinDay(state, key);
+    return known ? extend(known, { refused: fresh }) : fresh;
+  }
+  const until = Math.min(fresh.fetchedAt + (fresh.outcome.ok ? state.freshMs : state.failureMs), fresh.checkedAt + state.localMs);
+  return { outcome: fresh.outcome, fetchedAt: fresh.fetchedAt, stale: false, until };
 }

@@ -42,54 +42,99 @@ export type Connections = {
   close(): Promise<void>;
 };
 
+/** What the connections keep: the pins, the open sockets and the claims and waiters for room under the cap. */
+type ConnectionState = {
+  connectTo: readonly ConnectToEntry[];
+  isAllowed: (address: string) => boolean;
+  resolveChecked: ReturnType<typeof checkedResolve>;
+  /**
+   * The address each host name is dialled at while a hop to it runs: the connection goes to the
+   * address the per-address limits counted, and that the guard checked.
+   */
+  pinned: Map<string, { address: LookupAddress; refs: number }>;
+  /** The lookup of a host name not pinned (lib/fetch/guard.ts). */
+  fallbackLookup: ReturnType<typeof guardedLookup>;
+  stats: SocketStats;
+  /** Hops waiting for room under the socket cap, first come first served. */
+  room: (() => void)[];
+  /** Room claimed by hops whose connection has not started yet. */
+  claims: SocketClaim[];
+  maxSockets: number;
+};
+
 export function createConnections(options: ConnectionOptions): Connections {
   const { connectTo, isAllowed } = options;
   const resolveChecked = checkedResolve(options.resolve, isAllowed);
   // One secure context for every connection: a `ca` option on each would re-parse every root.
   const secureContext = createSecureContext(options.ca && options.ca.length > 0 ? { ca: [...rootCertificates, ...options.ca] } : {});
-
-  // The address each host name is dialled at while a hop to it runs: the connection goes to the
-  // address the per-address limits counted, and that the guard checked.
-  const pinned = new Map<string, { address: LookupAddress; refs: number }>();
-  const fallbackLookup = guardedLookup(options.resolve, isAllowed);
-  const pinnedLookup = (hostname: string, opts: unknown, callback: unknown): void => {
-    const pin = pinned.get(hostname.toLowerCase());
-    if (!pin || !isAllowed(pin.address.address)) return fallbackLookup(hostname, opts, callback);
-    const cb = (typeof opts === "function" ? opts : callback) as (err: null, address: string | LookupAddress[], family?: number) => void;
-    const wantsAll = typeof opts === "object" && opts !== null && (opts as { all?: boolean }).all === true;
-    if (wantsAll) cb(null, [pin.address]);
-    else cb(null, pin.address.address, pin.address.family);
-  };
-
   // Open sockets, counted from the connection attempt until the socket closes: a socket of a fetch
   // that was given up (a handshake still running at its deadline) may outlive the fetch, so a slot
   // alone does not bound them. A hop with its slot claims room under the cap until its connection
   // starts (the claim becomes the socket) or it ends, so hops that find room at once cannot overshoot.
-  const stats: SocketStats = { open: 0, peak: 0 };
-  const room: (() => void)[] = [];
-  const claims: SocketClaim[] = [];
-  const track = (socket: TLSSocket) => {
-    const claim = claims.shift();
-    if (claim) claim.used = true;
-    stats.open++;
-    stats.peak = Math.max(stats.peak, stats.open);
-    socket.once("close", () => {
-      stats.open--;
-      room.shift()?.();
-    });
+  const state: ConnectionState = {
+    connectTo,
+    isAllowed,
+    resolveChecked,
+    pinned: new Map(),
+    fallbackLookup: guardedLookup(options.resolve, isAllowed),
+    stats: { open: 0, peak: 0 },
+    room: [],
+    claims: [],
+    maxSockets: options.maxSockets,
   };
+  const { stats } = state;
 
   // A connection (TCP and TLS) gives up a little before its fetch's deadline, so the socket of a
   // handshake that never ends is closed before the fetch gives its slot to the next one.
   const connectOptions = {
     secureContext,
     timeoutMs: Math.max(50, options.timeoutMs - 100),
-    track,
+    track: (socket: TLSSocket) => track(state, socket),
     sessions: new LRUCache<string, Buffer>({ max: 100 }),
   };
-  const guarded = tlsConnector(extend(connectOptions, { lookup: pinnedLookup }));
+  const lookup = (hostname: string, opts: unknown, callback: unknown): void => pinnedLookup(state, hostname, opts, callback);
+  const guarded = tlsConnector(extend(connectOptions, { lookup }));
   const direct = tlsConnector(connectOptions);
-  const agent = new Agent({
+  const agent = createAgent(options, guarded, direct);
+
+  return {
+    agent,
+    dial: (url) => dial(state, url),
+    socketRoom: (signal) => socketRoom(state, signal),
+    unclaim: (claim) => unclaim(state, claim),
+    sockets: () => ({ open: stats.open, peak: stats.peak }),
+    close: () => agent.close(),
+  };
+}
+
+/** Looks a host name up at the address it is pinned to while its hop runs; one not pinned (or no longer allowed), as the guard does. */
+function pinnedLookup(state: ConnectionState, hostname: string, opts: unknown, callback: unknown): void {
+  const { isAllowed, fallbackLookup } = state;
+  const pin = state.pinned.get(hostname.toLowerCase());
+  if (!pin || !isAllowed(pin.address.address)) return fallbackLookup(hostname, opts, callback);
+  const cb = (typeof opts === "function" ? opts : callback) as (err: null, address: string | LookupAddress[], family?: number) => void;
+  const wantsAll = typeof opts === "object" && opts !== null && (opts as { all?: boolean }).all === true;
+  if (wantsAll) cb(null, [pin.address]);
+  else cb(null, pin.address.address, pin.address.family);
+}
+
+/** Counts a socket open from its connection attempt until it closes, in the room its hop claimed; its close makes room for the next. */
+function track(state: ConnectionState, socket: TLSSocket) {
+  const { stats } = state;
+  const claim = state.claims.shift();
+  if (claim) claim.used = true;
+  stats.open++;
+  stats.peak = Math.max(stats.peak, stats.open);
+  socket.once("close", () => {
+    stats.open--;
+    state.room.shift()?.();
+  });
+}
+
+/** The agent: dials through the guard, or an `IDENT_CONNECT_TO` entry's override directly (docs/decisions.md#connect-to). */
+function createAgent(options: ConnectionOptions, guarded: buildConnector.connector, direct: buildConnector.connector): Agent {
+  const { connectTo } = options;
+  return new Agent({
     connections: options.perOrigin,
     headersTimeout: options.timeoutMs,
     // Connections are not reused (each request resets its own); one made for a request given up
@@ -106,59 +151,61 @@ export function createConnections(options: ConnectionOptions): Connections {
       return direct(extend(opts, { hostname: target.host, port: String(target.port), servername: opts.hostname }), callback);
     },
   });
+}
 
+/** `Connections.dial`: the address a hop to `url` dials, pinned (resolved and checked when not yet) until `unpin`. */
+async function dial(state: ConnectionState, url: URL): Promise<{ key: string; unpin(): void }> {
+  const { pinned } = state;
+  const host = url.hostname.toLowerCase();
+  const target = matchConnectTo(state.connectTo, host, Number(url.port || 443));
+  if (target?.host) return { key: `${target.host}:${target.port}`, unpin: () => undefined };
+  let pin = pinned.get(host);
+  if (!pin) {
+    const [address] = await state.resolveChecked(host);
+    if (!address) throw Object.assign(new Error(`${host} has no address`), { code: "ENOTFOUND" });
+    pin = pinned.get(host) ?? { address, refs: 0 };
+    pinned.set(host, pin);
+  }
+  const held = pin;
+  held.refs++;
   return {
-    agent,
-    async dial(url) {
-      const host = url.hostname.toLowerCase();
-      const target = matchConnectTo(connectTo, host, Number(url.port || 443));
-      if (target?.host) return { key: `${target.host}:${target.port}`, unpin: () => undefined };
-      let pin = pinned.get(host);
-      if (!pin) {
-        const [address] = await resolveChecked(host);
-        if (!address) throw Object.assign(new Error(`${host} has no address`), { code: "ENOTFOUND" });
-        pin = pinned.get(host) ?? { address, refs: 0 };
-        pinned.set(host, pin);
-      }
-      const held = pin;
-      held.refs++;
-      return {
-        key: held.address.address,
-        unpin: () => {
-          if (--held.refs === 0 && pinned.get(host) === held) pinned.delete(host);
-        },
-      };
+    key: held.address.address,
+    unpin: () => {
+      if (--held.refs === 0 && pinned.get(host) === held) pinned.delete(host);
     },
-    async socketRoom(signal) {
-      while (stats.open + claims.length >= options.maxSockets) {
-        signal.throwIfAborted();
-        await new Promise<void>((resolve, reject) => {
-          const onAbort = () => {
-            const at = room.indexOf(next);
-            if (at >= 0) room.splice(at, 1);
-            reject(signal.reason);
-          };
-          const next = () => {
-            signal.removeEventListener("abort", onAbort);
-            resolve();
-          };
-          signal.addEventListener("abort", onAbort, { once: true });
-          room.push(next);
-        });
-      }
-      const claim = { used: false };
-      claims.push(claim);
-      return claim;
-    },
-    unclaim(claim) {
-      const at = claims.indexOf(claim);
-      if (at < 0) return;
-      claims.splice(at, 1);
-      room.shift()?.();
-    },
-    sockets: () => ({ open: stats.open, peak: stats.peak }),
-    close: () => agent.close(),
   };
+}
+
+/** `Connections.socketRoom`: waits in line until fewer sockets than the cap are open or claimed, then claims one. */
+async function socketRoom(state: ConnectionState, signal: AbortSignal): Promise<SocketClaim> {
+  const { stats, room, claims } = state;
+  while (stats.open + claims.length >= state.maxSockets) {
+    signal.throwIfAborted();
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const at = room.indexOf(next);
+        if (at >= 0) room.splice(at, 1);
+        reject(signal.reason);
+      };
+      const next = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      room.push(next);
+    });
+  }
+  const claim = { used: false };
+  claims.push(claim);
+  return claim;
+}
+
+/** `Connections.unclaim`: gives back a claim its hop did not use, making room for the next in line. */
+function unclaim(state: ConnectionState, claim: SocketClaim): void {
+  const at = state.claims.indexOf(claim);
+  if (at < 0) return;
+  state.claims.splice(at, 1);
+  state.room.shift()?.();
 }
 
 type ConnectOptions = {

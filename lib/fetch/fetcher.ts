@@ -12,7 +12,7 @@ import { LIMITS } from "../traffic/limits";
 import { createOutboundGate, type OutboundGate, type Priority, type Ticket } from "../traffic/outbound";
 import { isRefusal, LOCAL_FAULTS, refusal, type FetchRefusal } from "../traffic/refusal";
 import type { ConnectToEntry } from "./connect-to";
-import { createConnections, type SocketStats } from "./connections";
+import { createConnections, type Connections, type SocketStats } from "./connections";
 import { isPublicAddress, type Resolve } from "./guard";
 import { failureMessage, rawMessage } from "./failure-message";
 
@@ -122,6 +122,22 @@ type FetchRun = {
   meta: FetchMeta;
 };
 
+/** Runs a task in its turn for a key (lib/traffic/at-once.ts). */
+type AtOnceLimiter = ReturnType<typeof createAtOnceLimiter>;
+
+/** What every fetch of one fetcher shares: its options, its limits and gate, and its connections. */
+type FetcherState = {
+  options: FetcherOptions;
+  timeoutMs: number;
+  maxBytes: { json: number; html: number };
+  maxRedirects: number;
+  perName: AtOnceLimiter;
+  perAddress: AtOnceLimiter;
+  outbound: OutboundGate;
+  connections: Connections;
+  userAgent: string;
+};
+
 /**
  * The guarded fetcher (docs/decisions.md#fetching): HTTPS on 443 only, redirects followed by hand (each
  * hop checked again), one deadline with real cancellation, byte caps counted after decompression, and
@@ -147,172 +163,189 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     maxSockets: outbound.max,
   });
   const userAgent = options.userAgent ?? "ident-resolver";
+  const state: FetcherState = { options, timeoutMs, maxBytes, maxRedirects, perName, perAddress, outbound, connections, userAgent };
 
-  // Kept at a problem's length where it is made (docs/decisions.md#validation): a certificate's
-  // names made a detail of 32 KB, carried to the page thread and held by the cache for each fetch.
-  const fail = (run: FetchRun, status: FailureStatus, message: string, detail?: string): FetchFailed =>
-    extend(run.meta, {
-      ok: false as const,
-      status,
-      message: keptMessage(message),
-      ...(detail === undefined || detail === message ? {} : { detail: keptMessage(detail) }),
-      ms: Math.round(performance.now() - run.started),
-    });
-
-  /** The deadline starts when the first hop gets its outbound slot, not while it waits for one. */
-  function startDeadline(run: FetchRun) {
-    if (run.timer) return;
-    run.started = performance.now();
-    run.timer = setTimeout(() => run.controller.abort(new FetchStop("timeout", `no answer within ${timeoutMs} ms`)), timeoutMs);
-  }
-
-  /**
-   * One hop in its turn: for the host name, for the address it dials, for an outbound slot and room
-   * for a socket; then its budgets, then the request. The first hop waits at most the gate's longest
-   * wait; a later one, within the document's deadline.
-   */
-  function hop(run: FetchRun, current: URL): Promise<Hop> {
-    const waitUntil = run.timer ? run.controller.signal : run.ticket.signal;
-    return perName(
-      current.hostname,
-      async () => {
-        const dialled = await connections.dial(current);
-        try {
-          return await perAddress(dialled.key, () => withSlot(run, current, dialled.key, waitUntil), waitUntil, run.client);
-        } finally {
-          dialled.unpin();
-        }
-      },
-      waitUntil,
-      run.client,
-    );
-  }
-
-  async function withSlot(run: FetchRun, current: URL, address: string, waitUntil: AbortSignal): Promise<Hop> {
-    const release = await outbound.acquire(run.priority, waitUntil, run.client);
-    try {
-      const claim = await connections.socketRoom(waitUntil);
-      try {
-        const refused = await options.budgets?.({ host: current.hostname.toLowerCase(), address, client: run.client });
-        if (refused) return { refused };
-        run.ticket.started();
-        startDeadline(run);
-        return await request(run, current);
-      } finally {
-        connections.unclaim(claim);
-      }
-    } finally {
-      release();
-    }
-  }
-
-  /** One HTTP request: a redirect to follow, or the outcome with its body read within the cap. */
-  async function request(run: FetchRun, current: URL): Promise<Hop> {
-    const res = await undiciRequest(current, {
-      dispatcher: connections.agent,
-      method: "GET",
-      headers: {
-        accept: ACCEPT[run.mode],
-        // Only what is decoded with a bounded window (32 KiB); brotli's may be 16 MiB per stream.
-        "accept-encoding": "gzip, deflate",
-        "user-agent": userAgent,
-      },
-      signal: run.controller.signal,
-      // One connection per request (TLS sessions are resumed): a kept-alive idle socket would hold
-      // room under the socket cap that a fetch waiting for a slot needs (docs/decisions.md#outbound-work).
-      reset: true,
-    });
-    run.meta.httpStatus = res.statusCode;
-    run.meta.contentType = headerValue(res.headers["content-type"]);
-    const location = headerValue(res.headers.location);
-    if (REDIRECTS.has(res.statusCode) && location) {
-      discard(res.body);
-      try {
-        return { redirect: new URL(location, current) };
-      } catch {
-        return { outcome: fail(run, "blocked", `redirect to an invalid URL`) };
-      }
-    }
-    if (res.statusCode !== 200) {
-      discard(res.body);
-      return { outcome: fail(run, "not_found", `${current.href} answered HTTP ${res.statusCode}`) };
-    }
-    const cap = maxBytes[run.mode];
-    const declared = Number(headerValue(res.headers["content-length"]) ?? NaN);
-    const encoding = (headerValue(res.headers["content-encoding"]) ?? "identity").trim().toLowerCase();
-    if (encoding === "identity" && declared > cap) {
-      discard(res.body);
-      return { outcome: fail(run, "too_large", `Content-Length ${declared} is over the ${cap}-byte limit`) };
-    }
-    const bytes = await readCapped(res.body, encoding, cap);
-    const body = new TextDecoder("utf-8").decode(bytes); // strips a UTF-8 BOM (docs/decisions.md#fetching)
-    const outcome: FetchFound = extend(run.meta, {
-      ok: true as const,
-      status: "found" as const,
-      httpStatus: 200,
-      body,
-      bytes: bytes.byteLength,
-      ms: Math.round(performance.now() - run.started),
-    });
-    return { outcome };
-  }
-
-  /** What an error ended a fetch as: a refusal (a wait given up, a fault of this machine) or the publisher's failure. */
-  function endedBy(run: FetchRun, err: unknown): FetchOutcome | FetchRefusal {
-    if (isRefusal(err)) return err as FetchRefusal;
-    if (run.controller.signal.aborted) return fail(run, "timeout", `no complete answer within ${timeoutMs} ms`);
-    if (err instanceof FetchStop) return fail(run, err.status, err.message);
-    const code = errorCode(err);
-    // docs/decisions.md#outbound-work: a fault of this machine is ours, never the publisher's.
-    if (code !== undefined && LOCAL_FAULTS.has(code)) {
-      return refusal("local_fault", `this resolver could not fetch ${run.meta.url} (${code}); try again shortly`, 5);
-    }
-    if (code === "IDENT_BLOCKED") return fail(run, "blocked", rawMessage(err));
-    if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
-      return fail(run, "timeout", `no complete answer within ${timeoutMs} ms`);
-    }
-    return fail(run, "unreachable", failureMessage(err, new URL(run.meta.finalUrl).hostname), rawMessage(err));
-  }
-
-  async function fetchDocument(url: string, mode: FetchMode, fetchOptions: FetchOptions = {}): Promise<FetchOutcome | FetchRefusal> {
-    const ticket = outbound.enter();
-    if (isRefusal(ticket)) return ticket;
-    const run: FetchRun = {
-      mode,
-      priority: fetchOptions.priority ?? "person",
-      client: fetchOptions.client ?? "local",
-      ticket,
-      controller: new AbortController(),
-      timer: undefined,
-      started: performance.now(),
-      meta: { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 },
-    };
-    try {
-      let current: URL;
-      try {
-        current = new URL(url);
-      } catch {
-        return fail(run, "blocked", `${url} is not a URL`);
-      }
-      for (let hops = 0; ; hops++) {
-        const refused = checkTarget(current);
-        if (refused) return fail(run, "blocked", `${current.href}: ${refused}`);
-        run.meta.finalUrl = current.href;
-        const answer = await hop(run, current);
-        if ("refused" in answer) return answer.refused;
-        if ("outcome" in answer) return answer.outcome;
-        if (hops >= maxRedirects) return fail(run, "blocked", `more than ${maxRedirects} redirects`);
-        current = answer.redirect;
-      }
-    } catch (err) {
-      return endedBy(run, err);
-    } finally {
-      clearTimeout(run.timer);
-      ticket.leave();
-    }
+  /** The fetcher itself: one document, within this fetcher's limits. */
+  function fetchDocument(url: string, mode: FetchMode, fetchOptions: FetchOptions = {}): Promise<FetchOutcome | FetchRefusal> {
+    return fetchWithin(state, url, mode, fetchOptions);
   }
 
   return Object.assign(fetchDocument, { close: () => connections.close(), sockets: () => connections.sockets() });
+}
+
+/**
+ * The run's failure, its message and detail kept at a problem's length where it is made
+ * (docs/decisions.md#validation): a certificate's names made a detail of 32 KB, carried to the page
+ * thread and held by the cache for each fetch.
+ */
+const fail = (run: FetchRun, status: FailureStatus, message: string, detail?: string): FetchFailed =>
+  extend(run.meta, {
+    ok: false as const,
+    status,
+    message: keptMessage(message),
+    ...(detail === undefined || detail === message ? {} : { detail: keptMessage(detail) }),
+    ms: Math.round(performance.now() - run.started),
+  });
+
+/** The deadline starts when the first hop gets its outbound slot, not while it waits for one. */
+function startDeadline(timeoutMs: number, run: FetchRun) {
+  if (run.timer) return;
+  run.started = performance.now();
+  run.timer = setTimeout(() => run.controller.abort(new FetchStop("timeout", `no answer within ${timeoutMs} ms`)), timeoutMs);
+}
+
+/**
+ * One hop in its turn: for the host name, for the address it dials, for an outbound slot and room
+ * for a socket; then its budgets, then the request. The first hop waits at most the gate's longest
+ * wait; a later one, within the document's deadline.
+ */
+function hop(state: FetcherState, run: FetchRun, current: URL): Promise<Hop> {
+  const waitUntil = run.timer ? run.controller.signal : run.ticket.signal;
+  return state.perName(
+    current.hostname,
+    async () => {
+      const dialled = await state.connections.dial(current);
+      try {
+        return await state.perAddress(dialled.key, () => withSlot(state, run, current, dialled.key, waitUntil), waitUntil, run.client);
+      } finally {
+        dialled.unpin();
+      }
+    },
+    waitUntil,
+    run.client,
+  );
+}
+
+/** A hop with its turn for the host name and the address: its outbound slot, room for a socket, its budgets, then its request. */
+async function withSlot(state: FetcherState, run: FetchRun, current: URL, address: string, waitUntil: AbortSignal): Promise<Hop> {
+  const { connections } = state;
+  const release = await state.outbound.acquire(run.priority, waitUntil, run.client);
+  try {
+    const claim = await connections.socketRoom(waitUntil);
+    try {
+      const refused = await state.options.budgets?.({ host: current.hostname.toLowerCase(), address, client: run.client });
+      if (refused) return { refused };
+      run.ticket.started();
+      startDeadline(state.timeoutMs, run);
+      return await request(state, run, current);
+    } finally {
+      connections.unclaim(claim);
+    }
+  } finally {
+    release();
+  }
+}
+
+/** One HTTP request: a redirect to follow, or the outcome with its body read within the cap. */
+async function request(state: FetcherState, run: FetchRun, current: URL): Promise<Hop> {
+  const res = await undiciRequest(current, {
+    dispatcher: state.connections.agent,
+    method: "GET",
+    headers: {
+      accept: ACCEPT[run.mode],
+      // Only what is decoded with a bounded window (32 KiB); brotli's may be 16 MiB per stream.
+      "accept-encoding": "gzip, deflate",
+      "user-agent": state.userAgent,
+    },
+    signal: run.controller.signal,
+    // One connection per request (TLS sessions are resumed): a kept-alive idle socket would hold
+    // room under the socket cap that a fetch waiting for a slot needs (docs/decisions.md#outbound-work).
+    reset: true,
+  });
+  run.meta.httpStatus = res.statusCode;
+  run.meta.contentType = headerValue(res.headers["content-type"]);
+  const location = headerValue(res.headers.location);
+  if (REDIRECTS.has(res.statusCode) && location) {
+    discard(res.body);
+    try {
+      return { redirect: new URL(location, current) };
+    } catch {
+      return { outcome: fail(run, "blocked", `redirect to an invalid URL`) };
+    }
+  }
+  if (res.statusCode !== 200) {
+    discard(res.body);
+    return { outcome: fail(run, "not_found", `${current.href} answered HTTP ${res.statusCode}`) };
+  }
+  const cap = state.maxBytes[run.mode];
+  const declared = Number(headerValue(res.headers["content-length"]) ?? NaN);
+  const encoding = (headerValue(res.headers["content-encoding"]) ?? "identity").trim().toLowerCase();
+  if (encoding === "identity" && declared > cap) {
+    discard(res.body);
+    return { outcome: fail(run, "too_large", `Content-Length ${declared} is over the ${cap}-byte limit`) };
+  }
+  const bytes = await readCapped(res.body, encoding, cap);
+  const body = new TextDecoder("utf-8").decode(bytes); // strips a UTF-8 BOM (docs/decisions.md#fetching)
+  const outcome: FetchFound = extend(run.meta, {
+    ok: true as const,
+    status: "found" as const,
+    httpStatus: 200,
+    body,
+    bytes: bytes.byteLength,
+    ms: Math.round(performance.now() - run.started),
+  });
+  return { outcome };
+}
+
+/** What an error ended a fetch as: a refusal (a wait given up, a fault of this machine) or the publisher's failure. */
+function endedBy(timeoutMs: number, run: FetchRun, err: unknown): FetchOutcome | FetchRefusal {
+  if (isRefusal(err)) return err as FetchRefusal;
+  if (run.controller.signal.aborted) return fail(run, "timeout", `no complete answer within ${timeoutMs} ms`);
+  if (err instanceof FetchStop) return fail(run, err.status, err.message);
+  const code = errorCode(err);
+  // docs/decisions.md#outbound-work: a fault of this machine is ours, never the publisher's.
+  if (code !== undefined && LOCAL_FAULTS.has(code)) {
+    return refusal("local_fault", `this resolver could not fetch ${run.meta.url} (${code}); try again shortly`, 5);
+  }
+  if (code === "IDENT_BLOCKED") return fail(run, "blocked", rawMessage(err));
+  if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+    return fail(run, "timeout", `no complete answer within ${timeoutMs} ms`);
+  }
+  return fail(run, "unreachable", failureMessage(err, new URL(run.meta.finalUrl).hostname), rawMessage(err));
+}
+
+/** One document: its outbound ticket, then its hops, each checked, until an outcome, a refusal or too many redirects. */
+async function fetchWithin(
+  state: FetcherState,
+  url: string,
+  mode: FetchMode,
+  fetchOptions: FetchOptions,
+): Promise<FetchOutcome | FetchRefusal> {
+  const ticket = state.outbound.enter();
+  if (isRefusal(ticket)) return ticket;
+  const run: FetchRun = {
+    mode,
+    priority: fetchOptions.priority ?? "person",
+    client: fetchOptions.client ?? "local",
+    ticket,
+    controller: new AbortController(),
+    timer: undefined,
+    started: performance.now(),
+    meta: { url, finalUrl: url, httpStatus: null, contentType: null, ms: 0 },
+  };
+  try {
+    let current: URL;
+    try {
+      current = new URL(url);
+    } catch {
+      return fail(run, "blocked", `${url} is not a URL`);
+    }
+    for (let hops = 0; ; hops++) {
+      const refused = checkTarget(current);
+      if (refused) return fail(run, "blocked", `${current.href}: ${refused}`);
+      run.meta.finalUrl = current.href;
+      const answer = await hop(state, run, current);
+      if ("refused" in answer) return answer.refused;
+      if ("outcome" in answer) return answer.outcome;
+      if (hops >= state.maxRedirects) return fail(run, "blocked", `more than ${state.maxRedirects} redirects`);
+      current = answer.redirect;
+    }
+  } catch (err) {
+    return endedBy(state.timeoutMs, run, err);
+  } finally {
+    clearTimeout(run.timer);
+    ticket.leave();
+  }
 }
 
 /** Drops a body without reading it; a stream destroyed this way must not throw an unhandled error. */

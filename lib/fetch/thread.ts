@@ -13,7 +13,7 @@ import type { Counter, JointDecision, Take, TrafficSettings, Used } from "../tra
 import { createOutboundCount, type OutboundGate, type OutboundStats, type Priority } from "../traffic/outbound";
 import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
 import type { ConnectToEntry } from "./connect-to";
-import type { Fetcher, FetchMode, FetchOutcome, SocketStats } from "./fetcher";
+import type { Fetcher, FetchMode, FetchOptions, FetchOutcome, SocketStats } from "./fetcher";
 
 /** How much lower than the process the fetch thread runs (a nice value, docs/decisions.md#memory). */
 export const THREAD_NICENESS = 10;
@@ -94,6 +94,24 @@ type Answer = Extract<FromThread, { id: number }> | { kind: "lost"; why: string 
 
 type Counts = { gate: OutboundStats; sockets: SocketStats };
 
+/** What this side keeps of its thread: the questions it waits on, its count of fetches, the thread and its last counts. */
+type ThreadState = {
+  settings: ThreadSettings;
+  spawn: (settings: ThreadSettings) => Worker;
+  log: (line: string) => void;
+  waiting: Map<number, { worker: Worker; answer: (answer: Answer) => void }>;
+  /** The id of the next question. */
+  next: number;
+  count: ReturnType<typeof createOutboundCount>;
+  lastCounts: Counts;
+  thread: Worker | null;
+  closing: Promise<void> | null;
+  /** Until when no thread is started after one died, in ms. */
+  restAfterDeath: number;
+  /** The question for the counts now asked, shared by every gauge of a scrape. */
+  asking: Promise<Counts> | null;
+};
+
 /**
  * Starts the fetch thread when first needed. A thread that dies ends the fetches it held as this
  * resolver's fault (`local_fault`, never the publisher's); the next fetch starts a new one, after a
@@ -101,147 +119,172 @@ type Counts = { gate: OutboundStats; sockets: SocketStats };
  * instance does whose Redis is away, docs/deploying.md#when-a-part-fails).
  */
 export function createThreadedFetcher(settings: ThreadSettings, options: ThreadOptions = {}): ThreadedFetcher {
-  const spawn = options.spawn ?? startFetchWorker;
-  const log = options.log ?? console.error;
-  const waiting = new Map<number, { worker: Worker; answer: (answer: Answer) => void }>();
-  let next = 1;
-  // Fetches asked and not yet answered, against the thread's own bound: admission sees a full queue
-  // at once, and past it a fetch is refused busy without a round trip.
-  const count = createOutboundCount({ max: settings.maxOutbound, maxQueued: settings.maxQueued, maxWaitMs: settings.timeoutMs });
-  let lastCounts: Counts = { gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 }, sockets: { open: 0, peak: 0 } };
-  let thread: Worker | null = null;
-  let closing: Promise<void> | null = null;
-  let restAfterDeath = 0;
-
-  const fault = (message: string) => refusal("local_fault", message, 5);
-  const settle = () => {
-    // The thread keeps the process alive only while it owes an answer.
-    if (waiting.size === 0) thread?.unref();
-    else thread?.ref();
+  const state: ThreadState = {
+    settings,
+    spawn: options.spawn ?? startFetchWorker,
+    log: options.log ?? console.error,
+    waiting: new Map(),
+    next: 1,
+    // Fetches asked and not yet answered, against the thread's own bound: admission sees a full queue
+    // at once, and past it a fetch is refused busy without a round trip.
+    count: createOutboundCount({ max: settings.maxOutbound, maxQueued: settings.maxQueued, maxWaitMs: settings.timeoutMs }),
+    lastCounts: { gate: { active: 0, queued: 0, pending: 0, peakActive: 0, refused: 0 }, sockets: { open: 0, peak: 0 } },
+    thread: null,
+    closing: null,
+    restAfterDeath: 0,
+    asking: null,
   };
-
-  function start(): Worker {
-    const worker = spawn(settings);
-    worker.on("message", (m: FromThread) => {
-      if (m.kind === "log") return log(m.line);
-      if (m.kind === "closed") return;
-      const asked = waiting.get(m.id);
-      waiting.delete(m.id);
-      settle();
-      asked?.answer(m);
-    });
-    const gone = (why: string) => {
-      if (thread === worker) thread = null;
-      // A thread that cannot start is not started again for every fetch: a second's rest first.
-      restAfterDeath = Date.now() + 1000;
-      for (const [id, asked] of waiting) {
-        if (asked.worker !== worker) continue;
-        waiting.delete(id);
-        asked.answer({ kind: "lost", why });
-      }
-      settle();
-    };
-    worker.on("error", (err) => gone(err.message));
-    worker.on("exit", (code) => gone(`exit code ${code}`));
-    worker.unref();
-    return worker;
-  }
-
-  /** The thread, started if need be; or why there is none to ask. */
-  function running(): Worker | FetchRefusal {
-    if (closing) return fault("this resolver is closing");
-    if (thread) return thread;
-    if (Date.now() < restAfterDeath) return fault("this resolver's fetch thread stopped; try again shortly");
-    try {
-      return (thread = start());
-    } catch (err) {
-      return fault(`this resolver could not start its fetch thread: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-
-  function ask(worker: Worker, question: (id: number) => ToThread): Promise<Answer> {
-    return new Promise((answer) => {
-      const id = next++;
-      waiting.set(id, { worker, answer });
-      settle();
-      worker.postMessage(question(id));
-    });
-  }
-
-  const fetchOnThread: Fetcher = async (url, mode, fetchOptions = {}) => {
-    const worker = running();
-    if (isRefusal(worker)) return worker;
-    const leave = count.enter();
-    if (isRefusal(leave)) return leave;
-    try {
-      const priority = fetchOptions.priority ?? "person";
-      const client = fetchOptions.client ?? "local";
-      const answer = await ask(worker, (id) => ({ op: "fetch", id, url, mode, priority, client }));
-      if (answer.kind === "done") return answer.outcome;
-      if (answer.kind === "lost") return fault(`this resolver's fetch thread stopped (${answer.why}); try again shortly`);
-      return fault(`this resolver could not fetch: ${answer.kind === "failed" ? answer.message : "no answer"}`);
-    } finally {
-      leave();
-    }
-  };
-
-  // Without a thread to ask, nothing is counted: the limits fail open, as to a Redis that is away.
-  const budgets: Counter = {
-    async decide(takes, take) {
-      const worker = running();
-      if (isRefusal(worker)) return { ok: true };
-      const answer = await ask(worker, (id) => ({ op: "decide", id, takes: [...takes], take }));
-      return answer.kind === "decided" ? answer.decision : { ok: true };
-    },
-    async used(take) {
-      const worker = running();
-      if (isRefusal(worker)) return { used: 0, oldestLeavesMs: 0 };
-      const answer = await ask(worker, (id) => ({ op: "used", id, take }));
-      return answer.kind === "used" ? answer.used : { used: 0, oldestLeavesMs: 0 };
-    },
-  };
-
-  // One question for every gauge of a scrape; a thread that does not answer within a second is
-  // reported as last heard, and no thread starts for it.
-  let asking: Promise<Counts> | null = null;
-  const counts = (): Promise<Counts> => {
-    const worker = thread;
-    if (!worker)
-      return Promise.resolve({ gate: extend(lastCounts.gate, { active: 0, queued: 0 }), sockets: extend(lastCounts.sockets, { open: 0 }) });
-    asking ??= Promise.race([
-      ask(worker, (id) => ({ op: "stats", id })).then((answer) =>
-        answer.kind === "stats" ? (lastCounts = { gate: answer.gate, sockets: answer.sockets }) : lastCounts,
-      ),
-      new Promise<Counts>((resolve) => setTimeout(() => resolve(lastCounts), 1000).unref()),
-    ]).finally(() => (asking = null));
-    return asking;
-  };
+  const { count } = state;
+  const fetchOnThread: Fetcher = (url, mode, fetchOptions = {}) => fetchOn(state, url, mode, fetchOptions);
 
   return Object.assign(fetchOnThread, {
     outbound: {
       max: count.max,
       retryAfterS: count.retryAfterS,
       full: count.full,
-      stats: async (): Promise<OutboundStats> => {
-        const { gate } = await counts();
-        return extend(gate, { pending: count.pending(), refused: gate.refused + count.refused() });
-      },
+      stats: (): Promise<OutboundStats> => outboundStats(state),
     } satisfies OutboundView,
-    sockets: async (): Promise<SocketStats> => (await counts()).sockets,
-    budgets,
-    close(): Promise<void> {
-      closing ??= (async () => {
-        const worker = thread;
-        if (!worker) return;
-        const closed = new Promise<void>((resolve) => {
-          worker.on("message", (m: FromThread) => m.kind === "closed" && resolve());
-          worker.once("exit", () => resolve());
-        });
-        worker.postMessage({ op: "close" } satisfies ToThread);
-        await Promise.race([closed, new Promise((r) => setTimeout(r, 2000).unref())]);
-        await worker.terminate();
-      })();
-      return closing;
-    },
+    sockets: async (): Promise<SocketStats> => (await counts(state)).sockets,
+    budgets: threadBudgets(state),
+    close: (): Promise<void> => closeThread(state),
   });
+}
+
+/** This resolver's own fault (`local_fault`, never the publisher's), to be asked again in 5 s. */
+const fault = (message: string) => refusal("local_fault", message, 5);
+
+/** The thread keeps the process alive only while it owes an answer. */
+function settle(state: ThreadState) {
+  if (state.waiting.size === 0) state.thread?.unref();
+  else state.thread?.ref();
+}
+
+/** Starts a thread: its answers go to the questions that wait on them, its death ends them as lost. */
+function start(state: ThreadState): Worker {
+  const { spawn, log } = state;
+  const worker = spawn(state.settings);
+  worker.on("message", (m: FromThread) => {
+    if (m.kind === "log") return log(m.line);
+    if (m.kind === "closed") return;
+    const asked = state.waiting.get(m.id);
+    state.waiting.delete(m.id);
+    settle(state);
+    asked?.answer(m);
+  });
+  worker.on("error", (err) => gone(state, worker, err.message));
+  worker.on("exit", (code) => gone(state, worker, `exit code ${code}`));
+  worker.unref();
+  return worker;
+}
+
+/** A thread stopped: the questions it held are answered `lost`, and none starts for a second. */
+function gone(state: ThreadState, worker: Worker, why: string) {
+  if (state.thread === worker) state.thread = null;
+  // A thread that cannot start is not started again for every fetch: a second's rest first.
+  state.restAfterDeath = Date.now() + 1000;
+  for (const [id, asked] of state.waiting) {
+    if (asked.worker !== worker) continue;
+    state.waiting.delete(id);
+    asked.answer({ kind: "lost", why });
+  }
+  settle(state);
+}
+
+/** The thread, started if need be; or why there is none to ask. */
+function running(state: ThreadState): Worker | FetchRefusal {
+  if (state.closing) return fault("this resolver is closing");
+  if (state.thread) return state.thread;
+  if (Date.now() < state.restAfterDeath) return fault("this resolver's fetch thread stopped; try again shortly");
+  try {
+    return (state.thread = start(state));
+  } catch (err) {
+    return fault(`this resolver could not start its fetch thread: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Asks `worker` one question, under the next id; answered when the thread answers it or stops. */
+function ask(state: ThreadState, worker: Worker, question: (id: number) => ToThread): Promise<Answer> {
+  return new Promise((answer) => {
+    const id = state.next++;
+    state.waiting.set(id, { worker, answer });
+    settle(state);
+    worker.postMessage(question(id));
+  });
+}
+
+/** One fetch, counted on this side, asked of the thread; a thread that stopped or failed is this resolver's fault. */
+async function fetchOn(state: ThreadState, url: string, mode: FetchMode, fetchOptions: FetchOptions): Promise<FetchOutcome | FetchRefusal> {
+  const worker = running(state);
+  if (isRefusal(worker)) return worker;
+  const leave = state.count.enter();
+  if (isRefusal(leave)) return leave;
+  try {
+    const priority = fetchOptions.priority ?? "person";
+    const client = fetchOptions.client ?? "local";
+    const answer = await ask(state, worker, (id) => ({ op: "fetch", id, url, mode, priority, client }));
+    if (answer.kind === "done") return answer.outcome;
+    if (answer.kind === "lost") return fault(`this resolver's fetch thread stopped (${answer.why}); try again shortly`);
+    return fault(`this resolver could not fetch: ${answer.kind === "failed" ? answer.message : "no answer"}`);
+  } finally {
+    leave();
+  }
+}
+
+/** The budgets as the thread counts them. Without a thread to ask, nothing is counted: the limits fail open, as to a Redis that is away. */
+function threadBudgets(state: ThreadState): Counter {
+  return {
+    async decide(takes, take) {
+      const worker = running(state);
+      if (isRefusal(worker)) return { ok: true };
+      const answer = await ask(state, worker, (id) => ({ op: "decide", id, takes: [...takes], take }));
+      return answer.kind === "decided" ? answer.decision : { ok: true };
+    },
+    async used(take) {
+      const worker = running(state);
+      if (isRefusal(worker)) return { used: 0, oldestLeavesMs: 0 };
+      const answer = await ask(state, worker, (id) => ({ op: "used", id, take }));
+      return answer.kind === "used" ? answer.used : { used: 0, oldestLeavesMs: 0 };
+    },
+  };
+}
+
+/**
+ * The thread's counts. One question for every gauge of a scrape; a thread that does not answer within a
+ * second is reported as last heard, and no thread starts for it.
+ */
+function counts(state: ThreadState): Promise<Counts> {
+  const worker = state.thread;
+  if (!worker) {
+    const { lastCounts } = state;
+    return Promise.resolve({ gate: extend(lastCounts.gate, { active: 0, queued: 0 }), sockets: extend(lastCounts.sockets, { open: 0 }) });
+  }
+  state.asking ??= Promise.race([
+    ask(state, worker, (id) => ({ op: "stats", id })).then((answer) =>
+      answer.kind === "stats" ? (state.lastCounts = { gate: answer.gate, sockets: answer.sockets }) : state.lastCounts,
+    ),
+    new Promise<Counts>((resolve) => setTimeout(() => resolve(state.lastCounts), 1000).unref()),
+  ]).finally(() => (state.asking = null));
+  return state.asking;
+}
+
+/** The outbound gate's counts: the thread's, with this side's pending and refused fetches. */
+async function outboundStats(state: ThreadState): Promise<OutboundStats> {
+  const { gate } = await counts(state);
+  return extend(gate, { pending: state.count.pending(), refused: gate.refused + state.count.refused() });
+}
+
+/** Closes the thread once: asks it to close, waits up to 2 s for it, then ends it. */
+function closeThread(state: ThreadState): Promise<void> {
+  state.closing ??= (async () => {
+    const worker = state.thread;
+    if (!worker) return;
+    const closed = new Promise<void>((resolve) => {
+      worker.on("message", (m: FromThread) => m.kind === "closed" && resolve());
+      worker.once("exit", () => resolve());
+    });
+    worker.postMessage({ op: "close" } satisfies ToThread);
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 2000).unref())]);
+    await worker.terminate();
+  })();
+  return state.closing;
 }
