@@ -1,9 +1,9 @@
 import type { Config } from "./config";
-import { createDocumentCache } from "./fetch/cache";
+import { createDocumentCache, type DocumentCache } from "./fetch/cache";
 import { createFetcher, type Fetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher";
 import { createThreadedFetcher, type OutboundView } from "./fetch/thread";
 import { connectRedis, KEY_PREFIX, type FleetLink } from "./redis";
-import { createSharedDocuments } from "./fleet/shared-documents";
+import { createSharedDocuments, type SharedDocuments } from "./fleet/shared-documents";
 import { createMetrics, type Metrics } from "./metrics";
 import { createResolver, type Resolver } from "./resolver";
 import { createWindows, fetchBudgets, isRefusal, type TrafficSettings, type Windows } from "./traffic";
@@ -63,72 +63,12 @@ export function createConfiguredResolver(
   const { store = Promise.resolve(null), log = console.error, fetchThread = false, ...fetcherExtra } = extra;
   const fleet = config.redisUrl ? connectRedis(config.redisUrl, { log }) : null;
   const limits = config.traffic;
-  const counting = fleet ? { link: fleet, keyPrefix: KEY_PREFIX } : null;
-  const common = {
-    timeoutMs: config.fetchTimeoutMs,
-    connectTo: config.connectTo,
-    userAgent: USER_AGENT,
-    hostAtOnce: limits.hostAtOnce,
-    addressAtOnce: limits.addressAtOnce,
-  };
-  // docs/architecture.md#traffic: every per-minute limit, in Redis when there is one (and here whenever Redis cannot answer).
-  let windows: Windows;
-  let outbound: OutboundView;
-  let fetcher: Fetcher & { close(): Promise<void>; sockets(): SocketStats | Promise<SocketStats> };
-  if (fetchThread) {
-    // docs/architecture.md#fetch-and-memory: the thread holds the outbound gate and counts the fetch
-    // budgets (in Redis on a connection of its own); this thread's limiters of them ask it.
-    const budgets = { settings: limits, fleet: config.redisUrl ? { redisUrl: config.redisUrl, keyPrefix: KEY_PREFIX } : null };
-    const settings = extend(common, {
-      maxOutbound: limits.outbound,
-      maxQueued: limits.outboundQueue,
-      budgets,
-      bundled: fetchThread.bundled,
-      ...(fetcherExtra.ca ? { ca: fetcherExtra.ca } : {}),
-    });
-    const threaded = createThreadedFetcher(settings, { log });
-    windows = createWindows(limits, counting, undefined, config.fetchTimeoutMs, threaded.budgets);
-    outbound = threaded.outbound;
-    fetcher = threaded;
-  } else {
-    windows = createWindows(limits, counting, undefined, config.fetchTimeoutMs);
-    const gate = createOutboundGate({ max: limits.outbound, maxQueued: limits.outboundQueue, maxWaitMs: config.fetchTimeoutMs });
-    outbound = gate;
-    fetcher = createFetcher(Object.assign({}, common, { outbound: gate, budgets: fetchBudgets(windows, limits) }, fetcherExtra));
-  }
+  const { windows, outbound, fetcher } = createOutbound(config, fleet, fetchThread, fetcherExtra, log);
   const metrics = createMetrics({ outbound, sockets: () => fetcher.sockets(), store, fleet });
-  const counted: Fetcher = async (url, mode, options) => {
-    const outcome = await fetcher(url, mode, options);
-    if (isRefusal(outcome)) {
-      metrics.refusals.inc({ limit: outcome.refused });
-      return outcome;
-    }
-    metrics.fetches.inc({ outcome: outcome.status });
-    metrics.fetchSeconds.observe(outcome.ms / 1000);
-    return outcome;
-  };
-  const ages = { maxAgeMs: config.cacheTtlS * 1000, freshMs: config.cacheFreshS * 1000, failureMs: DEFAULTS.failureTtlS * 1000 };
-  const shared = fleet ? createSharedDocuments(fleet, extend(ages, { fetchTimeoutMs: config.fetchTimeoutMs })) : null;
-  const cache = createDocumentCache({
-    observe: (tier, hit) => metrics.cache.inc({ tier, result: hit ? "hit" : "miss" }),
-    ...ages,
-    ...(shared ? { shared } : {}),
-  });
-  const resolver = createResolver({
-    // docs/deploying.md#what-redis-holds: one publisher request per URL for the whole fleet.
-    fetch: shared ? shared.singleFlight(counted) : counted,
-    cache,
-    limits: { maxClaims: config.maxClaims, maxConnections: config.maxConnections, maxFetchesPerQuery: limits.fetchesPerQuery },
-    // docs/decisions.md#the-index: every resolution is recorded, whatever started it.
-    annotate: async (result, client) => {
-      const index = await store;
-      return index ? index.record(result, client) : result;
-    },
-    preview: async (domain, fetchedAt) => {
-      const index = await store;
-      return index ? index.preview(domain, fetchedAt) : null;
-    },
-  });
+  const counted = countedFetcher(fetcher, metrics);
+  const { shared, cache } = createCache(config, fleet, metrics);
+  // docs/deploying.md#what-redis-holds: one publisher request per URL for the whole fleet.
+  const resolver = createIndexedResolver(config, shared ? shared.singleFlight(counted) : counted, cache, store);
   const parts = {
     traffic: {
       settings: limits,
@@ -151,6 +91,95 @@ export function createConfiguredResolver(
     },
   };
   return extend(resolver, parts);
+}
+
+/** The fetcher of a configured resolver: one that can be closed and says how its sockets are used. */
+type ClosableFetcher = Fetcher & { close(): Promise<void>; sockets(): SocketStats | Promise<SocketStats> };
+
+/**
+ * The guarded fetcher with its outbound cap, and every per-minute limit (docs/architecture.md#traffic),
+ * in Redis when there is one (and here whenever Redis cannot answer); with `fetchThread`, on a worker thread.
+ */
+function createOutbound(
+  config: Config,
+  fleet: FleetLink | null,
+  fetchThread: { bundled: boolean } | false,
+  fetcherExtra: Pick<FetcherOptions, "ca">,
+  log: (line: string) => void,
+): { windows: Windows; outbound: OutboundView; fetcher: ClosableFetcher } {
+  const limits = config.traffic;
+  const counting = fleet ? { link: fleet, keyPrefix: KEY_PREFIX } : null;
+  const common = {
+    timeoutMs: config.fetchTimeoutMs,
+    connectTo: config.connectTo,
+    userAgent: USER_AGENT,
+    hostAtOnce: limits.hostAtOnce,
+    addressAtOnce: limits.addressAtOnce,
+  };
+  if (fetchThread) {
+    // docs/architecture.md#fetch-and-memory: the thread holds the outbound gate and counts the fetch
+    // budgets (in Redis on a connection of its own); this thread's limiters of them ask it.
+    const budgets = { settings: limits, fleet: config.redisUrl ? { redisUrl: config.redisUrl, keyPrefix: KEY_PREFIX } : null };
+    const settings = extend(common, {
+      maxOutbound: limits.outbound,
+      maxQueued: limits.outboundQueue,
+      budgets,
+      bundled: fetchThread.bundled,
+      ...(fetcherExtra.ca ? { ca: fetcherExtra.ca } : {}),
+    });
+    const threaded = createThreadedFetcher(settings, { log });
+    const windows = createWindows(limits, counting, undefined, config.fetchTimeoutMs, threaded.budgets);
+    return { windows, outbound: threaded.outbound, fetcher: threaded };
+  }
+  const windows = createWindows(limits, counting, undefined, config.fetchTimeoutMs);
+  const gate = createOutboundGate({ max: limits.outbound, maxQueued: limits.outboundQueue, maxWaitMs: config.fetchTimeoutMs });
+  const fetcher = createFetcher(Object.assign({}, common, { outbound: gate, budgets: fetchBudgets(windows, limits) }, fetcherExtra));
+  return { windows, outbound: gate, fetcher };
+}
+
+/** `fetcher`, each outcome counted in the metrics: a refusal by its limit, a fetch by its outcome and time. */
+function countedFetcher(fetcher: Fetcher, metrics: Metrics): Fetcher {
+  return async (url, mode, options) => {
+    const outcome = await fetcher(url, mode, options);
+    if (isRefusal(outcome)) {
+      metrics.refusals.inc({ limit: outcome.refused });
+      return outcome;
+    }
+    metrics.fetches.inc({ outcome: outcome.status });
+    metrics.fetchSeconds.observe(outcome.ms / 1000);
+    return outcome;
+  };
+}
+
+/** The byte-bounded cache, its hits and misses counted; with Redis, the documents the fleet shares. */
+function createCache(config: Config, fleet: FleetLink | null, metrics: Metrics): { shared: SharedDocuments | null; cache: DocumentCache } {
+  const ages = { maxAgeMs: config.cacheTtlS * 1000, freshMs: config.cacheFreshS * 1000, failureMs: DEFAULTS.failureTtlS * 1000 };
+  const shared = fleet ? createSharedDocuments(fleet, extend(ages, { fetchTimeoutMs: config.fetchTimeoutMs })) : null;
+  const cache = createDocumentCache({
+    observe: (tier, hit) => metrics.cache.inc({ tier, result: hit ? "hit" : "miss" }),
+    ...ages,
+    ...(shared ? { shared } : {}),
+  });
+  return { shared, cache };
+}
+
+/** The resolver over `fetch` and the cache, with the configured limits, recording what it resolves in the index. */
+function createIndexedResolver(config: Config, fetch: Fetcher, cache: DocumentCache, store: Promise<Store | null>): Resolver {
+  const limits = config.traffic;
+  return createResolver({
+    fetch,
+    cache,
+    limits: { maxClaims: config.maxClaims, maxConnections: config.maxConnections, maxFetchesPerQuery: limits.fetchesPerQuery },
+    // docs/decisions.md#the-index: every resolution is recorded, whatever started it.
+    annotate: async (result, client) => {
+      const index = await store;
+      return index ? index.record(result, client) : result;
+    },
+    preview: async (domain, fetchedAt) => {
+      const index = await store;
+      return index ? index.preview(domain, fetchedAt) : null;
+    },
+  });
 }
 
 /**

@@ -49,79 +49,128 @@ export type Crawler = {
   stop(graceMs?: number): Promise<void>;
 };
 
+/** What a running crawler holds: its options, the jobs running, and where its looking at the queue stands. */
+type CrawlerState = {
+  options: CrawlerOptions;
+  store: Store;
+  concurrency: number;
+  log: (line: string) => void;
+  pollMs: number;
+  jobs: Set<Promise<void>>;
+  stopped: boolean;
+  /** Resolutions finished since start. */
+  done: number;
+  timer: NodeJS.Timeout | null;
+  /** The look at the queue running now, if any. */
+  looking: Promise<void> | null;
+  /** A wake came during the look: one more look once it is over. */
+  again: boolean;
+  /** The queue could not be read at the last look (said once per outage). */
+  unreadable: boolean;
+};
+
 export function startCrawler(options: CrawlerOptions): Crawler {
   const { store, concurrency, log = console.error } = options;
-  const pollMs = options.pollMs ?? 2000;
-  const jobs = new Set<Promise<void>>();
-  let stopped = false;
-  let done = 0;
-  let timer: NodeJS.Timeout | null = null;
-  let looking: Promise<void> | null = null;
-  let again = false;
-  let unreadable = false;
+  const state: CrawlerState = {
+    options,
+    store,
+    concurrency,
+    log,
+    pollMs: options.pollMs ?? 2000,
+    jobs: new Set<Promise<void>>(),
+    stopped: false,
+    done: 0,
+    timer: null,
+    looking: null,
+    again: false,
+    unreadable: false,
+  };
+  const seeded = queueSeeds(state);
+  void seeded.then(() => tick(state));
 
-  async function run(domain: string): Promise<void> {
-    let retryS = options.queue.freshS;
-    try {
-      // Refused for now (the outbound cap, a budget): not a verdict, tried again soon.
-      if (isRefusal(await options.resolveEntity(domain))) retryS = 60;
-    } catch (err) {
-      retryS = 60;
-      log(`crawl: ${domain} failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    done++;
-    await finishJob(store.db, domain, Math.max(60, retryS)).catch((err: unknown) => log(`crawl: ${domain} not released: ${String(err)}`));
+  return {
+    seeded: seeded.then(() => undefined),
+    wake: () => wake(state),
+    get running() {
+      return state.jobs.size;
+    },
+    get done() {
+      return state.done;
+    },
+    stop: (graceMs = 5000) => stop(state, seeded, graceMs),
+  };
+}
+
+/** Resolves one job's domain and releases the job to its next check: soon when it was refused or failed. */
+async function run(state: CrawlerState, domain: string): Promise<void> {
+  const { options, store, log } = state;
+  let retryS = options.queue.freshS;
+  try {
+    // Refused for now (the outbound cap, a budget): not a verdict, tried again soon.
+    if (isRefusal(await options.resolveEntity(domain))) retryS = 60;
+  } catch (err) {
+    retryS = 60;
+    log(`crawl: ${domain} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
+  state.done++;
+  await finishJob(store.db, domain, Math.max(60, retryS)).catch((err: unknown) => log(`crawl: ${domain} not released: ${String(err)}`));
+}
 
-  async function look(): Promise<void> {
-    if (stopped) return;
-    const free = concurrency - jobs.size;
-    if (free <= 0) return;
-    const domains = await takeJobs(store.db, free).then(
-      (taken) => {
-        if (unreadable) log("crawl: the queue can be read again; background resolutions resume");
-        unreadable = false;
-        return taken;
-      },
-      (err: unknown) => {
-        // Said once per outage (docs/deploying.md#when-a-part-fails): the jobs wait in the database.
-        if (!unreadable)
-          log(`crawl: the queue could not be read: ${err instanceof Error ? err.message : String(err)}; jobs wait until it can`);
-        unreadable = true;
-        return [];
-      },
-    );
-    for (const domain of domains) {
-      const job = run(domain).finally(() => {
-        jobs.delete(job);
-        wake();
-      });
-      jobs.add(job);
-    }
-  }
-
-  /** One look at a time; a wake during a look makes one more. */
-  function wake(): void {
-    if (stopped) return;
-    if (looking) {
-      again = true;
-      return;
-    }
-    looking = look().finally(() => {
-      looking = null;
-      if (again) {
-        again = false;
-        wake();
-      }
+/** Takes as many due jobs as there is room for and starts each; a job that ends wakes the crawler. */
+async function look(state: CrawlerState): Promise<void> {
+  const { store, log } = state;
+  if (state.stopped) return;
+  const free = state.concurrency - state.jobs.size;
+  if (free <= 0) return;
+  const domains = await takeJobs(store.db, free).then(
+    (taken) => {
+      if (state.unreadable) log("crawl: the queue can be read again; background resolutions resume");
+      state.unreadable = false;
+      return taken;
+    },
+    (err: unknown) => {
+      // Said once per outage (docs/deploying.md#when-a-part-fails): the jobs wait in the database.
+      if (!state.unreadable)
+        log(`crawl: the queue could not be read: ${err instanceof Error ? err.message : String(err)}; jobs wait until it can`);
+      state.unreadable = true;
+      return [];
+    },
+  );
+  for (const domain of domains) {
+    const job = run(state, domain).finally(() => {
+      state.jobs.delete(job);
+      wake(state);
     });
+    state.jobs.add(job);
   }
+}
 
-  function tick(): void {
-    wake();
-    if (!stopped) timer = setTimeout(tick, pollMs).unref();
+/** One look at a time; a wake during a look makes one more. */
+function wake(state: CrawlerState): void {
+  if (state.stopped) return;
+  if (state.looking) {
+    state.again = true;
+    return;
   }
+  state.looking = look(state).finally(() => {
+    state.looking = null;
+    if (state.again) {
+      state.again = false;
+      wake(state);
+    }
+  });
+}
 
-  const seeded = options.seeds.length
+/** Looks at the queue now, and again every `pollMs` until stopped. */
+function tick(state: CrawlerState): void {
+  wake(state);
+  if (!state.stopped) state.timer = setTimeout(() => tick(state), state.pollMs).unref();
+}
+
+/** Queues the seeds; settles with how many were queued, 0 when there are none or they could not be. */
+function queueSeeds(state: CrawlerState): Promise<number> {
+  const { options, store, log } = state;
+  return options.seeds.length
     ? store.db
         .transaction((tx) => enqueue(tx, options.seeds, "seed", options.queue))
         .catch((err: unknown) => {
@@ -129,25 +178,15 @@ export function startCrawler(options: CrawlerOptions): Crawler {
           return 0;
         })
     : Promise.resolve(0);
-  void seeded.then(tick);
+}
 
-  return {
-    seeded: seeded.then(() => undefined),
-    wake,
-    get running() {
-      return jobs.size;
-    },
-    get done() {
-      return done;
-    },
-    async stop(graceMs = 5000) {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await seeded;
-      await looking;
-      let t: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...jobs]), new Promise((r) => (t = setTimeout(r, graceMs)))]);
-      clearTimeout(t);
-    },
-  };
+/** Stops taking jobs and waits for those running, at most `graceMs`. */
+async function stop(state: CrawlerState, seeded: Promise<number>, graceMs: number): Promise<void> {
+  state.stopped = true;
+  if (state.timer) clearTimeout(state.timer);
+  await seeded;
+  await state.looking;
+  let t: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled([...state.jobs]), new Promise((r) => (t = setTimeout(r, graceMs)))]);
+  clearTimeout(t);
 }

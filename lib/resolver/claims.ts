@@ -125,162 +125,186 @@ export function checkEntries<T>(
 /** The refusal a read of a URL would surely meet now, if any (the resolver's; see lib/resolver/index.ts). */
 export type RefusedNow = (url: string, mode: FetchMode, opts: ResolveOptions) => FetchRefusal | null;
 
+/** What the claim checks read through: the document fetcher, the page loader, the parse memo and `refusedNow`. */
+type ClaimDeps = { fetchDocument: FetchDocument; load: Load; memo: ParseMemo; refusedNow: RefusedNow };
+
 /**
  * The three claim checks, over a document fetcher and the parse memo. A check whose first document
  * would surely be refused is refused before it starts (`refusedNow`).
  */
 export function createClaimChecks(fetchDocument: FetchDocument, load: Load, memo: ParseMemo, refusedNow: RefusedNow = () => null) {
-  /** Fetches and parses a counterpart document, then applies `rule` to it. */
-  async function checkDocument<T>(
-    loc: DocumentLocation,
-    parse: (value: unknown) => DocumentParse<T>,
-    rule: (doc: T) => Verdict,
-    opts: ResolveOptions,
-  ): Promise<Checked<T> | FetchRefusal> {
-    const fetched = await fetchDocument(loc, opts);
-    if (isRefusal(fetched)) return fetched;
-    if (!fetched.ok) {
-      return {
-        verdict: {
-          verified: false as const,
-          reason: fetched.status,
-          message: fetched.message,
-          ...(fetched.detail ? { detail: fetched.detail } : {}),
-        },
-        problems: [],
-        stale: fetched.stale,
-        ...(fetched.httpStatus === undefined ? {} : { httpStatus: fetched.httpStatus }),
-      };
-    }
-    const { source, stale } = fetched;
-    const json = fetched.json;
-    if (!json.ok) {
-      const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid JSON (${json.message})`;
-      return { source, stale, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
-    }
-    const parsed = parse(json.value);
-    if (!parsed.ok) {
-      const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid: ${parsed.problems.map((p) => p.message).join("; ")}`;
-      return {
-        source,
-        stale,
-        document: json.value,
-        verdict: { verified: false, reason: "invalid_document", message },
-        problems: fetched.problems,
-      };
-    }
+  const deps: ClaimDeps = { fetchDocument, load, memo, refusedNow };
+  return {
+    /** V3: the property document's `ownership[]` names the entity, and its id is the one claimed. */
+    checkProperty: (entity: ParsedEntity, entry: Entry<Property> & { ok: true }, opts: ResolveOptions) =>
+      checkProperty(deps, entity, entry, opts),
+    /** V4, V5: the issuer's credential document names the entity in `ident_entity_id`. */
+    checkCredential: (entity: ParsedEntity, entry: Entry<CredentialEntry> & { ok: true }, opts: ResolveOptions) =>
+      checkCredential(deps, entity, entry, opts),
+    /** rel=me: the page at the connection URL links back to the entity's home page. */
+    checkConnection: (domain: string, entry: Entry<Connection> & { ok: true }, opts: ResolveOptions) =>
+      checkConnection(deps, domain, entry, opts),
+  };
+}
+
+/** Fetches and parses a counterpart document, then applies `rule` to it. */
+async function checkDocument<T>(
+  fetchDocument: FetchDocument,
+  loc: DocumentLocation,
+  parse: (value: unknown) => DocumentParse<T>,
+  rule: (doc: T) => Verdict,
+  opts: ResolveOptions,
+): Promise<Checked<T> | FetchRefusal> {
+  const fetched = await fetchDocument(loc, opts);
+  if (isRefusal(fetched)) return fetched;
+  if (!fetched.ok) {
+    return {
+      verdict: {
+        verified: false as const,
+        reason: fetched.status,
+        message: fetched.message,
+        ...(fetched.detail ? { detail: fetched.detail } : {}),
+      },
+      problems: [],
+      stale: fetched.stale,
+      ...(fetched.httpStatus === undefined ? {} : { httpStatus: fetched.httpStatus }),
+    };
+  }
+  const { source, stale } = fetched;
+  const json = fetched.json;
+  if (!json.ok) {
+    const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid JSON (${json.message})`;
+    return { source, stale, verdict: { verified: false, reason: "invalid_document", message }, problems: fetched.problems };
+  }
+  const parsed = parse(json.value);
+  if (!parsed.ok) {
+    const message = `The ${LABEL[loc.kind]} at ${fetched.source.url} is not valid: ${parsed.problems.map((p) => p.message).join("; ")}`;
     return {
       source,
       stale,
       document: json.value,
-      parsed: parsed.doc,
-      verdict: rule(parsed.doc),
-      problems: [...fetched.problems, ...parsed.problems],
+      verdict: { verified: false, reason: "invalid_document", message },
+      problems: fetched.problems,
     };
   }
+  return {
+    source,
+    stale,
+    document: json.value,
+    parsed: parsed.doc,
+    verdict: rule(parsed.doc),
+    problems: [...fetched.problems, ...parsed.problems],
+  };
+}
 
-  /** V3: the property document's `ownership[]` names the entity, and its id is the one claimed. */
-  function checkProperty(
-    entity: ParsedEntity,
-    entry: Entry<Property> & { ok: true },
-    opts: ResolveOptions,
-  ): Promise<CheckedClaim | FetchRefusal> {
-    const domain = parsePropertyId(entry.value.id);
-    if (domain === null) throw new Error("invariant broken: a valid entry has a property id");
-    const loc = propertyLocation(domain);
-    const refused = refusedNow(loc.json, "json", opts);
-    return refused ? Promise.resolve(refused) : verifyPropertyClaim(entity, entry, opts, domain, loc);
+/** V3: the property document's `ownership[]` names the entity, and its id is the one claimed. */
+function checkProperty(
+  deps: ClaimDeps,
+  entity: ParsedEntity,
+  entry: Entry<Property> & { ok: true },
+  opts: ResolveOptions,
+): Promise<CheckedClaim | FetchRefusal> {
+  const domain = parsePropertyId(entry.value.id);
+  if (domain === null) throw new Error("invariant broken: a valid entry has a property id");
+  const loc = propertyLocation(domain);
+  const refused = deps.refusedNow(loc.json, "json", opts);
+  return refused ? Promise.resolve(refused) : verifyPropertyClaim(deps, entity, entry, opts, domain, loc);
+}
+
+/** V3, once its document may be read: fetches the property document and applies the rule. */
+async function verifyPropertyClaim(
+  deps: ClaimDeps,
+  entity: ParsedEntity,
+  entry: Entry<Property> & { ok: true },
+  opts: ResolveOptions,
+  domain: string,
+  loc: DocumentLocation,
+): Promise<CheckedClaim | FetchRefusal> {
+  const rule = (doc: Parameters<typeof verifyProperty>[2]) => verifyProperty(entity.network_id, entry.value.id, doc, domain);
+  const checked = await checkDocument(deps.fetchDocument, loc, parsePropertyDocument, rule, opts);
+  if (isRefusal(checked)) return checked;
+  return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
+}
+
+/** V4, V5: the issuer's credential document names the entity in `ident_entity_id`. */
+function checkCredential(
+  deps: ClaimDeps,
+  entity: ParsedEntity,
+  entry: Entry<CredentialEntry> & { ok: true },
+  opts: ResolveOptions,
+): Promise<CheckedClaim | FetchRefusal> {
+  const id = parseCredentialId(entry.value.id);
+  if (id === null) throw new Error("invariant broken: a valid entry has a credential id");
+  const loc = credentialLocation(id);
+  const refused = deps.refusedNow(loc.json, "json", opts);
+  return refused ? Promise.resolve(refused) : verifyCredentialClaim(deps, entity, entry, opts, id.domain, loc);
+}
+
+/** V4, V5, once its document may be read: fetches the credential document, applies the rule, and warns of another id. */
+async function verifyCredentialClaim(
+  deps: ClaimDeps,
+  entity: ParsedEntity,
+  entry: Entry<CredentialEntry> & { ok: true },
+  opts: ResolveOptions,
+  issuer: string,
+  loc: DocumentLocation,
+): Promise<CheckedClaim | FetchRefusal> {
+  const rule = (doc: Parameters<typeof verifyCredential>[1]) => verifyCredential(entity.network_id, doc, issuer);
+  const checked = await checkDocument(deps.fetchDocument, loc, parseCredentialDocument, rule, opts);
+  if (isRefusal(checked)) return checked;
+  const publishedId = checked.parsed?.ident_credential.id;
+  if (checked.verdict.verified && publishedId !== undefined && !sameId(publishedId, entry.value.id)) {
+    checked.problems.push(
+      warning(
+        "credential_id_mismatch",
+        `${issuer}'s credential document carries the id ${publishedId}, not ${entry.value.id}`,
+        "ident_credential.id",
+      ),
+    );
   }
+  return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
+}
 
-  async function verifyPropertyClaim(
-    entity: ParsedEntity,
-    entry: Entry<Property> & { ok: true },
-    opts: ResolveOptions,
-    domain: string,
-    loc: DocumentLocation,
-  ): Promise<CheckedClaim | FetchRefusal> {
-    const rule = (doc: Parameters<typeof verifyProperty>[2]) => verifyProperty(entity.network_id, entry.value.id, doc, domain);
-    const checked = await checkDocument(loc, parsePropertyDocument, rule, opts);
-    if (isRefusal(checked)) return checked;
-    return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
+/** rel=me: the page at the connection URL links back to the entity's home page. */
+function checkConnection(
+  deps: ClaimDeps,
+  domain: string,
+  entry: Entry<Connection> & { ok: true },
+  opts: ResolveOptions,
+): Promise<CheckedClaim | FetchRefusal> {
+  const url = connectionUrl(entry.value.id);
+  if (!url) {
+    const message = `${entry.value.id} is not an https: URL, so it is not checked`;
+    return Promise.resolve({ claim: failedClaim(entry.id, entry.raw, "unsafe_url", message, entry.problems), stale: false });
   }
+  const refused = deps.refusedNow(url.href, "html", opts);
+  return refused ? Promise.resolve(refused) : verifyConnection(deps, domain, entry, opts, url);
+}
 
-  /** V4, V5: the issuer's credential document names the entity in `ident_entity_id`. */
-  function checkCredential(
-    entity: ParsedEntity,
-    entry: Entry<CredentialEntry> & { ok: true },
-    opts: ResolveOptions,
-  ): Promise<CheckedClaim | FetchRefusal> {
-    const id = parseCredentialId(entry.value.id);
-    if (id === null) throw new Error("invariant broken: a valid entry has a credential id");
-    const loc = credentialLocation(id);
-    const refused = refusedNow(loc.json, "json", opts);
-    return refused ? Promise.resolve(refused) : verifyCredentialClaim(entity, entry, opts, id.domain, loc);
-  }
-
-  async function verifyCredentialClaim(
-    entity: ParsedEntity,
-    entry: Entry<CredentialEntry> & { ok: true },
-    opts: ResolveOptions,
-    issuer: string,
-    loc: DocumentLocation,
-  ): Promise<CheckedClaim | FetchRefusal> {
-    const rule = (doc: Parameters<typeof verifyCredential>[1]) => verifyCredential(entity.network_id, doc, issuer);
-    const checked = await checkDocument(loc, parseCredentialDocument, rule, opts);
-    if (isRefusal(checked)) return checked;
-    const publishedId = checked.parsed?.ident_credential.id;
-    if (checked.verdict.verified && publishedId !== undefined && !sameId(publishedId, entry.value.id)) {
-      checked.problems.push(
-        warning(
-          "credential_id_mismatch",
-          `${issuer}'s credential document carries the id ${publishedId}, not ${entry.value.id}`,
-          "ident_credential.id",
-        ),
-      );
-    }
-    return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
-  }
-
-  /** rel=me: the page at the connection URL links back to the entity's home page. */
-  function checkConnection(
-    domain: string,
-    entry: Entry<Connection> & { ok: true },
-    opts: ResolveOptions,
-  ): Promise<CheckedClaim | FetchRefusal> {
-    const url = connectionUrl(entry.value.id);
-    if (!url) {
-      const message = `${entry.value.id} is not an https: URL, so it is not checked`;
-      return Promise.resolve({ claim: failedClaim(entry.id, entry.raw, "unsafe_url", message, entry.problems), stale: false });
-    }
-    const refused = refusedNow(url.href, "html", opts);
-    return refused ? Promise.resolve(refused) : verifyConnection(domain, entry, opts, url);
-  }
-
-  async function verifyConnection(
-    domain: string,
-    entry: Entry<Connection> & { ok: true },
-    opts: ResolveOptions,
-    url: URL,
-  ): Promise<CheckedClaim | FetchRefusal> {
-    const page = await load(url.href, "html", opts);
-    if (isRefusal(page)) return page;
-    const outcome = page.outcome;
-    const checked: Checked = outcome.ok
-      ? { verdict: memo.connection(domain, outcome), source: toSource(outcome, "page"), problems: [], stale: page.stale }
-      : {
-          verdict: {
-            verified: false,
-            reason: outcome.status,
-            message: `The page ${url.href} could not be checked: ${outcome.message}`,
-            ...(outcome.detail ? { detail: outcome.detail } : {}),
-          },
-          problems: [],
-          stale: page.stale,
-        };
-    return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
-  }
-
-  return { checkProperty, checkCredential, checkConnection };
+/** rel=me, once its page may be read: loads the page and asks the memo whether it links back. */
+async function verifyConnection(
+  deps: ClaimDeps,
+  domain: string,
+  entry: Entry<Connection> & { ok: true },
+  opts: ResolveOptions,
+  url: URL,
+): Promise<CheckedClaim | FetchRefusal> {
+  const page = await deps.load(url.href, "html", opts);
+  if (isRefusal(page)) return page;
+  const outcome = page.outcome;
+  const checked: Checked = outcome.ok
+    ? { verdict: deps.memo.connection(domain, outcome), source: toSource(outcome, "page"), problems: [], stale: page.stale }
+    : {
+        verdict: {
+          verified: false,
+          reason: outcome.status,
+          message: `The page ${url.href} could not be checked: ${outcome.message}`,
+          ...(outcome.detail ? { detail: outcome.detail } : {}),
+        },
+        problems: [],
+        stale: page.stale,
+      };
+  return { claim: toClaim(entry.id, entry.raw, checked, entry.problems), stale: checked.stale };
 }
 
 export type ClaimChecks = ReturnType<typeof createClaimChecks>;

@@ -87,128 +87,171 @@ export type Resolver = {
   resolveEntityStaged(domain: string, options?: ResolveOptions): Promise<StagedEntity | FetchRefusal>;
 };
 
+/** What a resolver holds: its dependencies, its limits and cache, and the steps built over them. */
+type ResolverState = {
+  deps: ResolverDeps;
+  limits: Limits;
+  cache: DocumentCache;
+  /** One entity, staged (entity.ts). */
+  staged: ReturnType<typeof createEntityResolution>;
+  /** `deps.annotate`, as it was when the resolver was made. */
+  annotate: ResolverDeps["annotate"];
+  queries: ReturnType<typeof createQueries>;
+};
+
+/** What reading a document needs of the resolver: its fetcher (in `deps`), its limits and its cache. */
+type Reads = Pick<ResolverState, "deps" | "limits" | "cache">;
+
 export function createResolver(deps: ResolverDeps): Resolver {
   const now = deps.now ?? Date.now;
   const limits: Limits = Object.assign({}, DEFAULT_LIMITS, deps.limits);
   const cache = deps.cache ?? createDocumentCache({ now });
-
-  const load: Load = async (url, mode, opts) => {
-    const work = opts.work ?? newWork();
-    // Runs only when the cache must start a fetch: joining one in flight or reading the cache is free.
-    const start = (priority: Priority) => {
-      if (work.fetches >= limits.maxFetchesPerQuery) return Promise.resolve(budgetSpent());
-      work.fetches++;
-      // A stale document's refresh started by a read that names no client (a probe) is background work's.
-      const client = opts.client ?? (opts.background || priority === "background" ? "background" : "local");
-      const fetchOptions = { priority: opts.background ? ("background" as const) : priority, client };
-      return deps.fetch(url, mode, fetchOptions);
-    };
-    const got = opts.cacheOnly ? await cache.peek(url, mode, start) : await cache.get(url, mode, start, opts);
-    if (!got) throw new NotCached(url, await cache.loading(url, mode));
-    if (isRefusal(got)) return got;
-    work.until = Math.min(work.until, got.until);
-    if (got.refused) {
-      work.refused.push(got.refused.refused);
-      work.knownServed.push(got.refused);
-    }
-    return got;
-  };
-  // docs/architecture.md#traffic: `fetchesPerQuery`.
-  const budgetSpent = () =>
-    refusedAt("fetchesPerQuery", `this lookup has already started the ${limits.maxFetchesPerQuery} fetches one lookup may`, 0);
-  /**
-   * The refusal a read of `url` would surely meet now: the query's fetches all started and nothing
-   * cached to read instead. Found without a promise, so that the thousands of claims past a big
-   * query's budget cost no chain of them each (docs/decisions.md#outbound-work).
-   */
-  const refusedNow = (url: string, mode: FetchMode, opts: ResolveOptions): FetchRefusal | null =>
-    !opts.cacheOnly && opts.work !== undefined && opts.work.fetches >= limits.maxFetchesPerQuery && !cache.mayHold(url, mode)
-      ? budgetSpent()
-      : null;
+  const reads: Reads = { deps, limits, cache };
+  const load: Load = (url, mode, opts) => loadDocument(reads, url, mode, opts);
   const memo = createParseMemo();
   const fetchDocument = createDocumentFetch(load, memo);
-  const checks = createClaimChecks(fetchDocument, load, memo, refusedNow);
+  const checks = createClaimChecks(fetchDocument, load, memo, (url, mode, opts) => refusedNow(reads, url, mode, opts));
   const staged = createEntityResolution(fetchDocument, checks, limits);
-  const annotate = deps.annotate;
-  /** With `slots`, each claim's promise is annotated as it settles (for a page that streams); without, only the whole result. */
-  const annotated = async (domain: string, opts: ResolveOptions, slots: boolean): Promise<StagedEntity | FetchRefusal> => {
-    const entity = await staged(domain, opts);
-    if (isRefusal(entity) || !annotate || opts.cacheOnly) return entity;
-    const result = entity.result.then((whole) => annotate(whole, opts.client));
-    if (!slots || !deps.preview || entity.entity.status !== "accepted") return extend(entity, { result });
-    // Each claim as it settles, annotated as the whole result will be (docs/decisions.md#the-index).
-    const preview = deps.preview(entity.entity.domain, entity.cache.fetched_at).catch(() => null);
-    const previewed = (kind: ClaimListKind) =>
-      entity[kind].map((slot, i) => ({
-        id: slot.id,
-        claimed: slot.claimed,
-        result: slot.result.then(async (checked) => {
-          const annotateClaim = await preview;
-          return annotateClaim ? { claim: annotateClaim(kind, checked.claim, i), stale: checked.stale } : checked;
-        }),
-      }));
-    return extend(entity, {
-      properties: previewed("properties"),
-      credentials: previewed("credentials"),
-      connections: previewed("connections"),
-      result,
-    });
+  const state: ResolverState = {
+    deps,
+    limits,
+    cache,
+    staged,
+    annotate: deps.annotate,
+    queries: createQueries(fetchDocument, (domain, opts) => resolveEntity(state, domain, opts), limits),
   };
-  // Each query gets its own budget, unless the caller hands one in to read afterwards.
-  const withWork = (opts: ResolveOptions = {}): ResolveOptions => (opts.work ? opts : extend(opts, { work: newWork() }));
-  const resolveEntityStaged: typeof staged = (domain, opts = {}) => annotated(domain, opts, true);
-  // No preview: nobody reads the claims one by one, and it cost a read of the index and a verdict per claim.
-  const resolveEntity = async (domain: string, opts: ResolveOptions = {}): Promise<EntityResult | FetchRefusal> => {
-    const entity = await annotated(domain, opts, false);
-    return isRefusal(entity) ? entity : entity.result;
-  };
-  const queries = createQueries(fetchDocument, resolveEntity, limits);
-
-  async function resolveQuery(query: Query, opts: ResolveOptions): Promise<SearchResponse | FetchRefusal> {
-    if (query.kind === "property_id") return queries.resolvePropertyQuery(query, opts);
-    if (query.kind === "credential_id") return queries.resolveCredentialQuery(query, opts);
-    const result = await resolveEntity(query.domain, opts);
-    return isRefusal(result) ? result : { schema: SCHEMA_ID, query: publicQuery(query), results: [result], problems: [] };
-  }
-
-  async function resolve(query: Query, options: ResolveOptions = {}): Promise<SearchResponse | FetchRefusal> {
-    const opts = withWork(options);
-    const response = await resolveQuery(query, opts);
-    const servedStale = opts.work?.knownServed[0];
-    if (isRefusal(response) || !servedStale) return response;
-    // docs/architecture.md#traffic: a document answered as last fetched, because its fetch was refused, is said so.
-    const said = warning("not_fetched_again", `Answered as last fetched, not fetched again now: ${servedStale.message}`);
-    return extend(response, { problems: [...response.problems, said] });
-  }
-
-  async function probe(query: Query): Promise<Probe> {
-    const work = newWork();
-    try {
-      const response = await resolve(query, { cacheOnly: true, work });
-      // A cache-only resolution starts no fetch, so nothing refuses it; were one to, it would be cold.
-      if (isRefusal(response)) return { state: "cold" };
-      return { state: "cached", response, until: work.until };
-    } catch (err) {
-      if (err instanceof NotCached) return { state: err.loading ? "joining" : "cold" };
-      throw err;
-    }
-  }
-
   return {
-    async search(input, opts) {
-      const parsed = parseQuery(input);
-      if (!parsed.ok) return { ok: false, error: { code: "invalid_query", message: parsed.message } };
-      const response = await resolve(parsed.query, opts);
-      return isRefusal(response) ? { ok: false, refused: response } : { ok: true, response };
-    },
-    resolve,
+    search: (input, opts) => search(state, input, opts),
+    resolve: (query, options) => resolve(state, query, options),
     peek: async (query) => {
-      const probed = await probe(query);
+      const probed = await probe(state, query);
       return probed.state === "cached" ? probed.response : null;
     },
-    probe,
+    probe: (query) => probe(state, query),
     generation: () => cache.generation,
-    resolveEntity: (domain, opts) => resolveEntity(domain, withWork(opts)),
-    resolveEntityStaged: (domain, opts) => resolveEntityStaged(domain, withWork(opts)),
+    resolveEntity: (domain, opts) => resolveEntity(state, domain, withWork(opts)),
+    resolveEntityStaged: (domain, opts) => resolveEntityStaged(state, domain, withWork(opts)),
   };
+}
+
+/**
+ * Reads a document through the cache, which calls `start` only when it must start a fetch; counts
+ * the query's fetches against its budget and notes what the cache answered in the query's work.
+ */
+async function loadDocument({ deps, limits, cache }: Reads, url: string, mode: FetchMode, opts: ResolveOptions): ReturnType<Load> {
+  const work = opts.work ?? newWork();
+  // Runs only when the cache must start a fetch: joining one in flight or reading the cache is free.
+  const start = (priority: Priority) => {
+    if (work.fetches >= limits.maxFetchesPerQuery) return Promise.resolve(budgetSpent(limits));
+    work.fetches++;
+    // A stale document's refresh started by a read that names no client (a probe) is background work's.
+    const client = opts.client ?? (opts.background || priority === "background" ? "background" : "local");
+    const fetchOptions = { priority: opts.background ? ("background" as const) : priority, client };
+    return deps.fetch(url, mode, fetchOptions);
+  };
+  const got = opts.cacheOnly ? await cache.peek(url, mode, start) : await cache.get(url, mode, start, opts);
+  if (!got) throw new NotCached(url, await cache.loading(url, mode));
+  if (isRefusal(got)) return got;
+  work.until = Math.min(work.until, got.until);
+  if (got.refused) {
+    work.refused.push(got.refused.refused);
+    work.knownServed.push(got.refused);
+  }
+  return got;
+}
+
+/** The refusal of a fetch past the query's budget (docs/architecture.md#traffic: `fetchesPerQuery`). */
+const budgetSpent = (limits: Limits) =>
+  refusedAt("fetchesPerQuery", `this lookup has already started the ${limits.maxFetchesPerQuery} fetches one lookup may`, 0);
+
+/**
+ * The refusal a read of `url` would surely meet now: the query's fetches all started and nothing
+ * cached to read instead. Found without a promise, so that the thousands of claims past a big
+ * query's budget cost no chain of them each (docs/decisions.md#outbound-work).
+ */
+const refusedNow = ({ limits, cache }: Reads, url: string, mode: FetchMode, opts: ResolveOptions): FetchRefusal | null =>
+  !opts.cacheOnly && opts.work !== undefined && opts.work.fetches >= limits.maxFetchesPerQuery && !cache.mayHold(url, mode)
+    ? budgetSpent(limits)
+    : null;
+
+/** With `slots`, each claim's promise is annotated as it settles (for a page that streams); without, only the whole result. */
+async function annotated(state: ResolverState, domain: string, opts: ResolveOptions, slots: boolean): Promise<StagedEntity | FetchRefusal> {
+  const entity = await state.staged(domain, opts);
+  const annotate = state.annotate;
+  if (isRefusal(entity) || !annotate || opts.cacheOnly) return entity;
+  const result = entity.result.then((whole) => annotate(whole, opts.client));
+  if (!slots || !state.deps.preview || entity.entity.status !== "accepted") return extend(entity, { result });
+  // Each claim as it settles, annotated as the whole result will be (docs/decisions.md#the-index).
+  const preview = state.deps.preview(entity.entity.domain, entity.cache.fetched_at).catch(() => null);
+  const previewed = (kind: ClaimListKind) =>
+    entity[kind].map((slot, i) => ({
+      id: slot.id,
+      claimed: slot.claimed,
+      result: slot.result.then(async (checked) => {
+        const annotateClaim = await preview;
+        return annotateClaim ? { claim: annotateClaim(kind, checked.claim, i), stale: checked.stale } : checked;
+      }),
+    }));
+  return extend(entity, {
+    properties: previewed("properties"),
+    credentials: previewed("credentials"),
+    connections: previewed("connections"),
+    result,
+  });
+}
+
+/** The options with a budget of their own: each query gets one, unless the caller hands one in to read afterwards. */
+const withWork = (opts: ResolveOptions = {}): ResolveOptions => (opts.work ? opts : extend(opts, { work: newWork() }));
+
+/** One entity, staged, each claim annotated as it settles. */
+const resolveEntityStaged = (state: ResolverState, domain: string, opts: ResolveOptions = {}) => annotated(state, domain, opts, true);
+
+/**
+ * One entity, whole, annotated. No preview: nobody reads the claims one by one, and it cost a read
+ * of the index and a verdict per claim.
+ */
+async function resolveEntity(state: ResolverState, domain: string, opts: ResolveOptions = {}): Promise<EntityResult | FetchRefusal> {
+  const entity = await annotated(state, domain, opts, false);
+  return isRefusal(entity) ? entity : entity.result;
+}
+
+/** A parsed query, by its kind: a property or credential query, or one entity. */
+async function resolveQuery(state: ResolverState, query: Query, opts: ResolveOptions): Promise<SearchResponse | FetchRefusal> {
+  if (query.kind === "property_id") return state.queries.resolvePropertyQuery(query, opts);
+  if (query.kind === "credential_id") return state.queries.resolveCredentialQuery(query, opts);
+  const result = await resolveEntity(state, query.domain, opts);
+  return isRefusal(result) ? result : { schema: SCHEMA_ID, query: publicQuery(query), results: [result], problems: [] };
+}
+
+/** {@link Resolver.resolve}: the query with a budget of its own, a document answered as last fetched said so. */
+async function resolve(state: ResolverState, query: Query, options: ResolveOptions = {}): Promise<SearchResponse | FetchRefusal> {
+  const opts = withWork(options);
+  const response = await resolveQuery(state, query, opts);
+  const servedStale = opts.work?.knownServed[0];
+  if (isRefusal(response) || !servedStale) return response;
+  // docs/architecture.md#traffic: a document answered as last fetched, because its fetch was refused, is said so.
+  const said = warning("not_fetched_again", `Answered as last fetched, not fetched again now: ${servedStale.message}`);
+  return extend(response, { problems: [...response.problems, said] });
+}
+
+/** {@link Resolver.probe}: a cache-only resolution, or why it could not be one. */
+async function probe(state: ResolverState, query: Query): Promise<Probe> {
+  const work = newWork();
+  try {
+    const response = await resolve(state, query, { cacheOnly: true, work });
+    // A cache-only resolution starts no fetch, so nothing refuses it; were one to, it would be cold.
+    if (isRefusal(response)) return { state: "cold" };
+    return { state: "cached", response, until: work.until };
+  } catch (err) {
+    if (err instanceof NotCached) return { state: err.loading ? "joining" : "cold" };
+    throw err;
+  }
+}
+
+/** {@link Resolver.search}: parses the query and resolves it; a bad query and a refusal are values. */
+async function search(state: ResolverState, input: string, opts?: ResolveOptions): Promise<SearchOutcome> {
+  const parsed = parseQuery(input);
+  if (!parsed.ok) return { ok: false, error: { code: "invalid_query", message: parsed.message } };
+  const response = await resolve(state, parsed.query, opts);
+  return isRefusal(response) ? { ok: false, refused: response } : { ok: true, response };
 }
