@@ -38,62 +38,94 @@ export function createEntityResolution(fetchDocument: FetchDocument, checks: Cla
     const fetched = await fetchDocument(entityLocation(domain), opts);
     if (isRefusal(fetched)) return fetched;
     const cacheInfo = { fetched_at: iso(fetched.fetchedAt), stale: fetched.stale };
-    const settled = (entity: EntityResult["entity"]): StagedEntity => {
-      const result: EntityResult = { entity, properties: [], credentials: [], connections: [], jsonld: null, cache: cacheInfo };
-      return { entity, cache: cacheInfo, properties: [], credentials: [], connections: [], result: Promise.resolve(result) };
-    };
-    if (!fetched.ok)
-      return settled({ status: fetched.status, domain, problems: [withDetail(error(fetched.status, fetched.message), fetched.detail)] });
-    const rejected = (problems: Problem[], networkId?: unknown): StagedEntity =>
-      settled({
+    const read = readEntity(domain, fetched, cacheInfo);
+    return "doc" in read ? stageClaims({ checks, limits, opts }, domain, read, cacheInfo) : read;
+  };
+}
+
+type Fetched = Exclude<Awaited<ReturnType<FetchDocument>>, FetchRefusal>;
+type CacheInfo = StagedEntity["cache"];
+
+/** An entity whose document settles it at once (not found, not valid): no claim to check. */
+function settled(entity: EntityResult["entity"], cacheInfo: CacheInfo): StagedEntity {
+  const result: EntityResult = { entity, properties: [], credentials: [], connections: [], jsonld: null, cache: cacheInfo };
+  return { entity, cache: cacheInfo, properties: [], credentials: [], connections: [], result: Promise.resolve(result) };
+}
+
+/** The entity document read (V1, V2: docs/decisions.md#validation): accepted with its parse, or settled as failed or rejected. */
+function readEntity(
+  domain: string,
+  fetched: Fetched,
+  cacheInfo: CacheInfo,
+): { entity: EntityResult["entity"]; doc: ParsedEntity } | StagedEntity {
+  if (!fetched.ok)
+    return settled(
+      { status: fetched.status, domain, problems: [withDetail(error(fetched.status, fetched.message), fetched.detail)] },
+      cacheInfo,
+    );
+  const rejected = (problems: Problem[], networkId?: unknown): StagedEntity =>
+    settled(
+      {
         status: "rejected",
         domain,
         // A network_id that is not one is kept to an id's length (docs/decisions.md#validation).
         ...(typeof networkId === "string" ? { network_id: keptId(networkId) } : {}),
         source: fetched.source,
         problems: [...fetched.problems, ...problems],
-      });
-    const json = fetched.json;
-    if (!json.ok)
-      return rejected([error("invalid_json", `The entity document at ${fetched.source.url} is not valid JSON (${json.message})`)]);
-    const parsed = parseEntityDocument(json.value, domain);
-    if (!parsed.ok) return rejected(parsed.problems, isRecord(json.value) ? json.value.network_id : undefined);
-
-    const doc = parsed.entity;
-    const entity: EntityResult["entity"] = {
-      status: "accepted",
-      domain,
-      network_id: doc.network_id,
-      ...(doc.entity_type !== undefined ? { entity_type: doc.entity_type } : {}),
-      details: Object.fromEntries(Object.entries(doc.details).filter((kv): kv is [string, string] => typeof kv[1] === "string")),
-      source: fetched.source,
-      problems: [...fetched.problems, ...parsed.problems],
-    };
-    // Each list within its budget; work refused on the way is noted in this query's `work`.
-    const check = <T>(
-      entries: Entry<T>[],
-      budget: number,
-      noun: string,
-      one: (e: Entry<T> & { ok: true }) => Promise<CheckedClaim | FetchRefusal>,
-    ) => checkEntries(entries, budget, noun, one, opts);
-    const properties = check(doc.properties, limits.maxClaims, "properties", (e) => checks.checkProperty(doc, e, opts));
-    const credentials = check(doc.credentials, limits.maxClaims, "credentials", (e) => checks.checkCredential(doc, e, opts));
-    const connections = check(doc.connections, limits.maxConnections, "connections", (e) => checks.checkConnection(domain, e, opts));
-    const all = (slots: ClaimSlot[]) => Promise.all(slots.map((s) => s.result));
-    const result = Promise.all([all(properties), all(credentials), all(connections)]).then(([p, c, n]) => {
-      const full: EntityResult = {
-        entity,
-        properties: p.map((r) => r.claim),
-        credentials: c.map((r) => r.claim),
-        connections: n.map((r) => r.claim),
-        jsonld: null,
-        cache: { fetched_at: cacheInfo.fetched_at, stale: cacheInfo.stale || [...p, ...c, ...n].some((r) => r.stale) },
-      };
-      full.jsonld = buildJsonLd(jsonLdInput(domain, doc, full)) as Record<string, unknown>;
-      return full;
-    });
-    return { entity, cache: cacheInfo, properties, credentials, connections, result };
+      },
+      cacheInfo,
+    );
+  const json = fetched.json;
+  if (!json.ok)
+    return rejected([error("invalid_json", `The entity document at ${fetched.source.url} is not valid JSON (${json.message})`)]);
+  const parsed = parseEntityDocument(json.value, domain);
+  if (!parsed.ok) return rejected(parsed.problems, isRecord(json.value) ? json.value.network_id : undefined);
+  const doc = parsed.entity;
+  const entity: EntityResult["entity"] = {
+    status: "accepted",
+    domain,
+    network_id: doc.network_id,
+    ...(doc.entity_type !== undefined ? { entity_type: doc.entity_type } : {}),
+    details: Object.fromEntries(Object.entries(doc.details).filter((kv): kv is [string, string] => typeof kv[1] === "string")),
+    source: fetched.source,
+    problems: [...fetched.problems, ...parsed.problems],
   };
+  return { entity, doc };
+}
+
+/** An accepted entity's claims, each checked in its slot within its list's budget; the whole result once all are settled. */
+function stageClaims(
+  c: { checks: ClaimChecks; limits: Limits; opts: ResolveOptions },
+  domain: string,
+  read: { entity: EntityResult["entity"]; doc: ParsedEntity },
+  cacheInfo: CacheInfo,
+): StagedEntity {
+  const { checks, limits, opts } = c;
+  const { entity, doc } = read;
+  // Each list within its budget; work refused on the way is noted in this query's `work`.
+  const check = <T>(
+    entries: Entry<T>[],
+    budget: number,
+    noun: string,
+    one: (e: Entry<T> & { ok: true }) => Promise<CheckedClaim | FetchRefusal>,
+  ) => checkEntries(entries, budget, noun, one, opts);
+  const properties = check(doc.properties, limits.maxClaims, "properties", (e) => checks.checkProperty(doc, e, opts));
+  const credentials = check(doc.credentials, limits.maxClaims, "credentials", (e) => checks.checkCredential(doc, e, opts));
+  const connections = check(doc.connections, limits.maxConnections, "connections", (e) => checks.checkConnection(domain, e, opts));
+  const all = (slots: ClaimSlot[]) => Promise.all(slots.map((s) => s.result));
+  const result = Promise.all([all(properties), all(credentials), all(connections)]).then(([p, cr, n]) => {
+    const full: EntityResult = {
+      entity,
+      properties: p.map((r) => r.claim),
+      credentials: cr.map((r) => r.claim),
+      connections: n.map((r) => r.claim),
+      jsonld: null,
+      cache: { fetched_at: cacheInfo.fetched_at, stale: cacheInfo.stale || [...p, ...cr, ...n].some((r) => r.stale) },
+    };
+    full.jsonld = buildJsonLd(jsonLdInput(domain, doc, full)) as Record<string, unknown>;
+    return full;
+  });
+  return { entity, cache: cacheInfo, properties, credentials, connections, result };
 }
 
 /** The JSON-LD input of an accepted entity: only its verified claims (docs/decisions.md#json-ld). */
