@@ -158,7 +158,11 @@ export async function run(argv: readonly string[], env: Readonly<Record<string, 
     );
     return 2;
   }
-  const json = args.json;
+  return resolve(query, args.json, env, io);
+}
+
+/** `ident resolve <query>`: the lookup, recorded into a store named in the environment; its exit status. */
+async function resolve(query: string, json: boolean, env: Readonly<Record<string, string | undefined>>, io: Io): Promise<number> {
   const config = parseConfig(env);
   if (!config.ok) {
     io.err(`${configErrorMessage(config.errors)}\n`);
