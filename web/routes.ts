@@ -56,6 +56,12 @@ export type Profile = keyof typeof PROFILES;
 export const REQUEST_LIMITS = ["storeReads"] as const satisfies readonly LimitName[];
 export type RequestLimit = (typeof REQUEST_LIMITS)[number];
 
+/** What a client past each of them is told (the refusal's message), given the limit and when to try again: one for each, or the type refuses. */
+export const REQUEST_LIMIT_WORDS: Record<RequestLimit, (limit: number, retryAfterS: number) => string> = {
+  storeReads: (limit, retryAfterS) =>
+    `you have read this resolver's index ${limit} times this minute, as often as one client may; lookups of a domain still work; try again in ${retryAfterS} s`,
+};
+
 export type RouteRow = {
   /** The path it answers, as the table shows it (matched by `kindOf` below; each row's `example` is checked to match). */
   path: string;

@@ -15,7 +15,7 @@ import { boundFor } from "../lib/traffic/fair";
 import { createInProgress } from "../lib/traffic/in-progress";
 import { refusalAnswer } from "./refusal-answer";
 import { send } from "./response";
-import type { RequestLimit, Route } from "./routes";
+import { REQUEST_LIMIT_WORDS, type RequestLimit, type Route } from "./routes";
 
 export type ShedDeps = {
   settings: TrafficSettings;
@@ -81,7 +81,7 @@ export function createShedder(deps: ShedDeps) {
       for (const limit of route.limits) {
         const taken = await deps.take(limit, key);
         if (taken.ok) continue;
-        const why = `you have read this resolver's index ${deps.settings[limit]} times this minute, as often as one client may; lookups of a domain still work; try again in ${taken.retryAfterS} s`;
+        const why = REQUEST_LIMIT_WORDS[limit](deps.settings[limit], taken.retryAfterS);
         return refusalShed(deps, req, res, route, refusedAt(limit, why, taken.retryAfterS), true);
       }
       return null;
