@@ -51,12 +51,8 @@ function serverUrl(protocols: readonly string[], message: string) {
   });
 }
 
-/**
- * The variables, each declared once, keyed by the configuration field it sets; the configuration's
- * types are inferred from these (`fileExists` is injected so tests need no files). Traffic limits
- * are declared with their limit in lib/traffic/limits.ts, not here.
- */
-function variables(fileExists: (path: string) => boolean) {
+/** What a lookup reads, and how long it waits and keeps what it read. */
+function lookupVariables() {
   return {
     connectTo: declared(
       "IDENT_CONNECT_TO",
@@ -76,6 +72,12 @@ function variables(fileExists: (path: string) => boolean) {
     cacheFreshS: declared("IDENT_CACHE_FRESH_S", whole(DEFAULTS.cacheFreshS, 0, DEFAULTS.cacheTtlS)),
     maxClaims: declared("IDENT_MAX_CLAIMS", whole(DEFAULTS.maxClaims, 1, 1000)),
     maxConnections: declared("IDENT_MAX_CONNECTIONS", whole(DEFAULTS.maxConnections, 0, 100)),
+  };
+}
+
+/** Where the server listens and is reached, where it keeps the index and what it shares, what it says to operators. */
+function serverVariables() {
+  return {
     port: declared("PORT", whole(3000, 1, 65_535)),
     trustedHops: declared("IDENT_TRUSTED_HOPS", whole(0, 0, 10)),
     publicUrl: declared(
@@ -118,7 +120,12 @@ function variables(fileExists: (path: string) => boolean) {
       "IDENT_LOG_LEVEL",
       z.enum(["debug", "info", "warn", "error"], { message: "must be debug, info, warn or error" }).default("info"),
     ),
-    // docs/decisions.md#discovery
+  };
+}
+
+/** Discovery (docs/decisions.md#discovery): whether it runs, where it starts, how wide and how far. */
+function discoveryVariables() {
+  return {
     crawlOn: declared(
       "IDENT_CRAWL",
       variable.transform((value, ctx) => {
@@ -146,6 +153,16 @@ function variables(fileExists: (path: string) => boolean) {
     ),
     crawlConcurrency: declared("IDENT_CRAWL_CONCURRENCY", whole(4, 1, 64)),
     crawlMax: declared("IDENT_CRAWL_MAX", whole(100_000, 1, 10_000_000)),
+  };
+}
+
+/**
+ * The variables, each declared once, keyed by the configuration field it sets, in the order their
+ * problems are reported; the configuration's types are inferred from these (`fileExists` is injected
+ * so tests need no files). Traffic limits are declared with their limit in lib/traffic/limits.ts, not here.
+ */
+function variables(fileExists: (path: string) => boolean) {
+  return Object.assign(lookupVariables(), serverVariables(), discoveryVariables(), {
     // Read by Node itself at start; checked here so a typo fails loudly.
     extraCaCerts: declared(
       "NODE_EXTRA_CA_CERTS",
@@ -156,7 +173,7 @@ function variables(fileExists: (path: string) => boolean) {
         return z.NEVER;
       }),
     ),
-  };
+  });
 }
 
 type Variables = ReturnType<typeof variables>;

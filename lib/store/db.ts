@@ -78,7 +78,47 @@ class EngineError extends Error {
  * transaction cut short left in the folder are removed before the store is used, and said to `log`.
  */
 export async function openEmbedded(dataDir: string | null, gone?: (why: string) => void, log?: (line: string) => void): Promise<Db> {
-  const engine = fork(fileURLToPath(new URL("./pglite-engine.mjs", import.meta.url)), dataDir ? [dataDir] : [], {
+  const child = forkEngine(dataDir);
+  const engine: EngineLink = {
+    child,
+    pending: new Map(),
+    next: 1,
+    gone: null,
+    running: false,
+    exited: new Promise<void>((resolve) => child.once("exit", () => resolve())),
+  };
+  endsWithApp(child, () => (engine.gone ??= new StoreError("the embedded store is closed: its app is ending")));
+  const started = engineStarted(engine, gone);
+  try {
+    const first = await started;
+    // The folder held by another process: said as the engine says it, in one line.
+    if (first.kind === "failed" && first.held) throw new StoreError(first.message);
+    if (first.kind === "failed") throw new Error(first.message);
+    engine.running = true;
+  } catch (err) {
+    await endEngine(engine);
+    throw notOpened(err, dataDir);
+  }
+  if (dataDir) await reclaimLeftovers({ query: queryOn(engine) }, dataDir, log);
+  return embeddedDb(engine);
+}
+
+/** The embedded engine's process as this side holds it: the replies awaited, and why it can take no more. */
+type EngineLink = {
+  child: ChildProcess;
+  pending: Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>;
+  /** The id of the next message. */
+  next: number;
+  /** What every later call fails with, once the process is gone or closed. */
+  gone: Error | null;
+  /** Whether the engine started: a death after that is told to the supervisor. */
+  running: boolean;
+  exited: Promise<void>;
+};
+
+/** The engine's process, started on `dataDir` (none: in memory). */
+function forkEngine(dataDir: string | null): ChildProcess {
+  return fork(fileURLToPath(new URL("./pglite-engine.mjs", import.meta.url)), dataDir ? [dataDir] : [], {
     // Rows hold Dates: the structured clone carries them as they are.
     serialization: "advanced",
     // Not the app's flags (a loader, a profiler): the engine is plain JavaScript. PostgreSQL's
@@ -87,110 +127,121 @@ export async function openEmbedded(dataDir: string | null, gone?: (why: string) 
     execArgv: ["--wasm-lazy-compilation", "--max-semi-space-size=16"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
-  const pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
-  let next = 1;
-  let gone_: Error | null = null;
-  let running = false;
-  const stop = (err: Error) => {
-    gone_ ??= err;
-    for (const p of pending.values()) p.reject(gone_);
-    pending.clear();
-  };
-  const exited = new Promise<void>((resolve) => engine.once("exit", () => resolve()));
-  endsWithApp(engine, () => (gone_ ??= new StoreError("the embedded store is closed: its app is ending")));
-  // A process that dies fails the opening, or later what waits on it and every later call, in words.
-  const started = new Promise<Started>((resolve, reject) => {
-    engine.on("error", (err) => {
+}
+
+/** Fails every reply awaited, and every later call, with `err` (or what the engine was already gone with). */
+function stopEngine(engine: EngineLink, err: Error): void {
+  engine.gone ??= err;
+  for (const p of engine.pending.values()) p.reject(engine.gone);
+  engine.pending.clear();
+}
+
+/**
+ * How the engine's start went, and its replies handed to what awaits them. A process that dies fails
+ * the opening, or later what waits on it and every later call, in words; one that dies once running,
+ * not closed by this side, is told to `gone` (the supervisor).
+ */
+function engineStarted(engine: EngineLink, gone?: (why: string) => void): Promise<Started> {
+  return new Promise<Started>((resolve, reject) => {
+    engine.child.on("error", (err) => {
       reject(err);
-      stop(new StoreError(`the embedded store stopped: ${err.message}`));
+      stopEngine(engine, new StoreError(`the embedded store stopped: ${err.message}`));
     });
-    engine.on("exit", (code, signal) => {
+    engine.child.on("exit", (code, signal) => {
       const how = signal ? `signal ${signal}` : `exit code ${code}`;
       reject(new Error(`its process stopped (${how})`));
       // Died once running, not closed by this side: the supervisor is told.
-      if (!gone_ && running) gone?.(how);
-      stop(new StoreError(`the embedded store stopped (${how})`));
+      if (!engine.gone && engine.running) gone?.(how);
+      stopEngine(engine, new StoreError(`the embedded store stopped (${how})`));
     });
-    engine.on("message", (m: Started | Reply) => {
+    engine.child.on("message", (m: Started | Reply) => {
       if ("kind" in m) return resolve(m);
-      const p = pending.get(m.id);
-      pending.delete(m.id);
+      const p = engine.pending.get(m.id);
+      engine.pending.delete(m.id);
       p?.resolve(m);
     });
   });
-  const end = async () => {
-    if (engine.connected) engine.disconnect();
-    if (engine.exitCode === null && engine.signalCode === null) {
-      const killer = setTimeout(() => engine.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(killer);
-    }
-  };
-  try {
-    const first = await started;
-    // The folder held by another process: said as the engine says it, in one line.
-    if (first.kind === "failed" && first.held) throw new StoreError(first.message);
-    if (first.kind === "failed") throw new Error(first.message);
-    running = true;
-  } catch (err) {
-    await end();
-    if (err instanceof StoreError) throw err;
-    const message = (err as Error).message;
-    // docs/deploying.md#when-a-part-fails: a start on a full disk says so, whatever PGlite said.
-    const free = dataDir ? freeBytes(dataDir) : null;
-    if (dataDir && (isDiskFull(err) || (free !== null && free < FULL_BELOW))) {
-      throw new StoreError(
-        `the disk holding ${dataDir} is full (${free ?? 0} bytes free): free some space, or set IDENT_DATA_DIR to a folder on another disk`,
-      );
-    }
-    throw new StoreError(`the embedded store in ${dataDir ?? "memory"} cannot be opened: ${message}`);
+}
+
+/** Ends the engine's process: disconnected, then killed if it has not exited within 5 s. */
+async function endEngine(engine: EngineLink): Promise<void> {
+  const child = engine.child;
+  if (child.connected) child.disconnect();
+  if (child.exitCode === null && child.signalCode === null) {
+    const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
+    await engine.exited;
+    clearTimeout(killer);
   }
+}
 
-  const send = (message: Record<string, unknown>): Promise<Reply> =>
-    new Promise<Reply>((resolve, reject) => {
-      if (gone_) return reject(gone_);
-      const id = next++;
-      pending.set(id, { resolve, reject });
-      engine.send(extend(message, { id }), (err) => {
-        if (err) stop(new StoreError(`the embedded store stopped: ${err.message}`));
-      });
-    }).then((reply) => {
-      if (reply.error) throw new EngineError(reply.error.message, reply.error.code);
-      return reply;
+/** Why the embedded store in `dataDir` could not be opened, in words, from what its start failed with. */
+function notOpened(err: unknown, dataDir: string | null): StoreError {
+  if (err instanceof StoreError) return err;
+  const message = (err as Error).message;
+  // docs/deploying.md#when-a-part-fails: a start on a full disk says so, whatever PGlite said.
+  const free = dataDir ? freeBytes(dataDir) : null;
+  if (dataDir && (isDiskFull(err) || (free !== null && free < FULL_BELOW))) {
+    return new StoreError(
+      `the disk holding ${dataDir} is full (${free ?? 0} bytes free): free some space, or set IDENT_DATA_DIR to a folder on another disk`,
+    );
+  }
+  return new StoreError(`the embedded store in ${dataDir ?? "memory"} cannot be opened: ${message}`);
+}
+
+/** Sends `message` to the engine; answers its reply, or throws the engine's error. */
+function send(engine: EngineLink, message: Record<string, unknown>): Promise<Reply> {
+  return new Promise<Reply>((resolve, reject) => {
+    if (engine.gone) return reject(engine.gone);
+    const id = engine.next++;
+    engine.pending.set(id, { resolve, reject });
+    engine.child.send(extend(message, { id }), (err) => {
+      if (err) stopEngine(engine, new StoreError(`the embedded store stopped: ${err.message}`));
     });
-  const queryOn =
-    (tx?: number) =>
-    async <T extends Row>(sql: string, params: unknown[] = []) =>
-      ((await send({ op: "query", sql, params, tx })).rows ?? []) as T[];
-  // PGlite's COPY reads from and writes to its device /dev/blob (https://pglite.dev/docs/api#query-options).
-  const txOn = (tx: number): Tx => ({
-    query: queryOn(tx),
-    copyFrom: async (table, columns, rows) =>
-      void (await send({ op: "copyFrom", sql: `COPY ${table} (${columns.join(", ")}) FROM '/dev/blob'`, text: rows, tx })),
-    copyTo: async (select) => (await send({ op: "copyTo", sql: `COPY (${select}) TO '/dev/blob'`, tx })).text ?? "",
+  }).then((reply) => {
+    if (reply.error) throw new EngineError(reply.error.message, reply.error.code);
+    return reply;
   });
-  if (dataDir) await reclaimLeftovers({ query: queryOn() }, dataDir, log);
+}
 
+/** A statement's rows, run in the engine's transaction `tx` (none: on its own). */
+const queryOn =
+  (engine: EngineLink, tx?: number) =>
+  async <T extends Row>(sql: string, params: unknown[] = []) =>
+    ((await send(engine, { op: "query", sql, params, tx })).rows ?? []) as T[];
+
+/**
+ * The engine's transaction `tx` as a {@link Tx}. PGlite's COPY reads from and writes to its device
+ * /dev/blob (https://pglite.dev/docs/api#query-options).
+ */
+const txOn = (engine: EngineLink, tx: number): Tx => ({
+  query: queryOn(engine, tx),
+  copyFrom: async (table, columns, rows) =>
+    void (await send(engine, { op: "copyFrom", sql: `COPY ${table} (${columns.join(", ")}) FROM '/dev/blob'`, text: rows, tx })),
+  copyTo: async (select) => (await send(engine, { op: "copyTo", sql: `COPY (${select}) TO '/dev/blob'`, tx })).text ?? "",
+});
+
+/** The started engine as a {@link Db}. */
+function embeddedDb(engine: EngineLink): Db {
   return {
     engine: "pglite",
-    query: queryOn(),
+    query: queryOn(engine),
     async transaction(body) {
-      const { id } = await send({ op: "begin" });
+      const { id } = await send(engine, { op: "begin" });
       try {
-        const out = await body(txOn(id));
-        await send({ op: "end", tx: id, commit: true });
+        const out = await body(txOn(engine, id));
+        await send(engine, { op: "end", tx: id, commit: true });
         return out;
       } catch (err) {
-        await send({ op: "end", tx: id, commit: false }).catch(() => undefined);
+        await send(engine, { op: "end", tx: id, commit: false }).catch(() => undefined);
         throw err;
       }
     },
     async close() {
-      if (!gone_) await send({ op: "close" }).catch(() => undefined);
-      gone_ ??= new StoreError("the embedded store is closed");
-      await end();
+      if (!engine.gone) await send(engine, { op: "close" }).catch(() => undefined);
+      engine.gone ??= new StoreError("the embedded store is closed");
+      await endEngine(engine);
     },
-    restart: () => void engine.kill("SIGKILL"),
+    restart: () => void engine.child.kill("SIGKILL"),
   };
 }
 
@@ -342,63 +393,98 @@ export async function openSupervised(
   prepare: (db: Db) => Promise<void>,
   log: (line: string) => void = console.error,
 ): Promise<Db> {
-  let current: Db | null = null;
-  let closed = false;
-  let wait: number = RESTART_MS.first;
-  let startedAt = Date.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const died = (how: string) => {
-    current = null;
-    if (closed) return;
-    if (Date.now() - startedAt > 60_000) wait = RESTART_MS.first;
-    log(`store: the embedded engine stopped (${how}); starting it again in ${wait} ms`);
-    later();
+  const s: Supervision = {
+    dataDir,
+    prepare,
+    log,
+    current: null,
+    closed: false,
+    wait: RESTART_MS.first,
+    startedAt: Date.now(),
+    timer: undefined,
   };
-  const later = () => {
-    timer = setTimeout(() => void restart(), wait);
-    timer.unref();
-    wait = Math.min(wait * 2, RESTART_MS.most);
-  };
-  async function restart() {
-    if (closed) return;
-    try {
-      const db = await openEmbedded(dataDir, died, log);
-      await prepare(db);
-      if (closed) return void (await db.close());
-      current = db;
-      startedAt = Date.now();
-      log("store: the embedded engine runs again; waiting results are being recorded");
-    } catch (err) {
-      log(`store: the embedded engine could not be started again: ${(err as Error).message}; trying again in ${wait} ms`);
-      later();
-    }
-  }
-  const first = await openEmbedded(dataDir, died, log);
+  const first = await openEngine(s);
   try {
     await prepare(first);
   } catch (err) {
-    closed = true;
+    s.closed = true;
     await first.close().catch(() => undefined);
     throw err;
   }
-  current = first;
-  const use = (): Db => {
-    if (current) return current;
-    throw new StoreError(closed ? "the embedded store is closed" : "the embedded store is restarting");
-  };
+  s.current = first;
+  return supervisedDb(s);
+}
+
+/** What a supervisor holds: the engine running (none while it restarts), and the wait before the next start. */
+type Supervision = {
+  dataDir: string | null;
+  prepare: (db: Db) => Promise<void>;
+  log: (line: string) => void;
+  current: Db | null;
+  closed: boolean;
+  wait: number;
+  startedAt: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+};
+
+/** A new embedded engine, whose death its supervisor hears. */
+const openEngine = (s: Supervision): Promise<Db> => openEmbedded(s.dataDir, (how) => engineDied(s, how), s.log);
+
+/** The engine died (`how`): said, and started again later, unless the store is closed. */
+function engineDied(s: Supervision, how: string): void {
+  const { log } = s;
+  s.current = null;
+  if (s.closed) return;
+  if (Date.now() - s.startedAt > 60_000) s.wait = RESTART_MS.first;
+  log(`store: the embedded engine stopped (${how}); starting it again in ${s.wait} ms`);
+  startLater(s);
+}
+
+/** A new engine started after the wait, which doubles for the next time, up to the longest. */
+function startLater(s: Supervision): void {
+  s.timer = setTimeout(() => void startAgain(s), s.wait);
+  s.timer.unref();
+  s.wait = Math.min(s.wait * 2, RESTART_MS.most);
+}
+
+/** Starts and prepares a new engine; one that cannot start is tried again later. */
+async function startAgain(s: Supervision): Promise<void> {
+  const { prepare, log } = s;
+  if (s.closed) return;
+  try {
+    const db = await openEngine(s);
+    await prepare(db);
+    if (s.closed) return void (await db.close());
+    s.current = db;
+    s.startedAt = Date.now();
+    log("store: the embedded engine runs again; waiting results are being recorded");
+  } catch (err) {
+    log(`store: the embedded engine could not be started again: ${(err as Error).message}; trying again in ${s.wait} ms`);
+    startLater(s);
+  }
+}
+
+/** The engine running now; throws, in words, while there is none. */
+function running(s: Supervision): Db {
+  if (s.current) return s.current;
+  throw new StoreError(s.closed ? "the embedded store is closed" : "the embedded store is restarting");
+}
+
+/** The supervised engine as one {@link Db}: each statement goes to the engine running now. */
+function supervisedDb(s: Supervision): Db {
   return {
     engine: "pglite",
-    state: () => (current || closed ? "running" : "restarting"),
-    query: async (sql, params) => use().query(sql, params),
-    transaction: async (body) => use().transaction(body),
+    state: () => (s.current || s.closed ? "running" : "restarting"),
+    query: async (sql, params) => running(s).query(sql, params),
+    transaction: async (body) => running(s).transaction(body),
     restart() {
-      current?.restart?.();
+      s.current?.restart?.();
     },
     async close() {
-      closed = true;
-      clearTimeout(timer);
-      const last = current;
-      current = null;
+      s.closed = true;
+      clearTimeout(s.timer);
+      const last = s.current;
+      s.current = null;
       await last?.close();
     },
   };

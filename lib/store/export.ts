@@ -222,71 +222,100 @@ type OutOfBounds = { path: (string | number)[]; message: string };
  */
 function boundsAt(now: number) {
   const latest = now + CLOCK_SKEW_MS;
-  // Whatever follows the second ("Z", ".5Z") sorts below "~".
-  const below = `${toSecond(latest)}~`;
-  const dueBelow = `${toSecond(latest + RECHECK_OK_S * 1000)}~`;
-  const ahead = `${toSecond(latest)}Z, this machine's time and ${CLOCK_SKEW_MS / 60_000} minutes: a check cannot come from the future`;
-  const dueAhead = `${toSecond(latest + RECHECK_OK_S * 1000)}Z, a day from now, the longest a queued check waits`;
-  const whenNot = (text: string, after: string) =>
-    text < EARLIEST_SECOND ? `${text} is before ${EARLIEST_TIME.slice(0, 10)}, earlier than any index` : `${text} is later than ${after}`;
-  const inTime = (text: string | null) => text === null || (text >= EARLIEST_SECOND && text < below);
-  const late = (path: (string | number)[], text: string | null): OutOfBounds => ({ path, message: whenNot(text ?? "", ahead) });
-  const keeps = (text: string | null | undefined, what: (typeof KEPT)[keyof typeof KEPT]) =>
-    text === null || text === undefined || within(text, what.max);
-  const { name, description, label, text } = KEPT;
-  // Issuers repeat from line to line: each is checked once (at most 1,000 kept).
-  const issuers = new Set<string>();
-  const anIssuer = (domain: string | null) => {
-    if (domain === null || issuers.has(domain)) return true;
-    if (!isLookupDomain(domain)) return false;
-    if (issuers.size >= 1000) issuers.clear();
-    issuers.add(domain);
-    return true;
+  const limits: Limits = {
+    // Whatever follows the second ("Z", ".5Z") sorts below "~".
+    below: `${toSecond(latest)}~`,
+    dueBelow: `${toSecond(latest + RECHECK_OK_S * 1000)}~`,
+    ahead: `${toSecond(latest)}Z, this machine's time and ${CLOCK_SKEW_MS / 60_000} minutes: a check cannot come from the future`,
+    dueAhead: `${toSecond(latest + RECHECK_OK_S * 1000)}Z, a day from now, the longest a queued check waits`,
+    // Issuers repeat from line to line: each is checked once (at most 1,000 kept).
+    issuers: new Set<string>(),
   };
   return {
-    entity(line: ExportEntity): OutOfBounds | null {
-      const e = line.entity;
-      if (!isLookupDomain(e.domain)) return { path: ["entity", "domain"], message: notADomain(e.domain) };
-      if (!keeps(e.network_id, text)) return { path: ["entity", "network_id"], message: text.says };
-      if (!keeps(e.entity_type, text)) return { path: ["entity", "entity_type"], message: text.says };
-      for (const key in e.details) {
-        const what = key === "name" ? name : key === "description" ? description : text;
-        if (!keeps(e.details[key], what)) return { path: ["entity", "details", key], message: what.says };
-      }
-      for (let i = 0; i < e.problems.length; i++) {
-        const p = e.problems[i] as ExportEntity["entity"]["problems"][number];
-        for (const key of PROBLEM_TEXTS) if (!keeps(p[key], text)) return { path: ["entity", "problems", i, key], message: text.says };
-      }
-      if (!inTime(e.first_seen_at)) return late(["entity", "first_seen_at"], e.first_seen_at);
-      if (!inTime(e.last_checked_at)) return late(["entity", "last_checked_at"], e.last_checked_at);
-      if (!keeps(e.name, name)) return { path: ["entity", "name"], message: name.says };
-      if (!keeps(e.description, description)) return { path: ["entity", "description"], message: description.says };
-      for (let i = 0; i < line.claims.length; i++) {
-        const c = line.claims[i] as ExportEntity["claims"][number];
-        if (!keeps(c.claim_key, text)) return { path: ["claims", i, "claim_key"], message: text.says };
-        if (!keeps(c.id, text)) return { path: ["claims", i, "id"], message: text.says };
-        if (!keeps(c.label, label)) return { path: ["claims", i, "label"], message: label.says };
-        if (!anIssuer(c.issuer)) return { path: ["claims", i, "issuer"], message: notADomain(c.issuer ?? "") };
-        if (!keeps(c.issuer_name, label)) return { path: ["claims", i, "issuer_name"], message: label.says };
-        if (!keeps(c.stale_message, text)) return { path: ["claims", i, "stale_message"], message: text.says };
-        for (const key of CLAIM_TIMES) if (!inTime(c[key])) return late(["claims", i, key], c[key]);
-      }
-      for (let i = 0; i < line.changes.length; i++) {
-        const c = line.changes[i] as ExportEntity["changes"][number];
-        if (!keeps(c.claim_key, text)) return { path: ["changes", i, "claim_key"], message: text.says };
-        if (!keeps(c.id, text)) return { path: ["changes", i, "id"], message: text.says };
-        if (!inTime(c.at)) return late(["changes", i, "at"], c.at);
-      }
-      return null;
-    },
-    job({ job }: ExportJob): OutOfBounds | null {
-      if (!isLookupDomain(job.domain)) return { path: ["job", "domain"], message: notADomain(job.domain) };
-      if (!(job.due_at >= EARLIEST_SECOND && job.due_at < dueBelow))
-        return { path: ["job", "due_at"], message: whenNot(job.due_at, dueAhead) };
-      if (!inTime(job.queued_at)) return late(["job", "queued_at"], job.queued_at);
-      return null;
-    },
+    entity: (line: ExportEntity): OutOfBounds | null => entityBeyond(limits, line),
+    job: (line: ExportJob): OutOfBounds | null => jobBeyond(limits, line),
   };
+}
+
+/** What the bounds of an import compare with ({@link boundsAt}), and the issuers already checked. */
+type Limits = {
+  /** Every time sorts below this text, a job's next run below `dueBelow`. */
+  below: string;
+  dueBelow: string;
+  /** What a time too late is said to be later than; a job's next run, `dueAhead`. */
+  ahead: string;
+  dueAhead: string;
+  issuers: Set<string>;
+};
+
+/** Why a time is out of bounds: earlier than any index, or later than `after`. */
+const whenNot = (text: string, after: string) =>
+  text < EARLIEST_SECOND ? `${text} is before ${EARLIEST_TIME.slice(0, 10)}, earlier than any index` : `${text} is later than ${after}`;
+/** Whether a time (or none) is within the bounds. */
+const inTime = (limits: Limits, text: string | null) => text === null || (text >= EARLIEST_SECOND && text < limits.below);
+/** A time out of bounds at `path`. */
+const late = (limits: Limits, path: (string | number)[], text: string | null): OutOfBounds => ({
+  path,
+  message: whenNot(text ?? "", limits.ahead),
+});
+/** Whether a text (or none) is no longer than the index keeps of `what`. */
+const keeps = (text: string | null | undefined, what: (typeof KEPT)[keyof typeof KEPT]) =>
+  text === null || text === undefined || within(text, what.max);
+
+/** Whether a claim's issuer is none or a domain as a lookup takes it; each checked once (at most 1,000 kept). */
+function anIssuer(issuers: Set<string>, domain: string | null): boolean {
+  if (domain === null || issuers.has(domain)) return true;
+  if (!isLookupDomain(domain)) return false;
+  if (issuers.size >= 1000) issuers.clear();
+  issuers.add(domain);
+  return true;
+}
+
+/** The first value of an entity's line out of bounds ({@link boundsAt}), or null. */
+function entityBeyond(limits: Limits, line: ExportEntity): OutOfBounds | null {
+  const { name, description, label, text } = KEPT;
+  const e = line.entity;
+  if (!isLookupDomain(e.domain)) return { path: ["entity", "domain"], message: notADomain(e.domain) };
+  if (!keeps(e.network_id, text)) return { path: ["entity", "network_id"], message: text.says };
+  if (!keeps(e.entity_type, text)) return { path: ["entity", "entity_type"], message: text.says };
+  for (const key in e.details) {
+    const what = key === "name" ? name : key === "description" ? description : text;
+    if (!keeps(e.details[key], what)) return { path: ["entity", "details", key], message: what.says };
+  }
+  for (let i = 0; i < e.problems.length; i++) {
+    const p = e.problems[i] as ExportEntity["entity"]["problems"][number];
+    for (const key of PROBLEM_TEXTS) if (!keeps(p[key], text)) return { path: ["entity", "problems", i, key], message: text.says };
+  }
+  if (!inTime(limits, e.first_seen_at)) return late(limits, ["entity", "first_seen_at"], e.first_seen_at);
+  if (!inTime(limits, e.last_checked_at)) return late(limits, ["entity", "last_checked_at"], e.last_checked_at);
+  if (!keeps(e.name, name)) return { path: ["entity", "name"], message: name.says };
+  if (!keeps(e.description, description)) return { path: ["entity", "description"], message: description.says };
+  for (let i = 0; i < line.claims.length; i++) {
+    const c = line.claims[i] as ExportEntity["claims"][number];
+    if (!keeps(c.claim_key, text)) return { path: ["claims", i, "claim_key"], message: text.says };
+    if (!keeps(c.id, text)) return { path: ["claims", i, "id"], message: text.says };
+    if (!keeps(c.label, label)) return { path: ["claims", i, "label"], message: label.says };
+    if (!anIssuer(limits.issuers, c.issuer)) return { path: ["claims", i, "issuer"], message: notADomain(c.issuer ?? "") };
+    if (!keeps(c.issuer_name, label)) return { path: ["claims", i, "issuer_name"], message: label.says };
+    if (!keeps(c.stale_message, text)) return { path: ["claims", i, "stale_message"], message: text.says };
+    for (const key of CLAIM_TIMES) if (!inTime(limits, c[key])) return late(limits, ["claims", i, key], c[key]);
+  }
+  for (let i = 0; i < line.changes.length; i++) {
+    const c = line.changes[i] as ExportEntity["changes"][number];
+    if (!keeps(c.claim_key, text)) return { path: ["changes", i, "claim_key"], message: text.says };
+    if (!keeps(c.id, text)) return { path: ["changes", i, "id"], message: text.says };
+    if (!inTime(limits, c.at)) return late(limits, ["changes", i, "at"], c.at);
+  }
+  return null;
+}
+
+/** The first value of a job's line out of bounds ({@link boundsAt}), or null. */
+function jobBeyond(limits: Limits, { job }: ExportJob): OutOfBounds | null {
+  if (!isLookupDomain(job.domain)) return { path: ["job", "domain"], message: notADomain(job.domain) };
+  if (!(job.due_at >= EARLIEST_SECOND && job.due_at < limits.dueBelow))
+    return { path: ["job", "due_at"], message: whenNot(job.due_at, limits.dueAhead) };
+  if (!inTime(limits, job.queued_at)) return late(limits, ["job", "queued_at"], job.queued_at);
+  return null;
 }
 const PROBLEM_TEXTS = ["code", "message", "path", "detail"] as const;
 
@@ -442,78 +471,113 @@ export async function exportIndex(
   batch: number = EXPORT_BATCH,
 ): Promise<Counts> {
   return db.transaction(async (tx) => {
-    // One snapshot for the whole file, while the app may write (PostgreSQL; the embedded engine is the export's alone).
-    if (db.engine === "postgres") await tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
-    // Times as isoTime reads them; literals as sqlLiteral writes them; each batch's claims and changes
-    // looked up by their entity's domain, never a scan of the table a batch.
-    for (const setting of [
-      "TimeZone = 'UTC'",
-      "DateStyle = 'ISO'",
-      "standard_conforming_strings = on",
-      "enable_hashjoin = off",
-      "enable_mergejoin = off",
-    ]) {
-      await tx.query(`SET LOCAL ${setting}`);
-    }
-    const [count] = await tx.query<{ entities: number; claims: number; changes: number; jobs: number; last: string }>(
-      `SELECT (SELECT count(*) FROM entities)::int AS entities, (SELECT count(*) FROM claims)::int AS claims,
-         (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM crawl_queue)::int AS jobs,
-         (SELECT last::text FROM change_positions) AS last`,
-    );
-    const counts: Counts = {
-      entities: count?.entities ?? 0,
-      claims: count?.claims ?? 0,
-      changes: count?.changes ?? 0,
-      jobs: count?.jobs ?? 0,
-    };
-    const header: ExportHeader = { schema: EXPORT_SCHEMA, counts, last_position: Number(count?.last ?? 0) };
+    await snapshotOf(db, tx);
+    const { counts, last } = await countIndex(tx);
+    const header: ExportHeader = { schema: EXPORT_SCHEMA, counts, last_position: last };
     await write(`${JSON.stringify(header)}\n`);
-    const done = { entities: 0, jobs: 0 };
-    const wrote = { claims: 0, changes: 0 };
-    // Entities: the next batch is asked for before this one is written.
-    let next = tx.copyTo(entityBatch("", batch));
-    next.catch(() => undefined);
-    for (;;) {
-      const rows = await next;
-      if (rows === "") break;
-      // The next batch starts after this one's last domain, that of its last row (rows are in domain order):
-      // the engine reads it while this side writes these lines.
-      const last = new CopyReader(rows.slice(rows.lastIndexOf("\n", rows.length - 2) + 1));
-      last.row();
-      last.field();
-      next = tx.copyTo(entityBatch(last.field() ?? "", batch));
-      // Awaited at the top of the loop; should the write fail first, its failure is the one thrown.
-      next.catch(() => undefined);
-      const lines = entityLines(rows);
-      await write(lines.text);
-      done.entities += lines.n.entities;
-      wrote.claims += lines.n.claims;
-      wrote.changes += lines.n.changes;
-      progress?.(done, counts);
-    }
-    let after = "";
-    for (;;) {
-      const row = new CopyReader(await tx.copyTo(jobBatch(after, batch)));
-      const lines: string[] = [];
-      let n = 0;
-      while (row.row()) {
-        after = row.field() ?? after;
-        lines.push('{"job":');
-        objectOf(JOB_COLUMNS, row, lines);
-        lines.push("}\n");
-        n++;
-      }
-      if (n === 0) break;
-      await write(lines.join(""));
-      done.jobs += n;
-      progress?.(done, counts);
-    }
+    const to: Writing = { tx, write, progress, batch, counts, done: { entities: 0, jobs: 0 } };
+    const wrote = await writeEntityLines(to);
+    await writeJobLines(to);
+    const done = to.done;
     const whole = { entities: done.entities, claims: wrote.claims, changes: wrote.changes, jobs: done.jobs };
     if ((["entities", "claims", "changes", "jobs"] as const).some((k) => whole[k] !== counts[k])) {
       throw new Error(`the export wrote ${JSON.stringify(whole)} where the store counted ${JSON.stringify(counts)}: the file is not whole`);
     }
     return counts;
   });
+}
+
+/** An export on its way: where it writes, what the store counted, and how many entities and jobs are written. */
+type Writing = {
+  tx: Tx;
+  write: (line: string) => Promise<void> | void;
+  progress: Progress | undefined;
+  batch: number;
+  counts: Counts;
+  done: { entities: number; jobs: number };
+};
+
+/** Sets `tx` to read the export's snapshot, its times, literals and batches as the export reads them. */
+async function snapshotOf(db: Db, tx: Tx): Promise<void> {
+  // One snapshot for the whole file, while the app may write (PostgreSQL; the embedded engine is the export's alone).
+  if (db.engine === "postgres") await tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+  // Times as isoTime reads them; literals as sqlLiteral writes them; each batch's claims and changes
+  // looked up by their entity's domain, never a scan of the table a batch.
+  for (const setting of [
+    "TimeZone = 'UTC'",
+    "DateStyle = 'ISO'",
+    "standard_conforming_strings = on",
+    "enable_hashjoin = off",
+    "enable_mergejoin = off",
+  ]) {
+    await tx.query(`SET LOCAL ${setting}`);
+  }
+}
+
+/** What the store holds of each part, and the position of the last change it recorded. */
+async function countIndex(tx: Tx): Promise<{ counts: Counts; last: number }> {
+  const [count] = await tx.query<{ entities: number; claims: number; changes: number; jobs: number; last: string }>(
+    `SELECT (SELECT count(*) FROM entities)::int AS entities, (SELECT count(*) FROM claims)::int AS claims,
+       (SELECT count(*) FROM changes)::int AS changes, (SELECT count(*) FROM crawl_queue)::int AS jobs,
+       (SELECT last::text FROM change_positions) AS last`,
+  );
+  const counts: Counts = {
+    entities: count?.entities ?? 0,
+    claims: count?.claims ?? 0,
+    changes: count?.changes ?? 0,
+    jobs: count?.jobs ?? 0,
+  };
+  return { counts, last: Number(count?.last ?? 0) };
+}
+
+/** Writes every entity's line, a batch at a time; answers how many claims and changes they held. */
+async function writeEntityLines(to: Writing): Promise<{ claims: number; changes: number }> {
+  const { tx, write, progress, batch, counts, done } = to;
+  const wrote = { claims: 0, changes: 0 };
+  // Entities: the next batch is asked for before this one is written.
+  let next = tx.copyTo(entityBatch("", batch));
+  next.catch(() => undefined);
+  for (;;) {
+    const rows = await next;
+    if (rows === "") break;
+    // The next batch starts after this one's last domain, that of its last row (rows are in domain order):
+    // the engine reads it while this side writes these lines.
+    const last = new CopyReader(rows.slice(rows.lastIndexOf("\n", rows.length - 2) + 1));
+    last.row();
+    last.field();
+    next = tx.copyTo(entityBatch(last.field() ?? "", batch));
+    // Awaited at the top of the loop; should the write fail first, its failure is the one thrown.
+    next.catch(() => undefined);
+    const lines = entityLines(rows);
+    await write(lines.text);
+    done.entities += lines.n.entities;
+    wrote.claims += lines.n.claims;
+    wrote.changes += lines.n.changes;
+    progress?.(done, counts);
+  }
+  return wrote;
+}
+
+/** Writes every queued job's line, a batch at a time. */
+async function writeJobLines(to: Writing): Promise<void> {
+  const { tx, write, progress, batch, counts, done } = to;
+  let after = "";
+  for (;;) {
+    const row = new CopyReader(await tx.copyTo(jobBatch(after, batch)));
+    const lines: string[] = [];
+    let n = 0;
+    while (row.row()) {
+      after = row.field() ?? after;
+      lines.push('{"job":');
+      objectOf(JOB_COLUMNS, row, lines);
+      lines.push("}\n");
+      n++;
+    }
+    if (n === 0) break;
+    await write(lines.join(""));
+    done.jobs += n;
+    progress?.(done, counts);
+  }
 }
 
 /** An identifier for SQL text, quoted. */
@@ -589,103 +653,136 @@ const PARTS = ["entities", "claims", "changes", "jobs"] as const;
  * `end`. Each problem is an {@link ImportError} naming its line. Holds nothing but the last domain.
  */
 function lineChecker(now: number) {
-  const bounds = boundsAt(now);
-  let header: ExportHeader | null = null;
-  const seen = { entities: 0, claims: 0, changes: 0, jobs: 0 };
-  let last = "";
-  let inJobs = false;
-  let n = 0;
-  const holds = (key: (typeof PARTS)[number], counts: Counts) =>
-    `the file holds ${seen[key]} ${key} where its first line says ${counts[key]}: it is cut short or was edited`;
-  /** Refuses the line that takes one of `keys` past what the header counts. */
-  const noMore = (counts: Counts, ...keys: (typeof PARTS)[number][]) => {
-    for (const key of keys)
-      if (seen[key] > counts[key])
-        throw new ImportError(
-          n,
-          `more ${key} than the ${counts[key]} its first line says: the file was edited, or is more than one export`,
-        );
+  const state: Checking = {
+    bounds: boundsAt(now),
+    header: null,
+    seen: { entities: 0, claims: 0, changes: 0, jobs: 0 },
+    last: "",
+    inJobs: false,
+    n: 0,
   };
   return {
-    check(line: NumberedLine): Checked {
-      n = line.n;
-      // A byte-order mark an editor put before the first line is not part of it.
-      const text = n === 1 && line.text.charCodeAt(0) === 0xfeff ? line.text.slice(1) : line.text;
-      if (text.trim() === "") throw new ImportError(n, "an empty line");
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        throw new ImportError(n, "not valid JSON (the file may be cut short)");
-      }
-      if (header === null) {
-        const parsed = ExportHeader.safeParse(value);
-        if (!parsed.success) {
-          const schema = (value as { schema?: unknown } | null)?.schema;
-          throw new ImportError(
-            n,
-            typeof schema === "string" && schema !== EXPORT_SCHEMA
-              ? `the file is ${JSON.stringify(schema.slice(0, 100))}, not ${EXPORT_SCHEMA}`
-              : `not an export's first line (${issueOf(parsed.error)})`,
-          );
-        }
-        header = parsed.data;
-        return { kind: "header", value: header };
-      }
-      const counts = header.counts;
-      // The engine refuses NUL in any text; JSON writes it only as this escape.
-      const nul = (checked: unknown) => {
-        const at = text.includes("\\u0000") ? nulAt(checked) : null;
-        if (at !== null) throw new ImportError(n, `${at}: a NUL character (\\u0000), which no text of the index holds`);
-      };
-      if (value !== null && typeof value === "object" && "job" in value) {
-        const parsed = JobShape.safeParse(value);
-        if (!parsed.success) throw new ImportError(n, `not a valid job (${issueOf(parsed.error)})`);
-        const out = bounds.job(parsed.data);
-        if (out) throw new ImportError(n, `not a valid job (${said(out.path, out.message)})`);
-        nul(parsed.data);
-        if (!inJobs) {
-          // Every entity, claim and change comes before the first job.
-          for (const key of ["entities", "claims", "changes"] as const)
-            if (seen[key] !== counts[key]) throw new ImportError(n, holds(key, counts));
-          last = "";
-        }
-        inJobs = true;
-        if (!bytesAfter(parsed.data.job.domain, last))
-          throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order, or there twice`);
-        last = parsed.data.job.domain;
-        seen.jobs++;
-        noMore(counts, "jobs");
-        return { kind: "job", value: parsed.data };
-      }
-      if (inJobs) throw new ImportError(n, "an entity after the jobs: entities come first");
-      const parsed = EntityShape.safeParse(value);
-      if (!parsed.success) throw new ImportError(n, `not a valid entity (${issueOf(parsed.error)})`);
-      const out = bounds.entity(parsed.data) ?? positionBeyond(parsed.data, header.last_position);
-      if (out) throw new ImportError(n, `not a valid entity (${said(out.path, out.message)})`);
-      nul(parsed.data);
-      const domain = parsed.data.entity.domain;
-      if (!bytesAfter(domain, last)) throw new ImportError(n, `${domain} is out of domain order, or there twice`);
-      last = domain;
-      seen.entities++;
-      seen.claims += parsed.data.claims.length;
-      seen.changes += parsed.data.changes.length;
-      noMore(counts, "entities", "claims", "changes");
-      return { kind: "entity", value: parsed.data };
-    },
+    check: (line: NumberedLine): Checked => checkLine(state, line),
     end(): Counts {
+      const { header, seen, n } = state;
       if (header === null) throw new ImportError(0, "the file is empty");
-      for (const key of PARTS) if (seen[key] !== header.counts[key]) throw new ImportError(n, holds(key, header.counts));
+      for (const key of PARTS) if (seen[key] !== header.counts[key]) throw new ImportError(n, holds(state, key, header.counts));
       return header.counts;
     },
     get total(): Counts {
-      return header?.counts ?? { entities: 0, claims: 0, changes: 0, jobs: 0 };
+      return state.header?.counts ?? { entities: 0, claims: 0, changes: 0, jobs: 0 };
     },
     /** The first line's `last_position`; 0 for a file written before positions. */
     get lastPosition(): number {
-      return header?.last_position ?? 0;
+      return state.header?.last_position ?? 0;
     },
   };
+}
+
+/** What {@link lineChecker} holds: the header, what was seen of each part, the last domain, the line's number. */
+type Checking = {
+  bounds: ReturnType<typeof boundsAt>;
+  header: ExportHeader | null;
+  seen: Counts;
+  last: string;
+  inJobs: boolean;
+  n: number;
+};
+
+/** Says that the file holds another count of `key` than the header's. */
+const holds = (state: Checking, key: (typeof PARTS)[number], counts: Counts) =>
+  `the file holds ${state.seen[key]} ${key} where its first line says ${counts[key]}: it is cut short or was edited`;
+
+/** Refuses the line that takes one of `keys` past what the header counts. */
+function noMore(state: Checking, counts: Counts, ...keys: (typeof PARTS)[number][]): void {
+  for (const key of keys)
+    if (state.seen[key] > counts[key])
+      throw new ImportError(
+        state.n,
+        `more ${key} than the ${counts[key]} its first line says: the file was edited, or is more than one export`,
+      );
+}
+
+/** Checks the next line: JSON, then the header, a job or an entity. */
+function checkLine(state: Checking, line: NumberedLine): Checked {
+  const n = (state.n = line.n);
+  // A byte-order mark an editor put before the first line is not part of it.
+  const text = n === 1 && line.text.charCodeAt(0) === 0xfeff ? line.text.slice(1) : line.text;
+  if (text.trim() === "") throw new ImportError(n, "an empty line");
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ImportError(n, "not valid JSON (the file may be cut short)");
+  }
+  if (state.header === null) return checkHeader(state, value);
+  if (value !== null && typeof value === "object" && "job" in value) return checkJob(state, value, text, state.header.counts);
+  return checkEntity(state, value, text, state.header);
+}
+
+/** The first line: the header, of this format. */
+function checkHeader(state: Checking, value: unknown): Checked {
+  const parsed = ExportHeader.safeParse(value);
+  if (!parsed.success) {
+    const schema = (value as { schema?: unknown } | null)?.schema;
+    throw new ImportError(
+      state.n,
+      typeof schema === "string" && schema !== EXPORT_SCHEMA
+        ? `the file is ${JSON.stringify(schema.slice(0, 100))}, not ${EXPORT_SCHEMA}`
+        : `not an export's first line (${issueOf(parsed.error)})`,
+    );
+  }
+  state.header = parsed.data;
+  return { kind: "header", value: state.header };
+}
+
+/** Refuses a line whose text holds NUL: the engine refuses NUL in any text; JSON writes it only as this escape. */
+function noNul(n: number, text: string, checked: unknown): void {
+  const at = text.includes("\\u0000") ? nulAt(checked) : null;
+  if (at !== null) throw new ImportError(n, `${at}: a NUL character (\\u0000), which no text of the index holds`);
+}
+
+/** A job's line: of its shape and bounds, after every entity, in domain order, no more than the header counts. */
+function checkJob(state: Checking, value: unknown, text: string, counts: Counts): Checked {
+  const { n, seen } = state;
+  const parsed = JobShape.safeParse(value);
+  if (!parsed.success) throw new ImportError(n, `not a valid job (${issueOf(parsed.error)})`);
+  const out = state.bounds.job(parsed.data);
+  if (out) throw new ImportError(n, `not a valid job (${said(out.path, out.message)})`);
+  noNul(n, text, parsed.data);
+  if (!state.inJobs) {
+    // Every entity, claim and change comes before the first job.
+    for (const key of ["entities", "claims", "changes"] as const)
+      if (seen[key] !== counts[key]) throw new ImportError(n, holds(state, key, counts));
+    state.last = "";
+  }
+  state.inJobs = true;
+  if (!bytesAfter(parsed.data.job.domain, state.last))
+    throw new ImportError(n, `the job of ${parsed.data.job.domain} is out of domain order, or there twice`);
+  state.last = parsed.data.job.domain;
+  seen.jobs++;
+  noMore(state, counts, "jobs");
+  return { kind: "job", value: parsed.data };
+}
+
+/** An entity's line: before the jobs, of its shape and bounds, in domain order, no more than the header counts. */
+function checkEntity(state: Checking, value: unknown, text: string, header: ExportHeader): Checked {
+  const { n, seen } = state;
+  const counts = header.counts;
+  if (state.inJobs) throw new ImportError(n, "an entity after the jobs: entities come first");
+  const parsed = EntityShape.safeParse(value);
+  if (!parsed.success) throw new ImportError(n, `not a valid entity (${issueOf(parsed.error)})`);
+  const out = state.bounds.entity(parsed.data) ?? positionBeyond(parsed.data, header.last_position);
+  if (out) throw new ImportError(n, `not a valid entity (${said(out.path, out.message)})`);
+  noNul(n, text, parsed.data);
+  const domain = parsed.data.entity.domain;
+  if (!bytesAfter(domain, state.last)) throw new ImportError(n, `${domain} is out of domain order, or there twice`);
+  state.last = domain;
+  seen.entities++;
+  seen.claims += parsed.data.claims.length;
+  seen.changes += parsed.data.changes.length;
+  noMore(state, counts, "entities", "claims", "changes");
+  return { kind: "entity", value: parsed.data };
 }
 
 /** What an import did. */
@@ -703,121 +800,172 @@ const TABLES = ["entities", "claims", "changes", "search_words", "crawl_queue"] 
  * The next batch is read and checked while the engine writes the one before. Times are checked
  * against `now` (docs/deploying.md#what-an-import-refuses). A failed import leaves the store its size.
  */
-export async function importIndex(
-  db: Db,
-  lines: AsyncIterable<NumberedLine>,
-  options: { merge: boolean; progress?: Progress; batch?: number; now?: Date },
-): Promise<Imported> {
+export async function importIndex(db: Db, lines: AsyncIterable<NumberedLine>, options: ImportOptions): Promise<Imported> {
   // The tables whose files keep what a failed import wrote: none, until it writes to one it did not empty first.
   let dirty: readonly string[] = [];
   const imported = db.transaction(async (tx) => {
     // The counts are made once at the end from what was imported (recount), not row by row.
     await tx.query("SET LOCAL ident.counting = 'off'");
-    let emptied: readonly string[] = [];
-    let keepPositions = false;
-    if (!options.merge) {
-      // Nothing else writes these tables until the import ends (its index drops below take the same lock).
-      await tx.query(`LOCK TABLE ${TABLES.join(", ")} IN ACCESS EXCLUSIVE MODE`);
-      const [held] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
-      if ((held?.n ?? 0) > 0) throw new StoreNotEmpty(held?.n ?? 0);
-      // Empty tables are emptied again: each gets new files, which the engine deletes whole should the
-      // import roll back, and which the embedded engine writes without logging them
-      // (docs/deploying.md#what-an-import-refuses). A table that holds rows (seeds queued, words of
-      // names gone) keeps them.
-      const [empty] = await tx.query<{ search_words: boolean; crawl_queue: boolean }>(
-        "SELECT NOT EXISTS (SELECT 1 FROM search_words) AS search_words, NOT EXISTS (SELECT 1 FROM crawl_queue) AS crawl_queue",
-      );
-      emptied = TABLES.filter((t) => t === "entities" || t === "claims" || t === "changes" || empty?.[t] === true);
-      await tx.query(`TRUNCATE ${emptied.join(", ")}`);
-      // docs/decisions.md#the-order-of-changes: a store that never recorded a change takes the file's
-      // positions, so the exported index's cursors go on; any other places the file's after its own.
-      keepPositions = (await lastPosition(tx)) === 0;
-    }
+    const { emptied, keepPositions } = options.merge ? { emptied: [], keepPositions: false } : await emptyStore(tx);
     // A table just emptied takes the file's rows directly, through COPY; any other (every table when
     // merging, a queue holding seeds, words of names left) only once the whole file is read and checked:
     // meanwhile its rows wait in tables of this transaction's own, which a failure leaves nothing of.
     const staging = stagingFor(emptied, keepPositions);
     await staging.create(tx);
-    // Into an empty store, the secondary indexes are built once at the end rather than entry by entry
-    // (their definitions read back from the catalogue, so they are the migrations' own); the
-    // transaction puts them back whatever happens.
-    const rebuilt = options.merge
-      ? []
-      : await tx.query<{ indexname: string; indexdef: string }>(
-          `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()
-           AND tablename IN ('entities', 'claims', 'changes', 'crawl_queue', 'search_words') AND indexdef NOT LIKE 'CREATE UNIQUE%'`,
-        );
-    for (const { indexname } of rebuilt) await tx.query(`DROP INDEX ${quoteIdent(indexname)}`);
-    // And the claims' and changes' references to their entity, checked once at the end for the whole
-    // table rather than row by row.
-    const references = options.merge
-      ? []
-      : await tx.query<{ table: string; name: string; def: string }>(
-          `SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint
-           WHERE contype = 'f' AND conrelid IN ('claims'::regclass, 'changes'::regclass)`,
-        );
-    for (const r of references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} DROP CONSTRAINT ${quoteIdent(r.name)}`);
-    const done: Imported = { entities: 0, kept: 0, claims: 0, changes: 0, jobs: 0 };
-    const checker = lineChecker((options.now ?? new Date()).getTime());
-    let entities: ExportEntity[] = [];
-    let jobs: ExportJob["job"][] = [];
-    let writing: Promise<void> = Promise.resolve();
-    const sent = { entities: 0, jobs: 0 };
-    const flush = async () => {
-      const batch = { entities, jobs };
-      entities = [];
-      jobs = [];
-      // This batch's rows are made ready while the engine still writes the one before.
-      const load = batch.entities.length > 0 ? loadEntities(batch.entities, staging) : null;
-      // One statement at a time on the transaction: this batch after the one before.
-      await writing;
-      writing = (async () => {
-        if (load) await load(tx, done);
-        if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, staging, done);
-        sent.entities += batch.entities.length;
-        sent.jobs += batch.jobs.length;
-        options.progress?.(sent, checker.total);
-      })();
-      // A failed write is awaited (and thrown) at the next flush, or at the end.
-      writing.catch(() => undefined);
+    const aside = await setAside(tx, options.merge);
+    const loading: Loading = {
+      tx,
+      staging,
+      options,
+      done: { entities: 0, kept: 0, claims: 0, changes: 0, jobs: 0 },
+      checker: lineChecker((options.now ?? new Date()).getTime()),
+      entities: [],
+      jobs: [],
+      writing: Promise.resolve(),
+      sent: { entities: 0, jobs: 0 },
     };
-    try {
-      let read = 0;
-      for await (const line of lines) {
-        // The engine's replies are events: lines read from memory never wait on one, so without a tick of
-        // the event loop now and then the batch being written would stall while the next one is read.
-        if (++read % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
-        const checked = checker.check(line);
-        if (checked.kind === "entity") entities.push(checked.value);
-        else if (checked.kind === "job") jobs.push(checked.value.job);
-        if (entities.length + jobs.length >= (options.batch ?? EXPORT_BATCH)) await flush();
-      }
-      checker.end();
-      await flush();
-      await writing;
-    } catch (err) {
-      // The write in progress ends before the transaction is rolled back.
-      await writing.catch(() => undefined);
-      throw err;
-    }
+    await readAll(loading, lines);
     // The whole file is checked: the rows that waited join the store's.
     dirty = staging.tables;
-    await mergeStaged(tx, staging, sent, done);
-    for (const { indexdef } of rebuilt) await tx.query(indexdef);
-    for (const r of references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} ADD CONSTRAINT ${quoteIdent(r.name)} ${r.def}`);
+    await mergeStaged(tx, staging, loading.sent, loading.done);
+    await putBack(tx, aside);
     // The planner's statistics, as after any bulk load: without them the first reads of a new
     // index (an export, a search) may scan where they would look up.
     await tx.query("ANALYZE entities, claims, changes, crawl_queue, search_words");
     // What the home page counts (docs/decisions.md#the-home-page), as the store derives it.
     await recount(tx);
     // Last, holding the counter until the import commits: the changes without a position placed.
-    await placeChanges(tx, keepPositions ? checker.lastPosition : 0);
-    return done;
+    await placeChanges(tx, keepPositions ? loading.checker.lastPosition : 0);
+    return loading.done;
   });
   return imported.catch(async (err: unknown) => {
     if (dirty.length > 0) await reclaim(db, dirty);
     throw err;
   });
+}
+
+/** How an import runs ({@link importIndex}). */
+type ImportOptions = { merge: boolean; progress?: Progress; batch?: number; now?: Date };
+
+/**
+ * Readies a store for an import that does not merge: refused if it holds an entity ({@link StoreNotEmpty}),
+ * its tables emptied. Answers the tables emptied, and whether the changes keep the file's positions.
+ */
+async function emptyStore(tx: Tx): Promise<{ emptied: readonly string[]; keepPositions: boolean }> {
+  // Nothing else writes these tables until the import ends (its index drops below take the same lock).
+  await tx.query(`LOCK TABLE ${TABLES.join(", ")} IN ACCESS EXCLUSIVE MODE`);
+  const [held] = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM entities");
+  if ((held?.n ?? 0) > 0) throw new StoreNotEmpty(held?.n ?? 0);
+  // Empty tables are emptied again: each gets new files, which the engine deletes whole should the
+  // import roll back, and which the embedded engine writes without logging them
+  // (docs/deploying.md#what-an-import-refuses). A table that holds rows (seeds queued, words of
+  // names gone) keeps them.
+  const [empty] = await tx.query<{ search_words: boolean; crawl_queue: boolean }>(
+    "SELECT NOT EXISTS (SELECT 1 FROM search_words) AS search_words, NOT EXISTS (SELECT 1 FROM crawl_queue) AS crawl_queue",
+  );
+  const emptied = TABLES.filter((t) => t === "entities" || t === "claims" || t === "changes" || empty?.[t] === true);
+  await tx.query(`TRUNCATE ${emptied.join(", ")}`);
+  // docs/decisions.md#the-order-of-changes: a store that never recorded a change takes the file's
+  // positions, so the exported index's cursors go on; any other places the file's after its own.
+  return { emptied, keepPositions: (await lastPosition(tx)) === 0 };
+}
+
+/** What an import into an empty store takes away until its end: the secondary indexes, the references to entities. */
+type SetAside = {
+  rebuilt: { indexname: string; indexdef: string }[];
+  references: { table: string; name: string; def: string }[];
+};
+
+/** Drops, unless `merge`, the indexes and references {@link putBack} makes again at the end. */
+async function setAside(tx: Tx, merge: boolean): Promise<SetAside> {
+  // Into an empty store, the secondary indexes are built once at the end rather than entry by entry
+  // (their definitions read back from the catalogue, so they are the migrations' own); the
+  // transaction puts them back whatever happens.
+  const rebuilt = merge
+    ? []
+    : await tx.query<{ indexname: string; indexdef: string }>(
+        `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()
+         AND tablename IN ('entities', 'claims', 'changes', 'crawl_queue', 'search_words') AND indexdef NOT LIKE 'CREATE UNIQUE%'`,
+      );
+  for (const { indexname } of rebuilt) await tx.query(`DROP INDEX ${quoteIdent(indexname)}`);
+  // And the claims' and changes' references to their entity, checked once at the end for the whole
+  // table rather than row by row.
+  const references = merge
+    ? []
+    : await tx.query<{ table: string; name: string; def: string }>(
+        `SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint
+         WHERE contype = 'f' AND conrelid IN ('claims'::regclass, 'changes'::regclass)`,
+      );
+  for (const r of references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} DROP CONSTRAINT ${quoteIdent(r.name)}`);
+  return { rebuilt, references };
+}
+
+/** The indexes and references {@link setAside} dropped, made again over the whole tables. */
+async function putBack(tx: Tx, aside: SetAside): Promise<void> {
+  for (const { indexdef } of aside.rebuilt) await tx.query(indexdef);
+  for (const r of aside.references) await tx.query(`ALTER TABLE ${quoteIdent(r.table)} ADD CONSTRAINT ${quoteIdent(r.name)} ${r.def}`);
+}
+
+/**
+ * An import on its way: the lines checked into the next batch, and the write of the batch before
+ * (one statement at a time on the transaction). `done` counts what is written into the store's
+ * tables, `sent` what went to the engine.
+ */
+type Loading = {
+  tx: Tx;
+  staging: Staging;
+  options: ImportOptions;
+  done: Imported;
+  checker: ReturnType<typeof lineChecker>;
+  entities: ExportEntity[];
+  jobs: ExportJob["job"][];
+  writing: Promise<void>;
+  sent: { entities: number; jobs: number };
+};
+
+/** Reads and checks every line, a batch written while the next is read; throws once the write in progress has ended. */
+async function readAll(loading: Loading, lines: AsyncIterable<NumberedLine>): Promise<void> {
+  const { checker, options } = loading;
+  try {
+    let read = 0;
+    for await (const line of lines) {
+      // The engine's replies are events: lines read from memory never wait on one, so without a tick of
+      // the event loop now and then the batch being written would stall while the next one is read.
+      if (++read % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+      const checked = checker.check(line);
+      if (checked.kind === "entity") loading.entities.push(checked.value);
+      else if (checked.kind === "job") loading.jobs.push(checked.value.job);
+      if (loading.entities.length + loading.jobs.length >= (options.batch ?? EXPORT_BATCH)) await flush(loading);
+    }
+    checker.end();
+    await flush(loading);
+    await loading.writing;
+  } catch (err) {
+    // The write in progress ends before the transaction is rolled back.
+    await loading.writing.catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Sends the batch read so far, once the batch before is written; a failed write is thrown at the next flush, or at the end. */
+async function flush(loading: Loading): Promise<void> {
+  const { tx, staging, done, checker, options, sent } = loading;
+  const batch = { entities: loading.entities, jobs: loading.jobs };
+  loading.entities = [];
+  loading.jobs = [];
+  // This batch's rows are made ready while the engine still writes the one before.
+  const load = batch.entities.length > 0 ? loadEntities(batch.entities, staging) : null;
+  // One statement at a time on the transaction: this batch after the one before.
+  await loading.writing;
+  loading.writing = (async () => {
+    if (load) await load(tx, done);
+    if (batch.jobs.length > 0) await writeJobs(tx, batch.jobs, staging, done);
+    sent.entities += batch.entities.length;
+    sent.jobs += batch.jobs.length;
+    options.progress?.(sent, checker.total);
+  })();
+  // A failed write is awaited (and thrown) at the next flush, or at the end.
+  loading.writing.catch(() => undefined);
 }
 
 /**
