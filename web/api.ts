@@ -26,7 +26,7 @@ import { acceptsGzip } from "./response";
 import { send } from "./response";
 import { probeOnce } from "./probe";
 import { refusalAnswer } from "./refusal-answer";
-import type { Route } from "./routes";
+import { apiRouteOf, type Route } from "./routes";
 import { contentSecurityPolicy } from "./security-headers";
 import { createVersions } from "./versions";
 
@@ -106,8 +106,6 @@ function paramsOf(params: URLSearchParams, names: string[]): Record<string, stri
   }
   return values;
 }
-
-const HISTORY_PATH = /^\/api\/entity\/([^/]+)\/history$/;
 
 /** What the API keeps between requests: its warm answers, the versions they were made from, the searches answered and running. */
 type ApiState = {
@@ -281,16 +279,18 @@ async function changes(api: ApiState, params: URLSearchParams, client: string): 
   return { status: 200, headers: CHANGES_FRESH, json: changesAnswer(page) };
 }
 
+/** The answer of the API route the path names (its row in web/routes.ts). */
 function route(api: ApiState, request: ApiRequest): Promise<Answer> | Answer {
-  if (request.path === "/api/changes") return changes(api, request.params, request.client);
-  if (request.path === "/api/resolve") return resolve(api, request.params, request.client);
-  if (request.path === "/api/search") return search(api, request.params, request.client);
-  if (request.path === "/api/openapi.json") {
+  const kind = apiRouteOf(request.path);
+  if (kind === "api:changes") return changes(api, request.params, request.client);
+  if (kind === "api:resolve") return resolve(api, request.params, request.client);
+  if (kind === "api:search") return search(api, request.params, request.client);
+  if (kind === "api:openapi") {
     api.description ??= Buffer.from(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
     return { status: 200, headers: DESCRIPTION_FRESH, json: null, bytes: api.description };
   }
-  const historyOf = HISTORY_PATH.exec(request.path)?.[1];
-  if (historyOf !== undefined) return history(api, historyOf);
+  // `/api/entity/{domain}/history`: the domain is the fourth segment.
+  if (kind === "api:history") return history(api, request.path.split("/")[3] ?? "");
   return error(404, "not_found", "No such API route; the routes are described at /api/openapi.json.");
 }
 

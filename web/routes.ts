@@ -279,9 +279,7 @@ export type Target =
   | { kind: "api"; path: string; params: URLSearchParams }
   /** `/entity/{domain}/badge.svg`: the entity's badge from the index (web/badge.ts), never by Next; null: not a domain (404). */
   | { kind: "badge"; domain: string | null }
-  /** `POST /recheck`: the "Re-check now" form (web/recheck.ts), never by Next. */
-  | { kind: "recheck" }
-  /** Everything else: answered by Next's route handlers, its files and its 404. */
+  /** Everything else: what its row's handler answers (Next's route handlers, files and 404; the re-check). */
   | { kind: "file" };
 
 export type Route = {
@@ -326,18 +324,19 @@ const FILES: readonly [RegExp, RouteKind][] = [
 
 /** The row and target of a path (`path`: as sent; `url`: parsed). */
 function match(path: string, url: URL): { kind: RouteKind; target: Target } {
-  if (path.startsWith("/api/")) {
-    const kind = API_ROUTES.get(path) ?? (API_HISTORY.test(path) ? "api:history" : "api:unknown");
-    return { kind, target: { kind: "api", path, params: url.searchParams } };
-  }
+  if (path.startsWith("/api/")) return { kind: apiRouteOf(path), target: { kind: "api", path, params: url.searchParams } };
   // docs/api.md#badges: read as an entity page's domain is; 404 when the path names none.
   const badge = badgeOf(url.pathname);
   if (badge !== undefined) return { kind: badge === null ? "badge:no-domain" : "badge", target: { kind: "badge", domain: badge } };
   const page = pageOf(url.pathname, url.searchParams);
   if (page !== null) return { kind: `page:${page.kind}`, target: { kind: "page", page } };
   const file = FILES.find(([pattern]) => pattern.test(url.pathname));
-  const kind = file?.[1] ?? "next";
-  return { kind, target: kind === "recheck" ? { kind: "recheck" } : { kind: "file" } };
+  return { kind: file?.[1] ?? "next", target: { kind: "file" } };
+}
+
+/** The row of an API path (as sent): web/api.ts answers by it too. */
+export function apiRouteOf(path: string): RouteKind {
+  return API_ROUTES.get(path) ?? (API_HISTORY.test(path) ? "api:history" : "api:unknown");
 }
 
 /** The route of `method` on `target`, an origin-form request target (`/path?query`). */
