@@ -40,9 +40,9 @@ export type App = BridgedApp & {
   /** The rate-limit policy every `/api/` answer carries (docs/api.md#limits). */
   apiPolicy: Readonly<Record<string, string>>;
   /** The refusal of a request past the limits on requests in progress (web/shed.ts), or null when it is counted in. */
-  shed(req: IncomingMessage, res: ServerResponse, route: Route): Shed | null;
+  shed(req: IncomingMessage, res: ServerResponse, route: Route, client: string): Shed | null;
   /** The refusal of a request past a per-client limit its route names (web/shed.ts), or null when each is taken. */
-  limited(req: IncomingMessage, res: ServerResponse, route: Route): Promise<Shed | null>;
+  limited(req: IncomingMessage, res: ServerResponse, route: Route, client: string): Promise<Shed | null>;
   /** The client of a request, from its X-Forwarded-For (lib/traffic/client.ts). */
   clientOf(forwardedFor: string | null): string;
   /** A client's lookups in progress (web/shed.ts counts them), for admission's fair bound (web/admission.ts). */
@@ -158,9 +158,8 @@ export function app(): App {
   const shedder = createShedder({
     settings: config.traffic,
     retryAfterS: () => resolver.traffic.outbound.retryAfterS,
-    clientOf,
     refused: (r) => resolver.metrics.refusals.inc({ limit: r.refused }),
-    limitHeaders: (forwardedFor) => rateLimitHeaders(resolver.traffic.windows, clientOf(forwardedFor)),
+    limitHeaders: (client) => rateLimitHeaders(resolver.traffic.windows, client),
     take: (limit, client) => resolver.traffic.windows[limit].take(client),
   });
   // The rate-limit policy, on every answer to /api/ (docs/api.md#limits), the front door's included.

@@ -204,7 +204,7 @@ function handle(way: Way, req: IncomingMessage, res: ServerResponse, context: Re
 /** Shedding counts the request in (health and readiness never: docs/deploying.md#health), then its handler. */
 function countedIn(way: Way, req: IncomingMessage, res: ServerResponse, context: RequestContext) {
   const { route } = context;
-  const refused = route.row.is === "operator" ? null : way.app.shed(req, res, route);
+  const refused = route.row.is === "operator" ? null : way.app.shed(req, res, route, context.client);
   if (refused) return answerRefused(way, refused);
   handle(way, req, res, context);
 }
@@ -218,7 +218,7 @@ function limitsThenOn(way: Way, req: IncomingMessage, res: ServerResponse, conte
   const { app } = way;
   const { route } = context;
   if (route.limits.length === 0) return countedIn(way, req, res, context);
-  app.limited(req, res, route).then(
+  app.limited(req, res, route, context.client).then(
     (limited) => {
       if (res.destroyed) return;
       if (limited) answerRefused(way, limited);

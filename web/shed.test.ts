@@ -12,14 +12,9 @@ const defaults = trafficSettings();
 /** No per-client limit of a route's is spent (the limits in progress are what these tests count). */
 const noLimit = async () => ({ ok: true as const });
 
-/** A shedder at the default limits, the client being the request's X-Forwarded-For, with `deps` over them. */
+/** A shedder at the default limits, each request's client given as the server decided it, with `deps` over them. */
 const shedderWith = (deps: Partial<ShedDeps> = {}) =>
-  createShedder(
-    Object.assign(
-      { settings: defaults, retryAfterS: () => 10, clientOf: (xff: string | null) => xff ?? "?", refused: () => undefined, take: noLimit },
-      deps,
-    ),
-  );
+  createShedder(Object.assign({ settings: defaults, retryAfterS: () => 10, refused: () => undefined, take: noLimit }, deps));
 
 /** A request and its response, as far as the shedder reads and writes them. */
 function exchange(url: string, client: string) {
@@ -41,8 +36,8 @@ function exchange(url: string, client: string) {
       this.body = body;
     },
   });
-  const req = { url, method: "GET", headers: { "x-forwarded-for": client } };
-  return { req: req as unknown as IncomingMessage, res: res as unknown as ServerResponse & typeof res };
+  const req = { url, method: "GET", headers: {} };
+  return { req: req as unknown as IncomingMessage, res: res as unknown as ServerResponse & typeof res, client };
 }
 
 describe.each(["lookupsInProgress", "lookupsInInstance", "requestsInInstance"] as const)("in progress: %s", (name) => {
@@ -53,16 +48,16 @@ describe.each(["lookupsInProgress", "lookupsInInstance", "requestsInInstance"] a
     const path = name === "requestsInInstance" ? "/" : "/entity/alice.example";
     const client = (i: number) => (name === "lookupsInProgress" ? "one" : `c${i}`);
     const open = Array.from({ length: limit }, (_, i) => exchange(path, client(i)));
-    for (const { req, res } of open) expect(shedder.shed(req, res, classify("GET", path))).toBeNull();
+    for (const ask of open) expect(shedder.shed(ask.req, ask.res, classify("GET", path), ask.client)).toBeNull();
     const over = exchange(path, client(limit));
-    const shed = shedder.shed(over.req, over.res, classify("GET", path));
+    const shed = shedder.shed(over.req, over.res, classify("GET", path), over.client);
     expect(shed).not.toBeNull();
     shed?.write();
     expect(over.res.status).toBe(answerRefusal({ refused: LIMITS[name].refused, retryAfterS: 1, message: "x" }).status);
     expect(over.res.headers["Retry-After"]).toMatch(/^\d+$/);
     expect(refusals).toEqual([LIMITS[name].refused]);
     open[0]?.res.emit("close");
-    expect(shedder.shed(over.req, over.res, classify("GET", path))).toBeNull();
+    expect(shedder.shed(over.req, over.res, classify("GET", path), over.client)).toBeNull();
     for (const { res } of open) res.emit("close");
     over.res.emit("close");
     expect(shedder.inProgress.size).toBe(0);
@@ -77,17 +72,17 @@ describe("lookupsInInstance is fair (docs/architecture.md#fair-queues)", () => {
     const early = bound - Math.floor(bound / 4);
     // A crowd of clients with 4 lookups each, up to the early bound.
     const crowd = Array.from({ length: early }, (_, i) => exchange(path, `crowd${i % Math.ceil(early / 4)}`));
-    for (const { req, res } of crowd) expect(shedder.shed(req, res, classify("GET", path))).toBeNull();
+    for (const ask of crowd) expect(shedder.shed(ask.req, ask.res, classify("GET", path), ask.client)).toBeNull();
     const heavy = exchange(path, "crowd0");
     // Refused for its share, it waits for its answer as a client past its own limit does.
-    expect(shedder.shed(heavy.req, heavy.res, classify("GET", path))?.delayMs).toBe(OVER_LIMIT_DELAY_MS);
+    expect(shedder.shed(heavy.req, heavy.res, classify("GET", path), heavy.client)?.delayMs).toBe(OVER_LIMIT_DELAY_MS);
     expect(shedder.lookupsOf("crowd0")).toBe(4);
     const polite = exchange(path, "polite");
-    expect(shedder.shed(polite.req, polite.res, classify("GET", path))).toBeNull();
+    expect(shedder.shed(polite.req, polite.res, classify("GET", path), polite.client)).toBeNull();
     expect(shedder.lookupsOf("polite")).toBe(1);
     // Every request of a client is counted in its requests in progress, a lookup or not (the search queue weighs them).
     const page = exchange("/reasons", "polite");
-    expect(shedder.shed(page.req, page.res, classify("GET", "/reasons"))).toBeNull();
+    expect(shedder.shed(page.req, page.res, classify("GET", "/reasons"), page.client)).toBeNull();
     expect([shedder.requestsOf("polite"), shedder.lookupsOf("polite"), shedder.requestsOf("crowd0")]).toEqual([2, 1, 4]);
   });
 });
@@ -101,10 +96,10 @@ describe("a client at its own limit is told so, whatever else is full", () => {
     const path = "/api/resolve?q=mine.test";
     for (let i = 0; i < 8; i++) {
       const { req, res } = exchange(path, "one");
-      expect(shedder.shed(req, res, classify("GET", path))).toBeNull();
+      expect(shedder.shed(req, res, classify("GET", path), "one")).toBeNull();
     }
     const over = exchange(path, "one");
-    expect(shedder.shed(over.req, over.res, classify("GET", path))?.delayMs).toBe(OVER_LIMIT_DELAY_MS);
+    expect(shedder.shed(over.req, over.res, classify("GET", path), over.client)?.delayMs).toBe(OVER_LIMIT_DELAY_MS);
     expect(refusals).toEqual(["lookups_in_progress"]);
   });
 });
@@ -154,7 +149,7 @@ describe("storeReads: the per-client limit of every route that reads the index a
     });
     const read = async (path: string, client: string) => {
       const { req, res } = exchange(path, client);
-      const shed = await shedder.limited(req, res, classify("GET", path));
+      const shed = await shedder.limited(req, res, classify("GET", path), client);
       shed?.write();
       return { shed, res };
     };
@@ -195,7 +190,7 @@ describe("a response closed before it is counted in (its client gone while its r
     const gone = exchange("/entity/a.example/badge.svg", "one");
     gone.res.destroyed = true;
     gone.res.emit("close");
-    expect(shedder.shed(gone.req, gone.res, classify("GET", "/entity/a.example/badge.svg"))).toBeNull();
+    expect(shedder.shed(gone.req, gone.res, classify("GET", "/entity/a.example/badge.svg"), gone.client)).toBeNull();
     expect([shedder.inProgress.size, shedder.requestsOf("one")]).toEqual([0, 0]);
   });
 });

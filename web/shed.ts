@@ -4,8 +4,9 @@
  * client's lookups past `lookupsInProgress`, where each would cost memory (Next holds about 200 KB per
  * request in progress) and CPU only to be refused later; and, taken before it is counted in, the
  * per-client limits its route names (`limited`, `Route.limits` of web/routes.ts). Health and
- * readiness are never counted here. Every refusal here is
- * written by one writer, in the form of the route's answers (a page, JSON or a badge).
+ * readiness are never counted here. The client is the one the server decided for the request (its
+ * context's `client`); nothing here reads X-Forwarded-For. Every refusal here is written by one
+ * writer, in the form of the route's answers (a page, JSON or a badge).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { refusedAt, type Refusal, type TrafficSettings } from "../lib/traffic";
@@ -20,10 +21,9 @@ import { REQUEST_LIMIT_WORDS, type RequestLimit, type Route } from "./routes";
 export type ShedDeps = {
   settings: TrafficSettings;
   retryAfterS: () => number;
-  clientOf(forwardedFor: string | null): string;
   refused(refusal: Refusal): void;
   /** The client's RateLimit headers (web/api-headers.ts), on every refusal. */
-  limitHeaders?(forwardedFor: string | null): Promise<Record<string, string>>;
+  limitHeaders?(client: string): Promise<Record<string, string>>;
   /** Takes one of a client's `limit` for this minute (lib/traffic: its window, in Redis for a fleet). */
   take(limit: RequestLimit, client: string): Promise<RateDecision>;
 };
@@ -39,11 +39,13 @@ export function createShedder(deps: ShedDeps) {
     lookupsOf: (client: string) => inProgress.count(`client ${client}`),
     /** A client's requests in progress, every kind together (health and readiness aside). */
     requestsOf: (client: string) => inProgress.count(`requests ${client}`),
-    /** Counts `req` until its response closes; or the refusal to answer it with, counting nothing. `route` says whether it is a lookup. */
-    shed(req: IncomingMessage, res: ServerResponse, route: Route): Shed | null {
+    /**
+     * Counts `req` until its response closes; or the refusal to answer it with, counting nothing.
+     * `route` says whether it is a lookup; `key` is its client, decided once by the server (web/server.ts).
+     */
+    shed(req: IncomingMessage, res: ServerResponse, route: Route, key: string): Shed | null {
       const { settings } = deps;
       const lookup = route.lookup;
-      const key = deps.clientOf(forwardedOf(req));
       const client = `client ${key}`;
       let refused: Refusal | null = null;
       const full = inProgress.count("all") >= settings.requestsInInstance ? "requestsInInstance" : null;
@@ -70,33 +72,34 @@ export function createShedder(deps: ShedDeps) {
       }
       // A client past its own limit, or refused for its share of the instance, waits for its refusal (docs/architecture.md#fair-queues).
       const ownFault = refused.refused !== "busy" || (lookup && inProgress.count(client) > 0);
-      return refusalShed(deps, req, res, route, refused, ownFault);
+      return refusalShed(deps, req, res, route, key, refused, ownFault);
     },
     /**
      * The per-client limits `route` names, each taken once for this request; the refusal of the first
      * spent, answered a second late as every client's own limit, or null when all are taken.
      */
-    async limited(req: IncomingMessage, res: ServerResponse, route: Route): Promise<Shed | null> {
-      const key = deps.clientOf(forwardedOf(req));
+    async limited(req: IncomingMessage, res: ServerResponse, route: Route, key: string): Promise<Shed | null> {
       for (const limit of route.limits) {
         const taken = await deps.take(limit, key);
         if (taken.ok) continue;
         const why = REQUEST_LIMIT_WORDS[limit](deps.settings[limit], taken.retryAfterS);
-        return refusalShed(deps, req, res, route, refusedAt(limit, why, taken.retryAfterS), true);
+        return refusalShed(deps, req, res, route, key, refusedAt(limit, why, taken.retryAfterS), true);
       }
       return null;
     },
   };
 }
 
-/** The request's X-Forwarded-For, as the server rewrote it (web/server.ts). */
-function forwardedOf(req: IncomingMessage): string | null {
-  const forwarded = req.headers["x-forwarded-for"];
-  return Array.isArray(forwarded) ? forwarded.join(", ") : (forwarded ?? null);
-}
-
 /** A refusal made here, written by the one maker of refusals (web/refusal-answer.ts) with the client's limits. */
-function refusalShed(deps: ShedDeps, req: IncomingMessage, res: ServerResponse, route: Route, refused: Refusal, ownFault: boolean): Shed {
+function refusalShed(
+  deps: ShedDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Route,
+  client: string,
+  refused: Refusal,
+  ownFault: boolean,
+): Shed {
   deps.refused(refused);
   const write = (limits: Record<string, string>) => {
     if (res.destroyed) return;
@@ -107,7 +110,7 @@ function refusalShed(deps: ShedDeps, req: IncomingMessage, res: ServerResponse, 
     delayMs: ownFault ? OVER_LIMIT_DELAY_MS : 0,
     write() {
       if (res.destroyed) return;
-      if (deps.limitHeaders) void deps.limitHeaders(forwardedOf(req)).then(write, () => write({}));
+      if (deps.limitHeaders) void deps.limitHeaders(client).then(write, () => write({}));
       else write({});
     },
   };
