@@ -26,6 +26,10 @@
  *              as well, on cold entities of its own: this build's times ÷ that one's, measured in the
  *              same run, which the machine's drift between runs cannot blur; and its warm 20-claim
  *              page, `/`, /api/resolve and badge are measured in turn with this build's (goal ≥ 0.95 ×)
+ *   HTTP       the cold no-claim page's header over HTTP as a browser asks (gzip), no browser running,
+ *              the app's ÷ the plain ideal page's, in turn: at rest, and beside two busy loops that
+ *              share the cores as Chromium does while it takes a page (coldBesideBusyLoops): what the
+ *              app's server work costs a page on a machine it shares
  *   API        requests/s of the warm /api/resolve and /api/search for the same entity, and of a 304 to
  *              If-None-Match, ÷ the warm 20-claim page's (goals ≥ 0.9, ≥ 0.5, ≥ 1.0)
  */
@@ -95,6 +99,44 @@ function timeGet(
       .on("error", reject)
       .end();
   });
+}
+
+/**
+ * The cold no-claim page's header over HTTP (as a browser asks, gzip, no browser running), the app's
+ * at `base` and the plain ideal page's at `ideal` in turn, first at rest and then beside two busy
+ * loops on the machine's cores (each stops by itself within two minutes, and is stopped when done).
+ * The app's domains are each opened once (cold); the ideal page keeps nothing, so it is given the same.
+ */
+async function coldBesideBusyLoops(base: string, ideal: string, domains: readonly string[]): Promise<string> {
+  const headers = Object.assign({}, BROWSER, { "accept-encoding": "gzip, deflate, br" });
+  const marker = 'data-testid="entity-header"';
+  const half = Math.floor(domains.length / 2);
+  const measure = async (part: readonly string[]) => {
+    const own: number[] = [];
+    const best: number[] = [];
+    for (const [i, domain] of part.entries()) {
+      const pair = await inPairs(
+        i,
+        () => timeGet(`${base}/entity/${domain}`, marker, headers),
+        () => timeGet(`${ideal}/entity/${domain}`, marker, headers),
+      );
+      own.push(pair[0].header);
+      best.push(pair[1].header);
+    }
+    return `app ${msSpread(own)}, ideal ${msSpread(best)}: ${(median(own) / median(best)).toFixed(2)} ×`;
+  };
+  const rest = await measure(domains.slice(0, half));
+  const loop = "const end = Date.now() + 120000; let x = 0; while (Date.now() < end) for (let i = 0; i < 1e6; i++) x += i;";
+  const loops = [0, 1].map(() => spawn(process.execPath, ["-e", loop], { stdio: "ignore" }));
+  try {
+    const busy = await measure(domains.slice(half));
+    return (
+      `HTTP      the cold no-claim page's header over HTTP as a browser asks (gzip), no browser running, the app's ÷ the plain ideal page's, in turn, ` +
+      `medians (min–max) of ${half}: at rest ${rest}; beside two busy loops sharing the cores as Chromium does: ${busy}`
+    );
+  } finally {
+    for (const child of loops) child.kill("SIGKILL");
+  }
 }
 
 /** A program calling the API. */
@@ -584,7 +626,7 @@ export async function benchApp(
   env: Record<string, string>,
   ttfbDomains: string[],
   pages: { typical: string; bare: string },
-  cold?: { own: ColdSet; one: ColdSet & { connectTo: string } },
+  cold?: { own: ColdSet; one: ColdSet & { connectTo: string }; http: readonly string[] },
 ): Promise<void> {
   if (!existsSync(path.join(root, ".next", "BUILD_ID"))) {
     console.log("app       skipped: no build (run `npm run build` first)");
@@ -620,6 +662,7 @@ export async function benchApp(
     if (cold)
       console.log(
         await withIdealPage(env, "3220", async (ideal, idealPid) => {
+          console.log(await coldBesideBusyLoops(base, ideal, cold.http));
           const shell = { BENCH_SHELL: await captureShell(base), BENCH_ASSETS: base };
           return withIdealPage(Object.assign({}, env, shell), "3222", (shellIdeal) =>
             coldInChromium(

@@ -44,6 +44,8 @@ import { scratchDir } from "../test/helpers/scratch";
 
 const DELAY_MS = 50;
 const TTFB_RUNS = 11;
+/** Cold no-claim pages over HTTP, at rest and again beside busy loops (bench/app.ts, coldBesideBusyLoops). */
+const HTTP_RUNS = 12;
 /** Cold pages opened in Chromium per kind and run (bench/app.ts); `BENCH_PAGES` for more, to judge a small change. */
 const BROWSER_RUNS = Number(process.env.BENCH_PAGES ?? 7);
 if (!Number.isInteger(BROWSER_RUNS) || BROWSER_RUNS < 1)
@@ -152,6 +154,11 @@ function benchSites(): Record<string, Files> {
         files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${z}`, details: { name: `Zero ${i}` } }) },
       };
     }
+  // Cold no-claim entities for the page over HTTP at rest and beside busy loops (bench/app.ts, coldBesideBusyLoops).
+  for (let i = 0; i < 2 * HTTP_RUNS; i++)
+    sites[`http${i}.bench`] = {
+      files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:http${i}.bench`, details: { name: `Http ${i}` } }) },
+    };
   // A typical entity, shaped like alice.example: full details, 2 properties, 3 credentials, 2 connections.
   const typical = { properties: [] as unknown[], credentials: [] as unknown[], other_connections: [] as unknown[] };
   for (let i = 0; i < 2; i++) {
@@ -399,7 +406,11 @@ async function benchTheApp(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) 
     net.env,
     Array.from({ length: TTFB_RUNS }, (_, i) => `ttfb${i}.bench`),
     { typical: "typical.bench", bare: "empty.bench" },
-    { own: cold("own"), one: Object.assign(cold("one"), { connectTo: net.connectToOne }) },
+    {
+      own: cold("own"),
+      one: Object.assign(cold("one"), { connectTo: net.connectToOne }),
+      http: Array.from({ length: 2 * HTTP_RUNS }, (_, i) => `http${i}.bench`),
+    },
   );
 }
 
