@@ -4,26 +4,20 @@
  * lib/fetch/thread.ts starts it and speaks to it in its messages; the fetcher is the same as
  * in-thread, with the outbound gate and the per-minute budgets its requests spend counted here.
  */
-import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { connectRedis } from "../redis";
 import { createWindows, fetchBudgets, WINDOW_NAMES, type FetchTarget, type Take, type WindowName } from "../traffic";
 import { createOutboundGate } from "../traffic/outbound";
 import { takeTogether } from "../traffic/window";
 import { createFetcher } from "./fetcher";
-import { THREAD_NICENESS, type FromThread, type ThreadSettings, type ToThread } from "./thread";
+import type { FromThread, ThreadSettings, ToThread } from "./thread";
 
 const port = parentPort;
 if (!port) throw new Error("fetch-worker runs as a worker thread");
 const settings = workerData as ThreadSettings;
 
-// docs/decisions.md#memory: this thread yields the cores to the one that answers pages. On Linux a
-// nice value belongs to a thread, and 0 names the calling one.
-try {
-  setPriority(Math.min(19, getPriority() + THREAD_NICENESS));
-} catch {
-  // Not allowed here: the thread runs at the process's priority.
-}
+// docs/decisions.md#memory: this thread runs at the process's priority, as the one that answers
+// pages does: a cold page's first document waits for its handshake here.
 const post = (message: FromThread) => port.postMessage(message);
 
 // docs/architecture.md#traffic: the budgets each request spends, counted here; in a fleet, in Redis

@@ -15,9 +15,6 @@ import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
 import type { ConnectToEntry } from "./connect-to";
 import type { Fetcher, FetchMode, FetchOptions, FetchOutcome, SocketStats } from "./fetcher";
 
-/** How much lower than the process the fetch thread runs (a nice value, docs/decisions.md#memory). */
-export const THREAD_NICENESS = 10;
-
 /**
  * The per-minute budgets the thread's requests spend (docs/architecture.md#traffic): the limits, and
  * the fleet's Redis when there is one, which the thread reaches on a connection of its own under the
