@@ -16,9 +16,8 @@
  * app: an engine still writing after its app died keeps a new app out until it has finished.
  */
 import { Blob } from "node:buffer";
-import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { getPriority, setPriority } from "node:os";
 import process from "node:process";
 import { setTimeout } from "node:timers";
 import { PGlite } from "@electric-sql/pglite";
@@ -38,24 +37,8 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => u
 let gone = () => process.exit(0);
 process.on("disconnect", () => gone());
 
-// docs/decisions.md#memory: the engine runs below the thread that answers pages, nice +10 like the
-// fetch thread. On Linux a nice value belongs to a thread: each one started so far is lowered, and
-// those started later inherit it from the main thread. Elsewhere, the process's alone.
-const NICENESS = 10;
-const lowered = Math.min(19, getPriority() + NICENESS);
-let tasks = [0];
-try {
-  tasks = readdirSync("/proc/self/task").map(Number);
-} catch {
-  // not Linux
-}
-for (const task of tasks) {
-  try {
-    setPriority(task, lowered);
-  } catch {
-    // a thread gone meanwhile, or a system that does not allow it: the engine runs as it is
-  }
-}
+// docs/decisions.md#memory: the engine runs at the app's priority, as the threads that fetch and
+// answer pages do: a page that reads the index waits for it.
 
 /** @param {number} pid */
 function alive(pid) {
