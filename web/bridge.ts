@@ -30,9 +30,8 @@ export type RequestContext = {
   /** The request's id (X-Request-Id), written with every log line made while it runs. */
   id: string;
   route: Route;
-  /** The client's key for the limits (lib/traffic/client.ts), and the X-Forwarded-For it came from. */
+  /** The client's key for the limits (lib/traffic/client.ts), worked out once from X-Forwarded-For. */
   client: string;
-  forwardedFor: string | null;
   userAgent: string | null;
   /** This response's CSP nonce (docs/decisions.md#security-headers). */
   nonce: string;

@@ -47,7 +47,6 @@ const contextOf = (target: string): RequestContext => ({
   id: "test",
   route: classify("GET", target),
   client: "203.0.113.7",
-  forwardedFor: "203.0.113.7",
   userAgent: null,
   nonce: "n",
   admission: null,

@@ -170,7 +170,6 @@ function contextOf(app: App, req: IncomingMessage, id: string, route: Route): Re
     id,
     route,
     client: app.clientOf(forwardedFor),
-    forwardedFor,
     userAgent: req.headers["user-agent"] ?? null,
     nonce: randomBytes(16).toString("base64"),
     admission: null,
