@@ -31,6 +31,43 @@ export default tseslint.config(
     },
   },
   {
+    // docs/library.md: the app, the CLI, the tests and the scripts reach the resolver only through the
+    // package's exports, as anyone who installs it would; a path into lib/ is a deep import.
+    files: ["**/*.{ts,tsx,js,mjs}"],
+    ignores: ["lib/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(\\.\\.?/)+lib(/|$)|^@/lib(/|$)",
+              message: "Import the resolver through its package, ident-resolver (docs/library.md).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The package itself never imports itself by name, nor reaches outside its folder (its tests may use the test helpers).
+    files: ["lib/**/*.{ts,mjs}"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^ident-resolver(/|$)|^(\\.\\./)+(app|web|cli|components|bench|scripts|test)/|^@/",
+              message: "lib/ is the package: it imports nothing of the app (docs/library.md).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     rules: {
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],

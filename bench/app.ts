@@ -41,7 +41,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "@playwright/test";
 import autocannon from "autocannon";
-import { matchConnectTo, parseConnectTo } from "../lib/fetch/connect-to";
+import { matchConnectTo, parseConnectTo } from "ident-resolver/node";
 import { median, spread } from "./stats";
 import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
 import { endsWithRun, scratchDir } from "../test/helpers/scratch";

@@ -12,7 +12,7 @@
  */
 import { readFileSync } from "node:fs";
 import { request } from "node:https";
-import { matchConnectTo, parseConnectTo, type ConnectToEntry } from "../lib/fetch/connect-to";
+import { matchConnectTo, parseConnectTo, type ConnectToEntry } from "ident-resolver/node";
 import { median } from "./stats";
 
 export type BareInput = { connectTo: { own: string; one: string }; caFile: string; runs: number; delayMs: number };

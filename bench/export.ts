@@ -11,7 +11,7 @@ import { createWriteStream, readdirSync, readFileSync, rmSync, statSync } from "
 import { once } from "node:events";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { EXPORT_SCHEMA, type ExportEntity, type ExportHeader, type ExportJob } from "../lib/store/export";
+import { EXPORT_SCHEMA, type ExportEntity, type ExportHeader, type ExportJob } from "ident-resolver/store";
 import { startPostgres } from "../test/helpers/postgres";
 import { endsWithRun, scratchDir } from "../test/helpers/scratch";
 

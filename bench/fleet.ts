@@ -13,12 +13,12 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { parseConnectTo } from "../lib/fetch/connect-to";
-import { createDocumentCache } from "../lib/fetch/cache";
-import { createFetcher } from "../lib/fetch/fetcher";
-import { connectRedis } from "../lib/redis";
-import { createSharedDocuments } from "../lib/fleet/shared-documents";
-import { createResolver } from "../lib/resolver";
+import { parseConnectTo } from "ident-resolver/node";
+import { createDocumentCache } from "ident-resolver";
+import { createFetcher } from "ident-resolver/node";
+import { connectRedis } from "ident-resolver/redis";
+import { createSharedDocuments } from "ident-resolver/redis";
+import { createResolverCore } from "ident-resolver";
 import { startRedis } from "../test/helpers/redis";
 import { startSampleNetwork } from "../test/network/server";
 import { median } from "./stats";
@@ -127,9 +127,9 @@ export async function benchFleet(): Promise<void> {
   while (!link.usable()) await new Promise((r) => setTimeout(r, 20));
   const shared = createSharedDocuments(link, { maxAgeMs: 86_400_000, failureMs: 300_000, fetchTimeoutMs: 10_000 });
   const resolvers = {
-    local: createResolver({ fetch: fetcher, cache: createDocumentCache() }),
-    tiered: createResolver({ fetch: shared.singleFlight(fetcher), cache: createDocumentCache({ shared }) }),
-    redis: createResolver({ fetch: shared.singleFlight(fetcher), cache: createDocumentCache({ shared, localMs: 0 }) }),
+    local: createResolverCore({ fetch: fetcher, cache: createDocumentCache() }),
+    tiered: createResolverCore({ fetch: shared.singleFlight(fetcher), cache: createDocumentCache({ shared }) }),
+    redis: createResolverCore({ fetch: shared.singleFlight(fetcher), cache: createDocumentCache({ shared, localMs: 0 }) }),
   };
   const perSecond = async (r: (typeof resolvers)[keyof typeof resolvers]) => {
     const until = performance.now() + 1000;

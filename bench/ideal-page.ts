@@ -31,9 +31,9 @@
 import { readFileSync } from "node:fs";
 import { createServer, get as httpGet, type IncomingMessage, type ServerResponse } from "node:http";
 import { request } from "node:https";
-import { matchConnectTo, parseConnectTo } from "../lib/fetch/connect-to";
-import { isDomain, parseCredentialId, parsePropertyId, SECTION, sameId } from "../lib/protocol/ids";
-import { credentialLocation, entityLocation, propertyLocation } from "../lib/protocol/locations";
+import { matchConnectTo, parseConnectTo } from "ident-resolver/node";
+import { isDomain, parseCredentialId, parsePropertyId, SECTION, sameId } from "ident-resolver";
+import { credentialLocation, entityLocation, propertyLocation } from "ident-resolver";
 
 const parsed = parseConnectTo(process.env.IDENT_CONNECT_TO ?? "");
 if (!parsed.ok) throw new Error(parsed.message);

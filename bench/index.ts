@@ -9,14 +9,14 @@
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import path from "node:path";
-import { startCrawler } from "../lib/discovery/crawler";
-import { parseConnectTo } from "../lib/fetch/connect-to";
-import { createFetcher } from "../lib/fetch/fetcher";
-import { createResolver } from "../lib/resolver";
-import { openStore, type Store, type StoreLocation } from "../lib/store";
-import { queueStats } from "../lib/store/queue";
-import { sitemapCount } from "../lib/store/sitemap";
-import { reindexSearch } from "../lib/store/verdicts";
+import { startCrawler } from "ident-resolver/discovery";
+import { parseConnectTo } from "ident-resolver/node";
+import { createFetcher } from "ident-resolver/node";
+import { createResolverCore } from "ident-resolver";
+import { openStore, type Store, type StoreLocation } from "ident-resolver/store";
+import { queueStats } from "ident-resolver/store";
+import { sitemapCount } from "ident-resolver/store";
+import { reindexSearch } from "ident-resolver/store";
 import { sitemapStream } from "../web/crawlers";
 import { startPostgres } from "../test/helpers/postgres";
 import { median } from "./stats";
@@ -308,7 +308,7 @@ export async function benchDiscovery(net: { env: { IDENT_CONNECT_TO: string }; c
   const store = await openStore({ kind: "embedded", dataDir: null }, () => {}, {
     discovery: { max: 100_000, freshS: 3600, queued: () => wake() },
   });
-  const resolver = createResolver({ fetch: fetcher, annotate: (r) => store.record(r) });
+  const resolver = createResolverCore({ fetch: fetcher, annotate: (r) => store.record(r) });
   const t0 = performance.now();
   const crawler = startCrawler({
     store,

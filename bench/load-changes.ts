@@ -11,8 +11,8 @@
  * fresh `npm start` each time, loopback only.
  */
 import path from "node:path";
-import { openStore, type StoreLocation } from "../lib/store";
-import { changeId } from "../lib/store/feeds";
+import { openStore, type StoreLocation } from "ident-resolver/store";
+import { changeId } from "ident-resolver/store";
 import { startPostgres } from "../test/helpers/postgres";
 import { scratchDir } from "../test/helpers/scratch";
 import { startSampleNetwork, type SampleNetwork, type Site } from "../test/network/server";

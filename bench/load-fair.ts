@@ -11,7 +11,7 @@
 import { spawn } from "node:child_process";
 import { Agent } from "node:http";
 import path from "node:path";
-import { openStore } from "../lib/store";
+import { openStore } from "ident-resolver/store";
 import { scratchDir, endsWithRun } from "../test/helpers/scratch";
 import { generateFor } from "./index";
 import { counts, get, p95, sleep, startApp, stopApp } from "./load-kit";

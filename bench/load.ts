@@ -46,7 +46,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { connect, createServer, type Socket } from "node:net";
 import path from "node:path";
-import { trafficSettings } from "../lib/traffic/limits";
+import { trafficSettings } from "ident-resolver/traffic";
 import { scratchDir } from "../test/helpers/scratch";
 import { startSampleNetwork, type Site } from "../test/network/server";
 import {

@@ -175,8 +175,8 @@ async function overviewFigures(app: App, env: Record<string, string>): Promise<s
   const location = env.IDENT_DATABASE_URL
     ? { kind: "server" as const, url: env.IDENT_DATABASE_URL }
     : { kind: "embedded" as const, dataDir: env.IDENT_DATA_DIR ?? null };
-  const { openStore } = await import("../lib/store");
-  const { indexCounts } = await import("../lib/store/overview");
+  const { openStore } = await import("ident-resolver/store");
+  const { indexCounts } = await import("ident-resolver/store");
   // The app holds the embedded store's folder: only a server's is read from here too.
   if (location.kind === "embedded") return [];
   const store = await openStore(location);
@@ -200,7 +200,7 @@ async function overviewFigures(app: App, env: Record<string, string>): Promise<s
         "SELECT position::text AS position FROM changes WHERE position IS NOT NULL ORDER BY position OFFSET $1 LIMIT $2",
         [offset, REQUESTS + 5],
       );
-      const { cursorOf } = await import("../lib/store/overview");
+      const { cursorOf } = await import("ident-resolver/store");
       return rows.map(cursorOf);
     };
     const pages: string[] = [];

@@ -3,15 +3,15 @@
  * the document to edit, colour only on a terminal. Exit 0 with no errors, 1 with errors, 2 for usage.
  */
 import { stat } from "node:fs/promises";
-import { parseConfig, configErrorMessage } from "../lib/config";
-import { checkFile, UnreadableFile } from "../lib/check/file";
-import { checkDomain } from "../lib/check/live";
-import type { CheckReport, DocumentReport, Finding } from "../lib/check/report";
-import { claimCounts } from "../lib/result/claims";
-import { answerRefusal } from "../lib/traffic/answer";
-import { isRefusal } from "../lib/traffic/refusal";
-import { parseQuery } from "../lib/protocol/ids";
-import { createConfiguredResolver } from "../lib/setup";
+import { parseConfig, configErrorMessage } from "ident-resolver/setup";
+import { checkFile, UnreadableFile } from "ident-resolver/check";
+import { checkDomain } from "ident-resolver/check";
+import type { CheckReport, DocumentReport, Finding } from "ident-resolver/check";
+import { claimCounts } from "ident-resolver";
+import { answerRefusal } from "ident-resolver/traffic";
+import { isRefusal } from "ident-resolver/traffic";
+import { parseQuery } from "ident-resolver";
+import { createConfiguredResolver } from "ident-resolver/setup";
 import type { Io } from "./io";
 import { printable } from "./print";
 

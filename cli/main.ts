@@ -1,12 +1,12 @@
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { configErrorMessage, parseConfig } from "../lib/config";
-import { openStore, type Store } from "../lib/store";
-import { parseSearchText, type IndexSearch } from "../lib/store/search";
-import { reasonText, statusText } from "../lib/present/explain";
-import { parseQuery, QUERY_FORMS } from "../lib/protocol/ids";
-import type { Claim, EntityResult, SearchResponse, Source } from "../lib/result/record";
-import { VERSION } from "../lib/version";
+import { configErrorMessage, parseConfig } from "ident-resolver/setup";
+import { openStore, type Store } from "ident-resolver/store";
+import { parseSearchText, type IndexSearch } from "ident-resolver/store";
+import { reasonText, statusText } from "ident-resolver/present";
+import { parseQuery, QUERY_FORMS } from "ident-resolver";
+import type { Claim, EntityResult, SearchResponse, Source } from "ident-resolver";
+import { VERSION } from "ident-resolver";
 import type { Io } from "./io";
 import { printable } from "./print";
 
@@ -184,8 +184,8 @@ async function resolve(query: string, json: boolean, env: Readonly<Record<string
         return null;
       })
     : Promise.resolve(null);
-  const { createConfiguredResolver } = await import("../lib/setup");
-  const { answerRefusal } = await import("../lib/traffic/answer");
+  const { createConfiguredResolver } = await import("ident-resolver/setup");
+  const { answerRefusal } = await import("ident-resolver/traffic");
   const resolver = createConfiguredResolver(config.config, { store });
   try {
     const outcome = await resolver.search(query, { client: "cli" });

@@ -1,4 +1,4 @@
-import { cleanText } from "../lib/present/display";
+import { cleanText } from "ident-resolver/present";
 
 /**
  * Untrusted text for a terminal: the one cleaning of publisher text (docs/decisions.md#rendering),

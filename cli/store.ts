@@ -7,10 +7,10 @@ import { createReadStream, createWriteStream, existsSync, realpathSync, renameSy
 import { once } from "node:events";
 import { constants } from "node:os";
 import type { Writable } from "node:stream";
-import { configErrorMessage, parseConfig } from "../lib/config";
-import { openStore, type Store } from "../lib/store";
-import { interruptible } from "../lib/store/db";
-import { exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine, type Progress } from "../lib/store/export";
+import { configErrorMessage, parseConfig } from "ident-resolver/setup";
+import { openStore, type Store } from "ident-resolver/store";
+import { interruptible } from "ident-resolver/store";
+import { exportIndex, ImportError, importIndex, StoreNotEmpty, type NumberedLine, type Progress } from "ident-resolver/store";
 import type { Io } from "./io";
 
 const thousands = (n: number) => n.toLocaleString("en-US");

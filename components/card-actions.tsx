@@ -1,4 +1,4 @@
-import type { EntityResult } from "@/lib/result/record";
+import type { EntityResult } from "ident-resolver";
 
 /** Whether an entity has something for its publisher to fix: not accepted, an error, or a claim that does not verify. */
 export function hasError(result: EntityResult): boolean {

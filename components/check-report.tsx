@@ -1,5 +1,5 @@
-import type { CheckReport, DocumentReport, Finding } from "@/lib/check/report";
-import { cleanText, clipDescription } from "@/lib/present/display";
+import type { CheckReport, DocumentReport, Finding } from "ident-resolver/check";
+import { cleanText, clipDescription } from "ident-resolver/present";
 import { CopyButton } from "./copy-button";
 
 const ROLE: Record<DocumentReport["role"], string> = {

@@ -1,7 +1,7 @@
 "use client";
 
-import { OUTBOUND_REL } from "@/lib/present/display";
-import type { ClaimView } from "@/lib/present/view";
+import { OUTBOUND_REL } from "ident-resolver/present";
+import type { ClaimView } from "ident-resolver/present";
 import { NoScriptReload } from "./no-script-reload";
 import { SourceLine } from "./source-line";
 import { Warnings } from "./warnings";

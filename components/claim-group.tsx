@@ -1,9 +1,9 @@
 import { Suspense } from "react";
 import { app } from "@/web/app";
-import type { Claim } from "@/lib/result/record";
-import { clipName } from "@/lib/present/display";
-import type { ClaimSlot } from "@/lib/resolver";
-import { claimView, type ClaimKind } from "@/lib/present/view";
+import type { Claim } from "ident-resolver";
+import { clipName } from "ident-resolver/present";
+import type { ClaimSlot } from "ident-resolver";
+import { claimView, type ClaimKind } from "ident-resolver/present";
 import { ClaimCard, ClaimList, ClaimSkeleton } from "./claim-card";
 import { FAILED, orFailure } from "@/web/settle";
 import { StreamFailure } from "./stream-failure";

@@ -1,5 +1,5 @@
-import { reasonAnchor } from "@/lib/present/explain";
-import type { EntityView } from "@/lib/present/view";
+import { reasonAnchor } from "ident-resolver/present";
+import type { EntityView } from "ident-resolver/present";
 import { SourceLine } from "./source-line";
 import { Warnings } from "./warnings";
 

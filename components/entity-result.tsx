@@ -1,9 +1,9 @@
 import { Suspense } from "react";
 import type { Refused } from "@/web/page-request";
 import { app } from "@/web/app";
-import type { StagedEntity } from "@/lib/resolver";
-import type { Claim, EntityResult } from "@/lib/result/record";
-import { claimView, entityView } from "@/lib/present/view";
+import type { StagedEntity } from "ident-resolver";
+import type { Claim, EntityResult } from "ident-resolver";
+import { claimView, entityView } from "ident-resolver/present";
 import { CardActions, SettledCardActions } from "./card-actions";
 import { ClaimCard } from "./claim-card";
 import { FAILED, orFailure } from "@/web/settle";

@@ -1,6 +1,6 @@
-import { cleanText, clip, clipName } from "@/lib/present/display";
-import { changeText, exactly, when } from "@/lib/present/when";
-import type { Overview } from "@/lib/store";
+import { cleanText, clip, clipName } from "ident-resolver/present";
+import { changeText, exactly, when } from "ident-resolver/present";
+import type { Overview } from "ident-resolver/store";
 
 const NUMBER = new Intl.NumberFormat("en-US");
 

@@ -1,9 +1,9 @@
-import { ownValue } from "@/lib/objects";
-import { clip, clipName } from "@/lib/present/display";
-import { statusText } from "@/lib/present/explain";
-import { markWords } from "@/lib/present/marks";
-import { exactly, when } from "@/lib/present/when";
-import type { IndexSearch } from "@/lib/store/search";
+import { ownValue } from "ident-resolver";
+import { clip, clipName } from "ident-resolver/present";
+import { statusText } from "ident-resolver/present";
+import { markWords } from "ident-resolver/present";
+import { exactly, when } from "ident-resolver/present";
+import type { IndexSearch } from "ident-resolver/store";
 
 /** Untrusted text with the searched words marked; React escapes every segment. */
 function Marked({ text, search }: { text: string; search: string }) {

@@ -1,5 +1,5 @@
-import { profilePage, serializeJsonLd } from "@/lib/result/jsonld";
-import type { EntityResult } from "@/lib/result/record";
+import { profilePage, serializeJsonLd } from "ident-resolver";
+import type { EntityResult } from "ident-resolver";
 import { app } from "@/web/app";
 import { FAILED, orFailure } from "@/web/settle";
 

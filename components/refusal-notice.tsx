@@ -1,4 +1,4 @@
-import { answerRefusal, type Refusal } from "@/lib/traffic";
+import { answerRefusal, type Refusal } from "ident-resolver/traffic";
 
 /**
  * A lookup this resolver declined for now (docs/architecture.md#traffic), said in words: what

@@ -1,5 +1,5 @@
 import { Suspense } from "react";
-import type { SearchResponse } from "@/lib/result/record";
+import type { SearchResponse } from "ident-resolver";
 import type { Delivery, Refused } from "@/web/page-request";
 import { EntityResultView, StreamedEntityResult } from "./entity-result";
 import { LoadingCard } from "./loading-card";

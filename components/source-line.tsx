@@ -1,4 +1,4 @@
-import type { SourceView } from "@/lib/present/view";
+import type { SourceView } from "ident-resolver/present";
 
 /** Where a document came from and when: JSON or HTML embed, fetched when, stale or not. */
 export function SourceLine({ source, fetchedAt, stale }: { source: SourceView | null; fetchedAt?: string; stale?: boolean }) {

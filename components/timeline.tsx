@@ -1,6 +1,6 @@
-import { REFUSAL_WORDS } from "@/lib/traffic/answer";
-import { REFUSAL_KINDS } from "@/lib/traffic/refusal";
-import { changeText, exactly } from "@/lib/present/when";
+import { REFUSAL_WORDS } from "ident-resolver/traffic";
+import { REFUSAL_KINDS } from "ident-resolver/traffic";
+import { changeText, exactly } from "ident-resolver/present";
 import { app } from "@/web/app";
 
 /** Changes shown on the page; the API has the rest. */

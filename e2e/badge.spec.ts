@@ -5,7 +5,7 @@
  * with no script at all.
  */
 import { DOMParser, onWarningStopParsing } from "@xmldom/xmldom";
-import type { SearchResponse } from "../lib/result/record";
+import type { SearchResponse } from "ident-resolver";
 import { expect, test } from "./helpers/test";
 
 /** IDENT_PUBLIC_URL in playwright.config.ts. */

@@ -4,7 +4,7 @@
  * core on two; a copy opens in under 1 s. Its folder goes with the run (test/helpers/scratch.ts).
  */
 import path from "node:path";
-import { openStore } from "../lib/store";
+import { openStore } from "ident-resolver/store";
 import { scratchDir } from "../test/helpers/scratch";
 
 export default async function globalSetup(): Promise<void> {

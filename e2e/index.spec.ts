@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test } from "./helpers/test";
-import { SearchResponse } from "../lib/result/record";
+import { SearchResponse } from "ident-resolver";
 
 test("a lookup is recorded: the API carries last_checked_at and each claim's since; the history lists the first verdicts", async ({
   request,

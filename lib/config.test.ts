@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "./config";
-import { trafficSettings } from "./traffic/limits";
+import { parseConfig } from "./config.ts";
+import { trafficSettings } from "./traffic/limits.ts";
 
 describe("configuration (docs/decisions.md#configuration)", () => {
   it("defaults", () => {

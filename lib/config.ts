@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { parseConnectTo, type ConnectToEntry } from "./fetch/connect-to";
-import { DEFAULTS } from "./limits";
-import { isDomain } from "./protocol/ids";
-import type { StoreLocation } from "./store/db";
-import { LIMIT_NAMES, LIMITS, trafficSettings, type LimitDeclaration, type LimitName, type TrafficSettings } from "./traffic/limits";
+import { parseConnectTo, type ConnectToEntry } from "./fetch/connect-to.ts";
+import { DEFAULTS } from "./limits.ts";
+import { isDomain } from "./protocol/ids.ts";
+import type { StoreLocation } from "./store/db.ts";
+import { LIMIT_NAMES, LIMITS, trafficSettings, type LimitDeclaration, type LimitName, type TrafficSettings } from "./traffic/limits.ts";
 
 /**
  * The configuration (docs/decisions.md#configuration), read only from environment variables: each

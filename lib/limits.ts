@@ -3,7 +3,7 @@
  * docs/decisions.md#budget, docs/decisions.md#caching): deadlines, sizes, claims per entity, cache
  * ages. The traffic limits (what may run at once or in a minute) are declared in lib/traffic/limits.ts.
  */
-import { FETCH_DEADLINE_MS, LIMITS } from "./traffic/limits";
+import { FETCH_DEADLINE_MS, LIMITS } from "./traffic/limits.ts";
 
 export const MiB = 1024 * 1024;
 

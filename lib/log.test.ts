@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { describe, expect, it } from "vitest";
-import { createLogger, MAX_LINE_BYTES } from "./log";
+import { createLogger, MAX_LINE_BYTES } from "./log.ts";
 
 describe("structured logs (docs/deploying.md#logs)", () => {
   it("one JSON line per event, with its level and component, and nothing below the level", () => {

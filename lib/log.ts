@@ -3,7 +3,7 @@
  * component (the word before the message's first colon: "store", "redis", "crawl") and, inside a
  * request, that request's id. Lines below `IDENT_LOG_LEVEL` are not written.
  */
-import { extend } from "./objects";
+import { extend } from "./objects.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type Logger = Record<LogLevel, (message: string, fields?: Record<string, unknown>) => void>;

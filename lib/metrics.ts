@@ -3,10 +3,10 @@
  * One registry per resolver, never prom-client's global one: a process may hold several (the tests do).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { SocketStats } from "./fetch/fetcher";
-import type { OutboundView } from "./fetch/thread";
-import type { FleetLink } from "./redis";
-import type { Store, StoreStats } from "./store";
+import type { SocketStats } from "./fetch/fetcher.ts";
+import type { OutboundView } from "./fetch/thread.ts";
+import type { FleetLink } from "./redis.ts";
+import type { Store, StoreStats } from "./store/index.ts";
 
 export type Metrics = {
   registry: Registry;

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { extend, ownValue } from "./objects";
+import { extend, ownValue } from "./objects.ts";
 
 // V8's own test of two objects' hidden classes, available once natives syntax is allowed.
 setFlagsFromString("--allow-natives-syntax");

@@ -1,21 +1,24 @@
-import type { Config } from "./config";
-import { createDocumentCache, type DocumentCache } from "./fetch/cache";
-import { createFetcher, type Fetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher";
-import { createThreadedFetcher, type OutboundView } from "./fetch/thread";
-import { connectRedis, KEY_PREFIX, type FleetLink } from "./redis";
-import { createSharedDocuments, type SharedDocuments } from "./fleet/shared-documents";
-import { createMetrics, type Metrics } from "./metrics";
-import { createResolver, type Resolver } from "./resolver";
-import { createWindows, fetchBudgets, isRefusal, type TrafficSettings, type Windows } from "./traffic";
-import { createOutboundGate } from "./traffic/outbound";
-import { createSearchGate, searchGateOptions, type SearchGate } from "./traffic/search-gate";
-import type { SearchResponse } from "./result/record";
-import { reverify, startCrawler, type Crawler } from "./discovery/crawler";
-import { openStore, type Store } from "./store";
-import { DEFAULTS } from "./limits";
-import { USER_AGENT } from "./version";
-import { extend } from "./objects";
+import type { Config } from "./config.ts";
+import { createDocumentCache, type DocumentCache } from "./fetch/cache.ts";
+import { createFetcher, type Fetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher.ts";
+import { createThreadedFetcher, type OutboundView } from "./fetch/thread.ts";
+import { connectRedis, KEY_PREFIX, type FleetLink } from "./redis.ts";
+import { createSharedDocuments, type SharedDocuments } from "./fleet/shared-documents.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
+import { createResolverCore, type Resolver } from "./resolver/index.ts";
+import { createWindows, fetchBudgets, isRefusal, type TrafficSettings, type Windows } from "./traffic/index.ts";
+import { createOutboundGate } from "./traffic/outbound.ts";
+import { createSearchGate, searchGateOptions, type SearchGate } from "./traffic/search-gate.ts";
+import type { SearchResponse } from "./result/record.ts";
+import { reverify, startCrawler, type Crawler } from "./discovery/crawler.ts";
+import { openStore, type Store } from "./store/index.ts";
+import { DEFAULTS } from "./limits.ts";
+import { USER_AGENT } from "./version.ts";
+import { extend } from "./objects.ts";
 
+// What the app and the CLI build from their configuration, from this one entry (docs/library.md).
+export { configErrorMessage, parseConfig, type Config } from "./config.ts";
+export { createLogger, type Logger } from "./log.ts";
 /** The traffic limits of a configured resolver (docs/architecture.md#traffic), for admission and /metrics. */
 export type Traffic = {
   settings: TrafficSettings;
@@ -166,7 +169,7 @@ function createCache(config: Config, fleet: FleetLink | null, metrics: Metrics):
 /** The resolver over `fetch` and the cache, with the configured limits, recording what it resolves in the index. */
 function createIndexedResolver(config: Config, fetch: Fetcher, cache: DocumentCache, store: Promise<Store | null>): Resolver {
   const limits = config.traffic;
-  return createResolver({
+  return createResolverCore({
     fetch,
     cache,
     limits: { maxClaims: config.maxClaims, maxConnections: config.maxConnections, maxFetchesPerQuery: limits.fetchesPerQuery },

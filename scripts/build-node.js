@@ -3,7 +3,8 @@
 // production install (`npm ci --omit=dev`) needs no TypeScript loader (docs/deploying.md#building):
 // the CLI and the configuration check `npm start` runs first (scripts/built.js names both). The
 // fetch thread is not among them: Next compiles lib/fetch/fetch-worker.ts into chunks of its own
-// (lib/fetch/thread.ts). Packages stay in node_modules, imported as the app's own code imports them.
+// (lib/fetch/thread.ts). Packages stay in node_modules, imported as the app's own code imports them,
+// all but the resolver's own (below).
 import { build } from "esbuild";
 import { copyFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -14,6 +15,19 @@ import { BUILT_CHECK_CONFIG, BUILT_CLI, BUILT_DIR, BUILT_SOURCES } from "./built
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const from = (file) => path.join(root, file);
 const ENTRIES = { [BUILT_CLI]: "cli/main.ts", [BUILT_CHECK_CONFIG]: "web/check-config.ts" };
+
+/**
+ * Packages stay in node_modules, except the resolver's own (lib/, the workspace package
+ * `ident-resolver`): its exports are TypeScript in this repository, so it is bundled (docs/library.md).
+ */
+const dependenciesExternal = {
+  name: "dependencies-external",
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      /^ident-resolver(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true },
+    );
+  },
+};
 
 rmSync(from(BUILT_DIR), { recursive: true, force: true });
 const started = performance.now();
@@ -28,7 +42,7 @@ const { metafile } = await build({
   platform: "node",
   format: "esm",
   target: "node22",
-  packages: "external",
+  plugins: [dependenciesExternal],
   sourcemap: "linked",
   metafile: true,
   logLevel: "warning",

@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { openStore } from "../lib/store";
+import { openStore } from "ident-resolver/store";
 import { scratchDir } from "./helpers/scratch";
 
 declare module "vitest" {

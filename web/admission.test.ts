@@ -3,11 +3,11 @@
  * (docs/decisions.md#cold-pages): whether the lookup starts a fetch, and what it spends.
  */
 import { describe, expect, it } from "vitest";
-import type { Probe } from "../lib/resolver";
-import type { SearchResponse } from "../lib/result/record";
-import { createWindows, trafficSettings } from "../lib/traffic";
-import { createOutboundCount } from "../lib/traffic/outbound";
-import { createSearchGate } from "../lib/traffic/search-gate";
+import type { Probe } from "ident-resolver";
+import type { SearchResponse } from "ident-resolver";
+import { createWindows, trafficSettings } from "ident-resolver/traffic";
+import { createOutboundCount } from "ident-resolver/traffic";
+import { createSearchGate } from "ident-resolver/traffic";
 import { admit, currentClient, type AdmissionDeps } from "./admission";
 import { bridge, type RequestContext } from "./bridge";
 

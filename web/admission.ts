@@ -5,12 +5,12 @@
  * starts a fetch) counts against its client's `coldLookups`, and is refused when the outbound queue
  * is full or when the host it asks about has spent its minute (`hostPerMinute`).
  */
-import type { Query } from "../lib/protocol/ids";
-import type { SearchResponse } from "../lib/result/record";
-import type { ConfiguredResolver } from "../lib/setup";
-import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
-import { hostSpent, refusedAt } from "../lib/traffic";
-import { isRefusal, type Refusal } from "../lib/traffic/refusal";
+import type { Query } from "ident-resolver";
+import type { SearchResponse } from "ident-resolver";
+import type { ConfiguredResolver } from "ident-resolver/setup";
+import { OVER_LIMIT_DELAY_MS } from "ident-resolver/traffic";
+import { hostSpent, refusedAt } from "ident-resolver/traffic";
+import { isRefusal, type Refusal } from "ident-resolver/traffic";
 import { takeProbe } from "./probe";
 import { requestContext } from "./request-context";
 

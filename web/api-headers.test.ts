@@ -5,7 +5,7 @@
  */
 import { parseList } from "structured-headers";
 import { describe, expect, it } from "vitest";
-import { createWindows, trafficSettings } from "../lib/traffic";
+import { createWindows, trafficSettings } from "ident-resolver/traffic";
 import { etagOf, notModified, rateLimitHeaders } from "./api-headers";
 
 /** A parsed list as [name, { params }] pairs. */

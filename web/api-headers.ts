@@ -4,8 +4,8 @@
  * rate-limit headers (draft 11). Framework-free: the production server and the Next routes use it alike.
  */
 import { createHash } from "node:crypto";
-import { LIMITS, type TrafficSettings, type Windows } from "../lib/traffic";
-import { windowSpanMs } from "../lib/traffic/limits";
+import { LIMITS, type TrafficSettings, type Windows } from "ident-resolver/traffic";
+import { windowSpanMs } from "ident-resolver/traffic";
 
 /**
  * Any origin may read the API (no credentials: nothing it answers depends on a cookie). The headers a

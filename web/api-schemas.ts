@@ -4,12 +4,12 @@
  * (web/openapi.ts) is generated from them, so the three cannot drift apart.
  */
 import { z } from "zod";
-import { MAX_QUERY_LENGTH } from "../lib/protocol/ids";
-import { ErrorBody, SearchResponse } from "../lib/result/record";
-import { IndexSearch, MAX_SEARCH_LENGTH } from "../lib/store/search";
-import { ChangeCursorText, Changes, CHANGES_DEFAULT, CHANGES_MAX } from "../lib/store/overview";
-import { History } from "../lib/store/verdicts";
-import { RefusalBody } from "../lib/traffic/answer";
+import { MAX_QUERY_LENGTH } from "ident-resolver";
+import { ErrorBody, SearchResponse } from "ident-resolver";
+import { IndexSearch, MAX_SEARCH_LENGTH } from "ident-resolver/store";
+import { ChangeCursorText, Changes, CHANGES_DEFAULT, CHANGES_MAX } from "ident-resolver/store";
+import { History } from "ident-resolver/store";
+import { RefusalBody } from "ident-resolver/traffic";
 
 export { Changes, ErrorBody, History, IndexSearch, RefusalBody, SearchResponse };
 

@@ -6,12 +6,12 @@
  */
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import type { Probe } from "../lib/resolver";
-import type { SearchResponse } from "../lib/result/record";
-import type { Store } from "../lib/store";
-import type { IndexSearch } from "../lib/store/search";
-import { createWindows, trafficSettings } from "../lib/traffic";
-import { createSearchGate, searchGateOptions } from "../lib/traffic/search-gate";
+import type { Probe } from "ident-resolver";
+import type { SearchResponse } from "ident-resolver";
+import type { Store } from "ident-resolver/store";
+import type { IndexSearch } from "ident-resolver/store";
+import { createWindows, trafficSettings } from "ident-resolver/traffic";
+import { createSearchGate, searchGateOptions } from "ident-resolver/traffic";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { createApi, type ApiDeps, type ApiReply, type ApiRequest } from "./api";

@@ -6,12 +6,12 @@
  */
 import "server-only";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import { configErrorMessage, parseConfig, type Config } from "@/lib/config";
-import type { Crawler } from "@/lib/discovery/crawler";
-import { createLogger, type Logger } from "@/lib/log";
-import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "@/lib/setup";
-import { clientKey } from "@/lib/traffic/client";
-import { LIMITS } from "@/lib/traffic/limits";
+import { configErrorMessage, parseConfig, type Config } from "ident-resolver/setup";
+import type { Crawler } from "ident-resolver/discovery";
+import { createLogger, type Logger } from "ident-resolver/setup";
+import { createConfiguredResolver, openConfiguredIndex, type ConfiguredResolver } from "ident-resolver/setup";
+import { clientKey } from "ident-resolver/traffic";
+import { LIMITS } from "ident-resolver/traffic";
 import { clientErrorAnswer, connectionRoom, descriptorLimit, guardServer, quietConsole } from "./front";
 import { createApi, type Api } from "./api";
 import { rateLimitHeaders, rateLimitPolicy } from "./api-headers";

@@ -8,9 +8,9 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from "node:net";
 import { DOMParser, onWarningStopParsing, type Document } from "@xmldom/xmldom";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Claim, EntityResult } from "../lib/result/record";
-import { openStore, type Store } from "../lib/store";
-import type { Standing } from "../lib/store/standing";
+import type { Claim, EntityResult } from "ident-resolver";
+import { openStore, type Store } from "ident-resolver/store";
+import type { Standing } from "ident-resolver/store";
 import { badgeFacts, createBadges, drawBadge, type BadgeDeps, type Badges } from "./badge";
 import { frontDoor } from "./front";
 import { classify } from "./routes";

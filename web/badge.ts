@@ -7,9 +7,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { makeBadge } from "badge-maker";
 import { LRUCache } from "lru-cache";
-import type { Logger } from "../lib/log";
-import type { Store } from "../lib/store";
-import { entityStanding, type Standing } from "../lib/store/standing";
+import type { Logger } from "ident-resolver/setup";
+import type { Store } from "ident-resolver/store";
+import { entityStanding, type Standing } from "ident-resolver/store";
 import { CORS_HEADERS, etagOf, notModified } from "./api-headers";
 import { MEMORY_CAPS } from "./memory-caps";
 import { send, sendText } from "./response";

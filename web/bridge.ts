@@ -8,9 +8,9 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import type { Logger } from "../lib/log";
-import type { Probe } from "../lib/resolver";
-import type { IndexSearch } from "../lib/store/search";
+import type { Logger } from "ident-resolver/setup";
+import type { Probe } from "ident-resolver";
+import type { IndexSearch } from "ident-resolver/store";
 import type { Admission } from "./admission";
 import type { Delivery } from "./delivery";
 import type { PageRequest } from "./page-request";

@@ -4,8 +4,8 @@
  * cannot be opened or brought up to date (docs/decisions.md#the-index). The store is closed again
  * at once: the server opens its own.
  */
-import { configErrorMessage, parseConfig } from "../lib/config";
-import { openStore } from "../lib/store";
+import { configErrorMessage, parseConfig } from "ident-resolver/setup";
+import { openStore } from "ident-resolver/store";
 
 const parsed = parseConfig(process.env);
 if (!parsed.ok) {

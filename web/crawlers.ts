@@ -3,8 +3,8 @@
  * entity pages as sitemaps.org 0.9 XML, written as a stream. Framework-free: the routes under `app/`
  * hand these a store and the public origin.
  */
-import type { Queryable } from "../lib/store/db";
-import { sitemapCount, sitemapEntries, SITEMAP_URLS } from "../lib/store/sitemap";
+import type { Queryable } from "ident-resolver/store";
+import { sitemapCount, sitemapEntries, SITEMAP_URLS } from "ident-resolver/store";
 import { xml } from "./xml";
 
 /** Pages for people and crawlers; everything else is a tool, an answer of the moment, or a form. */

@@ -3,9 +3,9 @@
  * started as the server admits the request, every promise in it handled whoever takes it.
  */
 import { describe, expect, it, vi } from "vitest";
-import type { ResolveOptions } from "../lib/resolver/documents";
-import type { SearchResponse } from "../lib/result/record";
-import { refusal } from "../lib/traffic/refusal";
+import type { ResolveOptions } from "ident-resolver";
+import type { SearchResponse } from "ident-resolver";
+import { refusal } from "ident-resolver/traffic";
 import { startDelivery, type Admitted, type Delivery } from "./delivery";
 import type { Page } from "./pages";
 

@@ -3,10 +3,10 @@
  * as soon as the server has classified and admitted the request (web/server.ts), so a cold page's
  * fetches start before Next reaches the page; the page reads the same decision from its context.
  */
-import type { StagedEntity } from "../lib/resolver";
-import type { SearchResponse } from "../lib/result/record";
-import type { ConfiguredResolver } from "../lib/setup";
-import { isRefusal, type Refusal } from "../lib/traffic";
+import type { StagedEntity } from "ident-resolver";
+import type { SearchResponse } from "ident-resolver";
+import type { ConfiguredResolver } from "ident-resolver/setup";
+import { isRefusal, type Refusal } from "ident-resolver/traffic";
 import { streamsTo } from "./clients";
 import type { Page } from "./pages";
 

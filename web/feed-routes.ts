@@ -4,9 +4,9 @@
  * (If-None-Match answers 304). Each read counts as a search of the client's minute, as the sitemaps
  * do (docs/decisions.md#crawlers): taken by the server before the handler runs (its row, web/routes.ts).
  */
-import { parseQuery } from "../lib/protocol/ids";
-import { entityChanges, issuerChanges } from "../lib/store/feeds";
-import { cursorOf, decodeChangeCursor } from "../lib/store/overview";
+import { parseQuery } from "ident-resolver";
+import { entityChanges, issuerChanges } from "ident-resolver/store";
+import { cursorOf, decodeChangeCursor } from "ident-resolver/store";
 import type { AdmissionDeps } from "./admission";
 import { readInTurn } from "./index-reads";
 import { CORS_HEADERS, etagOf, notModified } from "./api-headers";

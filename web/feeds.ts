@@ -4,10 +4,10 @@
  * per change, newest first, with an id made from what the change is (its entity, claim and time), so
  * it is the same on every instance and after the index is moved. Written from the index only.
  */
-import { ownValue } from "../lib/objects";
-import { reasonText, statusText } from "../lib/present/explain";
-import { cleanText, clip, MAX_NAME_LENGTH } from "../lib/present/display";
-import { changeId, type FeedChange } from "../lib/store/feeds";
+import { ownValue } from "ident-resolver";
+import { reasonText, statusText } from "ident-resolver/present";
+import { cleanText, clip, MAX_NAME_LENGTH } from "ident-resolver/present";
+import { changeId, type FeedChange } from "ident-resolver/store";
 import { xml } from "./xml";
 
 export const ATOM_TYPE = "application/atom+xml; charset=utf-8";

@@ -1,7 +1,7 @@
 import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createLogger } from "../lib/log";
+import { createLogger } from "ident-resolver/setup";
 import { clientErrorAnswer, FRONT_HEADERS, frontDoor, guardServer, quietConsole, SERVER_TIMEOUTS } from "./front";
 import { classify } from "./routes";
 

@@ -6,8 +6,8 @@
  * web/routes.ts): the handler decides no limit. When the engine is too busy, its answer is the
  * refusal every route answers with (web/refusal-answer.ts).
  */
-import type { ConfiguredResolver } from "../lib/setup";
-import { isRefusal } from "../lib/traffic";
+import type { ConfiguredResolver } from "ident-resolver/setup";
+import { isRefusal } from "ident-resolver/traffic";
 import { currentClient, inSearchTurn, type AdmissionDeps } from "./admission";
 import { rateLimitHeaders } from "./api-headers";
 import { refusalAnswer } from "./refusal-answer";

@@ -4,7 +4,7 @@
  * or in entries where an entry is small and fixed. The caches are built from these values, and the
  * docs' table of caps is checked against them by a test.
  */
-import { DEFAULTS, MiB } from "../lib/limits";
+import { DEFAULTS, MiB } from "ident-resolver";
 
 export type MemoryCap = {
   /** How much: bytes, or entries. */

@@ -4,7 +4,7 @@
  * (web/api-schemas.ts), so that it cannot drift from what they do.
  */
 import { z } from "zod";
-import { VERSION } from "../lib/version";
+import { VERSION } from "ident-resolver";
 import {
   Changes,
   ChangesParams,

@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../lib/log";
+import { createLogger } from "ident-resolver/setup";
 import { startOperations } from "./operations";
 
 const metrics = async () => ({ text: "# TYPE ident_up gauge\nident_up 1\n", contentType: "text/plain; version=0.0.4" });

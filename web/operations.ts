@@ -4,7 +4,7 @@
  * anyone could poll it in a loop. An address already in use is logged, and the app serves on.
  */
 import { createServer, type Server } from "node:http";
-import type { Logger } from "../lib/log";
+import type { Logger } from "ident-resolver/setup";
 import { FRONT_HEADERS } from "./front";
 
 export type OperationsDeps = {

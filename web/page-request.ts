@@ -5,8 +5,8 @@
  * (web/request-context.ts) by the layout (the JSON-LD in the head), the page's metadata and the page.
  */
 import "server-only";
-import type { IndexSearch } from "@/lib/store/search";
-import { refusal, type Refusal } from "@/lib/traffic";
+import type { IndexSearch } from "ident-resolver/store";
+import { refusal, type Refusal } from "ident-resolver/traffic";
 import type { Delivery, Refused } from "./delivery";
 import { isAnswer, type Page } from "./pages";
 import { requestContext, type RequestContext } from "./request-context";

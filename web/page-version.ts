@@ -2,7 +2,7 @@
  * The version of a page the page cache keeps (docs/decisions.md#page-cache): what its row of the route
  * table (web/routes.ts, `version`) says its copy is current against.
  */
-import type { ConfiguredResolver } from "../lib/setup";
+import type { ConfiguredResolver } from "ident-resolver/setup";
 import { HOME_FRESH_MS, HOME_ISSUERS, HOME_LATEST } from "./home";
 import type { PageVersion } from "./page-cache";
 import { isAnswer } from "./pages";

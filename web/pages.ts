@@ -3,8 +3,8 @@
  * (web/routes.ts), which says its status, cache key and admission; the per-request decision
  * (page-request.ts) starts from it.
  */
-import { isDomain, looksLikeIdentifier, parseQuery, type Query } from "../lib/protocol/ids";
-import { decodeCursor, parseSearchText } from "../lib/store/search";
+import { isDomain, looksLikeIdentifier, parseQuery, type Query } from "ident-resolver";
+import { decodeCursor, parseSearchText } from "ident-resolver/store";
 
 export type Page =
   /** `/`: the search form. */

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { PNG } from "pngjs";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import type { FetchMode, FetchOutcome } from "../lib/fetch/fetcher";
-import { createResolver } from "../lib/resolver";
-import type { Claim } from "../lib/result/record";
-import type { FetchRefusal } from "../lib/traffic/refusal";
+import type { FetchMode, FetchOutcome } from "ident-resolver/node";
+import { createResolverCore } from "ident-resolver";
+import type { Claim } from "ident-resolver";
+import type { FetchRefusal } from "ident-resolver/traffic";
 import { answered } from "../test/helpers/answered";
 import {
   cachedFacts,
@@ -515,14 +515,14 @@ describe("the facts of an entity, from the resolver's cache alone (docs/decision
 
   it("nothing cached: null, and nothing fetched", async () => {
     const { fetch, calls } = fakeFetch(SITE);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     expect(await cachedFacts({ resolveEntityStaged: resolver.resolveEntityStaged, store: noStore }, "alice.example", SETTINGS)).toBeNull();
     expect(calls).toEqual([]);
   });
 
   it("once looked up: the name and the count of verified claims, without a fetch", async () => {
     const { fetch, calls } = fakeFetch(SITE);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     answered(await resolver.resolveEntity("alice.example"));
     const before = calls.length;
     const found = await cachedFacts({ resolveEntityStaged: resolver.resolveEntityStaged, store: noStore }, "alice.example", SETTINGS);
@@ -548,7 +548,7 @@ describe("the facts of an entity, from the resolver's cache alone (docs/decision
       ],
     });
     const { fetch } = fakeFetch(Object.assign({}, SITE, { "https://alice.example/ident.json": listed }));
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     answered(await resolver.resolveEntity("alice.example"));
     const found = await cachedFacts({ resolveEntityStaged: resolver.resolveEntityStaged, store: noStore }, "alice.example", SETTINGS);
     expect(found?.claims).toEqual({ verified: 1, total: 2 });
@@ -563,7 +563,7 @@ describe("the facts of an entity, from the resolver's cache alone (docs/decision
   it("a stale document is answered without starting its refresh (a page's peek would start one)", async () => {
     let t = 0;
     const { fetch, calls } = fakeFetch(SITE);
-    const resolver = createResolver({ fetch, now: () => t });
+    const resolver = createResolverCore({ fetch, now: () => t });
     answered(await resolver.resolveEntity("alice.example"));
     t = 2 * 3600_000;
     const before = calls.length;
@@ -576,7 +576,7 @@ describe("the facts of an entity, from the resolver's cache alone (docs/decision
   it("a claim whose document is not cached leaves the count unknown", async () => {
     const { fetch } = fakeFetch(Object.assign({}, SITE, { "https://shop.example/ident-property.json": undefined }));
     let t = 0;
-    const resolver = createResolver({ fetch, now: () => t });
+    const resolver = createResolverCore({ fetch, now: () => t });
     answered(await resolver.resolveEntity("alice.example"));
     // The failures (404s) are kept 5 minutes, the documents found a day: past 5 minutes only the entity is there.
     t = 10 * 60_000;
@@ -587,7 +587,7 @@ describe("the facts of an entity, from the resolver's cache alone (docs/decision
 
   it("verdicts are annotated as the index will annotate them, so the count is the page's", async () => {
     const { fetch } = fakeFetch(SITE);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     answered(await resolver.resolveEntity("alice.example"));
     const preview = vi.fn(async () => (_kind: string, claim: Claim) => Object.assign({}, claim, { verified: true }));
     const found = await cachedFacts(

@@ -6,14 +6,14 @@
  */
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import type { Settings } from "../lib/present/explain";
-import { entityView } from "../lib/present/view";
-import { newWork, type Resolver } from "../lib/resolver";
-import { NotCached } from "../lib/resolver/documents";
-import type { Claim, EntityResult, EntityStatus } from "../lib/result/record";
-import type { Store } from "../lib/store";
-import { claimCounts, listedOnce } from "../lib/result/claims";
-import { isRefusal } from "../lib/traffic/refusal";
+import type { Settings } from "ident-resolver/present";
+import { entityView } from "ident-resolver/present";
+import { newWork, type Resolver } from "ident-resolver";
+import { NotCached } from "ident-resolver";
+import type { Claim, EntityResult, EntityStatus } from "ident-resolver";
+import type { Store } from "ident-resolver/store";
+import { claimCounts, listedOnce } from "ident-resolver";
+import { isRefusal } from "ident-resolver/traffic";
 import { clipGraphemes, drawable, textWidth, type Glyphs } from "./preview-text";
 
 export const PREVIEW_WIDTH = 1200;

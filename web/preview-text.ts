@@ -5,7 +5,7 @@
  * and orders it by the Unicode bidirectional algorithm, a line at a time, once told the paragraph's
  * direction.
  */
-import { withoutBidiControls } from "../lib/present/display";
+import { withoutBidiControls } from "ident-resolver/present";
 
 /**
  * The code points a TrueType/OpenType font maps to a glyph, from its `cmap` (formats 4 and 12, the

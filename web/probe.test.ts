@@ -5,9 +5,9 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Probe } from "../lib/resolver";
-import type { SearchResponse } from "../lib/result/record";
-import { createWindows, trafficSettings } from "../lib/traffic";
+import type { Probe } from "ident-resolver";
+import type { SearchResponse } from "ident-resolver";
+import { createWindows, trafficSettings } from "ident-resolver/traffic";
 import { admit, type Admission, type AdmissionDeps } from "./admission";
 import { bridge, type RequestContext } from "./bridge";
 import { createPageCache } from "./page-cache";

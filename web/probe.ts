@@ -5,9 +5,9 @@
  * Now the first asker keeps the answer in the request's context and admission takes it from there,
  * so a page asks once however far it goes. Outside a request (a test, the crawler) every call asks.
  */
-import type { Probe } from "../lib/resolver";
-import type { Query } from "../lib/protocol/ids";
-import type { ConfiguredResolver } from "../lib/setup";
+import type { Probe } from "ident-resolver";
+import type { Query } from "ident-resolver";
+import type { ConfiguredResolver } from "ident-resolver/setup";
 import { requestContext } from "./request-context";
 
 const keyOf = (query: Query) => JSON.stringify(query);

@@ -6,8 +6,8 @@
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createWindows, trafficSettings } from "../lib/traffic";
-import type { ResolveOptions } from "../lib/resolver";
+import { createWindows, trafficSettings } from "ident-resolver/traffic";
+import type { ResolveOptions } from "ident-resolver";
 import { serveRecheck, type RecheckDeps } from "./recheck";
 
 const servers: Server[] = [];

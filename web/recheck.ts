@@ -7,10 +7,10 @@
  * door has checked the method and the body's length; the client is the request's (web/server.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isDomain } from "../lib/protocol/ids";
-import { newWork } from "../lib/resolver/documents";
-import type { ConfiguredResolver } from "../lib/setup";
-import { isRefusal } from "../lib/traffic";
+import { isDomain } from "ident-resolver";
+import { newWork } from "ident-resolver";
+import type { ConfiguredResolver } from "ident-resolver/setup";
+import { isRefusal } from "ident-resolver/traffic";
 import { admit, currentClient, type AdmissionDeps } from "./admission";
 import { rateLimitHeaders } from "./api-headers";
 import { sendText, send } from "./response";

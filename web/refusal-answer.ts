@@ -7,7 +7,7 @@
  * index (web/index-reads.ts) all answer with it; a page refused at admission carries the same
  * headers and is rendered by Next with the refusal's words.
  */
-import { answerRefusal, type Refusal } from "../lib/traffic";
+import { answerRefusal, type Refusal } from "ident-resolver/traffic";
 import { CORS_HEADERS } from "./api-headers";
 import { BADGE_TYPE, refusalBadge } from "./badge";
 import { PROFILES, type Profile } from "./routes";

@@ -7,7 +7,7 @@
  * again. A new route is one row here (and its handler); the type makes the table name every kind, and
  * web/routes.test.ts fails when an `app/` file has no row or a row names a file that is not there.
  */
-import type { LimitName } from "../lib/traffic/limits";
+import type { LimitName } from "ident-resolver/traffic";
 import { badgeOf, pageOf, type Page } from "./pages";
 
 /** Every route there is: one per page kind, API route, feed, sitemap, image, file and operator route. */

@@ -2,9 +2,9 @@
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
-import { answerRefusal, OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
-import { createWindows } from "../lib/traffic";
-import { LIMITS, trafficSettings } from "../lib/traffic/limits";
+import { answerRefusal, OVER_LIMIT_DELAY_MS } from "ident-resolver/traffic";
+import { createWindows } from "ident-resolver/traffic";
+import { LIMITS, trafficSettings } from "ident-resolver/traffic";
 import { classify } from "./routes";
 import { createShedder, type ShedDeps } from "./shed";
 

@@ -9,11 +9,11 @@
  * writer, in the form of the route's answers (a page, JSON or a badge).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { refusedAt, type Refusal, type TrafficSettings } from "../lib/traffic";
-import { OVER_LIMIT_DELAY_MS } from "../lib/traffic/answer";
-import type { RateDecision } from "../lib/traffic/window";
-import { boundFor } from "../lib/traffic/fair";
-import { createInProgress } from "../lib/traffic/in-progress";
+import { refusedAt, type Refusal, type TrafficSettings } from "ident-resolver/traffic";
+import { OVER_LIMIT_DELAY_MS } from "ident-resolver/traffic";
+import type { RateDecision } from "ident-resolver/traffic";
+import { boundFor } from "ident-resolver/traffic";
+import { createInProgress } from "ident-resolver/traffic";
 import { refusalAnswer } from "./refusal-answer";
 import { send } from "./response";
 import { REQUEST_LIMIT_WORDS, type RequestLimit, type Route } from "./routes";

@@ -3,7 +3,7 @@
  * escaped, and what XML 1.0 cannot hold at all (control characters, lone surrogates, U+FFFE and
  * U+FFFF) replaced by U+FFFD, so that a publisher's text never makes a document a parser refuses.
  */
-import { ownValue } from "../lib/objects";
+import { ownValue } from "ident-resolver";
 
 const MEANING: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
 // Every character XML 1.0 §2.2 excludes: C0 controls but tab, newline and return; lone surrogates; U+FFFE/U+FFFF.

@@ -3,9 +3,9 @@ import { CheckReportView } from "@/components/check-report";
 import { CopyButton } from "@/components/copy-button";
 import { EntityResultView } from "@/components/entity-result";
 import { RefusalNotice } from "@/components/refusal-notice";
-import { checkDomain, reportOf } from "@/lib/check/live";
-import type { CheckReport } from "@/lib/check/report";
-import { isRefusal, type Refusal } from "@/lib/traffic";
+import { checkDomain, reportOf } from "ident-resolver/check";
+import type { CheckReport } from "ident-resolver/check";
+import { isRefusal, type Refusal } from "ident-resolver/traffic";
 import { checkAdmission, requestPage } from "@/web/page-request";
 import { app } from "@/web/app";
 

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { CATALOGUE, reasonAnchor, said } from "@/lib/present/explain";
+import { CATALOGUE, reasonAnchor, said } from "ident-resolver/present";
 import { app } from "@/web/app";
 
 export const metadata: Metadata = { title: "Why a claim is not verified: the reasons" };

@@ -3,39 +3,18 @@
  * nothing fetched. It is told apart by its shape, read by the same parsers as every lookup, and for
  * each claim it makes the report says what the counterpart must publish for it to verify.
  */
-import { readFile, stat } from "node:fs/promises";
-import { parseCredentialDocument } from "../documents/credential";
-import { parseEntityDocument, type ParsedEntity } from "../documents/entity";
-import { isRecord, parseJson } from "../documents/json";
-import { parsePropertyDocument } from "../documents/property";
-import type { Problem } from "../documents/problem";
-import { DEFAULTS } from "../limits";
-import { parseCredentialId, parseNetworkId, parsePropertyId } from "../protocol/ids";
-import { credentialLocation, entityLocation, propertyLocation } from "../protocol/locations";
-import type { Settings } from "../present/explain";
-import { connectionUrl } from "../rules/connection";
-import { backlinkFix, claimEntryFix, credentialFix, propertyFix } from "./fixes";
-import { buildReport, explained, type CheckReport, type DocumentReport, type FileKind, type Finding } from "./report";
-import { extend } from "../objects";
-
-/** A file that cannot be checked at all: a usage error (exit 2), not a finding. */
-export class UnreadableFile extends Error {}
-
-/** Reads and checks one file. Throws {@link UnreadableFile} for a path that is missing or not a file. */
-export async function checkFile(path: string, settings: Settings): Promise<CheckReport> {
-  const info = await stat(path).catch(() => null);
-  if (!info) throw new UnreadableFile(`no file at ${path}`);
-  if (!info.isFile()) throw new UnreadableFile(`${path} is ${info.isDirectory() ? "a directory" : "not a regular file"}, not a document`);
-  const target = (document: FileKind | null) => ({ kind: "file" as const, path, document });
-  const own = (findings: Finding[]): DocumentReport => ({ role: "entity", domain: "", url: path, findings });
-  // The same cap a fetch applies (docs/decisions.md#fetching): a document the resolver would refuse is refused here.
-  if (info.size > DEFAULTS.maxBytes.json) {
-    const message = `${path} is ${info.size} bytes; the resolver reads at most ${DEFAULTS.maxBytes.json} bytes of a document`;
-    return buildReport(target(null), [own([explained("error", "too_large", message, settings)])]);
-  }
-  const text = new TextDecoder("utf-8").decode(await readFile(path));
-  return checkText(text, path, settings);
-}
+import { parseCredentialDocument } from "../documents/credential.ts";
+import { parseEntityDocument, type ParsedEntity } from "../documents/entity.ts";
+import { isRecord, parseJson } from "../documents/json.ts";
+import { parsePropertyDocument } from "../documents/property.ts";
+import type { Problem } from "../documents/problem.ts";
+import { parseCredentialId, parseNetworkId, parsePropertyId } from "../protocol/ids.ts";
+import { credentialLocation, entityLocation, propertyLocation } from "../protocol/locations.ts";
+import type { Settings } from "../present/explain.ts";
+import { connectionUrl } from "../rules/connection.ts";
+import { backlinkFix, claimEntryFix, credentialFix, propertyFix } from "./fixes.ts";
+import { buildReport, explained, type CheckReport, type DocumentReport, type FileKind, type Finding } from "./report.ts";
+import { extend } from "../objects.ts";
 
 /** Where a check is: the file its report names, and the settings its findings are explained with. */
 type Checking = { path: string; settings: Settings };

@@ -3,12 +3,12 @@
  * field to add, and the whole document with the change made. Each is checked by applying it to the
  * sample network and resolving again (test/integration/check.test.ts).
  */
-import { isRecord } from "../documents/json";
-import { parseCredentialId, parsePropertyId } from "../protocol/ids";
-import { credentialLocation, propertyLocation } from "../protocol/locations";
-import { isAbout, namesOwner } from "../rules/property";
-import { pretty, type Snippet } from "./report";
-import { extend } from "../objects";
+import { isRecord } from "../documents/json.ts";
+import { parseCredentialId, parsePropertyId } from "../protocol/ids.ts";
+import { credentialLocation, propertyLocation } from "../protocol/locations.ts";
+import { isAbout, namesOwner } from "../rules/property.ts";
+import { pretty, type Snippet } from "./report.ts";
+import { extend } from "../objects.ts";
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.trim() !== "" ? v : undefined);
 

@@ -3,14 +3,14 @@
  * the resolver every lookup uses, the cache bypassed, and each problem turned into a finding on the
  * document that must change. No rule is applied here: the findings are the lookup's own verdicts.
  */
-import { entityLocation } from "../protocol/locations";
-import type { Resolver } from "../resolver";
-import type { Claim, EntityResult } from "../result/record";
-import type { CatalogueSection, Settings } from "../present/explain";
-import type { Problem } from "../documents/problem";
-import { isRefusal, type FetchRefusal } from "../traffic/refusal";
-import { backlinkFix, counterpartUrl, credentialFix, propertyFix } from "./fixes";
-import { buildReport, explained, pretty, type CheckReport, type DocumentReport, type Finding, type Snippet } from "./report";
+import { entityLocation } from "../protocol/locations.ts";
+import type { Resolver } from "../resolver/index.ts";
+import type { Claim, EntityResult } from "../result/record.ts";
+import type { CatalogueSection, Settings } from "../present/explain.ts";
+import type { Problem } from "../documents/problem.ts";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal.ts";
+import { backlinkFix, counterpartUrl, credentialFix, propertyFix } from "./fixes.ts";
+import { buildReport, explained, pretty, type CheckReport, type DocumentReport, type Finding, type Snippet } from "./report.ts";
 
 /** Paths of the entity document: a problem there is the entity's to fix, wherever it was found. */
 const ENTITY_PATH = /^(?:properties|credentials|other_connections)\[/;

@@ -3,9 +3,9 @@
  * finding with what is wrong, what it means, how to fix it and, where there is one, the exact text to
  * publish. Built by lib/check/live.ts (a domain, over the network) and lib/check/file.ts (a local file).
  */
-import { explainProblem, reasonAnchor, said, type CatalogueSection, type Settings } from "../present/explain";
-import type { EntityResult } from "../result/record";
-import { extend } from "../objects";
+import { explainProblem, reasonAnchor, said, type CatalogueSection, type Settings } from "../present/explain.ts";
+import type { EntityResult } from "../result/record.ts";
+import { extend } from "../objects.ts";
 
 export const CHECK_SCHEMA = "ident-resolver/check@1";
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { answered } from "../../test/helpers/answered";
-import { foundJson } from "../../test/helpers/outcomes";
-import type { FetchOutcome } from "../fetch/fetcher";
-import { createResolver } from "../resolver";
-import { refusal, type FetchRefusal } from "../traffic/refusal";
-import { reverify } from "./crawler";
+import { answered } from "../../test/helpers/answered.ts";
+import { foundJson } from "../../test/helpers/outcomes.ts";
+import type { FetchOutcome } from "../fetch/fetcher.ts";
+import { createResolverCore } from "../resolver/index.ts";
+import { refusal, type FetchRefusal } from "../traffic/refusal.ts";
+import { reverify } from "./crawler.ts";
 
 const doc = (url: string, body: unknown): FetchOutcome => foundJson(url, JSON.stringify(body));
 
@@ -13,7 +13,7 @@ describe("reverify: one background re-verification (docs/decisions.md#discovery)
     let spent: FetchRefusal | null = null;
     const fetch = async (url: string): Promise<FetchOutcome | FetchRefusal> => spent ?? doc(url, { network_id: "§:entity:alice.example" });
     let t = 0;
-    const resolver = createResolver({ fetch, now: () => t });
+    const resolver = createResolverCore({ fetch, now: () => t });
     answered(await resolver.resolveEntity("alice.example"));
     t += 2 * 3600_000; // past the fresh hour: re-verification fetches again
     expect(answered(await reverify(resolver, "alice.example")).entity.status).toBe("accepted");

@@ -4,12 +4,12 @@
  * fetches wait behind every person's. Recording the result (lib/store) moves the job to its next
  * check and queues what the result points to.
  */
-import { isRefusal, type FetchRefusal } from "../traffic/refusal";
-import type { Resolver } from "../resolver";
-import { newWork } from "../resolver/documents";
-import type { EntityResult } from "../result/record";
-import type { Store } from "../store";
-import { enqueue, finishJob, takeJobs, type DiscoveryOptions } from "../store/queue";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal.ts";
+import type { Resolver } from "../resolver/index.ts";
+import { newWork } from "../resolver/documents.ts";
+import type { EntityResult } from "../result/record.ts";
+import type { Store } from "../store/index.ts";
+import { enqueue, finishJob, takeJobs, type DiscoveryOptions } from "../store/queue.ts";
 
 /**
  * Re-verifies one entity as background work (docs/decisions.md#discovery). A document answered as

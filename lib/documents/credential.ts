@@ -1,12 +1,12 @@
 /** The credential: an entry of an entity's `credentials[]`, and the credential document (docs/protocol.md#credential). */
 import { z } from "zod";
-import { extend } from "../objects";
-import { ID_PATTERNS, parseCredentialId } from "../protocol/ids";
-import { clipName } from "./display-limits";
-import { isRecord } from "./json";
-import { lenientFields, parsedOnce, type DocumentParse } from "./lenient";
-import { error, type Problem } from "./problem";
-import { Property, readProperty, URL_PATTERN } from "./property";
+import { extend } from "../objects.ts";
+import { ID_PATTERNS, parseCredentialId } from "../protocol/ids.ts";
+import { clipName } from "./display-limits.ts";
+import { isRecord } from "./json.ts";
+import { lenientFields, parsedOnce, type DocumentParse } from "./lenient.ts";
+import { error, type Problem } from "./problem.ts";
+import { Property, readProperty, URL_PATTERN } from "./property.ts";
 
 export const CredentialId = z
   .string()

@@ -10,7 +10,7 @@ import {
   MAX_ID_BYTES,
   MAX_MESSAGE_LENGTH,
   utf8Bytes,
-} from "./display-limits";
+} from "./display-limits.ts";
 
 describe("cleanText: the one cleaning of publisher text (docs/decisions.md#rendering)", () => {
   it.each([

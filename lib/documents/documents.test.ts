@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { claimCounts } from "../result/claims";
-import { parseCredentialDocument } from "./credential";
-import { parseEntityDocument } from "./entity";
-import { jsonDepth, MAX_JSON_DEPTH, parseJson } from "./json";
-import { parsePropertyDocument } from "./property";
+import { claimCounts } from "../result/claims.ts";
+import { parseCredentialDocument } from "./credential.ts";
+import { parseEntityDocument } from "./entity.ts";
+import { jsonDepth, MAX_JSON_DEPTH, parseJson } from "./json.ts";
+import { parsePropertyDocument } from "./property.ts";
 
 const E = "§:entity:alice.example";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { extractEmbed, extractLinks } from "./embed";
+import { extractEmbed, extractLinks } from "./embed.ts";
 
 describe("the HTML readers see tags as the HTML tokenizer does", () => {
   it("find start tags with their raw text, skipping comments", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { extractEmbed, extractLinks, isEmbedStartTag } from "./embed";
+import { extractEmbed, extractLinks, isEmbedStartTag } from "./embed.ts";
 
 describe("V7 / docs/decisions.md#the-html-fallback: the exact accepted <script> forms", () => {
   it.each([

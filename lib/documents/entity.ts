@@ -1,12 +1,12 @@
 /** The entity document, `https://{domain}/ident.json` (docs/protocol.md#entity-document, V1, V2). */
 import { z } from "zod";
-import { ID_PATTERNS, parseNetworkId, sameId } from "../protocol/ids";
-import { keptId } from "./display-limits";
-import { isRecord } from "./json";
-import { lenientFields, MAX_REPORTED_ENTRIES, parsedOnce, readEntries, type Entry } from "./lenient";
-import { error, warning, type Problem } from "./problem";
-import { CredentialEntry, readCredentialEntry } from "./credential";
-import { Property, readProperty } from "./property";
+import { ID_PATTERNS, parseNetworkId, sameId } from "../protocol/ids.ts";
+import { keptId } from "./display-limits.ts";
+import { isRecord } from "./json.ts";
+import { lenientFields, MAX_REPORTED_ENTRIES, parsedOnce, readEntries, type Entry } from "./lenient.ts";
+import { error, warning, type Problem } from "./problem.ts";
+import { CredentialEntry, readCredentialEntry } from "./credential.ts";
+import { Property, readProperty } from "./property.ts";
 
 export const NetworkId = z
   .string()

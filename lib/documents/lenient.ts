@@ -2,12 +2,12 @@
  * The lenient reading every document gets (docs/decisions.md#validation): a required part that is
  * wrong fails the document or the entry; an optional field that is wrong is dropped with a warning.
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../hash.ts";
 import type { z } from "zod";
-import { idKey } from "../protocol/ids";
-import { clipDescription, clipName, cutBytes, MAX_ID_BYTES, safeUrl, utf8Bytes, wellFormed } from "./display-limits";
-import { isRecord } from "./json";
-import { error, warning, type Problem } from "./problem";
+import { idKey } from "../protocol/ids.ts";
+import { clipDescription, clipName, cutBytes, MAX_ID_BYTES, safeUrl, utf8Bytes, wellFormed } from "./display-limits.ts";
+import { isRecord } from "./json.ts";
+import { error, warning, type Problem } from "./problem.ts";
 
 /** Warnings listed one by one about a single array, before the rest are counted in one line. */
 export const MAX_LISTED_WARNINGS = 20;
@@ -100,8 +100,7 @@ export function idTooLong(id: string, path: string): Problem | null {
  * start of the whole id's SHA-256, so that two long ids sharing their first kilobyte stay two claims.
  * At most {@link MAX_ID_BYTES}.
  */
-const keptLongId = (text: string) =>
-  `${cutBytes(text, MAX_ID_BYTES - 24)} sha256:${createHash("sha256").update(wellFormed(text)).digest("hex").slice(0, 16)}`;
+const keptLongId = (text: string) => `${cutBytes(text, MAX_ID_BYTES - 24)} sha256:${sha256Hex(wellFormed(text)).slice(0, 16)}`;
 
 /** One entry of `properties[]`, `credentials[]` or `other_connections[]`, validated alone (docs/protocol.md#v2-entries-stand-alone). */
 export type Entry<T> = {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { extend } from "../objects";
-import { keptMessage } from "./display-limits";
+import { extend } from "../objects.ts";
+import { keptMessage } from "./display-limits.ts";
 
 /** A finding about a document or claim (docs/decisions.md#the-result-record). */
 export const Problem = z.object({

@@ -1,10 +1,10 @@
 /** The property: an entry of an entity's `properties[]`, and the property document (docs/protocol.md#property). */
 import { z } from "zod";
-import { extend } from "../objects";
-import { ID_PATTERNS, parsePropertyId } from "../protocol/ids";
-import { isRecord } from "./json";
-import { lenientFields, MAX_LISTED_WARNINGS, parsedOnce, type DocumentParse } from "./lenient";
-import { error, warning, type Problem } from "./problem";
+import { extend } from "../objects.ts";
+import { ID_PATTERNS, parsePropertyId } from "../protocol/ids.ts";
+import { isRecord } from "./json.ts";
+import { lenientFields, MAX_LISTED_WARNINGS, parsedOnce, type DocumentParse } from "./lenient.ts";
+import { error, warning, type Problem } from "./problem.ts";
 
 export const PropertyId = z
   .string()

@@ -3,9 +3,9 @@
  * validates with, so they cannot drift (docs/publishing.md#schemas). Served at `/schemas/{kind}.json`.
  */
 import { z } from "zod";
-import { CredentialDocument } from "./credential";
-import { EntityDocument } from "./entity";
-import { PropertyDocument } from "./property";
+import { CredentialDocument } from "./credential.ts";
+import { EntityDocument } from "./entity.ts";
+import { PropertyDocument } from "./property.ts";
 
 export const SCHEMA_KINDS = ["entity", "property", "credential"] as const;
 export type SchemaKind = (typeof SCHEMA_KINDS)[number];

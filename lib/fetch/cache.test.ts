@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
-import { answered } from "../../test/helpers/answered";
-import { refusal, type FetchRefusal } from "../traffic/refusal";
-import { createDocumentCache, type CachedOutcome } from "./cache";
-import type { FetchOutcome } from "./fetcher";
+import { answered } from "../../test/helpers/answered.ts";
+import { refusal, type FetchRefusal } from "../traffic/refusal.ts";
+import { createDocumentCache, type CachedOutcome } from "./cache.ts";
+import type { FetchOutcome } from "./fetcher.ts";
 
 const found = (body: string): FetchOutcome => ({
   ok: true,

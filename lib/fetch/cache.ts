@@ -1,10 +1,10 @@
 import { LRUCache } from "lru-cache";
-import { DEFAULTS } from "../limits";
-import { extend } from "../objects";
-import type { Priority } from "../traffic/outbound";
-import { isRefusal, type FetchRefusal } from "../traffic/refusal";
-import type { FetchMode, FetchOutcome } from "./fetcher";
-import { isTransientFailure } from "./transient";
+import { DEFAULTS } from "../limits.ts";
+import { extend } from "../objects.ts";
+import type { Priority } from "../traffic/outbound.ts";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal.ts";
+import type { FetchMode, FetchOutcome } from "./fetcher.ts";
+import { isTransientFailure } from "./transient.ts";
 
 /** A fetch outcome as the cache hands it out (docs/decisions.md#caching). */
 export type CachedOutcome = {

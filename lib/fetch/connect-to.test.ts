@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { matchConnectTo, parseConnectTo } from "./connect-to";
+import { matchConnectTo, parseConnectTo } from "./connect-to.ts";
 
 describe("IDENT_CONNECT_TO (docs/decisions.md#connect-to, curl --connect-to)", () => {
   it("parses entries, brackets and empty fields", () => {

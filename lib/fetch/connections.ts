@@ -8,9 +8,9 @@ import { isIP, type LookupFunction } from "node:net";
 import { connect as connectTls, createSecureContext, rootCertificates, type SecureContext, type TLSSocket } from "node:tls";
 import { LRUCache } from "lru-cache";
 import { Agent, type buildConnector } from "undici";
-import { extend } from "../objects";
-import { matchConnectTo, type ConnectToEntry } from "./connect-to";
-import { checkedResolve, guardedLookup, type Resolve } from "./guard";
+import { extend } from "../objects.ts";
+import { matchConnectTo, type ConnectToEntry } from "./connect-to.ts";
+import { checkedResolve, guardedLookup, type Resolve } from "./guard.ts";
 
 /** Outbound sockets this fetcher has open now, and at most so far. */
 export type SocketStats = { open: number; peak: number };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { failureMessage, rawMessage } from "./failure-message";
+import { failureMessage, rawMessage } from "./failure-message.ts";
 
 /** An error as undici and node:tls shape them: a code, often on the cause. */
 const failure = (message: string, code?: string, cause?: unknown) =>

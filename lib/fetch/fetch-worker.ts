@@ -5,12 +5,12 @@
  * in-thread, with the outbound gate and the per-minute budgets its requests spend counted here.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { connectRedis } from "../redis";
-import { createWindows, fetchBudgets, WINDOW_NAMES, type FetchTarget, type Take, type WindowName } from "../traffic";
-import { createOutboundGate } from "../traffic/outbound";
-import { takeTogether } from "../traffic/window";
-import { createFetcher } from "./fetcher";
-import type { FromThread, ThreadSettings, ToThread } from "./thread";
+import { connectRedis } from "../redis.ts";
+import { createWindows, fetchBudgets, WINDOW_NAMES, type FetchTarget, type Take, type WindowName } from "../traffic/index.ts";
+import { createOutboundGate } from "../traffic/outbound.ts";
+import { takeTogether } from "../traffic/window.ts";
+import { createFetcher } from "./fetcher.ts";
+import type { FromThread, ThreadSettings, ToThread } from "./thread.ts";
 
 const port = parentPort;
 if (!port) throw new Error("fetch-worker runs as a worker thread");

@@ -2,21 +2,22 @@ import { promises as dns } from "node:dns";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { request as undiciRequest } from "undici";
-import { keptMessage } from "../documents/display-limits";
-import { DEFAULTS } from "../limits";
-import { extend } from "../objects";
-import { isDomain } from "../protocol/ids";
-import type { FetchBudgets } from "../traffic";
-import { createAtOnceLimiter } from "../traffic/at-once";
-import { LIMITS } from "../traffic/limits";
-import { createOutboundGate, type OutboundGate, type Priority, type Ticket } from "../traffic/outbound";
-import { isRefusal, LOCAL_FAULTS, refusal, type FetchRefusal } from "../traffic/refusal";
-import type { ConnectToEntry } from "./connect-to";
-import { createConnections, type Connections, type SocketStats } from "./connections";
-import { isPublicAddress, type Resolve } from "./guard";
-import { failureMessage, rawMessage } from "./failure-message";
+import { keptMessage } from "../documents/display-limits.ts";
+import { DEFAULTS } from "../limits.ts";
+import { extend } from "../objects.ts";
+import type { FetchBudgets } from "../traffic/budgets.ts";
+import { createAtOnceLimiter } from "../traffic/at-once.ts";
+import { LIMITS } from "../traffic/limits.ts";
+import { createOutboundGate, type OutboundGate, type Priority, type Ticket } from "../traffic/outbound.ts";
+import { isRefusal, LOCAL_FAULTS, refusal, type FetchRefusal } from "../traffic/refusal.ts";
+import type { ConnectToEntry } from "./connect-to.ts";
+import { createConnections, type Connections, type SocketStats } from "./connections.ts";
+import { isPublicAddress, type Resolve } from "./guard.ts";
+import { failureMessage, rawMessage } from "./failure-message.ts";
+import { undiciGuardMissing } from "./runtime.ts";
+import { ACCEPT, checkTarget, REDIRECTS } from "./target.ts";
 
-export type { SocketStats } from "./connections";
+export type { SocketStats } from "./connections.ts";
 
 /** What is fetched: a JSON document or an HTML page (fallback or rel=me). */
 export type FetchMode = "json" | "html";
@@ -78,12 +79,6 @@ export type FetcherOptions = {
   budgets?: FetchBudgets;
 };
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const ACCEPT: Record<FetchMode, string> = {
-  json: "application/json, */*;q=0.1",
-  html: "text/html, */*;q=0.1",
-};
-
 class FetchStop extends Error {
   constructor(
     readonly status: FailureStatus,
@@ -94,18 +89,6 @@ class FetchStop extends Error {
 }
 
 const defaultResolve: Resolve = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
-
-/**
- * A URL the fetcher may request (docs/decisions.md#fetching): `https:` on port 443, host a domain (never an IP
- * literal), no user info. Checked on the first URL and on every redirect hop.
- */
-export function checkTarget(url: URL): string | null {
-  if (url.protocol !== "https:") return `${url.protocol} is not https:`;
-  if (url.port !== "" && url.port !== "443") return `port ${url.port} is not 443`;
-  if (url.username !== "" || url.password !== "") return "the URL carries credentials";
-  if (!isDomain(url.hostname)) return `${url.hostname} is not a domain name`;
-  return null;
-}
 
 /** What one hop of a fetch answered: a redirect to follow, the outcome, or a refusal. */
 type Hop = { redirect: URL } | { outcome: FetchOutcome } | { refused: FetchRefusal };
@@ -165,13 +148,31 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   const userAgent = options.userAgent ?? "ident-resolver";
   const state: FetcherState = { options, timeoutMs, maxBytes, maxRedirects, perName, perAddress, outbound, connections, userAgent };
 
+  // docs/library.md#runtimes: where the guard cannot hold, nothing is fetched, and the outcome says why.
+  const unguarded = undiciGuardMissing();
+
   /** The fetcher itself: one document, within this fetcher's limits. */
   function fetchDocument(url: string, mode: FetchMode, fetchOptions: FetchOptions = {}): Promise<FetchOutcome | FetchRefusal> {
+    if (unguarded) return Promise.resolve(unguardedOutcome(url, unguarded));
     return fetchWithin(state, url, mode, fetchOptions);
   }
 
-  return Object.assign(fetchDocument, { close: () => connections.close(), sockets: () => connections.sockets() });
+  // Where the guard cannot hold, undici's agent may not be the real one (Bun's has no close).
+  const close = async () => (unguarded ? undefined : connections.close());
+  return Object.assign(fetchDocument, { close, sockets: () => connections.sockets() });
 }
+
+/** The outcome of every fetch where the guard cannot hold. */
+const unguardedOutcome = (url: string, why: string): FetchFailed => ({
+  url,
+  finalUrl: url,
+  httpStatus: null,
+  contentType: null,
+  ms: 0,
+  ok: false,
+  status: "blocked",
+  message: why,
+});
 
 /**
  * The run's failure, its message and detail kept at a problem's length where it is made

@@ -1,6 +1,6 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it, vi } from "vitest";
-import { BlockedAddressError, guardedLookup, isPublicAddress } from "./guard";
+import { BlockedAddressError, guardedLookup, isPublicAddress } from "./guard.ts";
 
 describe("isPublicAddress (docs/decisions.md#address-guard [bind])", () => {
   it.each([

@@ -8,12 +8,13 @@
  * when admission or /metrics read them.
  */
 import { Worker } from "node:worker_threads";
-import { extend } from "../objects";
-import type { Counter, JointDecision, Take, TrafficSettings, Used } from "../traffic";
-import { createOutboundCount, type OutboundGate, type OutboundStats, type Priority } from "../traffic/outbound";
-import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal";
-import type { ConnectToEntry } from "./connect-to";
-import type { Fetcher, FetchMode, FetchOptions, FetchOutcome, SocketStats } from "./fetcher";
+import { extend } from "../objects.ts";
+import type { TrafficSettings } from "../traffic/limits.ts";
+import type { Counter, JointDecision, Take, Used } from "../traffic/window.ts";
+import { createOutboundCount, type OutboundGate, type OutboundStats, type Priority } from "../traffic/outbound.ts";
+import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal.ts";
+import type { ConnectToEntry } from "./connect-to.ts";
+import type { Fetcher, FetchMode, FetchOptions, FetchOutcome, SocketStats } from "./fetcher.ts";
 
 /**
  * The per-minute budgets the thread's requests spend (docs/architecture.md#traffic): the limits, and

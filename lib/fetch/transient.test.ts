@@ -1,6 +1,6 @@
 /** The one definition of a transient failure (lib/fetch/transient.ts), for the cache, the fleet and the index. */
 import { describe, expect, it } from "vitest";
-import { isTransientFailure } from "./transient";
+import { isTransientFailure } from "./transient.ts";
 
 describe("isTransientFailure", () => {
   it.each([

@@ -13,12 +13,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { LRUCache } from "lru-cache";
-import { cacheKey } from "../fetch/cache";
-import { isTransientFailure } from "../fetch/transient";
-import type { Fetcher, FetchOutcome } from "../fetch/fetcher";
-import { isRefusal } from "../traffic/refusal";
-import { KEY_PREFIX, type FleetLink } from "../redis";
-import { extend } from "../objects";
+import { cacheKey } from "../fetch/cache.ts";
+import { isTransientFailure } from "../fetch/transient.ts";
+import type { Fetcher, FetchOutcome } from "../fetch/fetcher.ts";
+import { isRefusal } from "../traffic/refusal.ts";
+import { KEY_PREFIX, type FleetLink } from "../redis.ts";
+import { extend } from "../objects.ts";
 
 export type SharedEntry = { outcome: FetchOutcome; fetchedAt: number };
 /** A fetch's outcome as `last:` holds it: its id tells one fetch from the next without comparing clocks. */

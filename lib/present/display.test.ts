@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cleanText, clip, withoutBidiControls } from "./display";
+import { cleanText, clip, withoutBidiControls } from "./display.ts";
 
 describe("untrusted text for display", () => {
   it.each([

@@ -13,7 +13,7 @@ export {
   MAX_NAME_LENGTH,
   safeUrl,
   withoutBidiControls,
-} from "../documents/display-limits";
+} from "../documents/display-limits.ts";
 
 /** `rel` of every outbound link (docs/decisions.md#rendering): never `me`. */
 export const OUTBOUND_REL = "nofollow ugc noopener noreferrer";

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { REASONS } from "../protocol/reasons";
-import { EntityStatus } from "../result/record";
-import { CATALOGUE, explainProblem, reasonFix, reasonText, statusFix, statusText, said } from "./explain";
+import { REASONS } from "../protocol/reasons.ts";
+import { EntityStatus } from "../result/record.ts";
+import { CATALOGUE, explainProblem, reasonFix, reasonText, statusFix, statusText, said } from "./explain.ts";
 
 /** Every `error("code"` and `warning("code"` written in lib/: the problem codes the resolver can emit. */
 function emittedCodes(): { code: string; severity: "error" | "warning" }[] {

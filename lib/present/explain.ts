@@ -3,10 +3,10 @@
  * entity document is not accepted and every warning, with what it means and how to fix it. The one
  * source of these words: the cards, `/reasons`, the CLI and `ident check` all read them from here.
  */
-import { DEFAULTS, MiB } from "../limits";
-import { ownValue } from "../objects";
-import type { EntityStatus } from "../result/record";
-import { REASONS, type Reason } from "../protocol/reasons";
+import { DEFAULTS, MiB } from "../limits.ts";
+import { ownValue } from "../objects.ts";
+import type { EntityStatus } from "../result/record.ts";
+import { REASONS, type Reason } from "../protocol/reasons.ts";
 
 /** What the words below depend on: the configured limits, so they never state a limit other than the one applied. */
 export type Settings = {

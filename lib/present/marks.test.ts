@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { markWords } from "./marks";
+import { markWords } from "./marks.ts";
 
 describe("the searched words marked in a hit (docs/decisions.md#search)", () => {
   it("marks words that start with a searched word, ignoring case and accents, and keeps every character", () => {

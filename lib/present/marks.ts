@@ -1,4 +1,4 @@
-import { searchTerms } from "../store/search";
+import { searchTerms } from "../store/search.ts";
 
 export type Segment = { text: string; marked: boolean };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Claim, EntityResult } from "../result/record";
-import { claimView, entityView } from "./view";
+import type { Claim, EntityResult } from "../result/record.ts";
+import { claimView, entityView } from "./view.ts";
 
 const SETTINGS = { fetchTimeoutMs: 10_000, now: new Date("2026-05-01T08:00:00.000Z") };
 const claim = (claimed: unknown, verified = false): Claim =>

@@ -11,16 +11,16 @@ import {
   MAX_CLAIM_TECHNICAL_LENGTH,
   MAX_CLAIM_TYPE_LENGTH,
   safeUrl,
-} from "./display";
-import { reasonFix, reasonText, statusFix, statusText, type Settings } from "./explain";
-import { extend, ownValue } from "../objects";
-import { parseCredentialId } from "../protocol/ids";
-import type { Claim, EntityResult, EntityStatus, Source } from "../result/record";
-import { parseCredentialDocument } from "../documents/credential";
-import { isRecord } from "../documents/json";
-import { parsePropertyDocument } from "../documents/property";
-import type { Reason } from "../protocol/reasons";
-import { claimHistoryWords, type ClaimHistoryWords } from "./when";
+} from "./display.ts";
+import { reasonFix, reasonText, statusFix, statusText, type Settings } from "./explain.ts";
+import { extend, ownValue } from "../objects.ts";
+import { parseCredentialId } from "../protocol/ids.ts";
+import type { Claim, EntityResult, EntityStatus, Source } from "../result/record.ts";
+import { parseCredentialDocument } from "../documents/credential.ts";
+import { isRecord } from "../documents/json.ts";
+import { parsePropertyDocument } from "../documents/property.ts";
+import type { Reason } from "../protocol/reasons.ts";
+import { claimHistoryWords, type ClaimHistoryWords } from "./when.ts";
 
 export type Link = { href: string; text: string };
 export type SourceView = { url: string; via: "JSON document" | "HTML embed" | "page" };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Claim } from "../result/record";
-import type { Change } from "../store/verdicts";
-import { changeText, claimHistoryWords, exactly, when } from "./when";
+import type { Claim } from "../result/record.ts";
+import type { Change } from "../store/verdicts.ts";
+import { changeText, claimHistoryWords, exactly, when } from "./when.ts";
 
 const NOW = new Date("2026-11-22T15:00:00.000Z");
 const claim = (c: Partial<Claim>): Claim => ({ id: "§:property:x.example", verified: true, claimed: {}, problems: [], ...c });

@@ -3,11 +3,11 @@
  * "failing since 09:12 UTC, last verified yesterday". Always UTC, so a page reads the same wherever
  * it is rendered.
  */
-import { ownValue } from "../objects";
-import type { Claim } from "../result/record";
-import type { Change } from "../store/verdicts";
-import { clipName } from "./display";
-import { reasonText, statusText } from "./explain";
+import { ownValue } from "../objects.ts";
+import type { Claim } from "../result/record.ts";
+import type { Change } from "../store/verdicts.ts";
+import { clipName } from "./display.ts";
+import { reasonText, statusText } from "./explain.ts";
 
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 const DAY_MS = 86_400_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDomain, parseCredentialId, parseDatasetId, parseNetworkId, parsePropertyId, parseQuery, sameId } from "./ids";
+import { isDomain, parseCredentialId, parseDatasetId, parseNetworkId, parsePropertyId, parseQuery, sameId } from "./ids.ts";
 
 describe("isDomain (docs/decisions.md#identifiers)", () => {
   it.each([

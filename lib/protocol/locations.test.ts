@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseCredentialId } from "./ids";
-import { credentialLocation, entityLocation, propertyLocation } from "./locations";
+import { parseCredentialId } from "./ids.ts";
+import { credentialLocation, entityLocation, propertyLocation } from "./locations.ts";
 
 describe("document locations (docs/decisions.md#where-documents-live)", () => {
   it("entity of D", () => {

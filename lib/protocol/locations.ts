@@ -1,4 +1,4 @@
-import type { CredentialId } from "./ids";
+import type { CredentialId } from "./ids.ts";
 
 /** Which of the three documents (docs/protocol.md#v7-the-html-fallback). */
 export type DocumentKind = "entity" | "property" | "credential";

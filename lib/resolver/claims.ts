@@ -2,24 +2,24 @@
  * Checking an entity's claims: the per-entity budget (V2, docs/decisions.md#budget), then each claim
  * against its counterpart document (V3, V4, V5) or page (rel=me), all started at once.
  */
-import { parseCredentialDocument, type CredentialEntry } from "../documents/credential";
-import { keptJson } from "../documents/display-limits";
-import type { Connection, ParsedEntity } from "../documents/entity";
-import type { DocumentParse, Entry } from "../documents/lenient";
-import { error, warning, withDetail, type Problem } from "../documents/problem";
-import { parsePropertyDocument, type Property } from "../documents/property";
-import { parseCredentialId, parsePropertyId, sameId } from "../protocol/ids";
-import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
-import type { Reason, Verdict } from "../protocol/reasons";
-import type { Claim, Source } from "../result/record";
-import { connectionUrl } from "../rules/connection";
-import { verifyCredential } from "../rules/credential";
-import { verifyProperty } from "../rules/property";
-import type { FetchMode } from "../fetch/fetcher";
-import { isRefusal, type FetchRefusal } from "../traffic/refusal";
-import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents";
-import type { ParseMemo } from "./memo";
-import { pacedStart } from "./pacing";
+import { parseCredentialDocument, type CredentialEntry } from "../documents/credential.ts";
+import { keptJson } from "../documents/display-limits.ts";
+import type { Connection, ParsedEntity } from "../documents/entity.ts";
+import type { DocumentParse, Entry } from "../documents/lenient.ts";
+import { error, warning, withDetail, type Problem } from "../documents/problem.ts";
+import { parsePropertyDocument, type Property } from "../documents/property.ts";
+import { parseCredentialId, parsePropertyId, sameId } from "../protocol/ids.ts";
+import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations.ts";
+import type { Reason, Verdict } from "../protocol/reasons.ts";
+import type { Claim, Source } from "../result/record.ts";
+import { connectionUrl } from "../rules/connection.ts";
+import { verifyCredential } from "../rules/credential.ts";
+import { verifyProperty } from "../rules/property.ts";
+import type { FetchMode } from "../fetch/fetcher.ts";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal.ts";
+import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents.ts";
+import type { ParseMemo } from "./memo.ts";
+import { pacedStart } from "./pacing.ts";
 
 /** One claim being checked: what was published now, the verdict later. */
 export type ClaimSlot = { id: string | null; claimed: unknown; result: Promise<CheckedClaim> };

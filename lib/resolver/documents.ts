@@ -2,15 +2,15 @@
  * Fetching one document with its HTML fallback (V7): the JSON URL first; on `not_found`, and only
  * then, the embed in the fallback page (docs/decisions.md#fetching, docs/decisions.md#the-html-fallback).
  */
-import { cut, keptId, MAX_NAME_LENGTH } from "../documents/display-limits";
-import type { JsonParse } from "../documents/json";
-import { warning, type Problem } from "../documents/problem";
-import type { CachedOutcome } from "../fetch/cache";
-import type { FailureStatus, FetchMode, FetchOutcome } from "../fetch/fetcher";
-import { isRefusal, type FetchRefusal, type RefusalKind } from "../traffic/refusal";
-import type { DocumentLocation } from "../protocol/locations";
-import type { Source } from "../result/record";
-import type { ParseMemo } from "./memo";
+import { cut, keptId, MAX_NAME_LENGTH } from "../documents/display-limits.ts";
+import type { JsonParse } from "../documents/json.ts";
+import { warning, type Problem } from "../documents/problem.ts";
+import type { CachedOutcome } from "../fetch/cache.ts";
+import type { FailureStatus, FetchMode, FetchOutcome } from "../fetch/fetcher.ts";
+import { isRefusal, type FetchRefusal, type RefusalKind } from "../traffic/refusal.ts";
+import type { DocumentLocation } from "../protocol/locations.ts";
+import type { Source } from "../result/record.ts";
+import type { ParseMemo } from "./memo.ts";
 
 export type ResolveOptions = {
   /** Fetch again now, whatever the cache holds (`?refresh=1`). */

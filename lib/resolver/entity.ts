@@ -2,21 +2,21 @@
  * Resolving one entity: its document (V1, docs/decisions.md#validation), then every claim at once,
  * returned as soon as the document is in so a page can show the entity while the claims stream in.
  */
-import { parseCredentialDocument } from "../documents/credential";
-import { keptId } from "../documents/display-limits";
-import { parseEntityDocument, type ParsedEntity } from "../documents/entity";
-import { isRecord } from "../documents/json";
-import { error, withDetail, type Problem } from "../documents/problem";
-import { parsePropertyDocument } from "../documents/property";
-import type { Limits } from "../limits";
-import { parseCredentialId, sameId } from "../protocol/ids";
-import { entityLocation } from "../protocol/locations";
-import { buildJsonLd, type JsonLdInput } from "../result/jsonld";
-import type { Claim, EntityResult } from "../result/record";
-import type { Entry } from "../documents/lenient";
-import { checkEntries, type CheckedClaim, type ClaimChecks, type ClaimSlot } from "./claims";
-import type { FetchDocument, ResolveOptions } from "./documents";
-import { isRefusal, type FetchRefusal } from "../traffic/refusal";
+import { parseCredentialDocument } from "../documents/credential.ts";
+import { keptId } from "../documents/display-limits.ts";
+import { parseEntityDocument, type ParsedEntity } from "../documents/entity.ts";
+import { isRecord } from "../documents/json.ts";
+import { error, withDetail, type Problem } from "../documents/problem.ts";
+import { parsePropertyDocument } from "../documents/property.ts";
+import type { Limits } from "../limits.ts";
+import { parseCredentialId, sameId } from "../protocol/ids.ts";
+import { entityLocation } from "../protocol/locations.ts";
+import { buildJsonLd, type JsonLdInput } from "../result/jsonld.ts";
+import type { Claim, EntityResult } from "../result/record.ts";
+import type { Entry } from "../documents/lenient.ts";
+import { checkEntries, type CheckedClaim, type ClaimChecks, type ClaimSlot } from "./claims.ts";
+import type { FetchDocument, ResolveOptions } from "./documents.ts";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal.ts";
 
 /** An entity whose document is in and whose claims are still being checked. */
 export type StagedEntity = {

@@ -4,27 +4,28 @@
  * parse memo (memo.ts), the claim checks within the budget (claims.ts), one entity (entity.ts), and
  * property and credential queries (queries.ts). Only `fetch` does I/O.
  */
-import { createDocumentCache, type DocumentCache } from "../fetch/cache";
-import type { Fetcher, FetchMode } from "../fetch/fetcher";
-import { DEFAULT_LIMITS, type Limits } from "../limits";
-import type { Priority } from "../traffic/outbound";
-import { refusedAt } from "../traffic/limits";
-import { isRefusal, type FetchRefusal } from "../traffic/refusal";
-import { warning } from "../documents/problem";
-import { extend } from "../objects";
-import { parseQuery, type Query } from "../protocol/ids";
-import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse } from "../result/record";
-import { createClaimChecks } from "./claims";
-import { createDocumentFetch, newWork, NotCached, type Load, type ResolveOptions } from "./documents";
-import { createEntityResolution, type StagedEntity } from "./entity";
-import { createParseMemo } from "./memo";
-import { createQueries, publicQuery } from "./queries";
+import { createDocumentCache, type DocumentCache } from "../fetch/cache.ts";
+import type { Fetcher, FetchMode } from "../fetch/fetcher.ts";
+import { DEFAULT_LIMITS, type Limits } from "../limits.ts";
+import type { Priority } from "../traffic/outbound.ts";
+import { refusedAt } from "../traffic/limits.ts";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal.ts";
+import { warning } from "../documents/problem.ts";
+import { extend } from "../objects.ts";
+import { parseQuery, type Query } from "../protocol/ids.ts";
+import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse } from "../result/record.ts";
+import { createClaimChecks } from "./claims.ts";
+import { createDocumentFetch, newWork, NotCached, type Load, type ResolveOptions } from "./documents.ts";
+import { createEntityResolution, type StagedEntity } from "./entity.ts";
+import { createParseMemo } from "./memo.ts";
+import { createQueries, publicQuery } from "./queries.ts";
+import { RESOLVER } from "../version.ts";
 
-export type { CheckedClaim, ClaimSlot } from "./claims";
-export type { QueryWork, ResolveOptions } from "./documents";
-export { newWork } from "./documents";
-export type { StagedEntity } from "./entity";
-export type { Limits } from "../limits";
+export type { CheckedClaim, ClaimSlot } from "./claims.ts";
+export type { QueryWork, ResolveOptions } from "./documents.ts";
+export { newWork } from "./documents.ts";
+export type { StagedEntity } from "./entity.ts";
+export type { Limits } from "../limits.ts";
 
 export type ResolverDeps = {
   /** The guarded fetcher; tests hand in a fake. */
@@ -102,7 +103,7 @@ type ResolverState = {
 /** What reading a document needs of the resolver: its fetcher (in `deps`), its limits and its cache. */
 type Reads = Pick<ResolverState, "deps" | "limits" | "cache">;
 
-export function createResolver(deps: ResolverDeps): Resolver {
+export function createResolverCore(deps: ResolverDeps): Resolver {
   const now = deps.now ?? Date.now;
   const limits: Limits = Object.assign({}, DEFAULT_LIMITS, deps.limits);
   const cache = deps.cache ?? createDocumentCache({ now });
@@ -226,9 +227,12 @@ async function resolveQuery(state: ResolverState, query: Query, opts: ResolveOpt
 /** {@link Resolver.resolve}: the query with a budget of its own, a document answered as last fetched said so. */
 async function resolve(state: ResolverState, query: Query, options: ResolveOptions = {}): Promise<SearchResponse | FetchRefusal> {
   const opts = withWork(options);
-  const response = await resolveQuery(state, query, opts);
+  const resolved = await resolveQuery(state, query, opts);
+  if (isRefusal(resolved)) return resolved;
+  // docs/library.md#versions: every record names the package and version that made it.
+  const response = extend(resolved, { resolver: RESOLVER });
   const servedStale = opts.work?.knownServed[0];
-  if (isRefusal(response) || !servedStale) return response;
+  if (!servedStale) return response;
   // docs/architecture.md#traffic: a document answered as last fetched, because its fetch was refused, is said so.
   const said = warning("not_fetched_again", `Answered as last fetched, not fetched again now: ${servedStale.message}`);
   return extend(response, { problems: [...response.problems, said] });

@@ -3,11 +3,11 @@
  * so its JSON, one embed in it, or the rel=me verdict of a page is worked out once: a warm page does
  * not parse and validate every document again on each request.
  */
-import { extractEmbed } from "../documents/embed";
-import { parseJson, type JsonParse } from "../documents/json";
-import type { FetchOutcome } from "../fetch/fetcher";
-import type { Verdict } from "../protocol/reasons";
-import { verifyConnection } from "../rules/connection";
+import { extractEmbed } from "../documents/embed.ts";
+import { parseJson, type JsonParse } from "../documents/json.ts";
+import type { FetchOutcome } from "../fetch/fetcher.ts";
+import type { Verdict } from "../protocol/reasons.ts";
+import { verifyConnection } from "../rules/connection.ts";
 
 type Found = FetchOutcome & { ok: true };
 export type ParsedBody = { json: JsonParse; bytes: number };

@@ -1,10 +1,10 @@
-import { answered } from "../../test/helpers/answered";
+import { answered } from "../../test/helpers/answered.ts";
 import { createServer, connect, type AddressInfo } from "node:net";
 import { setImmediate } from "node:timers";
 import { describe, expect, it } from "vitest";
-import type { FetchOutcome } from "../fetch/fetcher";
-import { AT_ONCE, nextPacedStart, waitingPieces } from "./pacing";
-import { createResolver } from ".";
+import type { FetchOutcome } from "../fetch/fetcher.ts";
+import { AT_ONCE, nextPacedStart, waitingPieces } from "./pacing.ts";
+import { createResolverCore } from ".";
 
 /** Counts ticks of the event loop until stopped. */
 function turnClock() {
@@ -66,7 +66,7 @@ describe("claim checks take turns on the event loop (docs/decisions.md#outbound-
     const properties = Array.from({ length: 50 }, (_, k) => ({ id: `§:property:p${k}.example` }));
     const clock = turnClock();
     const startedOn: number[] = [];
-    const resolver = createResolver({
+    const resolver = createResolverCore({
       limits: { maxClaims: 50 },
       // Every document answers at once, so without turns the whole lookup would end within one turn.
       fetch: async (url): Promise<FetchOutcome> => {

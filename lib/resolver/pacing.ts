@@ -6,7 +6,9 @@
  * so the server reads its sockets between them, and lookups alternate among themselves: a small
  * lookup that starts behind a big one is not made to wait for all of the big one's checks.
  */
-import { setImmediate } from "node:timers";
+
+/** A later turn of the event loop: `setImmediate` where it exists (Node, Bun, Deno), else a zero timeout (a browser). */
+const setImmediate: (run: () => void) => void = globalThis.setImmediate ?? ((run) => setTimeout(run, 0));
 
 /** Each lookup's waiting pieces, first come first served; the lookups in the order their ticks come. */
 const lookups = new Map<object, Array<() => void>>();

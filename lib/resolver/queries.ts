@@ -2,20 +2,20 @@
  * Property and credential queries (docs/decisions.md#queries): the counterpart document first, then
  * the entity of every owner or of the holder, each with the claim the query is about in `focus`.
  */
-import { keptJson } from "../documents/display-limits";
-import { parseCredentialDocument } from "../documents/credential";
-import type { DocumentParse } from "../documents/lenient";
-import { error, warning, withDetail, type Problem } from "../documents/problem";
-import { parsePropertyDocument } from "../documents/property";
-import type { Limits } from "../limits";
-import { extend } from "../objects";
-import { idKey, parseNetworkId, sameId, type Query } from "../protocol/ids";
-import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations";
-import type { Reason } from "../protocol/reasons";
-import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse, type Source } from "../result/record";
-import { isAbout } from "../rules/property";
-import { isRefusal, type FetchRefusal } from "../traffic/refusal";
-import { LABEL, type FetchDocument, type ResolveOptions } from "./documents";
+import { keptJson } from "../documents/display-limits.ts";
+import { parseCredentialDocument } from "../documents/credential.ts";
+import type { DocumentParse } from "../documents/lenient.ts";
+import { error, warning, withDetail, type Problem } from "../documents/problem.ts";
+import { parsePropertyDocument } from "../documents/property.ts";
+import type { Limits } from "../limits.ts";
+import { extend } from "../objects.ts";
+import { idKey, parseNetworkId, sameId, type Query } from "../protocol/ids.ts";
+import { credentialLocation, propertyLocation, type DocumentLocation } from "../protocol/locations.ts";
+import type { Reason } from "../protocol/reasons.ts";
+import { SCHEMA_ID, type Claim, type EntityResult, type SearchResponse, type Source } from "../result/record.ts";
+import { isAbout } from "../rules/property.ts";
+import { isRefusal, type FetchRefusal } from "../traffic/refusal.ts";
+import { LABEL, type FetchDocument, type ResolveOptions } from "./documents.ts";
 
 export function publicQuery(query: Query): SearchResponse["query"] {
   return { input: query.input, kind: query.kind, domain: query.domain };

@@ -1,9 +1,9 @@
-import { answered } from "../../test/helpers/answered";
+import { answered } from "../../test/helpers/answered.ts";
 import { describe, expect, it } from "vitest";
-import type { FetchMode, FetchOutcome } from "../fetch/fetcher";
-import { createDocumentCache } from "../fetch/cache";
-import { refusal, type FetchRefusal } from "../traffic/refusal";
-import { createResolver, newWork } from ".";
+import type { FetchMode, FetchOutcome } from "../fetch/fetcher.ts";
+import { createDocumentCache } from "../fetch/cache.ts";
+import { refusal, type FetchRefusal } from "../traffic/refusal.ts";
+import { createResolverCore, newWork } from ".";
 
 type Site = Record<string, { status?: number; body?: string; type?: string; fail?: "timeout" | "unreachable" | "blocked" | "too_large" }>;
 
@@ -28,7 +28,7 @@ describe("resolver orchestration", () => {
   it("background work (discovery, docs/decisions.md#discovery) fetches at background priority, behind every person's", async () => {
     const priorities: (string | undefined)[] = [];
     const { fetch } = fakeFetch({ "https://alice.example/ident.json": j({ network_id: ALICE }) });
-    const resolver = createResolver({
+    const resolver = createResolverCore({
       fetch: (url, mode, options) => {
         priorities.push(options?.priority);
         return fetch(url, mode);
@@ -45,7 +45,7 @@ describe("resolver orchestration", () => {
         type: "text/html",
       },
     });
-    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example"));
+    const r = answered(await createResolverCore({ fetch }).resolveEntity("alice.example"));
     expect(r.entity).toMatchObject({ status: "accepted", source: { via: "embed", url: "https://alice.example/" } });
     expect(calls).toEqual(["json https://alice.example/ident.json", "html https://alice.example/"]);
   });
@@ -54,14 +54,14 @@ describe("resolver orchestration", () => {
       "https://alice.example/ident.json": { body: "<html>oops</html>", type: "text/html" },
       "https://alice.example/": { body: `<script type="application/json" id="ident-hub">{"network_id":"${ALICE}"}</script>` },
     });
-    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example"));
+    const r = answered(await createResolverCore({ fetch }).resolveEntity("alice.example"));
     expect(r.entity.status).toBe("rejected");
     expect(r.entity.problems.map((p) => p.code)).toEqual(["content_type", "invalid_json"]);
     expect(calls).toHaveLength(1);
   });
   it.each(["timeout", "unreachable", "blocked", "too_large"] as const)("a %s entity fetch does not fall back", async (fail) => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": { fail } });
-    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example"));
+    const r = answered(await createResolverCore({ fetch }).resolveEntity("alice.example"));
     expect(r.entity.status).toBe(fail);
     expect(r.jsonld).toBeNull();
     expect(calls).toHaveLength(1);
@@ -71,7 +71,7 @@ describe("resolver orchestration", () => {
     const { fetch, calls } = fakeFetch({
       "https://alice.example/ident.json": j({ network_id: ALICE, properties: [{ id: "bad" }, ...properties] }),
     });
-    const r = answered(await createResolver({ fetch, limits: { maxClaims: 2 } }).resolveEntity("alice.example"));
+    const r = answered(await createResolverCore({ fetch, limits: { maxClaims: 2 } }).resolveEntity("alice.example"));
     expect(r.properties.map((c) => c.reason)).toEqual(["invalid_entry", "not_found", "not_found", "limit", "limit"]);
     // The entity's own document lists too many: that is a verdict, recorded like every other.
     expect(r.properties.every((c) => c.not_checked === undefined)).toBe(true);
@@ -79,20 +79,20 @@ describe("resolver orchestration", () => {
   });
   it("shares one request between concurrent resolutions of one domain", async () => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": j({ network_id: ALICE }) }, 20);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     await Promise.all(Array.from({ length: 20 }, () => resolver.resolveEntity("alice.example")));
     expect(calls).toEqual(["json https://alice.example/ident.json"]);
   });
   it("a bad query is a value, not an exception", async () => {
     const { fetch, calls } = fakeFetch({});
-    const out = await createResolver({ fetch }).search("http://alice.example");
+    const out = await createResolverCore({ fetch }).search("http://alice.example");
     expect(out).toMatchObject({ ok: false, error: { code: "invalid_query" } });
     expect(calls).toHaveLength(0);
   });
   it("marks the result stale when a stale copy was served", async () => {
     let t = 0;
     const { fetch } = fakeFetch({ "https://alice.example/ident.json": j({ network_id: ALICE }) });
-    const resolver = createResolver({ fetch, now: () => t });
+    const resolver = createResolverCore({ fetch, now: () => t });
     const first = answered(await resolver.resolveEntity("alice.example"));
     t += 2 * 3600_000;
     const second = answered(await resolver.resolveEntity("alice.example"));
@@ -111,7 +111,7 @@ describe("parsing once per cached document", () => {
 
   it("a warm resolution reuses the parsed documents of the cached outcomes", async () => {
     const { fetch, calls } = fakeFetch(site("Alice"));
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     const first = answered(await resolver.resolveEntity("alice.example"));
     const second = answered(await resolver.resolveEntity("alice.example"));
     expect(calls).toHaveLength(2);
@@ -124,7 +124,7 @@ describe("parsing once per cached document", () => {
   it("a refreshed document is parsed again, and results never share their problem lists", async () => {
     const s = site("Alice");
     const { fetch } = fakeFetch(s);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     const first = answered(await resolver.resolveEntity("alice.example"));
     first.entity.problems.push({ code: "x", severity: "warning", message: "added by a caller" });
     first.properties[0]?.problems.push({ code: "x", severity: "warning", message: "added by a caller" });
@@ -141,7 +141,7 @@ describe("amplification bounds", () => {
     const body = `{"network_id":"${ALICE}","properties":[${Array(350_000).fill("1").join(",")}]}`;
     expect(body.length).toBeLessThan(1024 * 1024);
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": { body } });
-    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example"));
+    const r = answered(await createResolverCore({ fetch }).resolveEntity("alice.example"));
     expect(r.properties).toHaveLength(1000);
     expect(r.entity.problems.filter((p) => p.code === "too_many_entries")).toHaveLength(1);
     expect(JSON.stringify(r).length).toBeLessThan(500_000);
@@ -154,7 +154,7 @@ describe("amplification bounds", () => {
         ident_property: { id: "§:property:blog.example", ownership: [...owners, { network_id: "bad" }] },
       }),
     });
-    const out = await createResolver({ fetch }).search("§:property:blog.example");
+    const out = await createResolverCore({ fetch }).search("§:property:blog.example");
     if (!out.ok) throw new Error("error" in out ? out.error.message : out.refused.message);
     expect(out.response.results).toHaveLength(50);
     expect(out.response.problems.map((p) => p.code)).toEqual(["invalid_owner", "limit"]);
@@ -171,13 +171,13 @@ describe("peek: the answer from the cache alone", () => {
   const query = { input: "alice.example", kind: "domain" as const, domain: "alice.example" };
   it("answers null and fetches nothing while a document is not cached", async () => {
     const { fetch, calls } = fakeFetch(site);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     expect(await resolver.peek(query)).toBeNull();
     expect(calls).toEqual([]);
   });
   it("answers null when the entity is cached but one claim document is not", async () => {
     const { fetch, calls } = fakeFetch(site, 50);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     answered(await resolver.resolveEntityStaged("alice.example")); // the entity document only, claims still on their way
     const before = calls.length;
     const peeked = resolver.peek(query);
@@ -186,7 +186,7 @@ describe("peek: the answer from the cache alone", () => {
   });
   it("once everything is cached, answers what a lookup answers, without a fetch", async () => {
     const { fetch, calls } = fakeFetch(site);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     const looked = answered(await resolver.resolve(query));
     const before = calls.length;
     expect(await resolver.peek(query)).toEqual(looked);
@@ -195,7 +195,7 @@ describe("peek: the answer from the cache alone", () => {
   it("a stale document is answered, and starts one background refresh as a lookup would", async () => {
     let t = 0;
     const { fetch, calls } = fakeFetch(site);
-    const resolver = createResolver({ fetch, now: () => t });
+    const resolver = createResolverCore({ fetch, now: () => t });
     answered(await resolver.resolve(query));
     t = 2 * 3600_000;
     const before = calls.length;
@@ -212,7 +212,7 @@ describe("probe: how long a cached answer stands (the page cache's version, docs
     const { fetch } = fakeFetch({
       "https://alice.example/ident.json": j({ network_id: ALICE, properties: [{ id: "§:property:blog.example" }] }),
     });
-    const resolver = createResolver({ fetch, now: () => t });
+    const resolver = createResolverCore({ fetch, now: () => t });
     const query = { input: "alice.example", kind: "domain" as const, domain: "alice.example" };
     answered(await resolver.resolve(query));
     // The entity is fresh for an hour; the blog's failed outcomes are kept 5 minutes: the answer stands 5 minutes.
@@ -233,7 +233,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
   it("IDENT_MAX_FETCHES_PER_QUERY: one query starts at most that many fetches; the claims past it are `limit`", async () => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(40) });
     const work = newWork();
-    const r = answered(await createResolver({ fetch, limits: { maxFetchesPerQuery: 31 } }).resolveEntity("alice.example", { work }));
+    const r = answered(await createResolverCore({ fetch, limits: { maxFetchesPerQuery: 31 } }).resolveEntity("alice.example", { work }));
     // 1 entity document, then 2 fetches per claim (the JSON URL and the fallback page): 15 claims fit.
     expect(calls).toHaveLength(31);
     expect(work.fetches).toBe(31);
@@ -261,13 +261,13 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     }
     const { fetch, calls } = fakeFetch(site);
     const cache = createDocumentCache();
-    const warm = answered(await createResolver({ fetch, cache }).resolveEntity("alice.example"));
+    const warm = answered(await createResolverCore({ fetch, cache }).resolveEntity("alice.example"));
     expect([...warm.properties, ...warm.connections].map((c) => c.verified)).toEqual([true, true, true, true, true, true]);
     const before = calls.length;
     // No fetch at all may start: everything must come from the cache.
     const work = newWork();
     const again = answered(
-      await createResolver({ fetch, cache, limits: { maxFetchesPerQuery: 0 } }).resolveEntity("alice.example", { work }),
+      await createResolverCore({ fetch, cache, limits: { maxFetchesPerQuery: 0 } }).resolveEntity("alice.example", { work }),
     );
     expect(calls.length).toBe(before);
     expect([...again.properties, ...again.connections].map((c) => c.verified)).toEqual([true, true, true, true, true, true]);
@@ -275,7 +275,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
   });
   it("a refused claim is not remembered: the next query fetches it", async () => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(5) });
-    const resolver = createResolver({ fetch, limits: { maxFetchesPerQuery: 5 } });
+    const resolver = createResolverCore({ fetch, limits: { maxFetchesPerQuery: 5 } });
     const first = answered(await resolver.resolveEntity("alice.example"));
     expect(first.properties.filter((c) => c.reason === "limit").length).toBeGreaterThan(0);
     const before = calls.length;
@@ -287,7 +287,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
   });
   it("joining a fetch in flight, or reading the cache, spends nothing", async () => {
     const { fetch, calls } = fakeFetch({ "https://alice.example/ident.json": claimsMany(3) }, 20);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     const [a, b] = [newWork(), newWork()];
     (await Promise.all([resolver.resolveEntity("alice.example", { work: a }), resolver.resolveEntity("alice.example", { work: b })])).map(
       answered,
@@ -311,7 +311,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     const { fetch, calls } = fakeFetch(site);
     const work = newWork();
     const out = answered(
-      await createResolver({ fetch }).resolve(
+      await createResolverCore({ fetch }).resolve(
         { input: "§:property:blog.example", kind: "property_id", domain: "blog.example", id: "§:property:blog.example" },
         { work },
       ),
@@ -330,7 +330,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     };
     for (let i = 0; i < 20; i++) site[`https://o${i}.example/ident.json`] = j({ network_id: `§:entity:o${i}.example` });
     const { fetch } = fakeFetch(site);
-    const out = await createResolver({ fetch, limits: { maxFetchesPerQuery: 11 } }).search("§:property:blog.example");
+    const out = await createResolverCore({ fetch, limits: { maxFetchesPerQuery: 11 } }).search("§:property:blog.example");
     if (!out.ok) throw new Error("error" in out ? out.error.message : out.refused.message);
     // 1 property document, then 1 entity document per owner: 10 owners fit.
     expect(out.response.results).toHaveLength(10);
@@ -344,7 +344,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
       if (url.includes("alice") && faults-- > 0) return refusal("local_fault", "out of file descriptors (EMFILE)", 5);
       return inner.fetch(url, mode);
     };
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     expect(await resolver.resolveEntity("alice.example")).toEqual({
       refused: "local_fault",
       message: "out of file descriptors (EMFILE)",
@@ -360,7 +360,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
       return inner.fetch(url, mode);
     };
     const work = newWork();
-    const r = answered(await createResolver({ fetch }).resolveEntity("alice.example", { work }));
+    const r = answered(await createResolverCore({ fetch }).resolveEntity("alice.example", { work }));
     expect(r.properties.map((c) => c.reason)).toEqual(["not_found", "limit"]);
     expect(r.properties[1]?.problems.at(-1)?.message).toBe("Not checked: p1.example has had its 300 requests");
     expect(r.properties.map((c) => c.not_checked)).toEqual([undefined, "host_budget"]);
@@ -371,7 +371,7 @@ describe("per-query fetch budget and refused work (docs/decisions.md#outbound-wo
     const inner = fakeFetch({ "https://alice.example/ident.json": claimsMany(1) });
     const fetch: typeof inner.fetch = async (url, mode) =>
       spent ? refusal("address_budget", "the server of alice.example has had its requests", 30) : inner.fetch(url, mode);
-    const resolver = createResolver({ fetch });
+    const resolver = createResolverCore({ fetch });
     answered(await resolver.resolveEntity("alice.example"));
     spent = true;
     const work = newWork();

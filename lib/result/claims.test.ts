@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { claimCounts, claimKey, listedOnce } from "./claims";
+import { claimCounts, claimKey, listedOnce } from "./claims.ts";
 
 const P = (id: string | null, verified: boolean) => ({ id, verified });
 

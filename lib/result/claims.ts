@@ -4,9 +4,9 @@
  * badge, search, the preview image, the entity page and `ident check` count claims through
  * {@link claimCounts}, so that no two of them count differently.
  */
-import { createHash } from "node:crypto";
-import { MAX_ID_BYTES, utf8Bytes, wellFormed } from "../documents/display-limits";
-import type { Claim } from "./record";
+import { sha256Hex } from "../hash.ts";
+import { MAX_ID_BYTES, utf8Bytes, wellFormed } from "../documents/display-limits.ts";
+import type { Claim } from "./record.ts";
 
 export const CLAIM_KINDS = ["properties", "credentials", "connections"] as const;
 export type ClaimKind = (typeof CLAIM_KINDS)[number];
@@ -58,5 +58,5 @@ const PLAIN_KEY = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
 export function boundedKey(key: string): string {
   if (key.length <= MAX_ID_BYTES && PLAIN_KEY.test(key)) return key;
   if (utf8Bytes(JSON.stringify(key)) - 2 <= MAX_ID_BYTES) return key;
-  return `#sha256:${createHash("sha256").update(key).digest("hex")}`;
+  return `#sha256:${sha256Hex(key)}`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildJsonLd, profilePage, serializeJsonLd, type JsonLdInput } from "./jsonld";
+import { buildJsonLd, profilePage, serializeJsonLd, type JsonLdInput } from "./jsonld.ts";
 
 /** The JSON-LD as a crawler reads it. */
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v)) as Record<string, string>;

@@ -1,7 +1,7 @@
 import type { EducationalOccupationalCredential, Organization, Person, Thing, WithContext } from "schema-dts";
-import { clipDescription, clipName, safeUrl } from "../documents/display-limits";
-import type { Details } from "../documents/entity";
-import { extend } from "../objects";
+import { clipDescription, clipName, safeUrl } from "../documents/display-limits.ts";
+import type { Details } from "../documents/entity.ts";
+import { extend } from "../objects.ts";
 
 /** What the JSON-LD of one entity is built from: only accepted entities and verified claims. */
 export type JsonLdInput = {
@@ -17,7 +17,11 @@ export type JsonLdInput = {
   credentials: { title: string; type?: string; issuerName: string; issuerDomain: string; url?: string }[];
 };
 
-export type EntityJsonLd = WithContext<Person> | WithContext<Organization> | WithContext<Thing>;
+/**
+ * The JSON-LD of an entity. Built and checked against schema-dts's types (below); said here without
+ * them, so the package's declarations need no schema-dts (docs/library.md#what-installing-it-brings).
+ */
+export type EntityJsonLd = { "@context": "https://schema.org"; "@type": "Person" | "Organization" | "Thing" } & Record<string, unknown>;
 
 /**
  * schema.org JSON-LD of an accepted entity (docs/protocol.md#overview, docs/decisions.md#json-ld): `Person` or `Organization` from

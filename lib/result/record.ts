@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { Problem } from "../documents/problem";
-import { FETCH_REFUSALS } from "../traffic/refusal";
-import { REASONS } from "../protocol/reasons";
+import { Problem } from "../documents/problem.ts";
+import { FETCH_REFUSALS } from "../traffic/refusal.ts";
+import { REASONS } from "../protocol/reasons.ts";
 
 /** The result record of docs/decisions.md#the-result-record, printed by `ident resolve --json` and served by `/api/resolve`. */
 
@@ -81,6 +81,8 @@ export const QueryKind = z.enum(["domain", "url", "network_id", "property_id", "
 
 export const SearchResponse = z.object({
   schema: z.literal(SCHEMA_ID),
+  /** Which resolver made the record (docs/library.md#versions): the package's name and version. */
+  resolver: z.object({ name: z.literal("ident-resolver"), version: z.string() }).optional(),
   query: z.object({ input: z.string(), kind: QueryKind, domain: z.string() }),
   results: z.array(EntityResult),
   problems: z.array(Problem),

@@ -1,6 +1,6 @@
-import { extractLinks } from "../documents/embed";
-import { sameId } from "../protocol/ids";
-import type { Verdict } from "../protocol/reasons";
+import { extractLinks } from "../documents/embed.ts";
+import { sameId } from "../protocol/ids.ts";
+import type { Verdict } from "../protocol/reasons.ts";
 
 /** Whether a connection URL may be fetched at all: only `https:` (docs/decisions.md#verification). */
 export function connectionUrl(id: string): URL | null {

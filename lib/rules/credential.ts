@@ -1,7 +1,7 @@
-import type { CredentialDocument } from "../documents/credential";
-import { keptId } from "../documents/display-limits";
-import { sameId } from "../protocol/ids";
-import type { Verdict } from "../protocol/reasons";
+import type { CredentialDocument } from "../documents/credential.ts";
+import { keptId } from "../documents/display-limits.ts";
+import { sameId } from "../protocol/ids.ts";
+import type { Verdict } from "../protocol/reasons.ts";
 
 /**
  * V4, V5: a credential verifies when its document's `ident_entity_id` equals the entity's

@@ -1,6 +1,6 @@
-import type { PropertyDocument } from "../documents/property";
-import { sameId } from "../protocol/ids";
-import type { Verdict } from "../protocol/reasons";
+import type { PropertyDocument } from "../documents/property.ts";
+import { sameId } from "../protocol/ids.ts";
+import type { Verdict } from "../protocol/reasons.ts";
 
 /** V3 [bind]: a property document whose `id` is `publishedId` is about `propertyId` (V6: case-insensitively). */
 export const isAbout = (publishedId: string, propertyId: string): boolean => sameId(publishedId, propertyId);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { CredentialDocument } from "../documents/credential";
-import type { PropertyDocument } from "../documents/property";
-import { verifyConnection } from "./connection";
-import { verifyCredential } from "./credential";
-import { verifyProperty } from "./property";
+import type { CredentialDocument } from "../documents/credential.ts";
+import type { PropertyDocument } from "../documents/property.ts";
+import { verifyConnection } from "./connection.ts";
+import { verifyCredential } from "./credential.ts";
+import { verifyProperty } from "./property.ts";
 
 const ALICE = "§:entity:alice.example";
 const BLOG = "§:property:blog.example";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CopyReader, copyLine, copyRows, isoTime, sqlLiteral } from "./copy-text";
+import { CopyReader, copyLine, copyRows, isoTime, sqlLiteral } from "./copy-text.ts";
 
 describe("COPY's text format", () => {
   const hostile = ["", "plain", "tab\there", "new\nline", "cr\rhere", "back\\slash", "\\N", "\\", "ends with \\", "é 山 🙂", "'quoted'"];

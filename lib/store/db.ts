@@ -10,8 +10,8 @@ import { fileURLToPath } from "node:url";
 import { finished } from "node:stream/promises";
 import pg from "pg";
 import { from as copyFromStdin, to as copyToStdout } from "pg-copy-streams";
-import { extend } from "../objects";
-import { removeLeftovers } from "./leftovers";
+import { extend } from "../objects.ts";
+import { removeLeftovers } from "./leftovers.ts";
 
 export type Row = Record<string, unknown>;
 

@@ -9,19 +9,19 @@
  * What the index derives (its search columns, the words of names) is not in the file: the import
  * works it out again, as recording a check does.
  */
-import { recount } from "./migrations";
-import { CLAIM_COLUMNS, names, type Columns } from "./columns";
+import { recount } from "./migrations.ts";
+import { CLAIM_COLUMNS, names, type Columns } from "./columns.ts";
 import { z } from "zod";
-import { cut, keptId, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits";
-import { DEFAULTS } from "../limits";
-import { isDomain } from "../protocol/ids";
-import { EntityStatus, Reason } from "../result/record";
-import type { Db, Tx } from "./db";
-import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./copy-text";
-import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue";
-import { addTypoWords, boundedKey, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts";
-import { searchColumns } from "./search-text";
-import { lastPosition, placeChanges } from "./positions";
+import { cut, keptId, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../documents/display-limits.ts";
+import { DEFAULTS } from "../limits.ts";
+import { isDomain } from "../protocol/ids.ts";
+import { EntityStatus, Reason } from "../result/record.ts";
+import type { Db, Tx } from "./db.ts";
+import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./copy-text.ts";
+import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue.ts";
+import { addTypoWords, boundedKey, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts.ts";
+import { searchColumns } from "./search-text.ts";
+import { lastPosition, placeChanges } from "./positions.ts";
 
 export const EXPORT_SCHEMA = "ident-resolver/export@1";
 

@@ -4,8 +4,8 @@
  * claim's label). Read from the index only; nothing is fetched.
  */
 import { createHash } from "node:crypto";
-import type { ClaimKind } from "./verdicts";
-import type { Queryable } from "./db";
+import type { ClaimKind } from "./verdicts.ts";
+import type { Queryable } from "./db.ts";
 
 /** One recorded change, with what a reader needs to say what changed. */
 export type FeedChange = {

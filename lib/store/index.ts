@@ -3,15 +3,15 @@
  * migrations), then used by whatever resolves. A store that fails later never fails a lookup: the
  * result is answered as it is and the failure is logged.
  */
-import type { Claim, EntityResult, SearchResponse } from "../result/record";
-import { openDb, StoreError, type Db, type EngineState, type StoreLocation } from "./db";
-import { migrate } from "./migrations";
-import { history, preview, type ClaimKind, type History } from "./verdicts";
-import { pruneNeverAccepted, type DiscoveryOptions } from "./queue";
-import { createRecorder } from "./recorder";
-import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search";
-import { extend } from "../objects";
-import type { FeedChange } from "./feeds";
+import type { Claim, EntityResult, SearchResponse } from "../result/record.ts";
+import { openDb, StoreError, type Db, type EngineState, type StoreLocation } from "./db.ts";
+import { migrate } from "./migrations.ts";
+import { history, preview, type ClaimKind, type History } from "./verdicts.ts";
+import { pruneNeverAccepted, type DiscoveryOptions } from "./queue.ts";
+import { createRecorder } from "./recorder.ts";
+import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search.ts";
+import { extend } from "../objects.ts";
+import type { FeedChange } from "./feeds.ts";
 import {
   changesPage,
   indexCounts,
@@ -21,13 +21,54 @@ import {
   type ChangePage,
   type IndexCounts,
   type TopIssuer,
-} from "./overview";
+} from "./overview.ts";
 
 /** What the home page shows of the index. */
 export type Overview = { counts: IndexCounts; latest: FeedChange[]; issuers: TopIssuer[] };
 
-export { StoreError } from "./db";
-export type { StoreLocation } from "./db";
+export { StoreError } from "./db.ts";
+export type { StoreLocation } from "./db.ts";
+export { CLAIM_COLUMNS } from "./columns.ts";
+export { interruptible, openDb, type Db, type Queryable, type Row, type Tx } from "./db.ts";
+export {
+  bytesAfter,
+  EXPORT_SCHEMA,
+  exportIndex,
+  ImportError,
+  importIndex,
+  StoreNotEmpty,
+  type ExportEntity,
+  type ExportHeader,
+  type ExportJob,
+  type NumberedLine,
+  type Progress,
+} from "./export.ts";
+export { changeId, entityChanges, issuerChanges, type FeedChange } from "./feeds.ts";
+export { migrate, MIGRATIONS, recount } from "./migrations.ts";
+export {
+  CHANGES_DEFAULT,
+  CHANGES_MAX,
+  changesAnswer,
+  cursorOf,
+  decodeChangeCursor,
+  indexCounts,
+  Changes,
+  ChangeCursorText,
+} from "./overview.ts";
+export { discoveredDomains, enqueue, finishJob, queueStats, takeJobs } from "./queue.ts";
+export {
+  decodeCursor,
+  encodeCursor,
+  MAX_SEARCH_LENGTH,
+  parseSearchText,
+  SEARCH_TIMEOUT_MS,
+  searchIndex,
+  searchTerms,
+  IndexSearch,
+} from "./search.ts";
+export { SITEMAP_URLS, sitemapCount, sitemapEntries } from "./sitemap.ts";
+export { entityStanding, type Standing } from "./standing.ts";
+export { History, record, reindexSearch } from "./verdicts.ts";
 
 export type Store = {
   readonly engine: Db["engine"];
@@ -100,7 +141,7 @@ export type StoreStats = {
 /** How often the store removes what was never accepted (docs/decisions.md#the-index). */
 const PRUNE_EVERY_MS = 3600_000;
 
-export { BACKLOG_MAX, RECORDS_AT_ONCE } from "./recorder";
+export { BACKLOG_MAX, RECORDS_AT_ONCE } from "./recorder.ts";
 
 export type StoreOptions = {
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fileNumber, leftoverFiles } from "./leftovers";
+import { fileNumber, leftoverFiles } from "./leftovers.ts";
 
 describe("the files of a database's folder (docs/deploying.md#moving-the-index)", () => {
   it.each([

@@ -3,8 +3,8 @@
  * A migration is never edited once released: a change is a new one. Applied in one transaction under
  * an advisory lock, so two instances starting together on one database apply each once.
  */
-import type { Db, Queryable } from "./db";
-import { keepLengths, reindexSearch } from "./verdicts";
+import type { Db, Queryable } from "./db.ts";
+import { keepLengths, reindexSearch } from "./verdicts.ts";
 
 /** A migration: statements, then, where rows must be rewritten by this resolver's own code, `run`. */
 export type Migration = { version: number; name: string; sql: string; run?: (tx: Queryable) => Promise<void> };

@@ -4,7 +4,7 @@
  * neither, refused.
  */
 import { describe, expect, it } from "vitest";
-import { ChangeCursorText, cursorOf, decodeChangeCursor } from "./overview";
+import { ChangeCursorText, cursorOf, decodeChangeCursor } from "./overview.ts";
 
 const older = (tuple: unknown) => Buffer.from(JSON.stringify(tuple)).toString("base64url");
 const AT = "2026-05-01T08:00:00.000Z";

@@ -7,10 +7,10 @@
  * by their index on position.
  */
 import { z } from "zod";
-import type { Queryable } from "./db";
-import { changeId, type FeedChange } from "./feeds";
-import { lastPosition } from "./positions";
-import { CLAIM_KINDS } from "./verdicts";
+import type { Queryable } from "./db.ts";
+import { changeId, type FeedChange } from "./feeds.ts";
+import { lastPosition } from "./positions.ts";
+import { CLAIM_KINDS } from "./verdicts.ts";
 
 /** What the home page says the index holds. */
 export type IndexCounts = { entities: number; accepted: number; verified_claims: number; issuers: number };

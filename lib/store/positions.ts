@@ -7,7 +7,7 @@
  * the one before has committed (or rolled back, giving its positions back), so position order is
  * commit order on a PostgreSQL server shared by a fleet as on the embedded engine.
  */
-import type { Queryable } from "./db";
+import type { Queryable } from "./db.ts";
 
 /** A change of verdict as the recorder writes it (the columns of `changes`). */
 export type NewChange = {

@@ -5,9 +5,9 @@
  * rows with `FOR UPDATE SKIP LOCKED` and holds each under a lease (`locked_until`), so two never run
  * the same job at once and a job whose instance died runs again when its lease ends.
  */
-import { parseCredentialId, parseNetworkId, parsePropertyId } from "../protocol/ids";
-import type { EntityResult } from "../result/record";
-import type { Db, Queryable } from "./db";
+import { parseCredentialId, parseNetworkId, parsePropertyId } from "../protocol/ids.ts";
+import type { EntityResult } from "../result/record.ts";
+import type { Db, Queryable } from "./db.ts";
 
 /** Re-verification of an entity whose claims all verify: once a day. */
 export const RECHECK_OK_S = 24 * 3600;

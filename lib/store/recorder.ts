@@ -5,11 +5,11 @@
  * order once it takes them again. Results are recorded a few at once, in a fair queue
  * ({@link RECORDS_AT_ONCE}); each new result points discovery at the domains it names.
  */
-import type { EntityResult } from "../result/record";
-import { createAtOnceLimiter } from "../traffic/at-once";
-import { isDiskFull, type Db } from "./db";
-import { discoveredDomains, enqueue, type DiscoveryOptions } from "./queue";
-import { record } from "./verdicts";
+import type { EntityResult } from "../result/record.ts";
+import { createAtOnceLimiter } from "../traffic/at-once.ts";
+import { isDiskFull, type Db } from "./db.ts";
+import { discoveredDomains, enqueue, type DiscoveryOptions } from "./queue.ts";
+import { record } from "./verdicts.ts";
 
 /**
  * Results recorded at once (docs/architecture.md#fair-queues): one on the embedded engine, which runs

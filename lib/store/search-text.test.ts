@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fold, foldedWords, MAX_WORD_LENGTH, prefixQuery, searchColumns, typoQuery } from "./search-text";
+import { fold, foldedWords, MAX_WORD_LENGTH, prefixQuery, searchColumns, typoQuery } from "./search-text.ts";
 
 describe("one folding of text (docs/decisions.md#search)", () => {
   it.each([

@@ -6,7 +6,7 @@
  * type them without it (ø → o, ł → l, ß → ss, æ → ae, đ → d, ı → i, …). Words are runs of letters
  * and digits; everything else separates them.
  */
-import { ownValue } from "../objects";
+import { ownValue } from "../objects.ts";
 
 /** Letters that Unicode does not decompose, and how they are written without their stroke, ligature or dot. */
 const PLAIN: Record<string, string> = {

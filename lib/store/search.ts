@@ -5,9 +5,9 @@
  * among equals, accepted entities with more verified claims first. Never fetches anything.
  */
 import { z } from "zod";
-import { parseNetworkId } from "../protocol/ids";
-import type { Db, Queryable, Tx } from "./db";
-import { foldedWords, prefixQuery, typoQuery } from "./search-text";
+import { parseNetworkId } from "../protocol/ids.ts";
+import type { Db, Queryable, Tx } from "./db.ts";
+import { foldedWords, prefixQuery, typoQuery } from "./search-text.ts";
 
 export const INDEX_SEARCH_SCHEMA = "ident-resolver/index-search@1";
 export const SEARCH_PAGE_SIZE = 20;

@@ -3,7 +3,7 @@
  * sitemaps of at most {@link SITEMAP_URLS} pages each, read from the store a chunk at a time so that
  * memory does not grow with the index. Written as sitemaps.org 0.9 XML by `web/crawlers.ts`.
  */
-import type { Queryable } from "./db";
+import type { Queryable } from "./db.ts";
 
 /** The most `<url>` entries one sitemap may hold (sitemaps.org). */
 export const SITEMAP_URLS = 50_000;

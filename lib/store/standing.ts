@@ -2,7 +2,7 @@
  * What the index last recorded of one entity, for its badge (docs/decisions.md#badges): its status and
  * how many of its claims verified. One read of the entities' primary key; nothing is fetched.
  */
-import type { Queryable } from "./db";
+import type { Queryable } from "./db.ts";
 
 /** The entity's status at its last check, and its claims' counts as recorded at its last accepted check. */
 export type Standing = { status: string; verified: number; unverified: number };

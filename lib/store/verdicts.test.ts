@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Claim } from "../result/record";
-import { claimKey, jsonb, keptDetails, keptProblems } from "./verdicts";
+import type { Claim } from "../result/record.ts";
+import { claimKey, jsonb, keptDetails, keptProblems } from "./verdicts.ts";
 
 describe("jsonb (docs/decisions.md#rendering: a lone surrogate is kept as U+FFFD)", () => {
   it.each([

@@ -5,11 +5,11 @@
  * `last_checked_at`, stale on error); the resolver itself never reads the store.
  */
 import { z } from "zod";
-import { boundedKey, CLAIM_KINDS, claimKey, listedOnce, type ClaimKind } from "../result/claims";
-import type { Claim, ClaimSince, EntityResult } from "../result/record";
-import { isTransientFailure } from "../fetch/transient";
-import { CLAIM_COLUMNS, CLAIM_KEY, names } from "./columns";
-import { extend } from "../objects";
+import { boundedKey, CLAIM_KINDS, claimKey, listedOnce, type ClaimKind } from "../result/claims.ts";
+import type { Claim, ClaimSince, EntityResult } from "../result/record.ts";
+import { isTransientFailure } from "../fetch/transient.ts";
+import { CLAIM_COLUMNS, CLAIM_KEY, names } from "./columns.ts";
+import { extend } from "../objects.ts";
 import {
   cut,
   keptId,
@@ -18,13 +18,13 @@ import {
   MAX_ID_BYTES,
   MAX_MESSAGE_LENGTH,
   MAX_NAME_LENGTH,
-} from "../documents/display-limits";
-import type { Problem } from "../documents/problem";
-import { parseCredentialId } from "../protocol/ids";
-import type { Queryable } from "./db";
-import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue";
-import { appendChanges, type NewChange } from "./positions";
-import { searchColumns } from "./search-text";
+} from "../documents/display-limits.ts";
+import type { Problem } from "../documents/problem.ts";
+import { parseCredentialId } from "../protocol/ids.ts";
+import type { Queryable } from "./db.ts";
+import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue.ts";
+import { appendChanges, type NewChange } from "./positions.ts";
+import { searchColumns } from "./search-text.ts";
 
 /**
  * JSON for a jsonb column. Publishers' text may hold a lone surrogate, which JSON.stringify escapes
@@ -41,7 +41,7 @@ export function jsonb(value: unknown): string {
 }
 const ESCAPED_SURROGATE = /(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g;
 
-export { CLAIM_KINDS, claimCounts, claimKey, boundedKey, listedOnce, type ClaimKind } from "../result/claims";
+export { CLAIM_KINDS, claimCounts, claimKey, boundedKey, listedOnce, type ClaimKind } from "../result/claims.ts";
 
 /** How long a verified claim survives failed re-checks: the protocol's staleness bound, 24 hours. */
 export const STALE_FOR_MS = 24 * 3600_000;

@@ -4,7 +4,7 @@
  * CLI shows. Pages, the API, the re-check route, the CLI and the production server all use it.
  */
 import { z } from "zod";
-import { REFUSAL_KINDS, type Refusal, type RefusalKind } from "./refusal";
+import { REFUSAL_KINDS, type Refusal, type RefusalKind } from "./refusal.ts";
 
 /** The words of each refusal: a heading, and what it means for the person reading it. */
 export const REFUSAL_WORDS: Record<RefusalKind, { status: 429 | 503; heading: string; meaning: string }> = {

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { createAtOnceLimiter, WAITED_LONG_MS } from "./at-once";
+import { createAtOnceLimiter, WAITED_LONG_MS } from "./at-once.ts";
 
 describe("at once per key (docs/architecture.md#traffic: hostAtOnce, addressAtOnce)", () => {
   it("runs at most 6 per host, others in parallel, and finishes all", async () => {

@@ -1,4 +1,4 @@
-import { createHoldings, nextOf, type Holdings, type Weight } from "./fair";
+import { createHoldings, nextOf, type Holdings, type Weight } from "./fair.ts";
 
 /** One key's tasks: how many run, each client's places (running or waiting), and the waiters. */
 type Line = { active: number; holdings: Holdings; waiting: Waiter[] };

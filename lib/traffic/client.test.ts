@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientKey } from "./client";
+import { clientKey } from "./client.ts";
 
 describe("clientKey: the rightmost trusted hop", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { byHoldings, createHoldings, nextOf, refusedFor } from "./fair";
+import { byHoldings, createHoldings, nextOf, refusedFor } from "./fair.ts";
 
 describe("fair queues (docs/architecture.md#fair-queues)", () => {
   const holdings = createHoldings();

@@ -3,15 +3,32 @@
  * into limiters, and the refusals they give as values (./refusal.ts), answered in one place
  * (./answer.ts). Framework-free: the fetcher, the resolver, the web app and the CLI all use it.
  */
-import { FETCH_DEADLINE_MS, LIMITS, refusedAt, windowSpanMs, type LimitDeclaration, type LimitName, type TrafficSettings } from "./limits";
-import type { FetchRefusal } from "./refusal";
-import { createSharedCounter, type RedisLink } from "./shared-window";
-import { createLocalCounter, limiterOn, takeTogether, type Counter, type RateLimiter } from "./window";
+import {
+  FETCH_DEADLINE_MS,
+  LIMITS,
+  refusedAt,
+  windowSpanMs,
+  type LimitDeclaration,
+  type LimitName,
+  type TrafficSettings,
+} from "./limits.ts";
+import type { FetchRefusal } from "./refusal.ts";
+import type { FetchBudgets } from "./budgets.ts";
+import { createSharedCounter, type RedisLink } from "./shared-window.ts";
+import { createLocalCounter, limiterOn, takeTogether, type Counter, type RateLimiter } from "./window.ts";
 
-export type { Counter, JointDecision, RateDecision, RateLimiter, Take, Used } from "./window";
-export { answerRefusal, type RefusalAnswer } from "./answer";
-export { LIMITS, refusedAt, trafficSettings, type TrafficSettings, type LimitName } from "./limits";
-export { isRefusal, refusal, type FetchRefusal, type Refusal, type RefusalKind } from "./refusal";
+export type { Counter, JointDecision, RateDecision, RateLimiter, Take, Used } from "./window.ts";
+export { answerRefusal, type RefusalAnswer } from "./answer.ts";
+export { OVER_LIMIT_DELAY_MS, REFUSAL_WORDS, RefusalBody } from "./answer.ts";
+export { addressGroup, clientKey } from "./client.ts";
+export { boundFor } from "./fair.ts";
+export { createInProgress } from "./in-progress.ts";
+export { windowSpanMs, type LimitDeclaration } from "./limits.ts";
+export { createOutboundCount, createOutboundGate } from "./outbound.ts";
+export { REFUSAL_KINDS } from "./refusal.ts";
+export { createSearchGate, searchGateOptions } from "./search-gate.ts";
+export { LIMITS, refusedAt, trafficSettings, type TrafficSettings, type LimitName } from "./limits.ts";
+export { isRefusal, refusal, type FetchRefusal, type Refusal, type RefusalKind } from "./refusal.ts";
 
 /** The limits counted over a sliding window (a minute, or 10 s). */
 export type WindowName = { [K in LimitName]: (typeof LIMITS)[K]["per"] extends "minute" | "10 s" ? K : never }[LimitName];
@@ -70,17 +87,7 @@ export const hostSpent = (host: string, settings: TrafficSettings, retryAfterS: 
     retryAfterS,
   );
 
-/** Whose request a fetch is, and where it goes: the keys of the per-minute limits a fetch spends. */
-export type FetchTarget = { host: string; address: string; client: string };
-
-/**
- * Spends a fetch's windowed budgets (docs/architecture.md#traffic): its host name's minute, its
- * client's share of it, its address's minute, its client's share of that, and the 10 s that spread
- * the address's minute. All are taken together or none is: a refused fetch spends nothing, and no
- * other fetch counts in between (in a fleet, one Redis script decides them). Answers the refusal of
- * the first one spent.
- */
-export type FetchBudgets = (target: FetchTarget) => Promise<FetchRefusal | null>;
+export type { FetchBudgets, FetchTarget } from "./budgets.ts";
 
 export function fetchBudgets(windows: Windows, settings: TrafficSettings): FetchBudgets {
   return async ({ host, address, client }) => {

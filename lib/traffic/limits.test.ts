@@ -6,13 +6,13 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { DEFAULTS } from "../limits";
+import { DEFAULTS } from "../limits.ts";
 import { describe, expect, it } from "vitest";
-import { createResolver } from "../resolver";
-import type { FetchOutcome } from "../fetch/fetcher";
-import { REFUSAL_WORDS } from "./answer";
-import { createAtOnceLimiter } from "./at-once";
-import { createWindows, fetchBudgets, WINDOW_NAMES, type FetchTarget } from "./index";
+import { createResolverCore } from "../resolver/index.ts";
+import type { FetchOutcome } from "../fetch/fetcher.ts";
+import { REFUSAL_WORDS } from "./answer.ts";
+import { createAtOnceLimiter } from "./at-once.ts";
+import { createWindows, fetchBudgets, WINDOW_NAMES, type FetchTarget } from "./index.ts";
 import {
   isLimitName,
   LIMIT_NAMES,
@@ -23,10 +23,10 @@ import {
   windowSpanMs,
   type LimitDeclaration,
   type LimitName,
-} from "./limits";
-import { createOutboundGate } from "./outbound";
-import { REFUSAL_KINDS } from "./refusal";
-import type { RedisLink } from "./shared-window";
+} from "./limits.ts";
+import { createOutboundGate } from "./outbound.ts";
+import { REFUSAL_KINDS } from "./refusal.ts";
+import type { RedisLink } from "./shared-window.ts";
 
 const declared = (name: LimitName): LimitDeclaration => LIMITS[name];
 const defaults = trafficSettings();
@@ -267,7 +267,7 @@ describe("fetchesPerQuery", () => {
     };
     // Each claim costs two fetches (its JSON URL, then its HTML fallback): 1 + 2 × 100 = 201 would be all.
     const limit = 41;
-    const r = await createResolver({ fetch, limits: { maxFetchesPerQuery: limit } }).resolveEntity("alice.example");
+    const r = await createResolverCore({ fetch, limits: { maxFetchesPerQuery: limit } }).resolveEntity("alice.example");
     expect(calls).toBe(limit);
     const claims = "refused" in r ? [] : [...r.properties, ...r.credentials];
     expect(claims.filter((c) => c.not_checked === "query_budget").length).toBeGreaterThan(0);

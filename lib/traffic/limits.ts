@@ -4,7 +4,7 @@
  * The configuration reads its variables from here, the limiters are built from here, and the docs'
  * table of limits is checked against here by a test.
  */
-import { refusal, type Refusal, type RefusalKind } from "./refusal";
+import { refusal, type Refusal, type RefusalKind } from "./refusal.ts";
 
 /** What a limit counts against. */
 export type Counted = "client" | "host name" | "address" | "client at one host name" | "client at one address" | "query" | "instance";

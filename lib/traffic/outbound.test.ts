@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { createOutboundGate } from "./outbound";
-import { isRefusal, type Refusal } from "./refusal";
+import { createOutboundGate } from "./outbound.ts";
+import { isRefusal, type Refusal } from "./refusal.ts";
 
 /** A ticket that was not refused. */
 function admitted<T extends object>(ticket: T | Refusal): T {

@@ -1,6 +1,6 @@
-import { boundFor, byHoldings, createHoldings, nextOf } from "./fair";
-import { refusedAt, trafficSettings } from "./limits";
-import { isRefusal, type Refusal } from "./refusal";
+import { boundFor, byHoldings, createHoldings, nextOf } from "./fair.ts";
+import { refusedAt, trafficSettings } from "./limits.ts";
+import { isRefusal, type Refusal } from "./refusal.ts";
 
 /** Whose work a fetch is: a person waiting for a page or an answer, or a refresh nobody waits for. */
 export type Priority = "person" | "background";

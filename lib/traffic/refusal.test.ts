@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { answerRefusal } from "./answer";
-import { FETCH_REFUSALS, isRefusal, refusal, REFUSAL_KINDS } from "./refusal";
+import { answerRefusal } from "./answer.ts";
+import { FETCH_REFUSALS, isRefusal, refusal, REFUSAL_KINDS } from "./refusal.ts";
 
 describe("refusals are values (docs/architecture.md#traffic)", () => {
   it("a refusal is told from an answer by its `refused` field alone", () => {

@@ -3,9 +3,9 @@
  * `searchesInProgress`, each at its declared default, and the fair queue.
  */
 import { describe, expect, it } from "vitest";
-import { isRefusal } from "./refusal";
-import { trafficSettings } from "./limits";
-import { createSearchGate, searchGateOptions } from "./search-gate";
+import { isRefusal } from "./refusal.ts";
+import { trafficSettings } from "./limits.ts";
+import { createSearchGate, searchGateOptions } from "./search-gate.ts";
 
 const defaults = trafficSettings();
 const gateAtDefaults = (now?: () => number) =>

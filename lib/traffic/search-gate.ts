@@ -8,9 +8,9 @@
  * for a newcomer by refusing the newest waiting search of a heavier client, so many addresses
  * searching together cannot keep another client waiting or refused.
  */
-import { refusedAt, type TrafficSettings } from "./limits";
-import { createHoldings, nextOf, refusedFor, type Weight } from "./fair";
-import type { Refusal } from "./refusal";
+import { refusedAt, type TrafficSettings } from "./limits.ts";
+import { createHoldings, nextOf, refusedFor, type Weight } from "./fair.ts";
+import type { Refusal } from "./refusal.ts";
 
 export type SearchGateOptions = {
   /** Searches running at once (`searchesAtOnce`). */

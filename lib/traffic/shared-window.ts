@@ -9,7 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import type { Counter, JointDecision, Take, Used } from "./window";
+import type { Counter, JointDecision, Take, Used } from "./window.ts";
 
 // KEYS: one per take. ARGV: now, take (1 or 0), a member unique to this take, then each key's limit
 // and window. Answers 0 when all fit (and, with take, counts them all), else the 1-based index of

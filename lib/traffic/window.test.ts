@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLocalCounter, limiterOn } from "./window";
+import { createLocalCounter, limiterOn } from "./window.ts";
 
 /** One limit alone, on a counter of its own. */
 const createWindowLimiter = (o: { limit: number; windowMs: number; now: () => number }) =>

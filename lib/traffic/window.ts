@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import { MINUTE_MS } from "./limits";
+import { MINUTE_MS } from "./limits.ts";
 
 export type RateDecision = { ok: true } | { ok: false; retryAfterS: number };
 

@@ -6,7 +6,7 @@
 import { cpSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, inject } from "vitest";
-import type { StoreLocation } from "../../lib/store";
+import type { StoreLocation } from "ident-resolver/store";
 import { startPostgres, type PostgresServer } from "./postgres";
 import { scratchDir } from "./scratch";
 

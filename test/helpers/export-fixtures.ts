@@ -7,9 +7,9 @@ import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
-import type { Claim, EntityResult } from "../../lib/result/record";
-import { type Store, type StoreLocation } from "../../lib/store";
-import { EXPORT_SCHEMA, exportIndex, importIndex, type ExportEntity, type ExportJob, type NumberedLine } from "../../lib/store/export";
+import type { Claim, EntityResult } from "ident-resolver";
+import { type Store, type StoreLocation } from "ident-resolver/store";
+import { EXPORT_SCHEMA, exportIndex, importIndex, type ExportEntity, type ExportJob, type NumberedLine } from "ident-resolver/store";
 
 export const HOUR = 3600_000;
 export const T0 = Date.parse("2026-04-01T10:00:00.000Z");

@@ -1,4 +1,4 @@
-import type { FetchOutcome } from "../../lib/fetch/fetcher";
+import type { FetchOutcome } from "ident-resolver/node";
 
 /** A JSON document found at `url` (HTTP 200, application/json), as the fetcher answers one. */
 export function foundJson(url: string, body: string): FetchOutcome {

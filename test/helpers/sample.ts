@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from "vitest";
-import { parseConnectTo } from "../../lib/fetch/connect-to";
-import { createFetcher, type FetcherOptions } from "../../lib/fetch/fetcher";
-import { createResolver, type Limits } from "../../lib/resolver";
+import { parseConnectTo } from "ident-resolver/node";
+import { createFetcher, type FetcherOptions } from "ident-resolver/node";
+import { createResolverCore, type Limits } from "ident-resolver";
 import { startSampleNetwork, type SampleNetwork, type SampleNetworkOptions } from "../network/server";
 
 /**
@@ -29,7 +29,7 @@ export function useSampleNetwork(options: SampleNetworkOptions = {}) {
     },
     /** A fresh resolver (fresh cache) over a real fetcher. */
     resolver(opts: { limits?: Partial<Limits>; fetcher?: FetcherOptions } = {}) {
-      return createResolver({ fetch: ctx.fetcher(opts.fetcher), ...(opts.limits ? { limits: opts.limits } : {}) });
+      return createResolverCore({ fetch: ctx.fetcher(opts.fetcher), ...(opts.limits ? { limits: opts.limits } : {}) });
     },
   };
   beforeAll(async () => {

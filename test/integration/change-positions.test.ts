@@ -9,17 +9,17 @@
  * places the file's changes after the store's newest.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../lib/log";
-import type { Claim, EntityResult } from "../../lib/result/record";
-import { openDb, type Tx } from "../../lib/store/db";
-import { openStore, type Store, type StoreLocation } from "../../lib/store";
-import { exportIndex, importIndex, type NumberedLine } from "../../lib/store/export";
-import { changeId } from "../../lib/store/feeds";
-import { migrate, MIGRATIONS } from "../../lib/store/migrations";
-import { Changes } from "../../lib/store/overview";
-import { record } from "../../lib/store/verdicts";
-import { createWindows, trafficSettings } from "../../lib/traffic";
-import { createSearchGate } from "../../lib/traffic/search-gate";
+import { createLogger } from "ident-resolver/setup";
+import type { Claim, EntityResult } from "ident-resolver";
+import { openDb, type Tx } from "ident-resolver/store";
+import { openStore, type Store, type StoreLocation } from "ident-resolver/store";
+import { exportIndex, importIndex, type NumberedLine } from "ident-resolver/store";
+import { changeId } from "ident-resolver/store";
+import { migrate, MIGRATIONS } from "ident-resolver/store";
+import { Changes } from "ident-resolver/store";
+import { record } from "ident-resolver/store";
+import { createWindows, trafficSettings } from "ident-resolver/traffic";
+import { createSearchGate } from "ident-resolver/traffic";
 import { createApi, type ApiDeps } from "../../web/api";
 import { answerChangesFeed } from "../../web/feed-routes";
 import { apiGet } from "../helpers/api-request";

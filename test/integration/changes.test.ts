@@ -7,13 +7,13 @@
  */
 import { parseFeed } from "@rowanmanning/feed-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../lib/log";
-import type { Claim, EntityResult } from "../../lib/result/record";
-import { openStore, type Store } from "../../lib/store";
-import { changeId } from "../../lib/store/feeds";
-import { Changes } from "../../lib/store/overview";
-import { createWindows, trafficSettings } from "../../lib/traffic";
-import { createSearchGate } from "../../lib/traffic/search-gate";
+import { createLogger } from "ident-resolver/setup";
+import type { Claim, EntityResult } from "ident-resolver";
+import { openStore, type Store } from "ident-resolver/store";
+import { changeId } from "ident-resolver/store";
+import { Changes } from "ident-resolver/store";
+import { createWindows, trafficSettings } from "ident-resolver/traffic";
+import { createSearchGate } from "ident-resolver/traffic";
 import { createApi, type ApiDeps } from "../../web/api";
 import { answerChangesFeed, CHANGES_FEED_ENTRIES } from "../../web/feed-routes";
 import { apiGet } from "../helpers/api-request";

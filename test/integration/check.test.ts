@@ -10,10 +10,10 @@ import { mkdirSync, mkdtempSync, readdirSync, existsSync, rmSync, writeFileSync,
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { checkFile, checkText } from "../../lib/check/file";
-import { checkDomain } from "../../lib/check/live";
-import { CHECK_SCHEMA, type CheckReport, type Finding } from "../../lib/check/report";
-import type { Claim, EntityResult } from "../../lib/result/record";
+import { checkFile, checkText } from "ident-resolver/check";
+import { checkDomain } from "ident-resolver/check";
+import { CHECK_SCHEMA, type CheckReport, type Finding } from "ident-resolver/check";
+import type { Claim, EntityResult } from "ident-resolver";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { SearchResponse } from "../../lib/result/record";
-import { openStore } from "../../lib/store";
+import { SearchResponse } from "ident-resolver";
+import { openStore } from "ident-resolver/store";
 import { newEmbeddedDir } from "../helpers/engines";
 import { useSampleNetwork } from "../helpers/sample";
 

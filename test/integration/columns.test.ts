@@ -3,8 +3,8 @@
  * export build their statements from is the table's own, on both engines, in its order.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, type Store } from "../../lib/store";
-import { CLAIM_COLUMNS } from "../../lib/store/columns";
+import { openStore, type Store } from "ident-resolver/store";
+import { CLAIM_COLUMNS } from "ident-resolver/store";
 import { useEngines } from "../helpers/engines";
 
 const { engines: ENGINES } = useEngines("columns");

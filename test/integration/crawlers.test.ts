@@ -8,9 +8,9 @@ import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import robotsParser from "robots-parser";
 import { parseSitemap, parseSitemapIndex } from "sitemap";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore, type Store } from "../../lib/store";
-import type { Queryable, Row } from "../../lib/store/db";
-import { sitemapEntries } from "../../lib/store/sitemap";
+import { openStore, type Store } from "ident-resolver/store";
+import type { Queryable, Row } from "ident-resolver/store";
+import { sitemapEntries } from "ident-resolver/store";
 import { robotsTxt, sitemapIndexXml, sitemapNumber, sitemapStream } from "../../web/crawlers";
 import { useEngines } from "../helpers/engines";
 

@@ -5,12 +5,12 @@
  * with a publisher that answers 503 or is down.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCrawler, type Crawler } from "../../lib/discovery/crawler";
-import { createDocumentCache } from "../../lib/fetch/cache";
-import { createResolver } from "../../lib/resolver";
-import type { EntityResult } from "../../lib/result/record";
-import { openStore, type Store } from "../../lib/store";
-import { discoveredDomains, queueStats } from "../../lib/store/queue";
+import { startCrawler, type Crawler } from "ident-resolver/discovery";
+import { createDocumentCache } from "ident-resolver";
+import { createResolverCore } from "ident-resolver";
+import type { EntityResult } from "ident-resolver";
+import { openStore, type Store } from "ident-resolver/store";
+import { discoveredDomains, queueStats } from "ident-resolver/store";
 import { useEngines } from "../helpers/engines";
 import { useSampleNetwork } from "../helpers/sample";
 
@@ -36,11 +36,11 @@ describe.each(ENGINES)("discovery on $name", ({ location }) => {
   let store: Store;
   let crawler: Crawler;
   /** The one resolver, its cache fresh for an hour as in production. */
-  let resolver: ReturnType<typeof createResolver>;
+  let resolver: ReturnType<typeof createResolverCore>;
   beforeAll(async () => {
     let wake = () => {};
     store = await openStore(await location(), console.error, { discovery: { max: 1000, freshS: FRESH_S, queued: () => wake() } });
-    resolver = createResolver({
+    resolver = createResolverCore({
       fetch: ctx.fetcher(),
       cache: createDocumentCache({ freshMs: FRESH_S * 1000 }),
       annotate: (r) => store.record(r),
@@ -85,7 +85,7 @@ describe.each(ENGINES)("discovery on $name", ({ location }) => {
   });
 
   it("a restart loses nothing queued, and a job taken by an instance is not taken by another", async () => {
-    const { takeJobs, finishJob } = await import("../../lib/store/queue");
+    const { takeJobs, finishJob } = await import("ident-resolver/store");
     // Queued while the crawler runs, due only after it stops: a running crawler polls the queue and
     // would otherwise take the job before the two instances below ask.
     await store.db.query(
@@ -103,7 +103,7 @@ describe.each(ENGINES)("discovery on $name", ({ location }) => {
 
   it("re-verification flips a claim when its counterpart changes, and back; stale on error through a 503 and an outage", async () => {
     // A resolver whose documents and failures are never fresh, so each re-verification fetches again.
-    const eager = createResolver({
+    const eager = createResolverCore({
       fetch: ctx.fetcher(),
       cache: createDocumentCache({ freshMs: 0, failureMs: 0 }),
       annotate: (r) => store.record(r),
@@ -178,7 +178,7 @@ it("two instances on one PostgreSQL database never take the same job, and one's 
   const url = await database("twoinstances");
   const a = await openStore({ kind: "server", url }, () => {});
   const b = await openStore({ kind: "server", url }, () => {});
-  const { takeJobs, finishJob, enqueue } = await import("../../lib/store/queue");
+  const { takeJobs, finishJob, enqueue } = await import("ident-resolver/store");
   try {
     const domains = Array.from({ length: 40 }, (_, i) => `job${i}.test`);
     await a.db.transaction((tx) => enqueue(tx, domains, "discovered", { max: 1000, freshS: 3600 }));

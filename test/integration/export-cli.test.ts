@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { createReadStream, createWriteStream, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { openStore } from "../../lib/store";
+import { openStore } from "ident-resolver/store";
 import { newEmbeddedDir, useEngines } from "../helpers/engines";
 import { fill, exported, withValue, entityLine, header, run } from "../helpers/export-fixtures";
 

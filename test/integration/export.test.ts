@@ -11,9 +11,9 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { linesOf } from "../../cli/store";
-import { openStore, type Store, type StoreLocation } from "../../lib/store";
-import { bytesAfter, ImportError, StoreNotEmpty, type ExportEntity, type NumberedLine } from "../../lib/store/export";
-import { parseQuery } from "../../lib/protocol/ids";
+import { openStore, type Store, type StoreLocation } from "ident-resolver/store";
+import { bytesAfter, ImportError, StoreNotEmpty, type ExportEntity, type NumberedLine } from "ident-resolver/store";
+import { parseQuery } from "ident-resolver";
 import { useEngines } from "../helpers/engines";
 import {
   at,

@@ -6,10 +6,10 @@
  */
 import { parseFeed } from "@rowanmanning/feed-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Claim, EntityResult } from "../../lib/result/record";
-import { reasonText } from "../../lib/present/explain";
-import { openStore, type Store } from "../../lib/store";
-import { entityChanges, issuerChanges, type FeedChange } from "../../lib/store/feeds";
+import type { Claim, EntityResult } from "ident-resolver";
+import { reasonText } from "ident-resolver/present";
+import { openStore, type Store } from "ident-resolver/store";
+import { entityChanges, issuerChanges, type FeedChange } from "ident-resolver/store";
 import { atomFeed, changeTitle } from "../../web/feeds";
 import { xml } from "../../web/xml";
 import { useEngines } from "../helpers/engines";

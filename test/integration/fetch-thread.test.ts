@@ -5,15 +5,15 @@
  * before any round trip, and answers its counts for admission and /metrics when asked.
  */
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../lib/config";
-import { parseConnectTo } from "../../lib/fetch/connect-to";
-import type { FetchOutcome } from "../../lib/fetch/fetcher";
-import { createConfiguredResolver } from "../../lib/setup";
-import { createWindows, trafficSettings, type FetchRefusal, type LimitName } from "../../lib/traffic";
+import { parseConfig } from "ident-resolver/setup";
+import { parseConnectTo } from "ident-resolver/node";
+import type { FetchOutcome } from "ident-resolver/node";
+import { createConfiguredResolver } from "ident-resolver/setup";
+import { createWindows, trafficSettings, type FetchRefusal, type LimitName } from "ident-resolver/traffic";
 import { readdirSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { Worker } from "node:worker_threads";
-import { createThreadedFetcher, startFetchWorker, type FromThread, type ThreadSettings, type ToThread } from "../../lib/fetch/thread";
+import { createThreadedFetcher, startFetchWorker, type FromThread, type ThreadSettings, type ToThread } from "ident-resolver/node";
 import { useSampleNetwork } from "../helpers/sample";
 
 const S = "\u00a7";

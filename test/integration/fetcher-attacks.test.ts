@@ -5,8 +5,8 @@
  */
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it, vi } from "vitest";
-import { MiB } from "../../lib/limits";
-import { isPublicAddress } from "../../lib/fetch/guard";
+import { MiB } from "ident-resolver";
+import { isPublicAddress } from "ident-resolver/node";
 import { startSampleNetwork } from "../network/server";
 import { useSampleNetwork } from "../helpers/sample";
 

@@ -13,9 +13,9 @@ import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IndexResults } from "../../components/index-results";
-import type { EntityResult } from "../../lib/result/record";
-import { openStore, type Store } from "../../lib/store";
-import { entityChanges } from "../../lib/store/feeds";
+import type { EntityResult } from "ident-resolver";
+import { openStore, type Store } from "ident-resolver/store";
+import { entityChanges } from "ident-resolver/store";
 import { atomFeed } from "../../web/feeds";
 
 const HOSTILE = ["constructor", "__proto__", "toString", "hasOwnProperty"] as const;

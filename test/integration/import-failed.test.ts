@@ -5,7 +5,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { openStore, type StoreLocation } from "../../lib/store";
+import { openStore, type StoreLocation } from "ident-resolver/store";
 import { useEngines } from "../helpers/engines";
 import { fill, count, failingBulk, folderBytes, run, envOf } from "../helpers/export-fixtures";
 

@@ -8,8 +8,8 @@ import { execFile, execFileSync, spawn } from "node:child_process";
 import { createWriteStream, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { openStore, type Store } from "../../lib/store";
-import { EXPORT_SCHEMA, exportIndex, type ExportEntity, type ExportJob } from "../../lib/store/export";
+import { openStore, type Store } from "ident-resolver/store";
+import { EXPORT_SCHEMA, exportIndex, type ExportEntity, type ExportJob } from "ident-resolver/store";
 import { endsWithRun, scratchDir } from "../helpers/scratch";
 import { verifiedClaim } from "../helpers/export-fixtures";
 

@@ -6,9 +6,9 @@
  */
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it } from "vitest";
-import { parseConnectTo } from "../../lib/fetch/connect-to";
-import { createWindows, fetchBudgets, trafficSettings, type LimitName } from "../../lib/traffic";
-import { createOutboundGate } from "../../lib/traffic/outbound";
+import { parseConnectTo } from "ident-resolver/node";
+import { createWindows, fetchBudgets, trafficSettings, type LimitName } from "ident-resolver/traffic";
+import { createOutboundGate } from "ident-resolver/traffic";
 import { useSampleNetwork } from "../helpers/sample";
 
 const S = "\u00a7";

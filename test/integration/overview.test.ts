@@ -6,12 +6,12 @@
  * cursor handed out before an export that points at the same place after its import.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Claim, EntityResult } from "../../lib/result/record";
-import { openStore, type Store } from "../../lib/store";
-import { exportIndex, importIndex, type NumberedLine } from "../../lib/store/export";
-import type { FeedChange } from "../../lib/store/feeds";
-import { recount } from "../../lib/store/migrations";
-import { cursorOf, decodeChangeCursor, indexCounts } from "../../lib/store/overview";
+import type { Claim, EntityResult } from "ident-resolver";
+import { openStore, type Store } from "ident-resolver/store";
+import { exportIndex, importIndex, type NumberedLine } from "ident-resolver/store";
+import type { FeedChange } from "ident-resolver/store";
+import { recount } from "ident-resolver/store";
+import { cursorOf, decodeChangeCursor, indexCounts } from "ident-resolver/store";
 import { useEngines } from "../helpers/engines";
 
 const HOUR = 3600_000;

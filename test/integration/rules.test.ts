@@ -4,8 +4,8 @@
  * each against the sample network over real HTTPS with the real guarded fetcher.
  */
 import { describe, expect, it } from "vitest";
-import { SearchResponse, type Claim, type EntityResult } from "../../lib/result/record";
-import { REASONS } from "../../lib/protocol/reasons";
+import { SearchResponse, type Claim, type EntityResult } from "ident-resolver";
+import { REASONS } from "ident-resolver";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();

@@ -7,12 +7,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { parseCredentialDocument } from "../../lib/documents/credential";
-import { parseEntityDocument } from "../../lib/documents/entity";
-import { parsePropertyDocument } from "../../lib/documents/property";
-import { isRecord } from "../../lib/documents/json";
-import { documentSchema, SCHEMA_KINDS, type SchemaKind } from "../../lib/documents/schemas";
-import { parseNetworkId } from "../../lib/protocol/ids";
+import { parseCredentialDocument } from "ident-resolver";
+import { parseEntityDocument } from "ident-resolver";
+import { parsePropertyDocument } from "ident-resolver";
+import { isRecord } from "ident-resolver";
+import { documentSchema, SCHEMA_KINDS, type SchemaKind } from "ident-resolver";
+import { parseNetworkId } from "ident-resolver";
 
 const ROOT = path.resolve(import.meta.dirname, "../../sample-network");
 const ajv = new Ajv2020({ allErrors: true });

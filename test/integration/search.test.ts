@@ -3,13 +3,13 @@
  * ranking, paging, hostile text, and the credentials an issuer has.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Claim, EntityResult } from "../../lib/result/record";
-import { openStore, type Store } from "../../lib/store";
-import { openDb, type Db, type Queryable, type StoreLocation } from "../../lib/store/db";
-import { migrate, MIGRATIONS } from "../../lib/store/migrations";
-import { reindexSearch } from "../../lib/store/verdicts";
-import { SEARCH_TIMEOUT_MS, searchIndex } from "../../lib/store/search";
-import { decodeCursor, encodeCursor, parseSearchText, searchTerms } from "../../lib/store/search";
+import type { Claim, EntityResult } from "ident-resolver";
+import { openStore, type Store } from "ident-resolver/store";
+import { openDb, type Db, type Queryable, type StoreLocation } from "ident-resolver/store";
+import { migrate, MIGRATIONS } from "ident-resolver/store";
+import { reindexSearch } from "ident-resolver/store";
+import { SEARCH_TIMEOUT_MS, searchIndex } from "ident-resolver/store";
+import { decodeCursor, encodeCursor, parseSearchText, searchTerms } from "ident-resolver/store";
 import { useEngines } from "../helpers/engines";
 
 type Spec = {

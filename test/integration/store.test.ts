@@ -7,12 +7,12 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Claim, EntityResult, SearchResponse } from "../../lib/result/record";
-import { openStore, RECORDS_AT_ONCE, StoreError, type Store, type StoreLocation } from "../../lib/store";
-import { openDb } from "../../lib/store/db";
-import { migrate, MIGRATIONS } from "../../lib/store/migrations";
-import { entityStanding } from "../../lib/store/standing";
-import { claimCounts } from "../../lib/result/claims";
+import type { Claim, EntityResult, SearchResponse } from "ident-resolver";
+import { openStore, RECORDS_AT_ONCE, StoreError, type Store, type StoreLocation } from "ident-resolver/store";
+import { openDb } from "ident-resolver/store";
+import { migrate, MIGRATIONS } from "ident-resolver/store";
+import { entityStanding } from "ident-resolver/store";
+import { claimCounts } from "ident-resolver";
 import { newEmbeddedDir, useEngines } from "../helpers/engines";
 
 type ClaimSpec = { id: string; verified: boolean; reason?: Claim["reason"]; http_status?: number; not_checked?: Claim["not_checked"] };

@@ -5,10 +5,10 @@
  * without failing or waiting.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULTS } from "../../lib/limits";
-import { connectRedis, type FleetLink } from "../../lib/redis";
-import { createWindows, fetchBudgets, trafficSettings, WINDOW_NAMES } from "../../lib/traffic";
-import { LIMITS, windowSpanMs, type LimitDeclaration } from "../../lib/traffic/limits";
+import { DEFAULTS } from "ident-resolver";
+import { connectRedis, type FleetLink } from "ident-resolver/redis";
+import { createWindows, fetchBudgets, trafficSettings, WINDOW_NAMES } from "ident-resolver/traffic";
+import { LIMITS, windowSpanMs, type LimitDeclaration } from "ident-resolver/traffic";
 import { startRedis, type RedisServer } from "../helpers/redis";
 
 let redis: RedisServer;

@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { clipName } from "@/lib/present/display";
-import { reasonText } from "@/lib/present/explain";
-import { exactly, when } from "@/lib/present/when";
+import { clipName } from "ident-resolver/present";
+import { reasonText } from "ident-resolver/present";
+import { exactly, when } from "ident-resolver/present";
 import { NOTHING_HERE_METADATA, NothingHere } from "@/components/nothing-here";
 import { pageRequest } from "@/web/page-request";
 import { app } from "@/web/app";

@@ -1,4 +1,4 @@
-import { documentSchema, isSchemaKind } from "@/lib/documents/schemas";
+import { documentSchema, isSchemaKind } from "ident-resolver";
 import { app } from "@/web/app";
 
 /** `/schemas/{entity,property,credential}.json`: the documents' JSON Schemas (docs/publishing.md#schemas). */

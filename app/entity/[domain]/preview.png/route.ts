@@ -1,4 +1,4 @@
-import { isDomain } from "@/lib/protocol/ids";
+import { isDomain } from "ident-resolver";
 import { app } from "@/web/app";
 import { cachedFacts, pngResponse } from "@/web/preview-image";
 import { entityPreview } from "@/web/preview-image-render";
