@@ -12,7 +12,7 @@ import { fork } from "node:child_process";
 import { createServer } from "node:https";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createTestCa } from "../test/network/ca";
+import { createTestCa } from "ident-resolver/conformance";
 import { endsWithRun } from "../test/helpers/scratch";
 
 /** Names the certificate covers (a wildcard needs two labels after it). */

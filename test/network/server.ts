@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from "node:zlib";
-import { createTestCa } from "./ca";
+import { createTestCa } from "ident-resolver/conformance";
 import { scratchDir } from "../helpers/scratch";
 
 /** How one path of a site answers, beyond serving its file (site.json `routes`). */

@@ -1,6 +1,9 @@
-import "reflect-metadata"; // @peculiar/x509 needs it loaded first
+/**
+ * The test CA of the conformance publishers and of the sample network (docs/library.md#conformance).
+ * @peculiar/x509 and reflect-metadata are optional peers, loaded when a CA is made: importing this
+ * module has no side effect and needs neither.
+ */
 import { randomBytes, webcrypto } from "node:crypto";
-import * as x509 from "@peculiar/x509";
 
 /**
  * A throw-away CA and one server certificate it signed for every name, made in memory; nothing is
@@ -8,7 +11,17 @@ import * as x509 from "@peculiar/x509";
  */
 export type TestCa = { caPem: string; certPem: string; keyPem: string; certFor: (names: readonly string[]) => Promise<string> };
 
-x509.cryptoProvider.set(webcrypto as Crypto);
+/** @peculiar/x509, loaded once, after the reflect-metadata it needs, on Node's WebCrypto. */
+let loaded: Promise<typeof import("@peculiar/x509")> | undefined;
+function x509Library(): Promise<typeof import("@peculiar/x509")> {
+  loaded ??= (async () => {
+    await import("reflect-metadata");
+    const x509 = await import("@peculiar/x509");
+    x509.cryptoProvider.set(webcrypto as Crypto);
+    return x509;
+  })();
+  return loaded;
+}
 
 // ECDSA P-256: a handshake costs the test server a fraction of what RSA-2048 would, so benchmarks
 // measure the resolver rather than the sample network's signing.
@@ -16,7 +29,7 @@ const ALG = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
 
 const serial = () => {
   const bytes = randomBytes(16);
-  bytes[0] = bytes[0]! & 0x7f;
+  bytes[0] = (bytes[0] ?? 0) & 0x7f;
   return bytes.toString("hex");
 };
 
@@ -27,6 +40,7 @@ function pem(label: string, der: ArrayBuffer): string {
 
 /** Makes a CA and a certificate for `names` (DNS names, wildcards allowed), valid from yesterday for 30 days. */
 export async function createTestCa(names: readonly string[]): Promise<TestCa> {
+  const x509 = await x509Library();
   const notBefore = new Date(Date.now() - 24 * 3600_000);
   const notAfter = new Date(Date.now() + 30 * 24 * 3600_000);
   const caKeys = (await webcrypto.subtle.generateKey(ALG, true, ["sign", "verify"])) as CryptoKeyPair;
