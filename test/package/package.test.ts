@@ -1,0 +1,230 @@
+/**
+ * The resolver's package as someone who installs it gets it (docs/library.md#the-package): the
+ * tarball `npm pack` makes, checked by publint and arethetypeswrong, installed into a project outside
+ * the workspace, typechecked under `nodenext` and `bundler`, its README's examples run as written on
+ * Node 24, Node 22, Bun and Deno against the sample network, and its core bundled for a browser.
+ */
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
+import { publint } from "publint";
+import { formatMessage } from "publint/utils";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { reasonText } from "ident-resolver";
+import { CASES } from "ident-resolver/conformance";
+import { useSampleNetwork } from "../helpers/sample";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const RUNTIMES_DIR = path.join(ROOT, "test/runtimes");
+const bin = (name: string) => path.join(ROOT, "node_modules/.bin", name);
+
+/** What a consumer's install may never bring (docs/library.md#the-package): the web app's own. */
+const WEB_PACKAGES = ["next", "react", "react-dom", "satori", "@resvg/resvg-js", "geist", "badge-maker", "@twemoji/svg"];
+
+/** The core's bundle for a browser, minified and gzipped, at most (docs/library.md#sizes). */
+const CORE_BUDGET_GZIP_BYTES = 160 * 1024;
+
+const ctx = useSampleNetwork();
+let work: string;
+let tarball: string;
+let consumer: string;
+/** What installing the tarball alone brought: the packages, and their bytes. */
+let installed: { names: string[]; bytes: number };
+
+/**
+ * Run on each runtime: a name that resolves to loopback, fetched by the guarded fetcher the package
+ * picks there and by undici's: the guard holds, or the fetcher refuses in words (docs/library.md#runtimes).
+ */
+const GUARD_SCRIPT = `
+import { createFetcher, guardedFetcher, runtime } from "ident-resolver/node";
+const resolve = async () => [{ address: "127.0.0.1", family: 4 }];
+const said = (o) => [o.status, o.message];
+const undici = createFetcher({ resolve });
+const out = { runtime: runtime(), guarded: said(await guardedFetcher({ resolve })("https://alice.example/ident.json", "json")), undici: said(await undici("https://alice.example/ident.json", "json")) };
+await undici.close();
+console.log(JSON.stringify(out));
+`;
+
+/** The README's `js` code blocks, in order. */
+function readmeExamples(): string[] {
+  const readme = readFileSync(path.join(ROOT, "lib/README.md"), "utf8");
+  return [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+}
+
+/** Bytes under `dir`, every file counted once. */
+function duBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += duBytes(p);
+    else if (entry.isFile()) total += statSync(p).size;
+  }
+  return total;
+}
+
+/** The runtimes besides this Node, installed from the npm registry on first use (test/runtimes/package.json). */
+async function runtimes(): Promise<Record<string, string[]>> {
+  const modules = path.join(RUNTIMES_DIR, "node_modules");
+  if (
+    !existsSync(path.join(modules, "deno/deno")) ||
+    !existsSync(path.join(modules, "bun/bin/bun.exe")) ||
+    !existsSync(path.join(modules, "node22/bin/node"))
+  ) {
+    await run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: RUNTIMES_DIR, timeout: 300_000 });
+  }
+  return {
+    "Node 24": [process.execPath],
+    "Node 22": [path.join(modules, "node22/bin/node")],
+    Bun: [path.join(modules, "bun/bin/bun.exe")],
+    Deno: [path.join(modules, "deno/deno"), "run", "--allow-all", "--quiet"],
+  };
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(path.join(tmpdir(), "ident-package-"));
+  const { stdout } = await run(process.execPath, [path.join(ROOT, "scripts/pack-resolver.js"), work], { timeout: 180_000 });
+  tarball = stdout.trim().split("\n").at(-1) ?? "";
+  consumer = path.join(work, "consumer");
+  mkdirSync(consumer);
+  writeFileSync(path.join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: consumer, timeout: 300_000 });
+  const modules = path.join(consumer, "node_modules");
+  installed = {
+    names: readdirSync(modules).flatMap((n) => (n.startsWith("@") ? readdirSync(path.join(modules, n)).map((m) => `${n}/${m}`) : [n])),
+    bytes: duBytes(modules),
+  };
+  // The conformance runner's optional peers (docs/library.md#conformance), for the README's example of it.
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "@peculiar/x509@^2", "reflect-metadata@^0.2"], {
+    cwd: consumer,
+    timeout: 300_000,
+  });
+  // A Node project's own types, as any that uses ident-resolver/node has; apart, so the size above is the package's alone.
+  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--prefix", path.join(work, "types"), "@types/node@24"], {
+    timeout: 300_000,
+  });
+}, 600_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("the package's tarball", () => {
+  it("publint finds nothing", async () => {
+    const { messages } = await publint({ pack: { tarball: readFileSync(tarball).buffer }, level: "suggestion", strict: true });
+    const pkg = JSON.parse(readFileSync(path.join(consumer, "node_modules/ident-resolver/package.json"), "utf8"));
+    expect(messages.map((m) => formatMessage(m, pkg))).toEqual([]);
+  });
+  it("arethetypeswrong finds nothing, as an ESM-only package", async () => {
+    // The `esm-only` profile leaves out CommonJS's resolutions, which an ESM-only package cannot serve.
+    const checked = await run(bin("attw"), [tarball, "--profile", "esm-only", "--format", "table-flipped"], { timeout: 120_000 }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
+    );
+    expect(checked, checked.stdout).toMatchObject({ code: 0 });
+  });
+  it("installing it brings no web dependency, and what it brings is printed", () => {
+    expect(installed.names.filter((n) => WEB_PACKAGES.includes(n) || n.startsWith("@expo-google-fonts/"))).toEqual([]);
+    const mb = installed.bytes / 1e6;
+    console.log(
+      `package: installed with its dependencies, ${mb.toFixed(1)} MB (${installed.names.length} packages); tarball ${statSync(tarball).size} bytes`,
+    );
+    expect(installed.names).toContain("ident-resolver");
+  });
+});
+
+describe("a consumer outside the workspace", () => {
+  it.each(["nodenext", "bundler"])("typechecks the README's examples with moduleResolution %s", async (resolution) => {
+    const dir = path.join(consumer, `types-${resolution}`);
+    mkdirSync(dir, { recursive: true });
+    readmeExamples().forEach((code, i) => writeFileSync(path.join(dir, `example-${i}.ts`), code));
+    const module = resolution === "nodenext" ? "nodenext" : "esnext";
+    const tsconfig = {
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: "es2022",
+        module,
+        moduleResolution: resolution,
+        lib: ["es2023", "dom"],
+        types: ["node"],
+        typeRoots: [path.join(work, "types/node_modules/@types")],
+      },
+      include: ["*.ts"],
+    };
+    writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify(tsconfig));
+    // No `skipLibCheck`: the package's declarations, and its dependencies', are checked too.
+    const checked = await run(process.execPath, [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", dir], {
+      timeout: 120_000,
+    }).catch((err: { stdout: string }) => ({ stdout: err.stdout }));
+    expect(checked.stdout).toBe("");
+  });
+
+  it("runs the README's examples as written on Node 24, Node 22, Bun and Deno, resolving on the sample network, the address guard holding on each", async () => {
+    const examples = readmeExamples();
+    examples.forEach((code, i) => writeFileSync(path.join(consumer, `example-${i}.mjs`), code));
+    const caFile = path.join(work, "ca.pem");
+    writeFileSync(caFile, ctx.net.caPem);
+    const env = {
+      NODE_ENV: "production" as const,
+      PATH: process.env.PATH ?? "",
+      HOME: work,
+      IDENT_CONNECT_TO: ctx.net.connectTo,
+      NODE_EXTRA_CA_CERTS: caFile,
+      NO_COLOR: "1",
+    };
+    writeFileSync(path.join(consumer, "guard.mjs"), GUARD_SCRIPT);
+    const outputs: Record<string, string[]> = {};
+    const guards: Record<string, { runtime: string; guarded: string[]; undici: string[] }> = {};
+    for (const [name, [exe, ...args]] of Object.entries(await runtimes())) {
+      guards[name] = JSON.parse((await run(exe ?? "", [...args, "guard.mjs"], { cwd: consumer, env, timeout: 60_000 })).stdout);
+      outputs[name] = [];
+      for (let i = 0; i < examples.length; i++) {
+        const { stdout } = await run(exe ?? "", [...args, `example-${i}.mjs`], { cwd: consumer, env, timeout: 60_000 });
+        outputs[name].push(stdout);
+      }
+    }
+    for (const [name, out] of Object.entries(outputs)) {
+      expect(out[0], name).toContain("alice.example: accepted");
+      expect(out[0], name).toContain("§:property:blog.alice.example: verified");
+      expect(out[1], name).toBe(`${reasonText("not_claimed")}\n`);
+      expect(out[2], name).toBe("ready to publish\n");
+      expect(out[3], name).toBe(`${CASES.length} of ${CASES.length} cases pass\n`);
+    }
+    const blocked = ["blocked", "alice.example resolves to 127.0.0.1, which is not a public address"];
+    expect(guards).toEqual({
+      "Node 24": { runtime: "node", guarded: blocked, undici: blocked },
+      "Node 22": { runtime: "node", guarded: blocked, undici: blocked },
+      Bun: { runtime: "bun", guarded: blocked, undici: ["blocked", expect.stringContaining("address guard cannot hold on Bun")] },
+      Deno: { runtime: "deno", guarded: blocked, undici: ["blocked", expect.stringContaining("address guard cannot hold on Deno")] },
+    });
+    // The same words on every runtime.
+    expect(new Set(Object.values(outputs).map((o) => o.join("")))).toHaveProperty("size", 1);
+  }, 300_000);
+});
+
+describe("the core", () => {
+  it("bundles for a browser with no Node shim, within its budget", async () => {
+    const entry = path.join(consumer, "browser.mjs");
+    writeFileSync(entry, 'export { createResolver, reasonText } from "ident-resolver";\n');
+    const result = await build({
+      entryPoints: [entry],
+      bundle: true,
+      platform: "browser",
+      format: "esm",
+      minify: true,
+      write: false,
+      logLevel: "silent",
+    });
+    const code = result.outputFiles[0]?.contents ?? new Uint8Array();
+    const gzip = gzipSync(code).byteLength;
+    console.log(
+      `package: the core bundled for a browser, ${code.byteLength} bytes minified, ${gzip} gzipped (budget ${CORE_BUDGET_GZIP_BYTES})`,
+    );
+    expect(gzip).toBeLessThanOrEqual(CORE_BUDGET_GZIP_BYTES);
+  });
+});
