@@ -1,5 +1,8 @@
-import { describe, expect, it } from "vitest";
-import { extractEmbed, extractLinks } from "./embed.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { extractEmbed, extractLinks, htmlReady } from "./embed.ts";
+
+// The readers need htmlparser2 loaded (lib/documents/embed.ts).
+beforeAll(htmlReady);
 
 describe("the HTML readers see tags as the HTML tokenizer does", () => {
   it("find start tags with their raw text, skipping comments", () => {

@@ -1,5 +1,8 @@
-import { describe, expect, it } from "vitest";
-import { extractEmbed, extractLinks, isEmbedStartTag } from "./embed.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { extractEmbed, extractLinks, isEmbedStartTag, htmlReady } from "./embed.ts";
+
+// The readers need htmlparser2 loaded (lib/documents/embed.ts).
+beforeAll(htmlReady);
 
 describe("V7 / docs/decisions.md#the-html-fallback: the exact accepted <script> forms", () => {
   it.each([

@@ -7,7 +7,18 @@
  * One pass of htmlparser2's tokenizer, with no tree and no stack of open elements: its cost is linear
  * in the page whatever the nesting (a tree builder's is not, on hostile pages).
  */
-import { Tokenizer, type TokenizerCallbacks } from "htmlparser2";
+import type { Tokenizer as TokenizerClass, TokenizerCallbacks } from "htmlparser2";
+
+/**
+ * htmlparser2, loaded the first time a page is to be read rather than when the package is imported
+ * (docs/library.md#figures): most lookups read JSON alone. The readers below need it loaded.
+ */
+let Tokenizer: typeof TokenizerClass | undefined;
+let loading: Promise<void> | undefined;
+export const htmlReady = (): Promise<void> =>
+  (loading ??= import("htmlparser2").then((module) => {
+    Tokenizer = module.Tokenizer;
+  }));
 
 /** Largest page the readers look at (the fetcher caps pages at 2 MiB too). */
 const MAX_PAGE_CHARS = 2 * 1024 * 1024;
@@ -98,6 +109,7 @@ function readTags(html: string, wanted: ReadonlySet<string>, onTag: (tag: StartT
     ondeclaration() {},
     onprocessinginstruction() {},
   };
+  if (!Tokenizer) throw new Error("htmlReady() must settle before a page is read");
   const tokenizer = new Tokenizer({ xmlMode: false, decodeEntities: true }, callbacks);
   tokenizer.write(input);
   tokenizer.end();

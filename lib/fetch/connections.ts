@@ -7,7 +7,7 @@ import type { LookupAddress } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
 import { connect as connectTls, createSecureContext, rootCertificates, type SecureContext, type TLSSocket } from "node:tls";
 import { LRUCache } from "lru-cache";
-import { Agent, type buildConnector } from "undici";
+import type { Agent, buildConnector } from "undici";
 import { extend } from "../objects.ts";
 import { matchConnectTo, type ConnectToEntry } from "./connect-to.ts";
 import { checkedResolve, guardedLookup, type Resolve } from "./guard.ts";
@@ -30,8 +30,16 @@ export type ConnectionOptions = {
 /** A room claimed under the socket cap, until its connection starts or its hop ends. */
 export type SocketClaim = { used: boolean };
 
+/**
+ * undici, loaded when the first fetch needs it rather than when the package is imported
+ * (docs/library.md#figures): a resolver given its own `fetch`, or on Bun or Deno, never loads it.
+ */
+let undici: Promise<typeof import("undici")> | undefined;
+export const loadUndici = (): Promise<typeof import("undici")> => (undici ??= import("undici"));
+
 export type Connections = {
-  agent: Agent;
+  /** The agent, made at the first fetch. */
+  agent(): Promise<Agent>;
   /** The address a hop to `url` dials, pinned while the hop runs: its key for the per-address limits, and `unpin`. */
   dial(url: URL): Promise<{ key: string; unpin(): void }>;
   /** Waits until fewer sockets than the cap are open or claimed, then claims one; or `signal` aborts. */
@@ -95,15 +103,17 @@ export function createConnections(options: ConnectionOptions): Connections {
   const lookup = (hostname: string, opts: unknown, callback: unknown): void => pinnedLookup(state, hostname, opts, callback);
   const guarded = tlsConnector(extend(connectOptions, { lookup }));
   const direct = tlsConnector(connectOptions);
-  const agent = createAgent(options, guarded, direct);
+  let agent: Promise<Agent> | undefined;
 
   return {
-    agent,
+    agent: () => (agent ??= loadUndici().then(({ Agent: AgentClass }) => createAgent(AgentClass, options, guarded, direct))),
     dial: (url) => dial(state, url),
     socketRoom: (signal) => socketRoom(state, signal),
     unclaim: (claim) => unclaim(state, claim),
     sockets: () => ({ open: stats.open, peak: stats.peak }),
-    close: () => agent.close(),
+    close: async () => {
+      if (agent) await (await agent).close();
+    },
   };
 }
 
@@ -132,9 +142,14 @@ function track(state: ConnectionState, socket: TLSSocket) {
 }
 
 /** The agent: dials through the guard, or an `IDENT_CONNECT_TO` entry's override directly (docs/decisions.md#connect-to). */
-function createAgent(options: ConnectionOptions, guarded: buildConnector.connector, direct: buildConnector.connector): Agent {
+function createAgent(
+  AgentClass: typeof Agent,
+  options: ConnectionOptions,
+  guarded: buildConnector.connector,
+  direct: buildConnector.connector,
+): Agent {
   const { connectTo } = options;
-  return new Agent({
+  return new AgentClass({
     connections: options.perOrigin,
     headersTimeout: options.timeoutMs,
     // Connections are not reused (each request resets its own); one made for a request given up

@@ -1,7 +1,6 @@
 import { promises as dns } from "node:dns";
 import { pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
-import { request as undiciRequest } from "undici";
 import { keptMessage } from "../documents/display-limits.ts";
 import { DEFAULTS } from "../limits.ts";
 import { extend } from "../objects.ts";
@@ -11,7 +10,7 @@ import { LIMITS } from "../traffic/limits.ts";
 import { createOutboundGate, type OutboundGate, type Priority, type Ticket } from "../traffic/outbound.ts";
 import { isRefusal, LOCAL_FAULTS, refusal, type FetchRefusal } from "../traffic/refusal.ts";
 import type { ConnectToEntry } from "./connect-to.ts";
-import { createConnections, type Connections, type SocketStats } from "./connections.ts";
+import { createConnections, loadUndici, type Connections, type SocketStats } from "./connections.ts";
 import { isPublicAddress, type Resolve } from "./guard.ts";
 import { failureMessage, rawMessage } from "./failure-message.ts";
 import { undiciGuardMissing } from "./runtime.ts";
@@ -157,9 +156,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
     return fetchWithin(state, url, mode, fetchOptions);
   }
 
-  // Where the guard cannot hold, undici's agent may not be the real one (Bun's has no close).
-  const close = async () => (unguarded ? undefined : connections.close());
-  return Object.assign(fetchDocument, { close, sockets: () => connections.sockets() });
+  return Object.assign(fetchDocument, { close: () => connections.close(), sockets: () => connections.sockets() });
 }
 
 /** The outcome of every fetch where the guard cannot hold. */
@@ -239,8 +236,9 @@ async function withSlot(state: FetcherState, run: FetchRun, current: URL, addres
 
 /** One HTTP request: a redirect to follow, or the outcome with its body read within the cap. */
 async function request(state: FetcherState, run: FetchRun, current: URL): Promise<Hop> {
+  const [{ request: undiciRequest }, dispatcher] = await Promise.all([loadUndici(), state.connections.agent()]);
   const res = await undiciRequest(current, {
-    dispatcher: state.connections.agent,
+    dispatcher,
     method: "GET",
     headers: {
       accept: ACCEPT[run.mode],

@@ -8,9 +8,6 @@
  */
 import { promises as dns } from "node:dns";
 import type { IncomingMessage } from "node:http";
-import { request } from "node:https";
-import { rootCertificates } from "node:tls";
-import zlib from "node:zlib";
 import { keptMessage } from "../documents/display-limits.ts";
 import { DEFAULTS } from "../limits.ts";
 import { extend } from "../objects.ts";
@@ -33,11 +30,26 @@ export type PortableFetcherOptions = {
   isAllowed?: (address: string) => boolean;
 };
 
+/**
+ * Node's HTTPS, TLS roots and zlib, loaded at the first fetch: on Node this fetcher is not the one
+ * used, and importing the package should not load what it will not run (docs/library.md#figures).
+ */
+let modules:
+  | Promise<{ request: typeof import("node:https").request; rootCertificates: readonly string[]; zlib: typeof import("node:zlib") }>
+  | undefined;
+const loadModules = () =>
+  (modules ??= Promise.all([import("node:https"), import("node:tls"), import("node:zlib")]).then(([https, tls, zlib]) => ({
+    request: https.request,
+    rootCertificates: tls.rootCertificates,
+    zlib,
+  })));
+
 type Settings = {
   timeoutMs: number;
   maxBytes: { json: number; html: number };
   connectTo: readonly ConnectToEntry[];
-  ca: string[] | undefined;
+  /** Extra trusted CAs, added to the runtime's roots at the first fetch. */
+  ca: readonly string[] | undefined;
   userAgent: string;
   lookup: ReturnType<typeof guardedLookup>;
 };
@@ -65,9 +77,10 @@ const failed = (run: Run, status: FailureStatus, message: string, detail?: strin
 const header = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? (value[0] ?? null) : (value ?? null));
 
 /** One GET of `url`: the response, its body not read yet. */
-function get(settings: Settings, url: URL, mode: FetchMode, signal: AbortSignal): Promise<IncomingMessage> {
+async function get(settings: Settings, url: URL, mode: FetchMode, signal: AbortSignal): Promise<IncomingMessage> {
   const port = Number(url.port || 443);
   const to = matchConnectTo(settings.connectTo, url.hostname, port);
+  const { request, rootCertificates } = await loadModules();
   return new Promise((resolve, reject) => {
     const req = request({
       // docs/decisions.md#address-guard: a connect-to entry is dialled as named; any other name through the guard.
@@ -78,7 +91,7 @@ function get(settings: Settings, url: URL, mode: FetchMode, signal: AbortSignal)
       method: "GET",
       headers: { host: url.host, accept: ACCEPT[mode], "accept-encoding": "gzip, deflate", "user-agent": settings.userAgent },
       ...(to?.host ? {} : { lookup: settings.lookup as never }),
-      ...(settings.ca ? { ca: settings.ca } : {}),
+      ...(settings.ca ? { ca: [...rootCertificates, ...settings.ca] } : {}),
       agent: false,
       signal,
     });
@@ -89,6 +102,7 @@ function get(settings: Settings, url: URL, mode: FetchMode, signal: AbortSignal)
 
 /** The body, decoded, read until whole or past `cap` bytes (then a too_large stop). */
 async function readCapped(res: IncomingMessage, cap: number): Promise<Buffer> {
+  const { zlib } = await loadModules();
   const encoding = (header(res.headers["content-encoding"]) ?? "identity").trim().toLowerCase();
   const decoder =
     encoding === "gzip" || encoding === "x-gzip"
@@ -175,7 +189,7 @@ export function createPortableFetcher(options: PortableFetcherOptions = {}): Fet
     timeoutMs: options.timeoutMs ?? DEFAULTS.fetchTimeoutMs,
     maxBytes: DEFAULTS.maxBytes,
     connectTo: options.connectTo ?? [],
-    ca: options.ca && options.ca.length > 0 ? [...rootCertificates, ...options.ca] : undefined,
+    ca: options.ca && options.ca.length > 0 ? options.ca : undefined,
     userAgent: options.userAgent ?? "ident-resolver",
     lookup: guardedLookup(resolve, options.isAllowed ?? isPublicAddress),
   };

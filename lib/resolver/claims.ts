@@ -2,6 +2,7 @@
  * Checking an entity's claims: the per-entity budget (V2, docs/decisions.md#budget), then each claim
  * against its counterpart document (V3, V4, V5) or page (rel=me), all started at once.
  */
+import { htmlReady } from "../documents/embed.ts";
 import { parseCredentialDocument, type CredentialEntry } from "../documents/credential.ts";
 import { keptJson } from "../documents/display-limits.ts";
 import type { Connection, ParsedEntity } from "../documents/entity.ts";
@@ -292,6 +293,7 @@ async function verifyConnection(
   const page = await deps.load(url.href, "html", opts);
   if (isRefusal(page)) return page;
   const outcome = page.outcome;
+  if (outcome.ok) await htmlReady();
   const checked: Checked = outcome.ok
     ? { verdict: deps.memo.connection(domain, outcome), source: toSource(outcome, "page"), problems: [], stale: page.stale }
     : {

@@ -2,6 +2,7 @@
  * Fetching one document with its HTML fallback (V7): the JSON URL first; on `not_found`, and only
  * then, the embed in the fallback page (docs/decisions.md#fetching, docs/decisions.md#the-html-fallback).
  */
+import { htmlReady } from "../documents/embed.ts";
 import { cut, keptId, MAX_NAME_LENGTH } from "../documents/display-limits.ts";
 import type { JsonParse } from "../documents/json.ts";
 import { warning, type Problem } from "../documents/problem.ts";
@@ -147,6 +148,7 @@ export function createDocumentFetch(load: Load, memo: ParseMemo) {
     const stale = json.stale || page.stale;
     const fetchedAt = Math.min(json.fetchedAt, page.fetchedAt);
     if (page.outcome.ok) {
+      await htmlReady();
       const embed = memo.json(page.outcome, loc.elementId);
       if (embed !== null)
         return { ok: true, json: embed.json, source: toSource(page.outcome, "embed", embed.bytes), problems: [], fetchedAt, stale };

@@ -3,6 +3,7 @@
  * so its JSON, one embed in it, or the rel=me verdict of a page is worked out once: a warm page does
  * not parse and validate every document again on each request.
  */
+import { utf8Bytes } from "../documents/display-limits.ts";
 import { extractEmbed } from "../documents/embed.ts";
 import { parseJson, type JsonParse } from "../documents/json.ts";
 import type { FetchOutcome } from "../fetch/fetcher.ts";
@@ -30,7 +31,7 @@ export function createParseMemo(): ParseMemo {
       let hit = parts.get(part);
       if (hit === undefined) {
         const text = embedId === null ? outcome.body : extractEmbed(outcome.body, embedId);
-        hit = text === null ? null : { json: parseJson(text), bytes: embedId === null ? outcome.bytes : Buffer.byteLength(text) };
+        hit = text === null ? null : { json: parseJson(text), bytes: embedId === null ? outcome.bytes : utf8Bytes(text) };
         parts.set(part, hit);
       }
       return hit;

@@ -1,9 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { htmlReady } from "../documents/embed.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { CredentialDocument } from "../documents/credential.ts";
 import type { PropertyDocument } from "../documents/property.ts";
 import { verifyConnection } from "./connection.ts";
 import { verifyCredential } from "./credential.ts";
 import { verifyProperty } from "./property.ts";
+
+// The readers need htmlparser2 loaded (lib/documents/embed.ts).
+beforeAll(htmlReady);
 
 const ALICE = "§:entity:alice.example";
 const BLOG = "§:property:blog.example";
