@@ -11,10 +11,11 @@
  *   search, size, discovery: the index's figures (bench/index.ts)
  *
  *   fleet: sharing over 2 instances, warm lookups/s with 1 and 2, the Redis tier's cost (bench/fleet.ts)
+ *   library: the package's import time, and a cold resolve() through it ÷ /api/resolve and ÷ a bare client (bench/library.ts)
  *
  * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, cold pages in
  * Chromium beside the ideal page, rps),
- * `BENCH_ONLY=fleet` the fleet's, `BENCH_ONLY=resolver` fan-out, sharing and memory, `BENCH_ONLY=export`
+ * `BENCH_ONLY=fleet` the fleet's, `BENCH_ONLY=library` the package's, `BENCH_ONLY=resolver` fan-out, sharing and memory, `BENCH_ONLY=export`
  * moving the index: export and import at 100k entities on both engines, and 1M into PostgreSQL (bench/export.ts).
  * `npm run bench -- scale` (or `BENCH_ONLY=scale`) search, sitemaps, job claims and size at 100k and 1M entities (bench/scale.ts).
  * `BENCH_TRACE=1` also prints, for each cold page opened in Chromium, when each piece of it reached the
@@ -29,15 +30,16 @@ import { answered } from "../test/helpers/answered";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { parseConnectTo } from "../lib/fetch/connect-to";
-import { createFetcher, type Fetcher } from "../lib/fetch/fetcher";
-import { createResolver } from "../lib/resolver";
+import { parseConnectTo } from "ident-resolver/node";
+import { createFetcher, type Fetcher } from "ident-resolver/node";
+import { createResolverCore } from "ident-resolver";
 import { spawnSampleNetwork } from "../test/network/spawn";
 import { benchApp } from "./app";
 import type { BareInput, BareOutput } from "./bare-client";
 import { benchExport } from "./export";
 import { benchScale } from "./scale";
 import { benchFleet } from "./fleet";
+import { benchLibrary } from "./library";
 import { benchDiscovery, benchIndex, crawlSites } from "./index";
 import { median } from "./stats";
 import { scratchDir } from "../test/helpers/scratch";
@@ -56,6 +58,9 @@ const ONLY_INDEX = process.env.BENCH_ONLY === "index";
 const ONLY_APP = process.env.BENCH_ONLY === "app";
 const ONLY_FLEET = process.env.BENCH_ONLY === "fleet";
 const ONLY_RESOLVER = process.env.BENCH_ONLY === "resolver";
+const ONLY_LIBRARY = process.env.BENCH_ONLY === "library";
+/** Cold 20-claim lookups through the package, and as many through /api/resolve (bench/library.ts). */
+const LIBRARY_RUNS = 9;
 const ONLY_EXPORT = process.env.BENCH_ONLY === "export";
 /** Search at a million entities (bench/scale.ts): asked for by name, being long (`npm run bench -- scale`). */
 const ONLY_SCALE = process.env.BENCH_ONLY === "scale" || process.argv.slice(2).includes("scale");
@@ -153,6 +158,26 @@ function benchSites(): Record<string, Files> {
       sites[z] = {
         files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${z}`, details: { name: `Zero ${i}` } }) },
       };
+    }
+  // Cold 20-claim entities for the package's lookups and the API's (bench/library.ts).
+  for (const side of ["lib", "api"])
+    for (let i = 0; i < LIBRARY_RUNS; i++) {
+      const d = `${side}${i}.bench`;
+      const own = { properties: [] as unknown[], credentials: [] as unknown[] };
+      for (let j = 0; j < 10; j++) {
+        const id = `${S}:property:${side}${i}p${j}.bench`;
+        own.properties.push({ id });
+        sites[`${side}${i}p${j}.bench`] = {
+          files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
+        };
+        own.credentials.push({ id: `@l@${side}${i}i${j}.bench` });
+        sites[`${side}${i}i${j}.bench`] = {
+          files: {
+            "/l/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
+          },
+        };
+      }
+      sites[d] = { files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, ...own }) } };
     }
   // Cold no-claim entities for the page over HTTP at rest and beside busy loops (bench/app.ts, coldBesideBusyLoops).
   for (let i = 0; i < 2 * HTTP_RUNS; i++)
@@ -256,6 +281,7 @@ async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
   if (ONLY_FLEET) return benchFleet();
   if (ONLY_APP) return benchTheApp(net);
   if (ONLY_RESOLVER) return measureResolver(net);
+  if (ONLY_LIBRARY) return measureLibrary(net);
   if (ONLY_EXPORT) return benchExport();
   if (!ONLY_INDEX) await measureResolver(net);
   await benchDiscovery(net, CRAWL_ENTITIES);
@@ -278,7 +304,7 @@ async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork
       requests.set(url, (requests.get(url) ?? 0) + 1);
       return fetcher(url, mode);
     };
-    return { fetcher, resolver: createResolver({ fetch: counted }) };
+    return { fetcher, resolver: createResolverCore({ fetch: counted }) };
   };
   const time = async (domain: string, connectTo = parsed.entries) => {
     const { fetcher, resolver } = fresh(connectTo);
@@ -296,7 +322,7 @@ async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork
   const warmFetcher = createFetcher({ connectTo: parsed.entries, ca: [net.caPem] });
   const warm = async (domain: string) => {
     const t0 = performance.now();
-    const r = answered(await createResolver({ fetch: warmFetcher }).resolveEntity(domain));
+    const r = answered(await createResolverCore({ fetch: warmFetcher }).resolveEntity(domain));
     if (r.entity.status !== "accepted") throw new Error(domain);
     return performance.now() - t0;
   };
@@ -374,7 +400,15 @@ async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork
     `memory    ${median(rss).toFixed(1)} MB extra RSS after resolving a document of 10,000 credential entries (goal < 50 MB)` +
       `${gc ? "" : " (run with --expose-gc for steadier figures)"}`,
   );
+  await measureLibrary(net);
   await benchTheApp(net);
+}
+
+/** The package's figures, beside the bare client's cold fan-out on the same network. */
+async function measureLibrary(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
+  const floor = bareFanOut({ own: net.env.IDENT_CONNECT_TO, one: net.connectToOne }, net.env.NODE_EXTRA_CA_CERTS);
+  const domains = (side: string) => Array.from({ length: LIBRARY_RUNS }, (_, i) => `${side}${i}.bench`);
+  await benchLibrary(net.env, { library: domains("lib"), api: domains("api") }, floor.own.fanMs);
 }
 
 async function benchTheApp(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
