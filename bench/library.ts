@@ -8,10 +8,10 @@
  * Each lookup is of an entity fetched once (its claims too), so every one is cold.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { get, root, startApp, stopApp } from "./load-kit";
+import { prepared } from "../scripts/prepare-package.js";
+import { get, startApp, stopApp } from "./load-kit";
 import { median } from "./stats";
 
 /** Runs of each figure. */
@@ -38,21 +38,6 @@ for (const domain of domains) {
 process.stdout.write(JSON.stringify(out));
 `;
 
-/** The tarball, installed into a new project; its folder. */
-function installed(work: string): string {
-  const packed =
-    execFileSync(process.execPath, [path.join(root, "scripts/pack-resolver.js"), work], { encoding: "utf8" })
-      .trim()
-      .split("\n")
-      .at(-1) ?? "";
-  const consumer = path.join(work, "consumer");
-  mkdirSync(consumer);
-  writeFileSync(path.join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", packed], { cwd: consumer, stdio: "ignore" });
-  writeFileSync(path.join(consumer, "resolve.mjs"), RESOLVE_SCRIPT);
-  return consumer;
-}
-
 /** The median time of `import(specifier)` in a fresh Node process, in ms. */
 function importMs(consumer: string, specifier: string): number {
   const code = `const t0 = performance.now(); await import(${JSON.stringify(specifier)}); process.stdout.write(String(performance.now() - t0));`;
@@ -62,48 +47,50 @@ function importMs(consumer: string, specifier: string): number {
   return median(times);
 }
 
+/** Cold lookups of `domains` through /api/resolve of the running app, one after another: each one's time in ms. */
+async function throughTheApi(env: Record<string, string>, domains: string[]): Promise<number[]> {
+  const port = 3900 + (process.pid % 90);
+  const app = await startApp(port, env);
+  try {
+    const times: number[] = [];
+    for (const domain of domains) {
+      const answer = await get(port, `/api/resolve?q=${domain}`, {}, 30_000);
+      if (answer.status !== 200) throw new Error(`library: /api/resolve?q=${domain} answered ${answer.status}`);
+      times.push(answer.ms);
+    }
+    return times;
+  } finally {
+    await stopApp(app);
+  }
+}
+
 /** The package's figures; `bareFanMs` is the bare client's median for a 20-claim entity on the same network. */
 export async function benchLibrary(
   env: Record<string, string>,
   domains: { library: string[]; api: string[] },
   bareFanMs: number,
 ): Promise<void> {
-  const work = mkdtempSync(path.join(tmpdir(), "ident-bench-library-"));
-  try {
-    const consumer = installed(work);
-    const node = importMs(consumer, "ident-resolver/node");
-    const core = importMs(consumer, "ident-resolver");
-    console.log(
-      `library   import ident-resolver/node ${node.toFixed(0)} ms, ident-resolver ${core.toFixed(0)} ms in a fresh Node process (goal ≤ 150 ms; medians of ${IMPORT_RUNS})`,
-    );
-    const run = spawnSync(process.execPath, ["resolve.mjs", "fan.bench", ...domains.library], {
-      cwd: consumer,
-      env: { NODE_ENV: "production", PATH: process.env.PATH ?? "", ...env },
-      encoding: "utf8",
-      timeout: 120_000,
-    });
-    if (run.status !== 0) throw new Error(`library: ${run.stderr}`);
-    const library = JSON.parse(run.stdout) as Timed;
-    const port = 3900 + (process.pid % 90);
-    const app = await startApp(port, env);
-    const api: Timed = [];
-    try {
-      for (const domain of domains.api) {
-        const answer = await get(port, `/api/resolve?q=${domain}`, {}, 30_000);
-        if (answer.status !== 200) throw new Error(`library: /api/resolve?q=${domain} answered ${answer.status}`);
-        api.push({ ms: answer.ms, verified: 20 });
-      }
-    } finally {
-      await stopApp(app);
-    }
-    if (library.some((l) => l.verified !== 20)) throw new Error(`library: not every claim verified (${library.map((l) => l.verified)})`);
-    const lib = median(library.map((l) => l.ms));
-    const viaApi = median(api.map((a) => a.ms));
-    console.log(
-      `library   cold resolve() of a 20-claim entity ${lib.toFixed(0)} ms ÷ /api/resolve ${viaApi.toFixed(0)} ms = ${(lib / viaApi).toFixed(2)} × (goal ≤ 1.05 ×); ` +
-        `÷ a bare client's ${bareFanMs.toFixed(0)} ms = ${(lib / bareFanMs).toFixed(2)} × (goal ≤ 1.1 ×); medians of ${library.length} each, same network`,
-    );
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+  // The tarball, installed before the bench entered its loopback-only namespace (scripts/prepare-package.js).
+  const { consumer } = prepared();
+  writeFileSync(path.join(consumer, "resolve.mjs"), RESOLVE_SCRIPT);
+  const node = importMs(consumer, "ident-resolver/node");
+  const core = importMs(consumer, "ident-resolver");
+  console.log(
+    `library   import ident-resolver/node ${node.toFixed(0)} ms, ident-resolver ${core.toFixed(0)} ms in a fresh Node process (goal ≤ 150 ms; medians of ${IMPORT_RUNS})`,
+  );
+  const run = spawnSync(process.execPath, ["resolve.mjs", "fan.bench", ...domains.library], {
+    cwd: consumer,
+    env: { NODE_ENV: "production", PATH: process.env.PATH ?? "", ...env },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  if (run.status !== 0) throw new Error(`library: ${run.stderr}`);
+  const library = JSON.parse(run.stdout) as Timed;
+  if (library.some((l) => l.verified !== 20)) throw new Error(`library: not every claim verified (${library.map((l) => l.verified)})`);
+  const lib = median(library.map((l) => l.ms));
+  const viaApi = median(await throughTheApi(env, domains.api));
+  console.log(
+    `library   cold resolve() of a 20-claim entity ${lib.toFixed(0)} ms ÷ /api/resolve ${viaApi.toFixed(0)} ms = ${(lib / viaApi).toFixed(2)} × (goal ≤ 1.05 ×); ` +
+      `÷ a bare client's ${bareFanMs.toFixed(0)} ms = ${(lib / bareFanMs).toFixed(2)} × (goal ≤ 1.1 ×); medians of ${library.length} each, same network`,
+  );
 }

@@ -101,6 +101,7 @@ try {
     // The compiled modules are staged outside the repository: zod is found in its node_modules.
     nodePaths: [path.join(root, "node_modules")],
     chunkNames: "chunks/[name]-[hash]",
+    // Whitespace and syntax only: names are kept for stack traces.
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: "warning",

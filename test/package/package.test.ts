@@ -5,7 +5,7 @@
  * Node 24, Node 22, Bun and Deno against the sample network, and its core bundled for a browser.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -16,6 +16,7 @@ import { formatMessage } from "publint/utils";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reasonText } from "ident-resolver";
 import { CASES } from "ident-resolver/conformance";
+import { PREPARED, prepared } from "../../scripts/prepare-package.js";
 import { useSampleNetwork } from "../helpers/sample";
 
 const run = promisify(execFile);
@@ -26,7 +27,7 @@ const bin = (name: string) => path.join(ROOT, "node_modules/.bin", name);
 /** What a consumer's install may never bring (docs/library.md#the-package): the web app's own. */
 const WEB_PACKAGES = ["next", "react", "react-dom", "satori", "@resvg/resvg-js", "geist", "badge-maker", "@twemoji/svg"];
 
-/** The core's bundle for a browser, minified and gzipped, at most (docs/library.md#sizes). */
+/** The core's bundle for a browser, minified and gzipped, at most (docs/library.md#figures). */
 const CORE_BUDGET_GZIP_BYTES = 160 * 1024;
 
 const ctx = useSampleNetwork();
@@ -56,27 +57,9 @@ function readmeExamples(): string[] {
   return [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
 }
 
-/** Bytes under `dir`, every file counted once. */
-function duBytes(dir: string): number {
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) total += duBytes(p);
-    else if (entry.isFile()) total += statSync(p).size;
-  }
-  return total;
-}
-
-/** The runtimes besides this Node, installed from the npm registry on first use (test/runtimes/package.json). */
-async function runtimes(): Promise<Record<string, string[]>> {
+/** The runtimes besides this Node (test/runtimes/package.json, installed by scripts/prepare-package.js). */
+function runtimes(): Record<string, string[]> {
   const modules = path.join(RUNTIMES_DIR, "node_modules");
-  if (
-    !existsSync(path.join(modules, "deno/deno")) ||
-    !existsSync(path.join(modules, "bun/bin/bun.exe")) ||
-    !existsSync(path.join(modules, "node22/bin/node"))
-  ) {
-    await run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: RUNTIMES_DIR, timeout: 300_000 });
-  }
   return {
     "Node 24": [process.execPath],
     "Node 22": [path.join(modules, "node22/bin/node")],
@@ -85,29 +68,11 @@ async function runtimes(): Promise<Record<string, string[]>> {
   };
 }
 
-beforeAll(async () => {
+beforeAll(() => {
+  // The tarball, installed from the npm registry before the tests enter their loopback-only namespace.
+  ({ tarball, consumer, installed } = prepared());
   work = mkdtempSync(path.join(tmpdir(), "ident-package-"));
-  const { stdout } = await run(process.execPath, [path.join(ROOT, "scripts/pack-resolver.js"), work], { timeout: 180_000 });
-  tarball = stdout.trim().split("\n").at(-1) ?? "";
-  consumer = path.join(work, "consumer");
-  mkdirSync(consumer);
-  writeFileSync(path.join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], { cwd: consumer, timeout: 300_000 });
-  const modules = path.join(consumer, "node_modules");
-  installed = {
-    names: readdirSync(modules).flatMap((n) => (n.startsWith("@") ? readdirSync(path.join(modules, n)).map((m) => `${n}/${m}`) : [n])),
-    bytes: duBytes(modules),
-  };
-  // The conformance runner's optional peers (docs/library.md#conformance), for the README's example of it.
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "@peculiar/x509@^2", "reflect-metadata@^0.2"], {
-    cwd: consumer,
-    timeout: 300_000,
-  });
-  // A Node project's own types, as any that uses ident-resolver/node has; apart, so the size above is the package's alone.
-  await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--prefix", path.join(work, "types"), "@types/node@24"], {
-    timeout: 300_000,
-  });
-}, 600_000);
+});
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
@@ -152,7 +117,7 @@ describe("a consumer outside the workspace", () => {
         moduleResolution: resolution,
         lib: ["es2023", "dom"],
         types: ["node"],
-        typeRoots: [path.join(work, "types/node_modules/@types")],
+        typeRoots: [path.join(PREPARED, "types/node_modules/@types")],
       },
       include: ["*.ts"],
     };
@@ -180,7 +145,7 @@ describe("a consumer outside the workspace", () => {
     writeFileSync(path.join(consumer, "guard.mjs"), GUARD_SCRIPT);
     const outputs: Record<string, string[]> = {};
     const guards: Record<string, { runtime: string; guarded: string[]; undici: string[] }> = {};
-    for (const [name, [exe, ...args]] of Object.entries(await runtimes())) {
+    for (const [name, [exe, ...args]] of Object.entries(runtimes())) {
       guards[name] = JSON.parse((await run(exe ?? "", [...args, "guard.mjs"], { cwd: consumer, env, timeout: 60_000 })).stdout);
       outputs[name] = [];
       for (let i = 0; i < examples.length; i++) {
