@@ -1,7 +1,4 @@
 import { promises as dns } from "node:dns";
-import { pipeline, type Readable } from "node:stream";
-import zlib from "node:zlib";
-import { keptMessage } from "../documents/display-limits.ts";
 import { DEFAULTS } from "../limits.ts";
 import { extend } from "../objects.ts";
 import type { FetchBudgets } from "../traffic/budgets.ts";
@@ -14,7 +11,8 @@ import { createConnections, loadUndici, type Connections, type SocketStats } fro
 import { isPublicAddress, type Resolve } from "./guard.ts";
 import { failureMessage, rawMessage } from "./failure-message.ts";
 import { undiciGuardMissing } from "./runtime.ts";
-import { ACCEPT, checkTarget, REDIRECTS } from "./target.ts";
+import { discard, headerValue, readCapped } from "./body.ts";
+import { ACCEPT, checkTarget, failedOutcome, FetchStop, REDIRECTS } from "./target.ts";
 
 export type { SocketStats } from "./connections.ts";
 
@@ -77,15 +75,6 @@ export type FetcherOptions = {
   /** The per-minute budgets each request spends (host name, address, the client's share). @default none */
   budgets?: FetchBudgets;
 };
-
-class FetchStop extends Error {
-  constructor(
-    readonly status: FailureStatus,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 const defaultResolve: Resolve = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
@@ -171,19 +160,9 @@ const unguardedOutcome = (url: string, why: string): FetchFailed => ({
   message: why,
 });
 
-/**
- * The run's failure, its message and detail kept at a problem's length where it is made
- * (docs/decisions.md#validation): a certificate's names made a detail of 32 KB, carried to the page
- * thread and held by the cache for each fetch.
- */
+/** The run's failure (./target.ts, failedOutcome). */
 const fail = (run: FetchRun, status: FailureStatus, message: string, detail?: string): FetchFailed =>
-  extend(run.meta, {
-    ok: false as const,
-    status,
-    message: keptMessage(message),
-    ...(detail === undefined || detail === message ? {} : { detail: keptMessage(detail) }),
-    ms: Math.round(performance.now() - run.started),
-  });
+  failedOutcome(run.meta, run.started, status, message, detail);
 
 /** The deadline starts when the first hop gets its outbound slot, not while it waits for one. */
 function startDeadline(timeoutMs: number, run: FetchRun) {
@@ -345,49 +324,6 @@ async function fetchWithin(
     clearTimeout(run.timer);
     ticket.leave();
   }
-}
-
-/** Drops a body without reading it; a stream destroyed this way must not throw an unhandled error. */
-function discard(stream: Readable): void {
-  stream.on("error", () => undefined);
-  stream.destroy();
-}
-
-function headerValue(value: string | string[] | undefined): string | null {
-  if (value === undefined) return null;
-  return Array.isArray(value) ? (value[0] ?? null) : value;
-}
-
-/** Reads a body, decoding its Content-Encoding, and stops as soon as it passes `cap` bytes. */
-async function readCapped(body: Readable, encoding: string, cap: number): Promise<Buffer> {
-  let stream: Readable = body;
-  const decoder =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? zlib.createGunzip()
-      : encoding === "deflate"
-        ? zlib.createInflate()
-        : encoding === "identity"
-          ? null
-          : undefined;
-  if (decoder === undefined) {
-    discard(body);
-    throw new FetchStop("unreachable", `unsupported Content-Encoding ${encoding}`);
-  }
-  if (decoder) stream = pipeline(body, decoder, () => undefined);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of stream) {
-      const buf = chunk as Buffer;
-      total += buf.byteLength;
-      if (total > cap) throw new FetchStop("too_large", `body is over the ${cap}-byte limit`);
-      chunks.push(buf);
-    }
-  } finally {
-    discard(body);
-    if (stream !== body) discard(stream);
-  }
-  return Buffer.concat(chunks, total);
 }
 
 function errorCode(err: unknown): string | undefined {
