@@ -73,12 +73,27 @@ describe("createResolver (docs/library.md)", () => {
     expect("results" in record && record.results[0]?.properties[0]?.verified).toBe(true);
     expect(second.requests.size).toBe(0);
   });
+  it("writes found documents alone: a failure never replaces, in the brought cache, a document found before", async () => {
+    const { cache, entries } = mapCache();
+    await createResolver({ fetch: publisher().fetchFn, cache }).resolve("alice.example");
+    const kept = entries.get("json https://blog.example/ident-property.json")?.value;
+    const down: WebFetch = async () => new Response("down", { status: 500 });
+    await createResolver({ fetch: down, cache }).resolve("alice.example", { refresh: true });
+    expect(entries.get("json https://blog.example/ident-property.json")?.value).toBe(kept);
+    expect([...entries.values()].every((e) => e.value.outcome.ok)).toBe(true);
+  });
+  it("does not wait for a cache that does not answer, nor for its writes", async () => {
+    const stuck: ResolverCache = { get: () => new Promise(() => undefined), set: () => new Promise(() => undefined) };
+    const record = await createResolver({ fetch: publisher().fetchFn, cache: stuck }).resolve("alice.example");
+    expect("results" in record && record.results[0]?.properties[0]?.verified).toBe(true);
+  });
   it("passes over a cache that throws or answers something else, saying so, and still resolves", async () => {
     const warn = vi.fn();
     const broken: ResolverCache = {
       get: (key) => {
         if (key.includes("alice")) throw new Error("cache down");
-        return { not: "a document" } as unknown as CachedDocument;
+        // The right keys, the wrong shape inside: not taken either.
+        return { outcome: { ok: true }, fetchedAt: 1 } as unknown as CachedDocument;
       },
       set: () => Promise.reject(new Error("disk full")),
     };

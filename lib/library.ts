@@ -67,8 +67,15 @@ export type IdentResolver = {
 };
 
 /** A document to check: a value, or text that is one (it starts with `{`); else null, and the input is a domain. */
-const documentText = (input: string | object): string | null =>
-  typeof input !== "string" ? JSON.stringify(input) : input.trimStart().startsWith("{") ? input : null;
+function documentText(input: string | object): string | null {
+  if (typeof input === "string") return input.trimStart().startsWith("{") ? input : null;
+  // A value JSON cannot hold (undefined, a function, a BigInt) is checked as the empty text it becomes: not JSON.
+  try {
+    return JSON.stringify(input) ?? "";
+  } catch {
+    return "";
+  }
+}
 
 /**
  * The library's resolver over `fetcher` (the core's over a `fetch`, the Node entry's over the

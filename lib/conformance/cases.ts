@@ -39,6 +39,8 @@ export type ConformanceCase = {
   publishers: Record<string, Published>;
   query: string;
   expect: ExpectedEntity[];
+  /** Requests a URL may get at most while the case runs (the protocol's "no retry"). */
+  requestsAtMost?: Record<string, number>;
 };
 
 const S = "\u00a7";
@@ -231,7 +233,11 @@ export const CASES: readonly ConformanceCase[] = [
     id: "v4-no-document",
     rule: "V4",
     says: "a credential whose document the issuer does not serve does not verify",
-    publishers: alone("v4-missing.test", { body: entity("v4-missing.test", { credentials: [{ id: "@ana@v4-missing-issuer.test" }] }) }),
+    // The issuer is there and answers 404 for the document and for the page of its fallback.
+    publishers: sites(
+      alone("v4-missing.test", { body: entity("v4-missing.test", { credentials: [{ id: "@ana@v4-missing-issuer.test" }] }) }),
+      at("https://v4-missing-issuer.test/", "<!doctype html><title>Issuer</title>"),
+    ),
     query: "v4-missing.test",
     expect: [
       { domain: "v4-missing.test", accepted: true, claims: [{ list: "credentials", index: 0, verified: false, reason: "not_found" }] },
@@ -349,6 +355,7 @@ export const CASES: readonly ConformanceCase[] = [
     publishers: alone("errors-timeout.test", { hang: true }),
     query: "errors-timeout.test",
     expect: [{ domain: "errors-timeout.test", accepted: false }],
+    requestsAtMost: { "https://errors-timeout.test/ident.json": 1 },
   },
   // rel=me connections.
   {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { createResolver } from "../node.ts";
 import { CASES, PROTOCOL_RULES, rulesOf } from "./cases.ts";
@@ -8,6 +9,14 @@ const adapter: ConformanceAdapter = (query, publishers) =>
   createResolver({ connectTo: publishers.connectTo, ca: [publishers.caPem], env: {}, fetchTimeoutMs: 2000 }).resolve(query);
 
 describe("the conformance cases (docs/library.md#conformance)", () => {
+  it("name the rules docs/protocol.md has: V1–V7, each row of its Errors table, rel=me and serving", () => {
+    const protocol = readFileSync(new URL("../../docs/protocol.md", import.meta.url), "utf8");
+    const rules = [...protocol.matchAll(/^### (V\d):/gm)].map((m) => m[1]);
+    const errors = protocol.slice(protocol.indexOf("## Errors"), protocol.indexOf("## Rel=me"));
+    const rows = [...errors.matchAll(/^\| ([^|]+?) +\|/gm)].map((m) => m[1] ?? "").filter((r) => r !== "condition" && !r.startsWith("---"));
+    const derived = [...rules, ...rows.map((r) => `Errors: ${r.replaceAll("`", "")}`), "rel=me", "Serving"];
+    expect([...PROTOCOL_RULES].sort()).toEqual(derived.sort());
+  });
   it("cover every rule of docs/protocol.md at least once, each case naming one of them", () => {
     const covered = new Set(CASES.flatMap(rulesOf));
     expect(PROTOCOL_RULES.filter((r) => !covered.has(r))).toEqual([]);
@@ -52,8 +61,19 @@ describe("the conformance cases (docs/library.md#conformance)", () => {
       async () => {
         throw new Error("not implemented");
       },
-      CASES.slice(0, 1),
+      { cases: CASES.slice(0, 1) },
     );
     expect(thrown.outcomes[0]).toMatchObject({ passed: false, problems: ["the adapter threw: not implemented"] });
+    // An adapter that never gives up, on the case whose publisher never answers, fails at the runner's deadline.
+    const timeoutCase = CASES.filter((c) => c.id === "errors-timeout");
+    const patient = await runConformance(() => new Promise(() => undefined), { cases: timeoutCase, caseDeadlineMs: 500 });
+    expect(patient.outcomes[0]).toMatchObject({ passed: false, problems: ["the adapter threw: no answer within 0.5 s"] });
+    // One that asks again after its deadline breaks "no retry".
+    const retrying: ConformanceAdapter = async (query, publishers) => {
+      await adapter(query, publishers);
+      return adapter(query, publishers);
+    };
+    const retried = await runConformance(retrying, { cases: timeoutCase });
+    expect(retried.outcomes[0]?.problems).toEqual(["https://errors-timeout.test/ident.json was requested 2 times, at most 1 expected"]);
   }, 30_000);
 });

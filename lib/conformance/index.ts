@@ -5,4 +5,12 @@
 export { CASES, PROTOCOL_RULES, rulesOf, type ConformanceCase, type ExpectedClaim, type ExpectedEntity, type Published } from "./cases.ts";
 export { createTestCa, type TestCa } from "./ca.ts";
 export { startPublishers, type Publishers } from "./publishers.ts";
-export { runConformance, type CaseOutcome, type ConformanceAdapter, type ConformanceAnswer, type ConformanceReport } from "./runner.ts";
+export {
+  CASE_DEADLINE_MS,
+  runConformance,
+  type CaseOutcome,
+  type ConformanceAdapter,
+  type ConformanceAnswer,
+  type ConformanceOptions,
+  type ConformanceReport,
+} from "./runner.ts";

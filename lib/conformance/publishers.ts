@@ -19,6 +19,8 @@ export type Publishers = {
   hosts: string[];
   /** `host:443:127.0.0.1:port` for each host, comma-separated: `IDENT_CONNECT_TO`, or curl's `--connect-to`, one by one. */
   connectTo: string;
+  /** Requests each URL has had (`https://host/path`). */
+  requests: ReadonlyMap<string, number>;
   close(): Promise<void>;
 };
 
@@ -40,9 +42,12 @@ export async function startPublishers(cases: readonly ConformanceCase[]): Promis
   const hosts = [...new Set([...routes.keys()].map((url) => new URL(url).hostname))].sort();
   const ca = await createTestCa(hosts);
   const sockets = new Set<Socket>();
+  const requests = new Map<string, number>();
   const server: Server = createServer({ key: ca.keyPem, cert: ca.certPem }, (req, res) => {
     const host = (req.headers.host ?? "").replace(/:\d+$/, "").toLowerCase();
-    const published = routes.get(`https://${host}${req.url ?? "/"}`);
+    const url = `https://${host}${req.url ?? "/"}`;
+    requests.set(url, (requests.get(url) ?? 0) + 1);
+    const published = routes.get(url);
     // A publisher that never answers: the resolver's deadline must end it; `close` ends it here.
     if (published?.hang) return;
     const { status, type, body } = answer(published);
@@ -60,6 +65,7 @@ export async function startPublishers(cases: readonly ConformanceCase[]): Promis
     caPem: ca.caPem,
     hosts,
     connectTo: hosts.map((h) => `${h}:443:127.0.0.1:${port}`).join(","),
+    requests,
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -54,25 +54,44 @@ function differences(expected: ExpectedEntity, answer: ConformanceAnswer): strin
   return problems;
 }
 
-/** One case: the adapter's answer against the expected verdicts; a throw or a malformed answer fails it. */
-async function runCase(c: ConformanceCase, adapter: ConformanceAdapter, publishers: Publishers): Promise<CaseOutcome> {
+/** How long an adapter may take to answer one case before the case fails, unless told otherwise. */
+export const CASE_DEADLINE_MS = 30_000;
+
+export type ConformanceOptions = {
+  /** @default every case */
+  cases?: readonly ConformanceCase[];
+  /** @default {@link CASE_DEADLINE_MS} */
+  caseDeadlineMs?: number;
+};
+
+/** Rejects after `ms`, saying so. */
+const deadline = (ms: number) =>
+  new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms).unref?.());
+
+/** One case: the adapter's answer against the expected verdicts; a throw, a malformed answer or none in time fails it. */
+async function runCase(c: ConformanceCase, adapter: ConformanceAdapter, publishers: Publishers, deadlineMs: number): Promise<CaseOutcome> {
   const outcome = { id: c.id, rule: c.rule, says: c.says };
   try {
-    const answer = await adapter(c.query, publishers);
+    const answer = await Promise.race([adapter(c.query, publishers), deadline(deadlineMs)]);
     if (!isAnswer(answer)) return Object.assign(outcome, { passed: false, problems: ["the answer has no results[]"] });
     const problems = c.expect.flatMap((e) => differences(e, answer));
     if (answer.results.length !== c.expect.length) problems.push(`${answer.results.length} results, ${c.expect.length} expected`);
+    for (const [url, most] of Object.entries(c.requestsAtMost ?? {})) {
+      const asked = publishers.requests.get(url) ?? 0;
+      if (asked > most) problems.push(`${url} was requested ${asked} times, at most ${most} expected`);
+    }
     return Object.assign(outcome, { passed: problems.length === 0, problems });
   } catch (err) {
     return Object.assign(outcome, { passed: false, problems: [`the adapter threw: ${err instanceof Error ? err.message : String(err)}`] });
   }
 }
 
-/** Runs `cases` (all of them by default) through `adapter`, all at once, and says which passed and why not. */
-export async function runConformance(adapter: ConformanceAdapter, cases: readonly ConformanceCase[] = CASES): Promise<ConformanceReport> {
+/** Runs the cases (all of them by default) through `adapter`, all at once, and says which passed and why not. */
+export async function runConformance(adapter: ConformanceAdapter, options: ConformanceOptions = {}): Promise<ConformanceReport> {
+  const { cases = CASES, caseDeadlineMs = CASE_DEADLINE_MS } = options;
   const publishers = await startPublishers(cases);
   try {
-    const outcomes = await Promise.all(cases.map((c) => runCase(c, adapter, publishers)));
+    const outcomes = await Promise.all(cases.map((c) => runCase(c, adapter, publishers, caseDeadlineMs)));
     const passed = outcomes.filter((o) => o.passed).length;
     return { passed, failed: outcomes.length - passed, outcomes };
   } finally {

@@ -1,8 +1,8 @@
 /**
  * The guarded fetcher where undici's cannot guard (docs/library.md#runtimes): Bun runs undici's
  * `request` on its own fetch and ignores the dispatcher, so a connect-time guard built on it would
- * silently do nothing. `node:https.request` with a `lookup` dials the address the guard checked on
- * Node, Bun and Deno alike. The rules are the guarded fetcher's (docs/decisions.md#fetching): HTTPS
+ * silently do nothing. Here the guard resolves and checks the name itself, and `node:https.request`
+ * dials the checked address, with the name for TLS: the same on Node, Bun and Deno. The rules are the guarded fetcher's (docs/decisions.md#fetching): HTTPS
  * on 443 to a domain, redirects by hand with each hop checked, one deadline, the cap counted after
  * decompression, `IDENT_CONNECT_TO` entries dialled directly.
  */
@@ -13,7 +13,7 @@ import { discard, headerValue, readCapped } from "./body.ts";
 import { matchConnectTo, type ConnectToEntry } from "./connect-to.ts";
 import { failureMessage, rawMessage } from "./failure-message.ts";
 import type { Fetcher, FetchFailed, FetchFound, FetchMode } from "./fetcher.ts";
-import { guardedLookup, isPublicAddress, type Resolve } from "./guard.ts";
+import { checkedResolve, isPublicAddress, type Resolve } from "./guard.ts";
 import { followHops, newHopRun, type HopAnswer } from "./hops.ts";
 import { ACCEPT, failedOutcome, FetchStop } from "./target.ts";
 
@@ -48,24 +48,37 @@ type Settings = {
   /** Extra trusted CAs, added to the runtime's roots at the first fetch. */
   ca: readonly string[] | undefined;
   userAgent: string;
-  lookup: ReturnType<typeof guardedLookup>;
+  /** The guard: every address of a name, checked (./guard.ts). */
+  resolveChecked: ReturnType<typeof checkedResolve>;
 };
+
+/**
+ * Where a hop dials (docs/decisions.md#address-guard): a connect-to entry's address as named, else
+ * an address the guard resolved and checked for the name. The request goes to that address itself,
+ * never back through the runtime's resolver: a runtime that ignored a `lookup` option (Bun did until
+ * 2025) cannot send it elsewhere, and a second DNS answer cannot either.
+ */
+async function dialled(settings: Settings, url: URL): Promise<{ host: string; port: number }> {
+  const port = Number(url.port || 443);
+  const to = matchConnectTo(settings.connectTo, url.hostname, port);
+  if (to?.host) return { host: to.host, port: to.port };
+  const [checked] = await settings.resolveChecked(url.hostname);
+  if (!checked) throw Object.assign(new Error(`${url.hostname} has no address`), { code: "ENOTFOUND" });
+  return { host: checked.address, port: to?.port ?? port };
+}
 
 /** One GET of `url`, its body not read yet. */
 async function get(settings: Settings, url: URL, mode: FetchMode, signal: AbortSignal): Promise<IncomingMessage> {
-  const port = Number(url.port || 443);
-  const to = matchConnectTo(settings.connectTo, url.hostname, port);
-  const { request, rootCertificates } = await loadModules();
+  const [{ request, rootCertificates }, to] = await Promise.all([loadModules(), dialled(settings, url)]);
   return new Promise((resolve, reject) => {
     const req = request({
-      // docs/decisions.md#address-guard: a connect-to entry is dialled as named; any other name through the guard.
-      host: to?.host ?? url.hostname,
-      port: to?.port ?? port,
+      host: to.host,
+      port: to.port,
+      // TLS verifies the name asked for, whatever address is dialled.
       servername: url.hostname,
       path: `${url.pathname}${url.search}`,
       method: "GET",
       headers: { host: url.host, accept: ACCEPT[mode], "accept-encoding": "gzip, deflate", "user-agent": settings.userAgent },
-      ...(to?.host ? {} : { lookup: settings.lookup as never }),
       ...(settings.ca ? { ca: [...rootCertificates, ...settings.ca] } : {}),
       agent: false,
       signal,
@@ -113,7 +126,7 @@ export function createPortableFetcher(options: PortableFetcherOptions = {}): Fet
     connectTo: options.connectTo ?? [],
     ca: options.ca && options.ca.length > 0 ? options.ca : undefined,
     userAgent: options.userAgent ?? "ident-resolver",
-    lookup: guardedLookup(resolve, options.isAllowed ?? isPublicAddress),
+    resolveChecked: checkedResolve(resolve, options.isAllowed ?? isPublicAddress),
   };
   return (url, mode) => fetchDocument(settings, url, mode);
 }

@@ -1,8 +1,9 @@
 /**
  * A cache a library user brings (docs/library.md#what-you-can-bring): Redis, a file, a KV store.
  * It sits behind the resolver's own byte-bounded memory tier (./cache.ts) as the fleet's Redis does:
- * read when the memory tier has nothing, written after every fetch. A cache that fails or answers
- * something else is logged and passed over; a lookup never fails for it.
+ * read when the memory tier has nothing (for a second at most), written after every fetch that
+ * found its document. A cache that fails, is slow or answers something else is logged and passed
+ * over; a lookup never fails or waits for it.
  */
 import { isRecord } from "../documents/json.ts";
 import { isRefusal } from "../traffic/refusal.ts";
@@ -24,22 +25,46 @@ export type ResolverCache = {
 
 export type UserCacheAges = { freshMs: number; maxAgeMs: number; failureMs: number };
 
-/** A value read back from someone else's store, taken only when it has the shape written. */
-const isCachedDocument = (value: unknown): value is CachedDocument =>
-  isRecord(value) && typeof value.fetchedAt === "number" && isRecord(value.outcome) && typeof value.outcome.ok === "boolean";
+/** How long a read of the brought cache may take before the lookup goes on without it. */
+export const CACHE_READ_MS = 1000;
 
-/** The brought cache as the memory tier's second tier, and the fetcher that writes each fetch's outcome into it. */
+/** A found document read back from someone else's store, taken only with the shape written. */
+function isCachedDocument(value: unknown): value is CachedDocument {
+  if (!isRecord(value) || typeof value.fetchedAt !== "number" || !Number.isFinite(value.fetchedAt)) return false;
+  const o = value.outcome;
+  return (
+    isRecord(o) &&
+    o.ok === true &&
+    typeof o.url === "string" &&
+    typeof o.finalUrl === "string" &&
+    typeof o.body === "string" &&
+    typeof o.bytes === "number"
+  );
+}
+
+/** Nothing, after `ms`: a read that takes longer is given up. */
+const after = (ms: number) => new Promise<undefined>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The brought cache as the memory tier's second tier, and the fetcher that writes each found
+ * document into it. Only found documents are written: a failure kept there would, once the memory
+ * tier asked again, replace a document found within the day and undo serving it stale
+ * (docs/decisions.md#caching), which is why the fleet's Redis keeps none either.
+ */
 export function userCacheTier(
   cache: ResolverCache,
   ages: UserCacheAges,
   now: () => number,
   log: (message: string) => void,
 ): { tier: SharedTier; writing(fetcher: Fetcher): Fetcher } {
+  const freshMs = Math.min(ages.freshMs, ages.maxAgeMs);
   const tier: SharedTier = {
     async read(key) {
       try {
-        const value = await cache.get(key);
-        if (value === undefined || isCachedDocument(value)) return value;
+        const value = await Promise.race([Promise.resolve(cache.get(key)), after(CACHE_READ_MS)]);
+        if (value === undefined) return undefined;
+        // A time ahead of the clock would keep it fresh for ever: it is taken as fetched now.
+        if (isCachedDocument(value)) return Object.assign({}, value, { fetchedAt: Math.min(value.fetchedAt, now()) });
         log(`cache: the entry for ${key} is not a cached document; fetched again`);
       } catch (err) {
         log(`cache: get failed (${err instanceof Error ? err.message : String(err)}); fetched instead`);
@@ -52,16 +77,16 @@ export function userCacheTier(
     (fetcher: Fetcher): Fetcher =>
     async (url, mode, options) => {
       const outcome = await fetcher(url, mode, options);
-      // docs/decisions.md#caching: a refusal is this resolver's, never kept.
-      if (isRefusal(outcome)) return outcome;
+      // docs/decisions.md#caching: a refusal is this resolver's, never kept; a failure stays in memory alone.
+      if (isRefusal(outcome) || !outcome.ok) return outcome;
       const fetchedAt = now();
-      const staleAt = fetchedAt + (outcome.ok ? ages.freshMs : ages.failureMs);
-      const expiresAt = fetchedAt + (outcome.ok ? ages.maxAgeMs : ages.failureMs);
-      try {
-        await cache.set(cacheKey(url, mode), { outcome, fetchedAt }, { staleAt, expiresAt });
-      } catch (err) {
-        log(`cache: set failed (${err instanceof Error ? err.message : String(err)}); the document is kept in memory only`);
-      }
+      const times = { staleAt: fetchedAt + freshMs, expiresAt: fetchedAt + ages.maxAgeMs };
+      // Not waited for: a slow store never holds a lookup up.
+      Promise.resolve()
+        .then(() => cache.set(cacheKey(url, mode), { outcome, fetchedAt }, times))
+        .catch((err: unknown) =>
+          log(`cache: set failed (${err instanceof Error ? err.message : String(err)}); the document is kept in memory only`),
+        );
       return outcome;
     };
   return { tier, writing };

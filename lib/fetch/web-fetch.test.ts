@@ -35,6 +35,8 @@ describe("fetcherFromFetch: the protocol's rules over a given fetch (docs/librar
     expect(asked[0]?.init).toMatchObject({
       method: "GET",
       redirect: "manual",
+      credentials: "omit",
+      referrerPolicy: "no-referrer",
       headers: { accept: "application/json, */*;q=0.1", "user-agent": "ua/1" },
     });
   });

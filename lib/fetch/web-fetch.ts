@@ -21,9 +21,12 @@ export type WebFetcherOptions = {
   maxBytes?: { json: number; html: number };
   /** @default 3 */
   maxRedirects?: number;
-  /** Sent where the runtime lets a caller set it (a browser does not). */
+  /** Sent as `User-Agent`, except from a web page (there it would need a CORS preflight). */
   userAgent?: string;
 };
+
+/** Whether this runs in a web page, where a `fetch` is bound by CORS. */
+const IN_A_PAGE = typeof (globalThis as { document?: unknown }).document !== "undefined";
 
 /**
  * The body, read until it is whole, or a too_large stop as soon as it passes `cap` bytes (the rest is
@@ -59,8 +62,12 @@ async function readCapped(res: Response, cap: number, signal: AbortSignal): Prom
 async function get(fetchFn: WebFetch, current: URL, mode: FetchMode, signal: AbortSignal, userAgent: string): Promise<HopAnswer> {
   const init = (redirect: RequestRedirect): RequestInit => ({
     method: "GET",
-    headers: { accept: ACCEPT[mode], "user-agent": userAgent },
+    // In a page, User-Agent would make the request need a CORS preflight that static hosts refuse.
+    headers: IN_A_PAGE ? { accept: ACCEPT[mode] } : { accept: ACCEPT[mode], "user-agent": userAgent },
     redirect,
+    // Nothing of the page's goes with it: no cookies, no referrer.
+    credentials: "omit",
+    referrerPolicy: "no-referrer",
     signal,
   });
   const first = await untilAborted(fetchFn(current.href, init("manual")), signal);
