@@ -114,6 +114,17 @@ describe("the portable fetcher: the protocol's fetching rules (docs/decisions.md
     });
     expect(await portable({ timeoutMs: 500 })("https://slow.test/ident.json", "json")).toMatchObject({ status: "timeout" });
   });
+  it("a gzip body that stalls after a few bytes → timeout at the deadline, never a hang", async () => {
+    ctx.net.change("gzip-ok.test", { routes: { "/ident.json": { gzip: true, drip_ms: 1000 } } });
+    try {
+      expect(await portable({ timeoutMs: 1500 })("https://gzip-ok.test/ident.json", "json")).toMatchObject({
+        status: "timeout",
+        httpStatus: 200,
+      });
+    } finally {
+      ctx.net.change("gzip-ok.test", null);
+    }
+  });
   it("a name that does not resolve → unreachable, said in words", async () => {
     const resolve = async (): Promise<LookupAddress[]> => {
       throw Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" });
