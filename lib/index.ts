@@ -41,7 +41,16 @@ export { credentialLocation, entityLocation, propertyLocation, type DocumentKind
 export { REASONS, type Reason, type Verdict } from "./protocol/reasons.ts";
 export { claimCounts, listedOnce, CLAIM_KINDS, type ListedClaim } from "./result/claims.ts";
 export { profilePage, serializeJsonLd } from "./result/jsonld.ts";
-export { Claim, EntityResult, EntityStatus, ErrorBody, SCHEMA_ID, SearchResponse, Source } from "./result/record.ts";
+export {
+  Claim,
+  EntityResult,
+  EntityStatus,
+  ErrorBody,
+  SCHEMA_ID,
+  SearchResponse,
+  searchResponseJsonSchema,
+  Source,
+} from "./result/record.ts";
 export { documentSchema, isSchemaKind, SCHEMA_KINDS, type SchemaKind } from "./documents/schemas.ts";
 export { parseEntityDocument, type EntityParse, type ParsedEntity } from "./documents/entity.ts";
 export { parsePropertyDocument } from "./documents/property.ts";

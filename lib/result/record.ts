@@ -101,3 +101,7 @@ export const ErrorBody = z.object({
   }),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** The record's JSON Schema (draft 2020-12), for those who check it without zod (docs/library.md). */
+export const searchResponseJsonSchema = (): Record<string, unknown> =>
+  z.toJSONSchema(SearchResponse, { target: "draft-2020-12", unrepresentable: "any" }) as Record<string, unknown>;
