@@ -149,16 +149,8 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
 }
 
 /** The outcome of every fetch where the guard cannot hold. */
-const unguardedOutcome = (url: string, why: string): FetchFailed => ({
-  url,
-  finalUrl: url,
-  httpStatus: null,
-  contentType: null,
-  ms: 0,
-  ok: false,
-  status: "blocked",
-  message: why,
-});
+const unguardedOutcome = (url: string, why: string): FetchFailed =>
+  failedOutcome({ url, finalUrl: url, httpStatus: null, contentType: null }, performance.now(), "blocked", why);
 
 /** The run's failure (./target.ts, failedOutcome). */
 const fail = (run: FetchRun, status: FailureStatus, message: string, detail?: string): FetchFailed =>

@@ -55,8 +55,8 @@ type Settings = {
 /**
  * Where a hop dials (docs/decisions.md#address-guard): a connect-to entry's address as named, else
  * an address the guard resolved and checked for the name. The request goes to that address itself,
- * never back through the runtime's resolver: a runtime that ignored a `lookup` option (Bun did until
- * 2025) cannot send it elsewhere, and a second DNS answer cannot either.
+ * never back through the runtime's resolver: a runtime that ignored a `lookup` option (older Bun
+ * releases are reported to) cannot send it elsewhere, and a second DNS answer cannot either.
  */
 async function dialled(settings: Settings, url: URL): Promise<{ host: string; port: number }> {
   const port = Number(url.port || 443);

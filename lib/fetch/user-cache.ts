@@ -23,7 +23,8 @@ export type ResolverCache = {
   set(key: string, value: CachedDocument, times: { staleAt: number; expiresAt: number }): void | Promise<void>;
 };
 
-export type UserCacheAges = { freshMs: number; maxAgeMs: number; failureMs: number };
+/** How long a found document is fresh, and the longest it is used (./cache.ts). */
+export type UserCacheAges = { freshMs: number; maxAgeMs: number };
 
 /** How long a read of the brought cache may take before the lookup goes on without it. */
 export const CACHE_READ_MS = 1000;

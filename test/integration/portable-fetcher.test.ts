@@ -8,6 +8,7 @@
 import type { LookupAddress } from "node:dns";
 import { describe, expect, it, vi } from "vitest";
 import { createPortableFetcher, createResolver, parseConnectTo, type PortableFetcherOptions } from "ident-resolver/node";
+import { REDIRECTS_OUT_OF_BOUNDS } from "../helpers/redirect-attacks";
 import { useSampleNetwork } from "../helpers/sample";
 
 const ctx = useSampleNetwork();
@@ -81,12 +82,7 @@ describe("the portable fetcher: the protocol's fetching rules (docs/decisions.md
     expect(out).toMatchObject({ ok: true, status: "found", httpStatus: 200, finalUrl: "https://alice.example/ident.json" });
     expect(ctx.net.log.at(-1)?.headers).toMatchObject({ "user-agent": "ident-resolver/test", "accept-encoding": "gzip, deflate" });
   });
-  it.each([
-    ["redirect-http.test", "to http:"],
-    ["redirect-private.test", "to a loopback IP literal"],
-    ["redirect-port.test", "to another port"],
-    ["redirect-chain.test", "4 hops"],
-  ])("%s (%s) → blocked", async (domain) => {
+  it.each(REDIRECTS_OUT_OF_BOUNDS)("%s (%s) → blocked", async (domain) => {
     expect(await portable()(`https://${domain}/ident.json`, "json")).toMatchObject({ ok: false, status: "blocked" });
   });
   it("3 hops → found at the last hop", async () => {
