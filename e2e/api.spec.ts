@@ -113,9 +113,9 @@ test.describe("from a page on another origin", () => {
       const body = (await a.json()) as { schema: string };
       let etag = a.headers.get("ETag");
       let b = await fetch(url, { headers: { "If-None-Match": etag ?? "" }, cache: "no-store" });
-      // The answer changed in between (the first was a cold lookup, or its freshness ran out): new
-      // content, a new tag; that one is asked with.
-      if (b.status === 200 && b.headers.get("ETag") !== etag) {
+      // The answer changed in between (the first was a cold lookup, its freshness ran out, or another
+      // test re-checked alice.example meanwhile): new content, a new tag; that one is asked with.
+      for (let tries = 0; tries < 5 && b.status === 200 && b.headers.get("ETag") !== etag; tries++) {
         etag = b.headers.get("ETag");
         b = await fetch(url, { headers: { "If-None-Match": etag ?? "" }, cache: "no-store" });
       }
