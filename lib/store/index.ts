@@ -7,7 +7,7 @@ import type { Claim, EntityResult, SearchResponse } from "../result/record.ts";
 import { openDb, StoreError, type Db, type EngineState, type StoreLocation } from "./db.ts";
 import { migrate } from "./migrations.ts";
 import { history, preview, type ClaimKind, type History } from "./verdicts.ts";
-import { pruneNeverAccepted, type DiscoveryOptions } from "./queue.ts";
+import { FOLLOW_PERIOD_S, pruneNeverAccepted, type DiscoveryOptions } from "./queue.ts";
 import { createRecorder } from "./recorder.ts";
 import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search.ts";
 import { extend } from "../objects.ts";
@@ -55,7 +55,33 @@ export {
   Changes,
   ChangeCursorText,
 } from "./overview.ts";
-export { discoveredDomains, enqueue, finishJob, queueStats, takeJobs } from "./queue.ts";
+export { discoveredDomains, enqueue, finishJob, follow, FOLLOW_PERIOD_S, holdersOf, queueStats, takeJobs } from "./queue.ts";
+export {
+  addSubscription,
+  deliveriesOf,
+  deliveryStats,
+  endSubscription,
+  fanOut,
+  getSubscription,
+  heldBy,
+  markDelivered,
+  markFailed,
+  notHandedOut,
+  pruneNotices,
+  queueTest,
+  retryWaitS,
+  takeDue,
+  websubOf,
+  DELIVERY_LEASE_S,
+  FAILING_ENDS_S,
+  RETRY_FOR_S,
+  type DeliveryRecord,
+  type DueDelivery,
+  type Subscription,
+  type Topic,
+  type TopicKind,
+  type Via,
+} from "./notices.ts";
 export {
   decodeCursor,
   encodeCursor,
@@ -125,8 +151,12 @@ export type Store = {
    * The store does it by itself every hour.
    */
   prune(now?: Date): Promise<number>;
-  /** The database, for the index's other parts (the queue). */
+  /** The database, for the index's other parts (the queue, the notices). */
   readonly db: Db;
+  /** How often a followed entity is re-checked, in seconds (docs/notices.md#looking-by-itself). */
+  readonly followS: number;
+  /** Calls `wake` after each record written by this instance (the notifier hands its changes out at once); answers how to stop. */
+  onRecorded(wake: () => void): () => void;
   close(): Promise<void>;
 };
 
@@ -149,6 +179,8 @@ export type StoreOptions = {
    * `queued` is told how many, so a crawler can wake. Null: nothing is discovered.
    */
   discovery?: (DiscoveryOptions & { queued?: (n: number) => void }) | null;
+  /** docs/notices.md#looking-by-itself: a followed entity is re-checked within this many seconds. @default 3600 */
+  followS?: number;
 };
 
 /** How many entities the index holds, and how far re-verification is behind. */
@@ -208,7 +240,13 @@ export async function openStore(
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
   pruning.unref();
   const ping = (timeoutMs = 2000) => answersWithin(db, timeoutMs);
-  const recorder = createRecorder(db, log, discovery, () => ping());
+  const notices = new Set<() => void>();
+  const recorder = createRecorder(
+    db,
+    log,
+    { discovery, followS: options.followS ?? FOLLOW_PERIOD_S, changed: () => notices.forEach((wake) => wake()) },
+    () => ping(),
+  );
 
   return {
     engine: db.engine,
@@ -242,6 +280,11 @@ export async function openStore(
     changes: (where, limit) => changesPage(db, where, limit),
     positionOf: (cursor) => positionOf(db, cursor),
     flush: (timeoutMs) => recorder.flush(timeoutMs),
+    followS: options.followS ?? FOLLOW_PERIOD_S,
+    onRecorded(wake) {
+      notices.add(wake);
+      return () => notices.delete(wake);
+    },
     async close() {
       recorder.stop();
       clearInterval(pruning);

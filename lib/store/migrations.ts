@@ -260,6 +260,52 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX changes_unplaced ON changes (seq) WHERE position IS NULL;
     `,
   },
+  {
+    version: 11,
+    name: "subscriptions and their deliveries",
+    // docs/notices.md: who waits for which feed (a webhook, a WebSub callback), each change to deliver
+    // to each of them, and how far the changes have been handed out (lib/store/notices.ts). The
+    // changes recorded before are nobody's to deliver: the cursor starts at the last position.
+    sql: `
+      CREATE TABLE subscriptions (
+        id text PRIMARY KEY,
+        via text NOT NULL,
+        topic text NOT NULL,
+        topic_kind text NOT NULL,
+        topic_domain text,
+        callback text NOT NULL,
+        secret text,
+        client text NOT NULL,
+        state text NOT NULL,
+        ended_reason text,
+        ended_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz,
+        from_position bigint NOT NULL,
+        failing_since timestamptz
+      );
+      CREATE UNIQUE INDEX subscriptions_websub ON subscriptions (topic, callback) WHERE via = 'websub' AND state <> 'ended';
+      CREATE INDEX subscriptions_by_topic ON subscriptions (topic_kind, topic_domain) WHERE state = 'active';
+      CREATE INDEX subscriptions_by_client ON subscriptions (client) WHERE state <> 'ended';
+      CREATE TABLE deliveries (
+        id text PRIMARY KEY,
+        subscription_id text NOT NULL REFERENCES subscriptions (id) ON DELETE CASCADE,
+        position bigint,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        due_at timestamptz NOT NULL DEFAULT now(),
+        attempts integer NOT NULL DEFAULT 0,
+        locked_until timestamptz,
+        outcome text,
+        tried_at timestamptz,
+        status integer,
+        error text
+      );
+      CREATE INDEX deliveries_due ON deliveries (due_at) WHERE outcome IS NULL;
+      CREATE INDEX deliveries_by_subscription ON deliveries (subscription_id, created_at DESC);
+      CREATE TABLE notice_cursor (one boolean PRIMARY KEY DEFAULT true CHECK (one), last bigint NOT NULL);
+      INSERT INTO notice_cursor (last) SELECT last FROM change_positions;
+    `,
+  },
 ];
 
 /**

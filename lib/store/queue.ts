@@ -89,18 +89,41 @@ export async function enqueue(tx: Queryable, domains: string[], reason: "seed" |
   return rows.length;
 }
 
+/** docs/notices.md#looking-by-itself: a followed entity is re-checked this often by default (`IDENT_FOLLOW_RECHECK_S`). */
+export const FOLLOW_PERIOD_S = 3600;
+
+/**
+ * Whether someone follows `domain` (docs/notices.md#looking-by-itself): a live subscription to its
+ * entity feed, or to the feed of an issuer of one of its credentials.
+ */
+const FOLLOWED = `EXISTS (SELECT 1 FROM subscriptions s WHERE s.state = 'active' AND (s.expires_at IS NULL OR s.expires_at > now()) AND (
+    (s.topic_kind = 'entity' AND s.topic_domain = $1)
+    OR (s.topic_kind = 'issuer' AND s.topic_domain IN (
+      SELECT issuer FROM claims WHERE domain = $1 AND kind = 'credentials' AND issuer IS NOT NULL))))`;
+
 /**
  * Schedules the next re-verification of `domain` after a check recorded at `checkedAt`: a day later
  * when every claim verifies, otherwise after an hour, doubling with each failing check up to a day.
+ * A followed entity is checked again within `followS` whatever its verdicts, at 90–100 % of it so
+ * that entities followed together drift apart (docs/notices.md#looking-by-itself).
  */
-export async function scheduleRecheck(tx: Queryable, domain: string, checkedAt: Date, allVerified: boolean): Promise<void> {
+export async function scheduleRecheck(
+  tx: Queryable,
+  domain: string,
+  checkedAt: Date,
+  allVerified: boolean,
+  followS: number = FOLLOW_PERIOD_S,
+): Promise<void> {
+  const [followed] = await tx.query<{ yes: boolean }>(`SELECT ${FOLLOWED} AS yes`, [domain]);
+  const within = followed?.yes ? Math.round(followS * (0.9 + Math.random() * 0.1)) : null;
   await tx.query(
     `INSERT INTO crawl_queue (domain, reason, priority, due_at, backoff_s)
-     VALUES ($1, 'recheck', ${PRIORITY.recheck}, $2::timestamptz + make_interval(secs => $3), $4)
+     VALUES ($1, 'recheck', ${PRIORITY.recheck}, $2::timestamptz + make_interval(secs => LEAST($3, coalesce($7::integer, $3))), $4)
      ON CONFLICT (domain) DO UPDATE SET
        reason = 'recheck', priority = ${PRIORITY.recheck}, locked_until = NULL, attempts = 0,
        backoff_s = CASE WHEN $5 THEN 0 ELSE LEAST($6, GREATEST($4, crawl_queue.backoff_s * 2)) END,
-       due_at = $2::timestamptz + make_interval(secs => CASE WHEN $5 THEN $3 ELSE LEAST($6, GREATEST($4, crawl_queue.backoff_s * 2)) END)`,
+       due_at = $2::timestamptz + make_interval(secs => LEAST(coalesce($7::integer, $6),
+         CASE WHEN $5 THEN $3 ELSE LEAST($6, GREATEST($4, crawl_queue.backoff_s * 2)) END))`,
     [
       domain,
       checkedAt.toISOString(),
@@ -108,8 +131,35 @@ export async function scheduleRecheck(tx: Queryable, domain: string, checkedAt: 
       allVerified ? 0 : RECHECK_FIRST_S,
       allVerified,
       RECHECK_OK_S,
+      within,
     ],
   );
+}
+
+/**
+ * Brings the next check of each of `domains` within `followS` of now, at a random point of it (the
+ * checks of many entities followed at once are spread over the period); a domain not yet indexed is
+ * queued. Answers how many it moved or queued.
+ */
+export async function follow(tx: Queryable, domains: string[], followS: number = FOLLOW_PERIOD_S): Promise<number> {
+  if (domains.length === 0) return 0;
+  const rows = await tx.query(
+    `INSERT INTO crawl_queue (domain, reason, priority, due_at)
+     SELECT d, 'recheck', ${PRIORITY.recheck}, now() + make_interval(secs => random() * $2) FROM unnest($1::text[]) AS d
+     ON CONFLICT (domain) DO UPDATE SET due_at = LEAST(crawl_queue.due_at, EXCLUDED.due_at)
+     RETURNING 1`,
+    [domains.slice(0, 10_000), followS],
+  );
+  return rows.length;
+}
+
+/** The entities an issuer's feed follows: the holders of the credentials the index knows it issues. */
+export async function holdersOf(db: Queryable, issuer: string): Promise<string[]> {
+  const rows = await db.query<{ domain: string }>(
+    "SELECT DISTINCT domain FROM claims WHERE kind = 'credentials' AND issuer = $1 LIMIT 10000",
+    [issuer],
+  );
+  return rows.map((r) => r.domain);
 }
 
 /** Re-checks of a domain whose entity document was never accepted, after its first check (docs/decisions.md#the-index). */

@@ -28,6 +28,15 @@ const BACKLOG_RETRY_MS = 2000;
 
 export type Discovery = (DiscoveryOptions & { queued?: (n: number) => void }) | null;
 
+/** What the recorder is told of what follows a record: discovery, how often followed entities are checked, who to wake. */
+export type RecorderOptions = {
+  discovery: Discovery;
+  /** docs/notices.md#looking-by-itself: `IDENT_FOLLOW_RECHECK_S`. */
+  followS: number;
+  /** Told after a record that wrote changes of verdict (the notifier hands them out now, not at its next poll). */
+  changed?: () => void;
+};
+
 export type Recorder = {
   /** Records one result (or keeps it for later); the result as recorded. */
   record(result: EntityResult, client?: string): Promise<EntityResult>;
@@ -48,6 +57,8 @@ type State = {
   db: Db;
   log: (line: string) => void;
   discovery: Discovery;
+  followS: number;
+  changed: () => void;
   ping: () => Promise<boolean>;
   turns: ReturnType<typeof createAtOnceLimiter>;
   backlog: EntityResult[];
@@ -63,11 +74,13 @@ type State = {
 
 type Attempt = { kind: "written"; out: { result: EntityResult; written: boolean } } | { kind: "wait"; why: string } | { kind: "failed" };
 
-export function createRecorder(db: Db, log: (line: string) => void, discovery: Discovery, ping: () => Promise<boolean>): Recorder {
+export function createRecorder(db: Db, log: (line: string) => void, options: RecorderOptions, ping: () => Promise<boolean>): Recorder {
   const s: State = {
     db,
     log,
-    discovery,
+    discovery: options.discovery,
+    followS: options.followS,
+    changed: options.changed ?? (() => undefined),
     ping,
     turns: createAtOnceLimiter(RECORDS_AT_ONCE[db.engine]),
     backlog: [],
@@ -152,7 +165,7 @@ async function drain(s: State) {
 /** One try at recording `result`: written, to wait (the database away, or its disk full), or refused for itself (logged). */
 async function attempt(s: State, result: EntityResult): Promise<Attempt> {
   try {
-    const out = await s.db.transaction((tx) => record(tx, result));
+    const out = await s.db.transaction((tx) => record(tx, result, s.followS));
     s.noSpace = false;
     return { kind: "written", out };
   } catch (err) {
@@ -186,6 +199,7 @@ async function recordOne(s: State, result: EntityResult, client: string): Promis
 /** After a result is written: the domains it points to queued (discovery); the result as recorded. */
 async function written(s: State, result: EntityResult, out: { result: EntityResult; written: boolean }): Promise<EntityResult> {
   const { discovery } = s;
+  if (out.written) s.changed();
   // A new check only: an answer from the cache found nothing its check did not (docs/decisions.md#discovery).
   const found = discovery && out.written ? discoveredDomains(result) : [];
   if (discovery && found.length > 0) {

@@ -22,7 +22,7 @@ import {
 import type { Problem } from "../documents/problem.ts";
 import { parseCredentialId } from "../protocol/ids.ts";
 import type { Queryable } from "./db.ts";
-import { NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue.ts";
+import { FOLLOW_PERIOD_S, NEVER_ACCEPTED_RECHECKS, scheduleRecheck } from "./queue.ts";
 import { appendChanges, type NewChange } from "./positions.ts";
 import { searchColumns } from "./search-text.ts";
 
@@ -142,14 +142,18 @@ export const issuerNameOf = (claim: Claim, kind: ClaimKind) => (kind === "creden
  * Records `result` as checked at `result.cache.fetched_at` and returns it annotated. A result no
  * newer than what is recorded (answered from the cache) writes nothing: it is annotated only, and `written` is false.
  */
-export async function record(tx: Queryable, result: EntityResult): Promise<{ result: EntityResult; written: boolean }> {
+export async function record(
+  tx: Queryable,
+  result: EntityResult,
+  followS: number = FOLLOW_PERIOD_S,
+): Promise<{ result: EntityResult; written: boolean }> {
   const domain = result.entity.domain;
   const at = new Date(result.cache.fetched_at);
   const { before, rows } = await readRecorded(tx, domain);
   if (before && before.last_checked_at.getTime() >= at.getTime())
     return { result: annotate(result, before.last_checked_at, rows), written: false };
   const plan = planClaims(result, rows, at);
-  await writeEntity(tx, result, at, before, plan);
+  await writeEntity(tx, result, at, before, plan, followS);
   const status = before?.status === result.entity.status ? null : result.entity.status;
   // An entity that is not accepted says nothing about its claims: their records stay as they were.
   if (result.entity.status !== "accepted") {
@@ -200,7 +204,14 @@ function planClaims(result: EntityResult, rows: Map<string, ClaimRow>, at: Date)
 }
 
 /** The entity's row, its search text, a change of its status, and its next re-check. */
-async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before: Recorded["before"], plan: ClaimPlan): Promise<void> {
+async function writeEntity(
+  tx: Queryable,
+  result: EntityResult,
+  at: Date,
+  before: Recorded["before"],
+  plan: ClaimPlan,
+  followS: number,
+): Promise<void> {
   const domain = result.entity.domain;
   const accepted = result.entity.status === "accepted";
   const details = keptDetails(result.entity.details ?? {});
@@ -237,7 +248,7 @@ async function writeEntity(tx: Queryable, result: EntityResult, at: Date, before
   }
   // docs/decisions.md#discovery: every indexed entity is re-verified in the background.
   const allVerified = accepted && plan.unchecked.length === 0 && plan.verified === plan.listed.length;
-  await scheduleRecheck(tx, domain, at, allVerified);
+  await scheduleRecheck(tx, domain, at, allVerified, followS);
 }
 
 /** docs/decisions.md#search: names and domain weigh most, then what the claims are called, then the description; the name's words kept for typos. */

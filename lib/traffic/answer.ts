@@ -78,6 +78,16 @@ export const REFUSAL_WORDS: Record<RefusalKind, { status: 429 | 503; heading: st
     heading: "Too many lookups at once",
     meaning: "You have as many lookups in progress as one client may at once.",
   },
+  subscriptions: {
+    status: 429,
+    heading: "You hold as many subscriptions as one client may",
+    meaning: "You hold as many webhooks and WebSub subscriptions of this resolver as one client may; delete one first.",
+  },
+  subscribes: {
+    status: 429,
+    heading: "Too many subscription requests for now",
+    meaning: "You have made, tested or deleted as many subscriptions as one client may in a minute.",
+  },
 };
 
 /** How long a client past its own per-minute lookups waits for its refusal: a loop of them then costs it time, not this server's CPU. */

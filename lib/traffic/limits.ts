@@ -241,6 +241,42 @@ export const LIMITS = {
     refused: "busy",
     reached: "503 with Retry-After, before the request reaches Next; health and readiness always answered",
   },
+  subscriptionsPerClient: {
+    counts: "client",
+    per: "at once",
+    default: 20,
+    variable: { name: "IDENT_SUBSCRIPTIONS_PER_CLIENT", min: 1, max: 1_000_000 },
+    fleet: true,
+    refused: "subscriptions",
+    reached: "429 from `POST /api/webhooks` and the hub: a client holds at most this many live webhooks and WebSub subscriptions together",
+  },
+  subscribesPerMinute: {
+    counts: "client",
+    per: "minute",
+    default: 10,
+    variable: { name: "IDENT_SUBSCRIBES_PER_MIN", min: 1, max: 1_000_000 },
+    fleet: true,
+    refused: "subscribes",
+    reached: "429 with Retry-After: webhooks made, tested or deleted and WebSub requests, together",
+  },
+  callbackHostAtOnce: {
+    counts: "host name",
+    per: "at once",
+    default: 4,
+    variable: null,
+    fleet: false,
+    refused: "busy",
+    reached: "the delivery waits its turn: a slow or hanging callback host delays its own deliveries only",
+  },
+  deliveriesAtOnce: {
+    counts: "instance",
+    per: "at once",
+    default: 256,
+    variable: null,
+    fleet: false,
+    refused: "busy",
+    reached: "the delivery waits for a slot; nothing is refused, the outbox keeps it",
+  },
 } as const satisfies Record<string, LimitDeclaration>;
 
 export type LimitName = keyof typeof LIMITS;

@@ -39,6 +39,10 @@ export const REFUSAL_KINDS = [
   "search_busy",
   /** The client has read the index (badges, feeds, searches, changes) as often as one client may this minute (`IDENT_STORE_READS_PER_MIN`). */
   "store_reads",
+  /** The client holds as many webhooks and WebSub subscriptions as one client may (`IDENT_SUBSCRIPTIONS_PER_CLIENT`). */
+  "subscriptions",
+  /** The client has made, tested or deleted subscriptions as often as one client may this minute (`IDENT_SUBSCRIBES_PER_MIN`). */
+  "subscribes",
 ] as const;
 
 export type FetchRefusalKind = (typeof FETCH_REFUSALS)[number];

@@ -1,0 +1,208 @@
+/**
+ * The notifier (docs/notices.md#delivery): in each instance, hands out the changes recorded past the
+ * fleet's cursor (lib/store/notices.ts `fanOut`, one instance at a time) and sends the deliveries due,
+ * each under a lease, through the guarded callback client. It looks when this instance records a
+ * change, and every `pollMs` for what other instances recorded and for retries that came due.
+ */
+import { changesAnswer, type PlacedChange } from "../store/overview.ts";
+import type { Store } from "../store/index.ts";
+import {
+  endSubscription,
+  fanOut,
+  giveUp,
+  markDelivered,
+  markFailed,
+  pruneNotices,
+  takeDue,
+  type DueDelivery,
+  type Subscription,
+} from "../store/notices.ts";
+import { LIMITS } from "../traffic/limits.ts";
+import type { CallbackClient } from "./callbacks.ts";
+import { hubSignature, webhookHeaders } from "./sign.ts";
+
+/** The body a webhook's test delivery carries (`POST /api/webhooks/{id}/test`). */
+export const WEBHOOK_TEST_SCHEMA = "ident-resolver/webhook-test@1";
+
+export type NotifierOptions = {
+  store: Pick<Store, "db" | "onRecorded">;
+  client: CallbackClient;
+  /** WebSub's body for a change: the topic's Atom feed holding its entry (the app writes Atom, web/feeds.ts). */
+  websubBody(subscription: Subscription, change: PlacedChange): string;
+  /** The hub's absolute URL, for each WebSub delivery's `Link` header. */
+  hubUrl: string;
+  log?: (line: string) => void;
+  /** How often the store is looked at when nothing wakes the notifier. @default 1000 */
+  pollMs?: number;
+  /** Deliveries sent at once (`deliveriesAtOnce`). */
+  atOnce?: number;
+  /** Told of each delivery's end (tests and the bench time them). */
+  settled?: (d: DueDelivery, outcome: "delivered" | "failed") => void;
+};
+
+export type Notifier = {
+  /** Looks at the store now. */
+  wake(): void;
+  /** Deliveries being sent now. */
+  readonly running: number;
+  readonly delivered: number;
+  readonly failed: number;
+  /** Stops taking deliveries and waits for those being sent, at most `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+};
+
+type NotifierState = {
+  o: NotifierOptions;
+  log: (line: string) => void;
+  atOnce: number;
+  sending: Set<Promise<void>>;
+  delivered: number;
+  failed: number;
+  stopped: boolean;
+  looking: Promise<void> | null;
+  again: boolean;
+  unreadable: boolean;
+  timer: NodeJS.Timeout | null;
+  lastPrune: number;
+};
+
+const PRUNE_EVERY_MS = 3600_000;
+/** Hand-out batches per look: a backlog is handed out over several looks, each short. */
+const BATCHES_PER_LOOK = 20;
+
+export function startNotifier(o: NotifierOptions): Notifier {
+  const state: NotifierState = {
+    o,
+    log: o.log ?? console.error,
+    atOnce: o.atOnce ?? LIMITS.deliveriesAtOnce.default,
+    sending: new Set(),
+    delivered: 0,
+    failed: 0,
+    stopped: false,
+    looking: null,
+    again: false,
+    unreadable: false,
+    timer: null,
+    lastPrune: Date.now(),
+  };
+  const unhook = o.store.onRecorded(() => wake(state));
+  tick(state);
+  return {
+    wake: () => wake(state),
+    get running() {
+      return state.sending.size;
+    },
+    get delivered() {
+      return state.delivered;
+    },
+    get failed() {
+      return state.failed;
+    },
+    async stop(graceMs = 5000) {
+      state.stopped = true;
+      unhook();
+      if (state.timer) clearTimeout(state.timer);
+      await state.looking;
+      let t: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...state.sending]), new Promise((r) => (t = setTimeout(r, graceMs)))]);
+      clearTimeout(t);
+    },
+  };
+}
+
+function tick(state: NotifierState): void {
+  wake(state);
+  if (!state.stopped) state.timer = setTimeout(() => tick(state), state.o.pollMs ?? 1000).unref();
+}
+
+/** One look at a time; a wake during a look makes one more. */
+function wake(state: NotifierState): void {
+  if (state.stopped) return;
+  if (state.looking) {
+    state.again = true;
+    return;
+  }
+  state.looking = look(state)
+    .catch((err: unknown) => {
+      // Said once per outage (docs/deploying.md#when-a-part-fails): the deliveries wait in the database.
+      if (!state.unreadable)
+        state.log(`notices: the store could not be read: ${err instanceof Error ? err.message : String(err)}; deliveries wait`);
+      state.unreadable = true;
+    })
+    .finally(() => {
+      state.looking = null;
+      if (state.again) {
+        state.again = false;
+        wake(state);
+      }
+    });
+}
+
+/** Hands out what was recorded, then starts as many due deliveries as there is room for. */
+async function look(state: NotifierState): Promise<void> {
+  const { db } = state.o.store;
+  for (let i = 0; i < BATCHES_PER_LOOK && !state.stopped; i++) if ((await fanOut(db)) === 0) break;
+  if (Date.now() - state.lastPrune > PRUNE_EVERY_MS) {
+    state.lastPrune = Date.now();
+    await pruneNotices(db);
+  }
+  if (state.unreadable) state.log("notices: the store can be read again; deliveries resume");
+  state.unreadable = false;
+  const free = state.atOnce - state.sending.size;
+  if (state.stopped || free <= 0) return;
+  for (const d of await takeDue(db, free)) {
+    const job = send(state, d).finally(() => {
+      state.sending.delete(job);
+      wake(state);
+    });
+    state.sending.add(job);
+  }
+}
+
+/** The body and headers of one attempt at `d` (docs/notices.md#what-is-sent). */
+export function render(d: DueDelivery, hubUrl: string, websubBody: NotifierOptions["websubBody"], nowS: number) {
+  const sub = d.subscription;
+  if (sub.via === "websub") {
+    if (d.change === null) return null;
+    const body = websubBody(sub, d.change);
+    const headers: Record<string, string> = {
+      "content-type": "application/atom+xml; charset=utf-8",
+      link: `<${hubUrl}>; rel="hub", <${sub.topic}>; rel="self"`,
+    };
+    if (sub.secret !== null) headers["x-hub-signature"] = hubSignature(sub.secret, body);
+    return { headers, body };
+  }
+  const body = JSON.stringify(
+    d.change === null
+      ? { schema: WEBHOOK_TEST_SCHEMA, subscription: sub.id, topic: sub.topic, sent_at: new Date(nowS * 1000).toISOString() }
+      : changesAnswer({ changes: [d.change], more: false }).changes[0],
+  );
+  const headers = Object.assign({ "content-type": "application/json" }, webhookHeaders(sub.secret ?? "", d.id, nowS, body));
+  return { headers, body };
+}
+
+/** Sends one delivery and records how it went; never throws. */
+async function send(state: NotifierState, d: DueDelivery): Promise<void> {
+  const { o } = state;
+  const { db } = o.store;
+  const made = render(d, o.hubUrl, o.websubBody, Math.floor(Date.now() / 1000));
+  try {
+    if (made === null) return await giveUp(db, d.id, "a WebSub subscription has no test delivery");
+    const answer = await o.client.send(d.subscription.callback, { method: "POST", headers: made.headers, body: made.body });
+    if (answer.ok && answer.status >= 200 && answer.status <= 299) {
+      await markDelivered(db, d, answer.status);
+      state.delivered++;
+      o.settled?.(d, "delivered");
+      return;
+    }
+    const error = answer.ok ? `the callback answered HTTP ${answer.status}` : answer.error;
+    await markFailed(db, d, answer.ok ? answer.status : null, error);
+    // Standard Webhooks: 410 Gone asks the sender to stop.
+    if (answer.ok && answer.status === 410) await endSubscription(db, d.subscription.id, "the callback answered 410 Gone");
+    state.failed++;
+    o.settled?.(d, "failed");
+  } catch (err) {
+    // The store refused the outcome: the lease runs out and the delivery is sent again, with its id.
+    state.log(`notices: the delivery ${d.id} was not recorded: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}

@@ -1,0 +1,297 @@
+/**
+ * Notices (docs/notices.md) on both engines, to real HTTPS callbacks on loopback (test/network/hooks.ts):
+ * a change recorded is handed out once to each subscriber of its feed and delivered, a webhook signed
+ * as Standard Webhooks says (verified by the `standardwebhooks` package), a WebSub callback with its
+ * feed's new entry (read by a real feed parser) and `X-Hub-Signature`; ids stable across repeats;
+ * failures retried, given up, and a subscription ended; a hanging callback delays only its own; two
+ * notifiers on one PostgreSQL deliver each change once.
+ */
+import { createHmac } from "node:crypto";
+import type { LookupAddress } from "node:dns";
+import { parseFeed } from "@rowanmanning/feed-parser";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Claim, EntityResult } from "ident-resolver";
+import {
+  addSubscription,
+  deliveriesOf,
+  fanOut,
+  getSubscription,
+  markFailed,
+  openStore,
+  takeDue,
+  FAILING_ENDS_S,
+  RETRY_FOR_S,
+  type DueDelivery,
+  type Store,
+  type Topic,
+} from "ident-resolver/store";
+import { createCallbackClient, newWebhookSecret, startNotifier, type Notifier } from "ident-resolver/notify";
+import { atomFeed } from "../../web/feeds";
+import { useEngines } from "../helpers/engines";
+import { startHooks, type Hooks, type Received } from "../network/hooks";
+
+const ORIGIN = "https://resolver.example";
+const HUB = `${ORIGIN}/hub`;
+let clock = Date.parse("2026-06-01T08:00:00.000Z");
+const next = () => new Date((clock += 60_000)).toISOString();
+
+function result(domain: string, credentials: { id: string; verified: boolean }[]): EntityResult {
+  const claim = (c: { id: string; verified: boolean }): Claim => ({
+    id: c.id,
+    verified: c.verified,
+    ...(c.verified ? {} : { reason: "not_listed" as const }),
+    claimed: { id: c.id },
+    problems: [],
+  });
+  return {
+    entity: {
+      status: "accepted",
+      domain,
+      network_id: `§:entity:${domain}`,
+      entity_type: "person",
+      details: { name: domain },
+      problems: [],
+    },
+    properties: [],
+    credentials: credentials.map(claim),
+    connections: [],
+    jsonld: null,
+    cache: { fetched_at: next(), stale: false },
+  };
+}
+
+const entityTopic = (domain: string): Topic => ({ url: `${ORIGIN}/entity/${domain}/feed.xml`, kind: "entity", domain });
+const issuerTopic = (domain: string): Topic => ({ url: `${ORIGIN}/issuer/${domain}/feed.xml`, kind: "issuer", domain });
+const EVERY: Topic = { url: `${ORIGIN}/changes.xml`, kind: "changes", domain: null };
+
+let hooks: Hooks;
+beforeAll(async () => {
+  hooks = await startHooks();
+});
+afterAll(() => hooks?.close());
+
+const client = (timeoutMs = 5000) => createCallbackClient({ connectTo: hooks.connectTo, ca: [hooks.caPem], timeoutMs });
+const websubBody = (sub: { topic: string }, change: Parameters<typeof atomFeed>[0][number]) =>
+  atomFeed([change], { self: sub.topic, page: ORIGIN, title: "changes", since: change.at, entityPage: (d) => `${ORIGIN}/entity/${d}` });
+const notifier = (store: Store, timeoutMs = 5000) =>
+  startNotifier({ store, client: client(timeoutMs), websubBody, hubUrl: HUB, pollMs: 100, log: () => undefined });
+const at = (host: string) => (r: Received) => r.host === host && r.method === "POST";
+
+const { engines: ENGINES } = useEngines("notices");
+
+describe.each(ENGINES)("notices on $name", ({ name, location }) => {
+  let store: Store;
+  let running: Notifier | undefined;
+  let failing: DueDelivery | undefined;
+  const logs: string[] = [];
+  /** A callback host of this engine's own: both engines' runs share the receiver. */
+  const host = (label: string) => `${name.toLowerCase()}-${label}.hooks.test`;
+  beforeAll(async () => {
+    store = await openStore(await location(), (l) => logs.push(l), { followS: 600 });
+  }, 60_000);
+  afterAll(async () => {
+    await running?.stop(1000);
+    await store?.close();
+    // Nothing was refused by the store on the way.
+    expect(logs).toEqual([]);
+  });
+  const subscribe = async (via: "webhook" | "websub", topic: Topic, callback: string, secret: string | null) => {
+    const added = await addSubscription(
+      store.db,
+      { via, topic, callback, secret, client: "c1", leaseS: via === "websub" ? 86400 : null },
+      100,
+    );
+    if (!added.ok) throw new Error("not added");
+    return added.subscription;
+  };
+
+  it("a change is delivered to a webhook in the Standard Webhooks form, the body the record /api/changes gives", async () => {
+    const secret = newWebhookSecret();
+    const sub = await subscribe("webhook", entityTopic("alice.example"), `https://${host("a1")}/in`, secret);
+    await store.record(result("alice.example", [{ id: "@alice@guild.example/m", verified: true }]));
+    running = notifier(store);
+    const [got] = await hooks.waitFor(at(host("a1")), 2);
+    const all = hooks.received.filter(at(host("a1")));
+    // The entity accepted and its credential verified: two changes, two deliveries.
+    expect(all).toHaveLength(2);
+    const headers = Object.fromEntries(Object.entries(got!.headers).map(([k, v]) => [k, String(v)]));
+    const payload = new Webhook(secret).verify(got!.body, headers) as { id: string; domain: string; cursor: string; kind: string };
+    expect(payload).toMatchObject({ domain: "alice.example", cursor: expect.stringMatching(/^p\d+$/) });
+    expect(payload.id).toMatch(/^urn:uuid:/);
+    expect(() => new Webhook(newWebhookSecret()).verify(got!.body, headers)).toThrow();
+    await expect.poll(async () => (await deliveriesOf(store.db, sub.id)).map((r) => r.outcome)).toEqual(["delivered", "delivered"]);
+    expect(new Set(all.map((r) => r.headers["webhook-id"])).size).toBe(2);
+  });
+
+  it("a WebSub callback gets the feed's new entry, signed with its hub.secret, with the hub and self links", async () => {
+    await subscribe("websub", issuerTopic("guild.example"), `https://${host("ws1")}/cb?x=1`, "s3cret");
+    await store.record(
+      result("bob.example", [
+        { id: "@bob@guild.example/m", verified: true },
+        { id: "@bob@other.example/m", verified: true },
+      ]),
+    );
+    const [got] = await hooks.waitFor(at(host("ws1")), 1);
+    // Only the credential guild.example issues: the entity's own change and the other issuer's are not this feed's.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(hooks.received.filter(at(host("ws1")))).toHaveLength(1);
+    expect(got!.path).toBe("/cb?x=1");
+    expect(got!.headers["x-hub-signature"]).toBe(`sha256=${createHmac("sha256", "s3cret").update(got!.body).digest("hex")}`);
+    expect(got!.headers.link).toBe(`<${HUB}>; rel="hub", <${ORIGIN}/issuer/guild.example/feed.xml>; rel="self"`);
+    const feed = parseFeed(got!.body);
+    expect(feed.self).toBe(`${ORIGIN}/issuer/guild.example/feed.xml`);
+    expect(feed.items.map((i) => i.title)).toEqual(["bob.example: Credential @bob@guild.example/m is verified"]);
+  });
+
+  it("a subscriber gets the changes committed after it began, not before", async () => {
+    await store.record(result("carol.example", [{ id: "@carol@guild.example/m", verified: true }]));
+    await subscribe("webhook", entityTopic("carol.example"), `https://${host("late")}/`, newWebhookSecret());
+    await store.record(result("carol.example", [{ id: "@carol@guild.example/m", verified: false }]));
+    const got = await hooks.waitFor(at(host("late")), 1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(hooks.received.filter(at(host("late")))).toHaveLength(1);
+    expect(JSON.parse(got[0]!.body)).toMatchObject({ verified: false, reason: "not_listed" });
+  });
+
+  it("a delivery sent again (its lease ran out) carries the same id, and handing out twice writes nothing twice", async () => {
+    await running?.stop(1000);
+    running = undefined;
+    const sub = await subscribe("webhook", EVERY, "https://fail.hooks.test/", newWebhookSecret());
+    await store.record(result("dave.example", []));
+    expect(await fanOut(store.db)).toBe(1);
+    expect(await fanOut(store.db)).toBe(0);
+    const [first] = (await takeDue(store.db, 100, 0)).filter((d) => d.subscription.id === sub.id);
+    const [again] = (await takeDue(store.db, 100, 60)).filter((d) => d.subscription.id === sub.id);
+    expect(again?.id).toBe(first?.id);
+    expect(again?.attempts).toBe(2);
+    failing = again;
+  });
+
+  it("a failing callback is tried again with growing waits, given up after a day, and its subscription ended after a week", async () => {
+    const d = failing;
+    if (!d) throw new Error("no delivery");
+    const created = Date.parse(d.created_at);
+    expect(await markFailed(store.db, d, 500, "the callback answered HTTP 500", created + 1000)).toBe(false);
+    expect((await deliveriesOf(store.db, d.subscription.id))[0]).toMatchObject({ outcome: null, status: 500 });
+    expect(await markFailed(store.db, d, 500, "the callback answered HTTP 500", created + RETRY_FOR_S * 1000)).toBe(false);
+    expect((await deliveriesOf(store.db, d.subscription.id))[0]).toMatchObject({ outcome: "gave_up" });
+    const ended = await markFailed(store.db, d, null, "fail.hooks.test did not answer", Date.now() + FAILING_ENDS_S * 1000 + 1000);
+    expect(ended).toBe(true);
+    expect(await getSubscription(store.db, d.subscription.id)).toMatchObject({
+      state: "ended",
+      ended_reason: "every delivery failed for 7 days; the last: fail.hooks.test did not answer",
+    });
+  });
+
+  it("a followed entity is re-checked within the period, an entity nobody follows on its own schedule", async () => {
+    await store.record(result("erin.example", [{ id: "@erin@x.example/m", verified: true }]));
+    await subscribe("webhook", entityTopic("frank.example"), `https://${host("f")}/`, newWebhookSecret());
+    await store.record(result("frank.example", [{ id: "@frank@x.example/m", verified: true }]));
+    const rows = await store.db.query<{ domain: string; wait: number }>(
+      `SELECT q.domain, extract(epoch FROM q.due_at - e.last_checked_at)::float8 AS wait
+       FROM crawl_queue q JOIN entities e USING (domain) WHERE q.domain IN ('erin.example', 'frank.example') ORDER BY q.domain`,
+    );
+    expect(rows[0]).toMatchObject({ domain: "erin.example", wait: 86400 });
+    expect(rows[1]!.wait).toBeGreaterThanOrEqual(540);
+    expect(rows[1]!.wait).toBeLessThanOrEqual(600);
+  });
+});
+
+const answering =
+  (...addresses: string[]) =>
+  async (): Promise<LookupAddress[]> =>
+    addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+
+describe("callbacks are strangers' addresses", () => {
+  const PRIVATE = ["127.0.0.1", "10.0.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "::1", "fe80::1", "fd00:ec2::254"];
+  it.each(["https://127.0.0.1/", "https://10.0.0.1/", "https://169.254.169.254/latest/meta-data/", "https://[::1]/", "https://[fd00::1]/"])(
+    "an address for a callback (%s) is refused at subscribe time and at delivery",
+    async (url) => {
+      const c = createCallbackClient({ resolve: answering("93.184.216.34") });
+      expect(await c.refuse(url)).toMatch(/^the callback must be https:\/\/ on port 443 at a domain name: .* is not a domain name$/);
+      expect(await c.send(url, { method: "POST", body: "{}" })).toMatchObject({
+        ok: false,
+        error: expect.stringContaining("is not a domain name"),
+      });
+      await c.close();
+    },
+  );
+  it.each(PRIVATE)("a name that resolves to %s is refused at subscribe time and at delivery, nothing dialled", async (address) => {
+    const c = createCallbackClient({ resolve: answering(address) });
+    const said = `hooks.example resolves to ${address}, which is not a public address`;
+    expect(await c.refuse("https://hooks.example/in")).toBe(said);
+    expect(await c.send("https://hooks.example/in", { method: "POST", body: "{}" })).toEqual({ ok: false, status: null, error: said });
+    await c.close();
+  });
+  it("a name public at subscribe time and private at delivery (DNS rebinding) is refused at delivery", async () => {
+    let answers = ["93.184.216.34"];
+    const c = createCallbackClient({ resolve: async () => answers.map((address) => ({ address, family: 4 })) });
+    expect(await c.refuse("https://rebind.example/")).toBeNull();
+    answers = ["169.254.169.254"];
+    expect(await c.send("https://rebind.example/", { method: "POST", body: "{}" })).toMatchObject({
+      ok: false,
+      error: "rebind.example resolves to 169.254.169.254, which is not a public address",
+    });
+    await c.close();
+  });
+  it.each([
+    ["http://hooks.example/", "http: is not https:"],
+    ["https://hooks.example:8443/", "port 8443 is not 443"],
+    ["https://user:pw@hooks.example/", "the URL carries credentials"],
+  ])("%s is refused: %s", async (url, why) => {
+    const c = createCallbackClient({ resolve: answering("93.184.216.34") });
+    expect(await c.refuse(url)).toBe(`the callback must be https:// on port 443 at a domain name: ${why}`);
+    await c.close();
+  });
+});
+
+describe("callbacks", () => {
+  it("a hanging callback delays only its own deliveries", async () => {
+    const c = client(3000);
+    const order: string[] = [];
+    const hang = c.send("https://hang.hooks.test/", { method: "POST", body: "{}" }).then((a) => (order.push("hang"), a));
+    const others = Array.from({ length: 20 }, (_, i) =>
+      c.send(`https://ok${i}.hooks.test/`, { method: "POST", body: "{}" }).then((a) => (order.push("ok"), a)),
+    );
+    const answers = await Promise.all(others);
+    expect(answers.every((a) => a.ok && a.status === 204)).toBe(true);
+    expect(await hang).toEqual({ ok: false, status: null, error: "hang.hooks.test did not answer within 3000 ms" });
+    expect(order.at(-1)).toBe("hang");
+    await c.close();
+  });
+
+  it("no redirect is followed: a 302 is the answer, a failure", async () => {
+    const c = client();
+    const before = hooks.received.filter(at("ok.hooks.test")).length;
+    expect(await c.send("https://moved.hooks.test/", { method: "POST", body: "{}" })).toMatchObject({ ok: true, status: 302 });
+    expect(hooks.received.filter(at("ok.hooks.test"))).toHaveLength(before);
+    await c.close();
+  });
+});
+
+describe.runIf(ENGINES.length > 1)("a fleet", () => {
+  it("two notifiers on one PostgreSQL deliver each of 300 changes once", async () => {
+    const where = await ENGINES[1]!.location("fleetnotices");
+    const [a, b] = [await openStore(where, () => undefined), await openStore(where, () => undefined)];
+    const added = await addSubscription(
+      a.db,
+      { via: "webhook", topic: EVERY, callback: "https://fleet.hooks.test/", secret: newWebhookSecret(), client: "c", leaseS: null },
+      10,
+    );
+    expect(added.ok).toBe(true);
+    const [na, nb] = [notifier(a), notifier(b)];
+    for (let i = 0; i < 150; i++)
+      await (i % 2 ? a : b).record(result(`fleet${i}.example`, [{ id: `@x@fleet${i}.example/m`, verified: true }]));
+    const got = await hooks.waitFor(at("fleet.hooks.test"), 300, 30_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    const ids = hooks.received.filter(at("fleet.hooks.test")).map((r) => String(r.headers["webhook-id"]));
+    expect(got.length).toBe(300);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(na.delivered + nb.delivered).toBe(300);
+    expect(na.delivered).toBeGreaterThan(0);
+    expect(nb.delivered).toBeGreaterThan(0);
+    await Promise.all([na.stop(1000), nb.stop(1000)]);
+    await Promise.all([a.close(), b.close()]);
+  }, 60_000);
+});
