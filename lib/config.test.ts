@@ -23,6 +23,7 @@ describe("configuration (docs/decisions.md#configuration)", () => {
         logLevel: "info",
         metricsAddr: { host: "127.0.0.1", port: 9464 },
         crawl: { seeds: [], concurrency: 4, max: 100_000 },
+        followS: 3600,
         traffic: trafficSettings(),
       },
     });

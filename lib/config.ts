@@ -153,6 +153,8 @@ function discoveryVariables() {
     ),
     crawlConcurrency: declared("IDENT_CRAWL_CONCURRENCY", whole(4, 1, 64)),
     crawlMax: declared("IDENT_CRAWL_MAX", whole(100_000, 1, 10_000_000)),
+    // docs/notices.md#looking-by-itself: a followed entity is re-checked within this many seconds.
+    followS: declared("IDENT_FOLLOW_RECHECK_S", whole(3600, 60, 86_400)),
   };
 }
 

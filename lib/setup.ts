@@ -196,7 +196,7 @@ export function openConfiguredStore(
   queued?: (n: number) => void,
 ): Promise<Store | null> {
   const discovery = config.crawl ? { max: config.crawl.max, freshS: config.cacheFreshS, ...(queued ? { queued } : {}) } : null;
-  return openStore(config.store, log, { discovery }).catch((err: unknown) => {
+  return openStore(config.store, log, { discovery, followS: config.followS }).catch((err: unknown) => {
     log(`store: ${err instanceof Error ? err.message : String(err)}; lookups are answered without being recorded`);
     return null;
   });

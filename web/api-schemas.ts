@@ -77,3 +77,61 @@ export function checkParams<S extends z.ZodType>(
   const first = parsed.error.issues[0];
   return { ok: false, message: `The parameter ${first?.path.join(".") ?? ""} is not valid: ${first?.message ?? "unexpected value"}.` };
 }
+
+/** `POST /api/webhooks`'s body (docs/api.md#webhooks): where to send, and which feed. */
+export const NewWebhook = z.strictObject({
+  url: z
+    .string()
+    .max(2048)
+    .describe("Where each change is POSTed: https:// on port 443 at a domain name whose addresses are public.")
+    .meta({
+      examples: ["https://hooks.example.com/ident"],
+    }),
+  topic: z
+    .string()
+    .max(2048)
+    .describe(
+      "The feed to follow: /changes.xml, /entity/{domain}/feed.xml or /issuer/{domain}/feed.xml of this resolver, absolute or as a path.",
+    )
+    .meta({ examples: ["/entity/alice.example/feed.xml"] }),
+});
+
+/** A webhook as its owner reads it. */
+export const Webhook = z.object({
+  id: z.string().describe("The webhook's id: its address is /api/webhooks/{id}."),
+  url: z.string(),
+  topic: z.string().describe("The feed's absolute URL."),
+  state: z.enum(["active", "ended"]),
+  ended_reason: z.string().nullable().describe("Why it ended, in words: deleted by its owner, 410 Gone, or a week of failed deliveries."),
+  created_at: z.string(),
+  failing_since: z.string().nullable().describe("Since when every delivery has failed; null while they arrive."),
+});
+
+/** The answer to `POST /api/webhooks`: the webhook and its secret, shown this once. */
+export const WebhookCreated = Webhook.extend({
+  secret: z
+    .string()
+    .describe(
+      "whsec_…: verifies each delivery's webhook-signature (Standard Webhooks), and is the Bearer token that reads, tests and deletes it.",
+    ),
+});
+
+/** One delivery as its webhook's owner sees it. */
+export const DeliveryRecord = z.object({
+  id: z.string().describe("The webhook-id header it is sent with, the same on every retry."),
+  position: z.string().nullable().describe("The change's position (its cursor is p + position); null for a test."),
+  created_at: z.string(),
+  outcome: z.enum(["delivered", "gave_up"]).nullable().describe("null while it is still tried."),
+  attempts: z.number().int(),
+  tried_at: z.string().nullable(),
+  status: z.number().int().nullable().describe("The callback's HTTP status at the last try."),
+  error: z.string().nullable().describe("Why the last try failed, in words."),
+});
+
+/** `GET /api/webhooks/{id}`: the webhook and its latest deliveries. */
+export const WebhookWithDeliveries = Webhook.extend({ deliveries: z.array(DeliveryRecord).describe("The latest 20, newest first.") });
+
+/** `POST /api/webhooks/{id}/test`: the test delivery queued. */
+export const TestQueued = z.object({ delivery: z.string() });
+
+export const WebhookPath = z.object({ id: z.string().describe("The webhook's id, as its creation answered.") });

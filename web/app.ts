@@ -25,6 +25,9 @@ import type { Route } from "./routes";
 import { serveRecheck } from "./recheck";
 import { sendText } from "./response";
 import { createShedder, type Shed } from "./shed";
+import { createNotices, type Notices } from "./notices";
+import { startNotices } from "./notifier";
+import type { Notifier } from "ident-resolver/notify";
 
 export type App = BridgedApp & {
   config: Config;
@@ -35,6 +38,10 @@ export type App = BridgedApp & {
   api: Api;
   /** Answers every entity's badge, from the index, without Next (web/badge.ts). */
   badges: Badges;
+  /** Answers the webhooks and the WebSub hub, without Next (web/notices.ts). */
+  notices: Notices;
+  /** Sends what followers wait for (docs/notices.md#delivery); null without an index. */
+  notifier?: Promise<Notifier | null>;
   /** Answers the "Re-check now" form, without Next (web/recheck.ts). */
   recheck(req: IncomingMessage, res: ServerResponse): void;
   /** The rate-limit policy every `/api/` answer carries (docs/api.md#limits). */
@@ -165,14 +172,24 @@ export function app(): App {
   // The rate-limit policy, on every answer to /api/ (docs/api.md#limits), the front door's included.
   const apiPolicy = rateLimitPolicy(config.traffic);
   const counts = { lookupsInProgress: shedder.lookupsOf, requestsInProgress: shedder.requestsOf };
+  // docs/notices.md: the callbacks' client, the notifier once the index is open, and the routes that subscribe.
+  const following = startNotices(config, index.store, log);
+  const notices = createNotices({
+    resolver,
+    clientOf,
+    log,
+    publicUrl: config.publicUrl,
+    callbacks: following.callbacks,
+    wake: following.wake,
+  });
   const built: App = Object.assign(
-    { config, resolver, clientOf, log, shed: shedder.shed, limited: shedder.limited, apiPolicy },
+    { config, resolver, clientOf, log, shed: shedder.shed, limited: shedder.limited, apiPolicy, notices, notifier: following.notifier },
     counts,
     answerers({ resolver, clientOf, log, apiPolicy, counts }, () => built),
     processParts(config, resolver, log, apiPolicy),
     {
       async close() {
-        await (await built.crawler)?.stop(5000);
+        await Promise.all([(await built.crawler)?.stop(5000), following.stop(5000)]);
         const store = await resolver.store;
         const left = store ? await store.flush(10_000) : 0;
         if (left > 0) log.error(`store: stopping with ${left} results not recorded (the database did not take them within 10 s)`);

@@ -53,6 +53,7 @@ export async function answerFeed(
         title: `${name === domain ? domain : `${name} (${domain})`}: changes of verdict`,
         since: found.last_checked_at,
         entityPage,
+        hub: at("/hub"),
       });
     }
     const changes = await issuerChanges(store.db, domain);
@@ -62,6 +63,7 @@ export async function answerFeed(
       title: `Credentials issued by ${domain}: changes of verdict`,
       since: "1970-01-01T00:00:00.000Z",
       entityPage,
+      hub: at("/hub"),
     });
   };
   const body = await readInTurn(app, read).catch((err: unknown) => {
@@ -72,10 +74,19 @@ export async function answerFeed(
   if (body === undefined) return text(503, "The index could not be read just now; try again shortly.", { "Retry-After": "5" });
   if (body === null) return text(404, `The index has no record of ${domain}; look it up first.`);
   const etag = etagOf(body);
-  const headers = Object.assign({}, CORS_HEADERS, { "Content-Type": ATOM_TYPE, "Cache-Control": FRESH, ETag: etag });
+  const self = at(`/${kind}/${domain}/feed.xml`);
+  const headers = Object.assign({}, CORS_HEADERS, {
+    "Content-Type": ATOM_TYPE,
+    "Cache-Control": FRESH,
+    ETag: etag,
+    Link: hubLinks(origin, self),
+  });
   if (notModified(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
   return new Response(body, { headers });
 }
+
+/** WebSub's discovery (§4): the hub and the topic's own URL, on every answer of a feed (docs/notices.md#websub). */
+export const hubLinks = (origin: string, self: string): string => `<${new URL("/hub", origin).href}>; rel="hub", <${self}>; rel="self"`;
 
 const NOT_HANDED_OUT = "The page link is not one this server handed out; start at /changes.xml.";
 
@@ -114,6 +125,7 @@ export async function answerChangesFeed(app: Pick<App, "resolver" | "config" | "
     title: "Every change of verdict this resolver has recorded",
     since: "1970-01-01T00:00:00.000Z",
     entityPage: (d) => at(`/entity/${d}`),
+    hub: at("/hub"),
     pages: [
       { rel: "first", href: first },
       ...(page.more && last ? [{ rel: "next" as const, href: at(`/changes.xml?before=${cursorOf(last)}`) }] : []),
@@ -122,7 +134,13 @@ export async function answerChangesFeed(app: Pick<App, "resolver" | "config" | "
   const etag = etagOf(body);
   // A page further back never changes; the first changes with each check: kept seconds.
   const cache = asked === null ? "public, max-age=10" : FRESH;
-  const headers = Object.assign({}, CORS_HEADERS, { "Content-Type": ATOM_TYPE, "Cache-Control": cache, ETag: etag });
+  // The topic is the feed's first page, whichever page this is (docs/notices.md#topics).
+  const headers = Object.assign({}, CORS_HEADERS, {
+    "Content-Type": ATOM_TYPE,
+    "Cache-Control": cache,
+    ETag: etag,
+    Link: hubLinks(app.config.publicUrl, first),
+  });
   if (notModified(request.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
   return new Response(body, { headers });
 }

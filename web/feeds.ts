@@ -50,6 +50,8 @@ export type FeedOptions = {
   since: string;
   /** The page of each entry's entity, absolute. */
   entityPage(domain: string): string;
+  /** The WebSub hub that pushes this feed's new entries (docs/notices.md#websub), absolute. */
+  hub?: string;
   /** The other pages of a paged feed (RFC 5005 §3: `first`, `next`), absolute. */
   pages?: { rel: "first" | "next"; href: string }[];
 };
@@ -78,6 +80,7 @@ export function atomFeed(changes: readonly FeedChange[], o: FeedOptions): string
     `  <updated>${changes[0]?.at ?? o.since}</updated>`,
     `  <link rel="self" type="application/atom+xml" href="${xml(o.self)}"/>`,
     `  <link rel="alternate" type="text/html" href="${xml(o.page)}"/>`,
+    ...(o.hub ? [`  <link rel="hub" href="${xml(o.hub)}"/>`] : []),
     ...(o.pages ?? []).map((p) => `  <link rel="${p.rel}" type="application/atom+xml" href="${xml(p.href)}"/>`),
     "  <author><name>ident resolver</name></author>",
     "  <generator>ident resolver</generator>",

@@ -50,6 +50,9 @@ describe("the OpenAPI description", () => {
       "/api/openapi.json",
       "/api/resolve",
       "/api/search",
+      "/api/webhooks",
+      "/api/webhooks/{id}",
+      "/api/webhooks/{id}/test",
     ]);
     for (const p of ["/api/resolve", "/api/search", "/api/entity/{domain}/history", "/api/changes"]) {
       expect(Object.keys(doc.paths[p]!.get.responses)).toEqual(expect.arrayContaining(["200", "304", "400", "429", "503"]));

@@ -17,7 +17,13 @@ import {
   ResolveParams,
   SearchParams,
   SearchResponse,
+  NewWebhook,
+  TestQueued,
+  WebhookCreated,
+  WebhookPath,
+  WebhookWithDeliveries,
 } from "./api-schemas";
+import { ChangeItem } from "ident-resolver/store";
 
 type Json = Record<string, unknown>;
 
@@ -74,6 +80,19 @@ const PREFLIGHT = {
   responses: { "204": { description: "Any origin may call the API with GET or HEAD, without credentials." } },
 };
 
+/** The webhooks' routes take POST and DELETE, and the Authorization header. */
+const WEBHOOK_PREFLIGHT = {
+  summary: "CORS preflight",
+  responses: {
+    "204": { description: "Any origin may call these routes with their methods, Content-Type and Authorization, without credentials." },
+  },
+};
+const NO_SUCH_WEBHOOK = {
+  description: "No webhook has this id and secret: one answer for both, so nobody learns which ids exist.",
+  headers: LIMIT_HEADERS,
+  content: json(ref("schemas", "ErrorBody")),
+};
+
 /** A route's GET (and its preflight): its id, summary, query parameters and answers. */
 const route = (operationId: string, summary: string, responses: Json, parameters?: Json[]) => ({
   get: Object.assign({ operationId, summary }, parameters ? { parameters } : {}, { responses }),
@@ -116,6 +135,64 @@ function paths(): Json {
         }),
       ),
     ),
+    "/api/webhooks": {
+      post: {
+        operationId: "createWebhook",
+        summary: "Follow a feed with a webhook: each change of verdict is POSTed to your URL (Standard Webhooks)",
+        requestBody: { required: true, content: json(jsonSchema(NewWebhook)) },
+        responses: Object.assign(
+          {
+            "201": {
+              description: "The webhook, with its secret (shown this once). Location names it.",
+              headers: Object.assign({ Location: { schema: { type: "string" } } }, LIMIT_HEADERS),
+              content: json(ref("schemas", "WebhookCreated")),
+            },
+            "415": { description: "The body is not JSON.", headers: LIMIT_HEADERS, content: json(ref("schemas", "ErrorBody")) },
+          },
+          { "400": COMMON["400"], "429": COMMON["429"], "503": COMMON["503"] },
+        ),
+      },
+      options: WEBHOOK_PREFLIGHT,
+    },
+    "/api/webhooks/{id}": {
+      parameters: parameters(WebhookPath, "path"),
+      get: {
+        operationId: "readWebhook",
+        summary: "Read a webhook and its latest deliveries (time, status, error in words)",
+        security: [{ webhookSecret: [] }],
+        responses: {
+          "200": { description: "The webhook.", headers: LIMIT_HEADERS, content: json(ref("schemas", "WebhookWithDeliveries")) },
+          "404": NO_SUCH_WEBHOOK,
+          "429": COMMON["429"],
+        },
+      },
+      delete: {
+        operationId: "deleteWebhook",
+        summary: "End a webhook: nothing more is sent to it",
+        security: [{ webhookSecret: [] }],
+        responses: { "204": { description: "Ended.", headers: LIMIT_HEADERS }, "404": NO_SUCH_WEBHOOK, "429": COMMON["429"] },
+      },
+      options: WEBHOOK_PREFLIGHT,
+    },
+    "/api/webhooks/{id}/test": {
+      parameters: parameters(WebhookPath, "path"),
+      post: {
+        operationId: "testWebhook",
+        summary: "Send a test delivery, signed as every delivery is",
+        security: [{ webhookSecret: [] }],
+        responses: {
+          "202": {
+            description: "Queued; its outcome is listed with the deliveries.",
+            headers: LIMIT_HEADERS,
+            content: json(ref("schemas", "TestQueued")),
+          },
+          "404": NO_SUCH_WEBHOOK,
+          "409": { description: "The webhook has ended.", headers: LIMIT_HEADERS, content: json(ref("schemas", "ErrorBody")) },
+          "429": COMMON["429"],
+        },
+      },
+      options: WEBHOOK_PREFLIGHT,
+    },
     "/api/openapi.json": route("description", "This description", {
       "200": ok("This OpenAPI document.", "Description"),
       "304": ref("responses", "NotModified"),
@@ -176,6 +253,19 @@ export function openApiDocument(): Json {
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     paths: paths(),
+    webhooks: {
+      change: {
+        post: {
+          operationId: "change",
+          summary:
+            "Each change of verdict of the feed a webhook follows, as /api/changes gives it, signed in the Standard Webhooks form " +
+            "(webhook-id, the same on every retry; webhook-timestamp; webhook-signature v1 under the webhook's secret). " +
+            "Answer 2xx; anything else is retried with growing waits for a day; 410 ends the webhook.",
+          requestBody: { required: true, content: json(ref("schemas", "ChangeItem")) },
+          responses: { "204": { description: "Taken." } },
+        },
+      },
+    },
     components: {
       schemas: {
         SearchResponse: jsonSchema(SearchResponse),
@@ -185,6 +275,13 @@ export function openApiDocument(): Json {
         ErrorBody: jsonSchema(ErrorBody),
         RefusalBody: jsonSchema(RefusalBody),
         Description: jsonSchema(Description),
+        ChangeItem: jsonSchema(ChangeItem),
+        WebhookCreated: jsonSchema(WebhookCreated),
+        WebhookWithDeliveries: jsonSchema(WebhookWithDeliveries),
+        TestQueued: jsonSchema(TestQueued),
+      },
+      securitySchemes: {
+        webhookSecret: { type: "http", scheme: "bearer", description: "The webhook's whsec_… secret, as its creation answered." },
       },
       responses: responses(),
       headers: HEADERS,

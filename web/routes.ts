@@ -18,6 +18,9 @@ export type RouteKind =
   | "api:changes"
   | "api:history"
   | "api:openapi"
+  | "api:webhooks"
+  | "api:webhook"
+  | "api:webhook-test"
   | "api:unknown"
   | "badge"
   | "badge:no-domain"
@@ -27,6 +30,7 @@ export type RouteKind =
   | "feed:changes"
   | "feed:entity"
   | "feed:issuer"
+  | "hub"
   | "sitemap:index"
   | "sitemap:file"
   | "preview:site"
@@ -88,11 +92,15 @@ export type RouteRow = {
   /** A page that is read, not used: sent without the framework's script (web/script-free.ts). */
   scriptFree: boolean;
   /** What answers it: Next (the file under `app/` named here), or the server without Next: the API, the badge, the re-check. */
-  handler: { next: string } | "web/api.ts" | "web/badge.ts" | "web/recheck.ts";
+  handler: { next: string } | "web/api.ts" | "web/badge.ts" | "web/recheck.ts" | "web/notices.ts";
 };
 
 /** The re-check form's body: a domain and its field name (web/recheck.ts). */
 export const RECHECK_BODY_BYTES = 2048;
+/** A new webhook's body: its URL and topic (web/notices.ts). */
+export const WEBHOOK_BODY_BYTES = 4096;
+/** A WebSub request's form: a topic, a callback, a lease and a secret (web/notices.ts). */
+export const HUB_BODY_BYTES = 8192;
 
 const GET = ["GET", "HEAD"] as const;
 const API = ["GET", "HEAD", "OPTIONS"] as const;
@@ -181,6 +189,30 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   "api:changes": api({ path: "/api/changes", example: "/api/changes", is: "search", admission: "search", limits: READS }),
   "api:history": api({ path: "/api/entity/{domain}/history", example: "/api/entity/alice.example/history", is: "api", limits: READS }),
   "api:openapi": api({ path: "/api/openapi.json", example: "/api/openapi.json", is: "file" }),
+  "api:webhooks": api({
+    path: "/api/webhooks",
+    example: "/api/webhooks",
+    is: "form",
+    methods: ["POST", "OPTIONS"],
+    bodyCap: WEBHOOK_BODY_BYTES,
+    handler: "web/notices.ts",
+  }),
+  "api:webhook": api({
+    path: "/api/webhooks/{id}",
+    example: "/api/webhooks/wh_x",
+    is: "api",
+    methods: ["GET", "HEAD", "DELETE", "OPTIONS"],
+    handler: "web/notices.ts",
+    limits: READS,
+  }),
+  "api:webhook-test": api({
+    path: "/api/webhooks/{id}/test",
+    example: "/api/webhooks/wh_x/test",
+    is: "form",
+    methods: ["POST", "OPTIONS"],
+    bodyCap: 0,
+    handler: "web/notices.ts",
+  }),
   "api:unknown": api({ path: "/api/{anything else}", example: "/api/nothing", is: "api", status: 404 }),
   badge: row({
     path: "/entity/{domain}/badge.svg",
@@ -235,6 +267,15 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
     profile: "feed",
     admission: "search",
     limits: READS,
+  }),
+  hub: row({
+    path: "/hub",
+    example: "/hub",
+    is: "form",
+    methods: ["POST"],
+    bodyCap: HUB_BODY_BYTES,
+    handler: "web/notices.ts",
+    profile: "api",
   }),
   "sitemap:index": row({
     path: "/sitemap.xml",
@@ -301,11 +342,14 @@ export type Route = {
 };
 
 const API_HISTORY = /^\/api\/entity\/[^/]+\/history$/;
+const API_WEBHOOK = /^\/api\/webhooks\/[^/]+$/;
+const API_WEBHOOK_TEST = /^\/api\/webhooks\/[^/]+\/test$/;
 const API_ROUTES: ReadonlyMap<string, RouteKind> = new Map([
   ["/api/resolve", "api:resolve"],
   ["/api/search", "api:search"],
   ["/api/changes", "api:changes"],
   ["/api/openapi.json", "api:openapi"],
+  ["/api/webhooks", "api:webhooks"],
 ] as const);
 const FILES: readonly [RegExp, RouteKind][] = [
   [/^\/recheck$/, "recheck"],
@@ -314,6 +358,7 @@ const FILES: readonly [RegExp, RouteKind][] = [
   [/^\/changes\.xml$/, "feed:changes"],
   [/^\/entity\/[^/]+\/feed\.xml$/, "feed:entity"],
   [/^\/issuer\/[^/]+\/feed\.xml$/, "feed:issuer"],
+  [/^\/hub$/, "hub"],
   [/^\/sitemap\.xml$/, "sitemap:index"],
   [/^\/sitemaps\/[^/]+$/, "sitemap:file"],
   [/^\/preview\.png$/, "preview:site"],
@@ -336,7 +381,11 @@ function match(path: string, url: URL): { kind: RouteKind; target: Target } {
 
 /** The row of an API path (as sent): web/api.ts answers by it too. */
 export function apiRouteOf(path: string): RouteKind {
-  return API_ROUTES.get(path) ?? (API_HISTORY.test(path) ? "api:history" : "api:unknown");
+  const named = API_ROUTES.get(path);
+  if (named) return named;
+  if (API_HISTORY.test(path)) return "api:history";
+  if (API_WEBHOOK.test(path)) return "api:webhook";
+  return API_WEBHOOK_TEST.test(path) ? "api:webhook-test" : "api:unknown";
 }
 
 /** The route of `method` on `target`, an origin-form request target (`/path?query`). */

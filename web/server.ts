@@ -197,6 +197,8 @@ function handle(way: Way, req: IncomingMessage, res: ServerResponse, context: Re
   if (handler === "web/badge.ts") return inContext(() => app.badges.serve(req, res, route));
   // docs/publishing.md#re-check-now.
   if (handler === "web/recheck.ts") return inContext(() => app.recheck(req, res));
+  // docs/notices.md: webhooks and the WebSub hub.
+  if (handler === "web/notices.ts") return inContext(() => app.notices.serve(req, res, route));
   render(way, req, res, context);
 }
 

@@ -54,6 +54,8 @@ export {
   indexCounts,
   Changes,
   ChangeCursorText,
+  ChangeItem,
+  type PlacedChange,
 } from "./overview.ts";
 export { discoveredDomains, enqueue, finishJob, follow, FOLLOW_PERIOD_S, holdersOf, queueStats, takeJobs } from "./queue.ts";
 export {
