@@ -1,3 +1,4 @@
+import { Follow } from "@/components/follow";
 import type { Metadata } from "next";
 import { IndexOverview } from "@/components/index-overview";
 import { SearchForm } from "@/components/search-form";
@@ -31,6 +32,7 @@ export default async function Home() {
       </p>
       <SearchForm />
       {shown ? <IndexOverview overview={shown} /> : null}
+      <Follow topicPath="/changes.xml" what="any verdict this resolver records" />
     </div>
   );
 }

@@ -5,6 +5,7 @@ import { notFound } from "next/navigation";
 import { NOTHING_HERE_METADATA, NothingHere } from "@/components/nothing-here";
 import { Results } from "@/components/results";
 import { Share } from "@/components/share";
+import { Follow } from "@/components/follow";
 import { RefreshRefused, SearchForm } from "@/components/search-form";
 import { cleanText, clip } from "ident-resolver/present";
 import { entityView } from "ident-resolver/present";
@@ -95,11 +96,13 @@ export default async function EntityPage() {
         <Suspense fallback={null}>
           <Timeline domain={page.query.domain} settled={settled(delivery)} />
           <Share domain={page.query.domain} settled={settled(delivery)} />
+          <Follow topicPath={`/entity/${page.query.domain}/feed.xml`} what={page.query.domain} />
         </Suspense>
       ) : (
         <>
           <Timeline domain={page.query.domain} settled={settled(delivery)} />
           <Share domain={page.query.domain} settled={settled(delivery)} />
+          <Follow topicPath={`/entity/${page.query.domain}/feed.xml`} what={page.query.domain} />
         </>
       )}
     </div>

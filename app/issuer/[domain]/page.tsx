@@ -1,3 +1,4 @@
+import { Follow } from "@/components/follow";
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { clipName } from "ident-resolver/present";
@@ -95,6 +96,7 @@ export default async function IssuerPage() {
           ))}
         </ul>
       )}
+      <Follow topicPath={`/issuer/${domain}/feed.xml`} what={`a credential ${domain} issues`} />
     </div>
   );
 }
