@@ -12,6 +12,8 @@
  *
  *   fleet: sharing over 2 instances, warm lookups/s with 1 and 2, the Redis tier's cost (bench/fleet.ts)
  *   library: the package's import time, and a cold resolve() through it ÷ /api/resolve and ÷ a bare client (bench/library.ts)
+ *   notices: a change → its webhook and WebSub deliveries, 10,000 subscribers (100 hanging), a SIGKILL, a fleet, and a
+ *            followed entity re-checked by itself (bench/notices.ts; `BENCH_ONLY=notices`, needs `npm run build`)
  *
  * `BENCH_ONLY=index` prints the index's figures alone, `BENCH_ONLY=app` the app's (TTFB, cold pages in
  * Chromium beside the ideal page, rps),
@@ -40,6 +42,7 @@ import { benchExport } from "./export";
 import { benchScale } from "./scale";
 import { benchFleet } from "./fleet";
 import { benchLibrary } from "./library";
+import { benchNotices } from "./notices";
 import { benchDiscovery, benchIndex, crawlSites } from "./index";
 import { median } from "./stats";
 import { scratchDir } from "../test/helpers/scratch";
@@ -62,6 +65,7 @@ const ONLY_LIBRARY = process.env.BENCH_ONLY === "library";
 /** Cold 20-claim lookups through the package, and as many through /api/resolve (bench/library.ts). */
 const LIBRARY_RUNS = 9;
 const ONLY_EXPORT = process.env.BENCH_ONLY === "export";
+const ONLY_NOTICES = process.env.BENCH_ONLY === "notices";
 /** Search at a million entities (bench/scale.ts): asked for by name, being long (`npm run bench -- scale`). */
 const ONLY_SCALE = process.env.BENCH_ONLY === "scale" || process.argv.slice(2).includes("scale");
 const S = "\u00a7";
@@ -265,6 +269,7 @@ function bareFanOut(connectTo: BareInput["connectTo"], caFile: string): BareOutp
 
 async function main() {
   if (ONLY_SCALE) return benchScale();
+  if (ONLY_NOTICES) return benchNotices();
   // The publishers run in their own process, so their TLS work is not timed as the resolver's.
   const root = scratchDir("ident-bench-");
   writeSites(root);
@@ -288,6 +293,7 @@ async function measure(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {
   await benchIndex();
   await benchExport();
   if (!ONLY_INDEX) await benchFleet();
+  if (!ONLY_INDEX) await benchNotices();
 }
 
 async function measureResolver(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) {

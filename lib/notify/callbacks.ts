@@ -41,7 +41,7 @@ export type CallbackOptions = {
 
 export type CallbackRequest = { method: "GET" | "POST"; headers?: Record<string, string>; body?: string };
 /** What a callback answered: its status and the start of its body; or why nothing came, in words. */
-export type CallbackAnswer = { ok: true; status: number; body: string } | { ok: false; status: null; error: string };
+export type CallbackAnswer = { ok: true; status: number; body: string } | { ok: false; status: null; error: string; timedOut?: true };
 
 export type CallbackClient = {
   /** Sends one request to `url`, in its host's turn; never throws. */
@@ -117,7 +117,8 @@ export function createCallbackClient(options: CallbackOptions = {}): CallbackCli
       if (!answer.body.destroyed) answer.body.destroy();
       return { ok: true, status: answer.statusCode, body: bytes.toString("utf8") };
     } catch (err) {
-      if (signal.aborted) return { ok: false, status: null, error: `${url.hostname} did not answer within ${timeoutMs} ms` };
+      if (signal.aborted)
+        return { ok: false, status: null, error: `${url.hostname} did not answer within ${timeoutMs} ms`, timedOut: true };
       if (err instanceof Error && err.name === "BlockedAddressError") return { ok: false, status: null, error: err.message };
       return { ok: false, status: null, error: failureMessage(err, url.hostname) };
     }

@@ -13,6 +13,7 @@ import {
   markDelivered,
   markFailed,
   pruneNotices,
+  releaseLeases,
   takeDue,
   type DueDelivery,
   type Subscription,
@@ -36,6 +37,8 @@ export type NotifierOptions = {
   pollMs?: number;
   /** Deliveries sent at once (`deliveriesAtOnce`). */
   atOnce?: number;
+  /** Deliveries to one callback host at once (`callbackHostAtOnce`); one for a while after it did not answer in time. */
+  hostAtOnce?: number;
   /** Told of each delivery's end (tests and the bench time them). */
   settled?: (d: DueDelivery, outcome: "delivered" | "failed") => void;
 };
@@ -64,7 +67,14 @@ type NotifierState = {
   unreadable: boolean;
   timer: NodeJS.Timeout | null;
   lastPrune: number;
+  /** Deliveries in flight by callback host. */
+  hosts: Map<string, number>;
+  /** Hosts that let a delivery run to its deadline, until when they get one at a time. */
+  slow: Map<string, number>;
 };
+
+/** How long a callback host that did not answer in time gets one delivery at a time. */
+const SLOW_FOR_MS = 5 * 60_000;
 
 const PRUNE_EVERY_MS = 3600_000;
 /** Hand-out batches per look: a backlog is handed out over several looks, each short. */
@@ -84,9 +94,16 @@ export function startNotifier(o: NotifierOptions): Notifier {
     unreadable: false,
     timer: null,
     lastPrune: Date.now(),
+    hosts: new Map(),
+    slow: new Map(),
   };
   const unhook = o.store.onRecorded(() => wake(state));
-  tick(state);
+  // The embedded engine's folder is this process's alone: a lease found now is a dead process's.
+  const released = o.store.db.engine === "pglite" ? releaseLeases(o.store.db).catch(() => 0) : Promise.resolve(0);
+  void released.then((n) => {
+    if (n > 0) state.log(`notices: ${n} deliveries taken before a restart are sent again`);
+    tick(state);
+  });
   return {
     wake: () => wake(state),
     get running() {
@@ -150,13 +167,34 @@ async function look(state: NotifierState): Promise<void> {
   state.unreadable = false;
   const free = state.atOnce - state.sending.size;
   if (state.stopped || free <= 0) return;
-  for (const d of await takeDue(db, free)) {
+  const perHost = state.o.hostAtOnce ?? LIMITS.callbackHostAtOnce.default;
+  for (const d of await takeDue(db, free, undefined, busyHosts(state, perHost), perHost)) {
+    const host = hostOf(d.subscription.callback);
+    state.hosts.set(host, (state.hosts.get(host) ?? 0) + 1);
     const job = send(state, d).finally(() => {
+      const left = (state.hosts.get(host) ?? 1) - 1;
+      if (left > 0) state.hosts.set(host, left);
+      else state.hosts.delete(host);
       state.sending.delete(job);
       wake(state);
     });
     state.sending.add(job);
   }
+}
+
+const hostOf = (callback: string): string => {
+  try {
+    return new URL(callback).hostname.toLowerCase();
+  } catch {
+    return "";
+  }
+};
+
+/** The hosts with as many deliveries in flight as they may have: one for a host lately slow, `perHost` for the others. */
+function busyHosts(state: NotifierState, perHost: number): string[] {
+  const now = Date.now();
+  for (const [host, until] of state.slow) if (until < now) state.slow.delete(host);
+  return [...state.hosts].filter(([host, n]) => n >= (state.slow.has(host) ? 1 : perHost)).map(([host]) => host);
 }
 
 /** The body and headers of one attempt at `d` (docs/notices.md#what-is-sent). */
@@ -196,6 +234,7 @@ async function send(state: NotifierState, d: DueDelivery): Promise<void> {
       return;
     }
     const error = answer.ok ? `the callback answered HTTP ${answer.status}` : answer.error;
+    if (!answer.ok && answer.timedOut) state.slow.set(hostOf(d.subscription.callback), Date.now() + SLOW_FOR_MS);
     await markFailed(db, d, answer.ok ? answer.status : null, error);
     // Standard Webhooks: 410 Gone asks the sender to stop.
     if (answer.ok && answer.status === 410) await endSubscription(db, d.subscription.id, "the callback answered 410 Gone");

@@ -71,6 +71,7 @@ export {
   notHandedOut,
   pruneNotices,
   queueTest,
+  releaseLeases,
   retryWaitS,
   takeDue,
   websubOf,

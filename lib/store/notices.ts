@@ -62,8 +62,8 @@ export const RETRY_FIRST_S = 30;
 export const RETRY_MAX_WAIT_S = 3600;
 /** A subscription whose every delivery failed for this long is ended. */
 export const FAILING_ENDS_S = 7 * 24 * 3600;
-/** How long a taken delivery is held before another instance may send it (well past a callback's deadline). */
-export const DELIVERY_LEASE_S = 120;
+/** How long a taken delivery is held before another instance may send it (three times a callback's longest deadline). */
+export const DELIVERY_LEASE_S = 180;
 /** Finished deliveries are kept this long, for their owners to see. */
 export const DELIVERIES_KEPT_S = 7 * 24 * 3600;
 /** Ended subscriptions are kept this long, for their owners to see why. */
@@ -244,22 +244,37 @@ type DueRow = SubscriptionRow & {
   c_reason: string | null;
 };
 
+/** A callback's host, in SQL, as the notifier counts its deliveries in flight. */
+const CALLBACK_HOST = "lower(substring(s.callback from '^https://([^/:?#]+)'))";
+
 /**
  * Takes up to `n` deliveries due now, the longest due first, each held for `leaseS`; with its
- * subscription and change. A delivery whose subscription has ended, or whose change is gone (its
- * entity left the index), is let go as given up.
+ * subscription and change. None goes to a host of `busy` (its deliveries in flight are as many as
+ * it may have), and at most `perHost` to any one host: a slow host's deliveries wait in the store,
+ * not in this instance, so they hold none of the others' room. None of an ended subscription is taken
+ * (`pruneNotices` gives them up); one whose change is gone (its entity left the index) is given up.
  */
-export async function takeDue(db: Db, n: number, leaseS = DELIVERY_LEASE_S): Promise<DueDelivery[]> {
+export async function takeDue(
+  db: Db,
+  n: number,
+  leaseS = DELIVERY_LEASE_S,
+  busy: readonly string[] = [],
+  perHost = Number.MAX_SAFE_INTEGER,
+): Promise<DueDelivery[]> {
   if (n <= 0) return [];
-  const rows = await db.transaction(async (tx) => {
-    await tx.query(
-      `UPDATE deliveries d SET outcome = 'gave_up', error = 'the subscription ended before it was sent'
-       FROM subscriptions s WHERE d.subscription_id = s.id AND d.outcome IS NULL AND s.state = 'ended'`,
-    );
-    return tx.query<DueRow>(
-      `WITH picked AS (
-         SELECT id FROM deliveries WHERE outcome IS NULL AND due_at <= now() AND (locked_until IS NULL OR locked_until < now())
-         ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED
+  const rows = await db.transaction(async (tx) =>
+    tx.query<DueRow>(
+      `WITH due AS (
+         SELECT d.id, d.due_at, ${CALLBACK_HOST} AS host FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+         WHERE d.outcome IS NULL AND d.due_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())
+           AND s.state = 'active' AND ${CALLBACK_HOST} <> ALL($3::text[])
+         ORDER BY d.due_at LIMIT $1::integer * 4
+       ), spread AS (
+         SELECT id, due_at, row_number() OVER (PARTITION BY host ORDER BY due_at) AS nth FROM due
+       ), picked AS (
+         SELECT d.id FROM deliveries d JOIN spread ON spread.id = d.id
+         WHERE spread.nth <= $4 AND d.outcome IS NULL AND (d.locked_until IS NULL OR d.locked_until < now())
+         ORDER BY d.due_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED
        ), taken AS (
          UPDATE deliveries d SET locked_until = now() + make_interval(secs => $2), attempts = d.attempts + 1
          FROM picked WHERE d.id = picked.id
@@ -275,9 +290,9 @@ export async function takeDue(db: Db, n: number, leaseS = DELIVERY_LEASE_S): Pro
        LEFT JOIN entities e ON e.domain = ch.domain
        LEFT JOIN claims c ON c.domain = ch.domain AND c.kind = ch.kind AND c.claim_key = ch.claim_key
        ORDER BY t.created_at`,
-      [n, leaseS],
-    );
-  });
+      [n, leaseS, [...busy], Math.min(perHost, 1_000_000)],
+    ),
+  );
   const due: DueDelivery[] = [];
   for (const r of rows) {
     const change = changeOf(r);
@@ -360,6 +375,10 @@ export async function markFailed(db: Queryable, d: DueDelivery, status: number |
  */
 export async function pruneNotices(db: Db): Promise<{ leases: number; deliveries: number; subscriptions: number }> {
   return db.transaction(async (tx) => {
+    await tx.query(
+      `UPDATE deliveries d SET outcome = 'gave_up', error = 'the subscription ended before it was sent', tried_at = now()
+       FROM subscriptions s WHERE d.subscription_id = s.id AND d.outcome IS NULL AND s.state = 'ended'`,
+    );
     const leases = await tx.query(
       `UPDATE subscriptions SET state = 'ended', ended_reason = 'its lease ended', ended_at = now()
        WHERE state = 'active' AND expires_at < now() RETURNING 1`,
@@ -374,6 +393,16 @@ export async function pruneNotices(db: Db): Promise<{ leases: number; deliveries
     );
     return { leases: leases.length, deliveries: deliveries.length, subscriptions: subscriptions.length };
   });
+}
+
+/**
+ * Lets go of every lease: on the embedded engine, whose folder one process holds at a time, a lease
+ * found at start is that of a process that died, and its deliveries are due now rather than when
+ * the lease runs out (docs/notices.md#delivery). Answers how many.
+ */
+export async function releaseLeases(db: Queryable): Promise<number> {
+  const rows = await db.query("UPDATE deliveries SET locked_until = NULL WHERE outcome IS NULL AND locked_until IS NOT NULL RETURNING 1");
+  return rows.length;
 }
 
 /** What waits to be delivered, for /metrics and the bench. */

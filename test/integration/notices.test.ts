@@ -256,7 +256,7 @@ describe("callbacks", () => {
     );
     const answers = await Promise.all(others);
     expect(answers.every((a) => a.ok && a.status === 204)).toBe(true);
-    expect(await hang).toEqual({ ok: false, status: null, error: "hang.hooks.test did not answer within 3000 ms" });
+    expect(await hang).toEqual({ ok: false, status: null, error: "hang.hooks.test did not answer within 3000 ms", timedOut: true });
     expect(order.at(-1)).toBe("hang");
     await c.close();
   });

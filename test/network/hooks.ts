@@ -2,8 +2,8 @@
  * Callbacks on loopback (docs/notices.md): an HTTPS server with a CA made at start, answering every
  * name under `hooks.test` as a subscriber would, by the name's first label:
  *
- * - `hang.…`: reads the request and never answers;
- * - `fail.…`: 500; `gone.…`: 410; `moved.…`: 302 elsewhere; `slow.…`: answers after 3 s;
+ * - `hang.…` (or `hang7.…`: digits after the label are ignored): reads the request and never answers;
+ * - `fail.…`: 500; `gone.…`: 410; `moved.…`: 302 elsewhere; `slow.…`: answers after `slowMs` (3 s);
  * - `deny.…`: refuses WebSub's verification (404);
  * - anything else: a subscriber that follows WebSub (§5.3: echoes `hub.challenge`) and takes every POST (204).
  *
@@ -25,6 +25,8 @@ export type Hooks = {
   /** The same, as the variable's text. */
   connectToText: string;
   received: Received[];
+  /** How long a `slow.…` host takes to answer. @default 3000 */
+  slowMs: number;
   /** Waits until `count` requests matching `filter` arrived, or `timeoutMs` passed; the matching ones. */
   waitFor(filter: (r: Received) => boolean, count: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -35,14 +37,15 @@ export async function startHooks(): Promise<Hooks> {
   const received: Received[] = [];
   const waiters = new Set<() => void>();
   const sockets = new Set<Socket>();
-  const server: Server = createServer({ cert: ca.certPem, key: ca.keyPem }, (req, res) => answer(req, res, received, waiters));
+  const server: Server = createServer({ cert: ca.certPem, key: ca.keyPem }, (req, res) => answer(req, res, hooks, waiters));
   server.on("connection", (s: Socket) => {
     sockets.add(s);
     s.once("close", () => sockets.delete(s));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
-  return {
+  const hooks: Hooks = {
+    slowMs: 3000,
     port,
     caPem: ca.caPem,
     connectTo: [{ host: "", port: 443, connectHost: "127.0.0.1", connectPort: port }],
@@ -70,9 +73,11 @@ export async function startHooks(): Promise<Hooks> {
         server.close(() => resolve());
       }),
   };
+  return hooks;
 }
 
-function answer(req: IncomingMessage, res: ServerResponse, received: Received[], waiters: Set<() => void>) {
+function answer(req: IncomingMessage, res: ServerResponse, hooks: Hooks, waiters: Set<() => void>) {
+  const { received } = hooks;
   const chunks: Buffer[] = [];
   req.on("data", (c: Buffer) => chunks.push(c));
   req.on("end", () => {
@@ -81,7 +86,8 @@ function answer(req: IncomingMessage, res: ServerResponse, received: Received[],
     const path = req.url ?? "/";
     received.push({ host, method, path, headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() });
     for (const w of [...waiters]) w();
-    const label = host.split(".")[0] ?? "";
+    // The first label without its digits: `hang7.hooks.test` hangs as `hang.hooks.test` does.
+    const label = (host.split(".")[0] ?? "").replace(/\d+$/, "");
     if (label === "hang") return;
     const send = (status: number, body = "") => {
       res.writeHead(status, { "content-type": "text/plain" });
@@ -98,7 +104,7 @@ function answer(req: IncomingMessage, res: ServerResponse, received: Received[],
       res.writeHead(302, { location: "https://ok.hooks.test/" });
       return res.end();
     }
-    if (label === "slow") return void setTimeout(() => send(204), 3000);
+    if (label === "slow") return void setTimeout(() => send(204), hooks.slowMs);
     send(204);
   });
 }

@@ -1,0 +1,112 @@
+/**
+ * One instance's notices in a process of its own, for test/integration/notices-killed.test.ts and bench/notices.ts: the index (`NOTICES_STORE`, a StoreLocation as JSON)
+ * and the notifier sending to the bench's callbacks (`NOTICES_CONNECT_TO`, `NOTICES_CA`), driven over
+ * IPC: `subscribe` (many webhooks at once, written as one statement), `record` (changes of verdict),
+ * `memory` (this process's RSS, and its peak since the last ask). It says `ready` once started, and
+ * runs until it is told to `stop` or is killed.
+ */
+import { readFileSync } from "node:fs";
+import type { EntityResult } from "ident-resolver";
+import { parseConnectTo } from "ident-resolver/node";
+import { createCallbackClient, newWebhookSecret, startNotifier } from "ident-resolver/notify";
+import { openStore, type StoreLocation } from "ident-resolver/store";
+import { atomFeed } from "../../web/feeds";
+
+export type ToChild =
+  | { do: "subscribe"; topic: string; callbacks: string[] }
+  | { do: "record"; domain: string; n: number; from: number }
+  | { do: "memory" }
+  | { do: "stop" };
+export type FromChild =
+  { ready: true } | { subscribed: number } | { recorded: number; at: number[] } | { rss: number; peak: number } | { stopped: true };
+
+const say = (m: FromChild) => process.send?.(m);
+const where = JSON.parse(process.env.NOTICES_STORE ?? "{}") as StoreLocation;
+const connectTo = parseConnectTo(process.env.NOTICES_CONNECT_TO ?? "");
+if (!connectTo.ok) throw new Error(connectTo.message);
+
+let clock = Date.parse("2026-08-01T00:00:00.000Z");
+/** A check of `domain` whose one credential verifies or not, a minute after the last. */
+function check(domain: string, verified: boolean): EntityResult {
+  const id = `@member@guild.example/${domain}`;
+  return {
+    entity: {
+      status: "accepted",
+      domain,
+      network_id: `§:entity:${domain}`,
+      entity_type: "person",
+      details: { name: domain },
+      problems: [],
+    },
+    properties: [],
+    credentials: [{ id, verified, ...(verified ? {} : { reason: "not_listed" as const }), claimed: { id }, problems: [] }],
+    connections: [],
+    jsonld: null,
+    cache: { fetched_at: new Date((clock += 60_000)).toISOString(), stale: false },
+  };
+}
+
+const store = await openStore(where, (line) => console.error(line));
+const client = createCallbackClient({ connectTo: connectTo.entries, ca: [readFileSync(process.env.NOTICES_CA ?? "", "utf8")] });
+const notifier = startNotifier({
+  store,
+  client,
+  hubUrl: "https://resolver.example/hub",
+  log: (line) => console.error(line),
+  websubBody: (sub, change) =>
+    atomFeed([change], {
+      self: sub.topic,
+      page: sub.topic,
+      title: "t",
+      since: change.at,
+      entityPage: (d) => `https://resolver.example/entity/${d}`,
+    }),
+});
+let peak = process.memoryUsage().rss;
+setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50).unref();
+
+process.on("message", (m: ToChild) => {
+  void (async () => {
+    if (m.do === "subscribe") {
+      // One statement for thousands: as many webhooks as the API would make, without its limits.
+      const [row] = await store.db.query<{ n: string }>(
+        `WITH made AS (
+           INSERT INTO subscriptions (id, via, topic, topic_kind, topic_domain, callback, secret, client, state, from_position)
+           SELECT 'wh_bench_' || md5(random()::text || c), 'webhook', $1, $2, $3, c, $4, 'bench', 'active', (SELECT last FROM change_positions)
+           FROM unnest($5::text[]) AS c RETURNING 1)
+         SELECT count(*) AS n FROM made`,
+        [
+          m.topic,
+          m.topic.endsWith("/changes.xml") ? "changes" : "entity",
+          m.topic.endsWith("/changes.xml") ? null : /\/entity\/([^/]+)\//.exec(m.topic)?.[1],
+          newWebhookSecret(),
+          m.callbacks,
+        ],
+      );
+      return say({ subscribed: Number(row?.n ?? 0) });
+    }
+    if (m.do === "record") {
+      const at: number[] = [];
+      for (let i = 0; i < m.n; i++) {
+        await store.record(check(m.domain, (m.from + i) % 2 === 0));
+        at.push(Date.now());
+      }
+      return say({ recorded: m.n, at });
+    }
+    if (m.do === "memory") {
+      const now = process.memoryUsage().rss;
+      say({ rss: now, peak });
+      peak = now;
+      return;
+    }
+    await notifier.stop(2000);
+    await client.close();
+    await store.close();
+    say({ stopped: true });
+    process.exit(0);
+  })().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+});
+say({ ready: true });
