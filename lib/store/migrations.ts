@@ -291,6 +291,7 @@ export const MIGRATIONS: Migration[] = [
         id text PRIMARY KEY,
         subscription_id text NOT NULL REFERENCES subscriptions (id) ON DELETE CASCADE,
         position bigint,
+        rank integer NOT NULL DEFAULT 1,
         created_at timestamptz NOT NULL DEFAULT now(),
         due_at timestamptz NOT NULL DEFAULT now(),
         attempts integer NOT NULL DEFAULT 0,
@@ -300,7 +301,7 @@ export const MIGRATIONS: Migration[] = [
         status integer,
         error text
       );
-      CREATE INDEX deliveries_due ON deliveries (due_at) WHERE outcome IS NULL;
+      CREATE INDEX deliveries_due ON deliveries (rank, due_at) WHERE outcome IS NULL;
       CREATE INDEX deliveries_by_subscription ON deliveries (subscription_id, created_at DESC);
       CREATE TABLE notice_cursor (one boolean PRIMARY KEY DEFAULT true CHECK (one), last bigint NOT NULL);
       INSERT INTO notice_cursor (last) SELECT last FROM change_positions;

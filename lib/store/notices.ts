@@ -208,9 +208,11 @@ export async function fanOut(db: Db, batch = 500): Promise<number> {
       [cursor.last, batch],
     );
     if (!span?.top) return 0;
+    // Each change's subscribers are ranked 1, 2, 3, …: deliveries are sent rank first (`takeDue`), so
+    // the first subscriber of a new change goes before the ten-thousandth of an older one.
     await tx.query(
-      `INSERT INTO deliveries (id, subscription_id, position)
-       SELECT 'msg_' || md5(s.id || ':' || b.position), s.id, b.position
+      `INSERT INTO deliveries (id, subscription_id, position, rank)
+       SELECT 'msg_' || md5(s.id || ':' || b.position), s.id, b.position, row_number() OVER (PARTITION BY b.position ORDER BY s.id)
        FROM changes b JOIN subscriptions s ON ${SUBSCRIBED}
        WHERE b.position > $1::bigint AND b.position <= $2::bigint
        ON CONFLICT (id) DO NOTHING`,
@@ -248,8 +250,9 @@ type DueRow = SubscriptionRow & {
 const CALLBACK_HOST = "lower(substring(s.callback from '^https://([^/:?#]+)'))";
 
 /**
- * Takes up to `n` deliveries due now, the longest due first, each held for `leaseS`; with its
- * subscription and change. None goes to a host of `busy` (its deliveries in flight are as many as
+ * Takes up to `n` deliveries due now, each held for `leaseS`, with its subscription and change: the
+ * lowest rank within its change first (a new change's first subscribers before an older change's
+ * ten-thousandth), then the longest due. None goes to a host of `busy` (its deliveries in flight are as many as
  * it may have), and at most `perHost` to any one host: a slow host's deliveries wait in the store,
  * not in this instance, so they hold none of the others' room. None of an ended subscription is taken
  * (`pruneNotices` gives them up); one whose change is gone (its entity left the index) is given up.
@@ -265,16 +268,16 @@ export async function takeDue(
   const rows = await db.transaction(async (tx) =>
     tx.query<DueRow>(
       `WITH due AS (
-         SELECT d.id, d.due_at, ${CALLBACK_HOST} AS host FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+         SELECT d.id, ${CALLBACK_HOST} AS host FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
          WHERE d.outcome IS NULL AND d.due_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())
            AND s.state = 'active' AND ${CALLBACK_HOST} <> ALL($3::text[])
-         ORDER BY d.due_at LIMIT $1::integer * 4
+         ORDER BY d.rank, d.due_at LIMIT $1::integer * 4
        ), spread AS (
-         SELECT id, due_at, row_number() OVER (PARTITION BY host ORDER BY due_at) AS nth FROM due
+         SELECT id, row_number() OVER (PARTITION BY host) AS nth FROM due
        ), picked AS (
          SELECT d.id FROM deliveries d JOIN spread ON spread.id = d.id
          WHERE spread.nth <= $4 AND d.outcome IS NULL AND (d.locked_until IS NULL OR d.locked_until < now())
-         ORDER BY d.due_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED
+         ORDER BY d.rank, d.due_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED
        ), taken AS (
          UPDATE deliveries d SET locked_until = now() + make_interval(secs => $2), attempts = d.attempts + 1
          FROM picked WHERE d.id = picked.id

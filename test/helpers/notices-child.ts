@@ -18,7 +18,11 @@ export type ToChild =
   | { do: "memory" }
   | { do: "stop" };
 export type FromChild =
-  { ready: true } | { subscribed: number } | { recorded: number; at: number[] } | { rss: number; peak: number } | { stopped: true };
+  | { ready: true }
+  | { subscribed: number }
+  | { recorded: number; at: number[] }
+  | { rss: number; peak: number; heap: number; external: number; afterGc: number | null; heapAfterGc: number | null }
+  | { stopped: true };
 
 const say = (m: FromChild) => process.send?.(m);
 const where = JSON.parse(process.env.NOTICES_STORE ?? "{}") as StoreLocation;
@@ -53,6 +57,7 @@ const notifier = startNotifier({
   client,
   hubUrl: "https://resolver.example/hub",
   log: (line) => console.error(line),
+  ...(process.env.NOTICES_AT_ONCE ? { atOnce: Number(process.env.NOTICES_AT_ONCE) } : {}),
   websubBody: (sub, change) =>
     atomFeed([change], {
       self: sub.topic,
@@ -94,12 +99,23 @@ process.on("message", (m: ToChild) => {
       return say({ recorded: m.n, at });
     }
     if (m.do === "memory") {
-      const now = process.memoryUsage().rss;
-      say({ rss: now, peak });
-      peak = now;
+      const u = process.memoryUsage();
+      // With --expose-gc (the bench), what is still held once the garbage is collected.
+      const collect = (globalThis as { gc?: () => void }).gc;
+      collect?.();
+      const after = collect ? process.memoryUsage() : null;
+      say({
+        rss: u.rss,
+        peak,
+        heap: u.heapUsed,
+        external: u.external + u.arrayBuffers,
+        afterGc: after?.rss ?? null,
+        heapAfterGc: after?.heapUsed ?? null,
+      });
+      peak = process.memoryUsage().rss;
       return;
     }
-    await notifier.stop(2000);
+    await notifier.stop(15_000);
     await client.close();
     await store.close();
     say({ stopped: true });

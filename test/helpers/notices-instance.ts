@@ -23,9 +23,14 @@ export type NoticesInstance = {
 };
 
 /** Starts an instance on `where`, its callbacks sent to `hooks` (whose CA is in `caFile`). */
-export async function spawnNotices(where: StoreLocation, hooks: Hooks, caFile: string): Promise<NoticesInstance> {
+export async function spawnNotices(
+  where: StoreLocation,
+  hooks: Hooks,
+  caFile: string,
+  execArgv: readonly string[] = [],
+): Promise<NoticesInstance> {
   const child = fork(CHILD, [], {
-    execArgv: ["--import", "tsx"],
+    execArgv: ["--import", "tsx", ...execArgv],
     env: Object.assign({}, process.env, {
       NOTICES_STORE: JSON.stringify(where),
       NOTICES_CONNECT_TO: hooks.connectToText,
