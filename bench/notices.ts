@@ -27,7 +27,8 @@ const PARTS = new Set((process.env.BENCH_NOTICES ?? "latency,fanout,hanging,kill
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? NaN;
 const MB = 1024 * 1024;
 /** Each instance runs with the server's own Node flags (scripts/server-flags.js), as the app does; and may be told to collect its garbage, to say what it still holds. */
-const spawnChild = (where: StoreLocation, hooks: Hooks, caFile: string) => spawnNotices(where, hooks, caFile, [...SERVER_NODE_FLAGS, "--expose-gc"]);
+const spawnChild = (where: StoreLocation, hooks: Hooks, caFile: string) =>
+  spawnNotices(where, hooks, caFile, [...SERVER_NODE_FLAGS, "--expose-gc"]);
 type Child = NoticesInstance;
 const recorded = async (c: Child, domain: string, n: number, from = 1) => ({ at: await c.record(domain, n, from) });
 const stop = (c: Child) => c.stop();
@@ -110,7 +111,10 @@ async function killed(hooks: Hooks, caFile: string): Promise<void> {
   const restarted = Date.now();
   c = await spawnChild(where, hooks, caFile);
   const ids = async () => new Set((await hooks.waitFor(at("slow.hooks.test"), 0, 0)).map((r) => String(r.headers["webhook-id"])));
-  for (let waited = 0; (await ids()).size < 1000 && waited < 240_000; waited += 250) await new Promise((r) => setTimeout(r, 250));
+  for (let waited = 0; (await ids()).size < 1000 && waited < 240_000; waited += 250) {
+    if (process.env.BENCH_TRACE && waited % 5000 === 0) console.log(`  after ${waited / 1000} s: ${(await ids()).size} ids`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
   const got = hooks.received.filter(at("slow.hooks.test"));
   const distinct = await ids();
   await stop(c);

@@ -18,10 +18,13 @@ for (const path of ["/search?q=hostile.test", "/entity/hostile.test"]) {
     expect(await page.evaluate(() => (window as { __pwned?: unknown }).__pwned)).toBeUndefined();
     expect(dialogs).toEqual([]);
     const main = page.locator("main");
-    // No element made from a publisher's text; the entity page's own Share section (its badge and the
-    // fields holding its snippets, components/share.tsx) is the app's, and shows no publisher text.
+    // No element made from a publisher's text; the entity page's own Share and Follow sections (the
+    // badge and the fields holding snippets, components/share.tsx and follow.tsx) are the app's, and
+    // show no publisher text.
     const made = await main.evaluate((m) =>
-      [...m.querySelectorAll("img, svg, iframe, b, textarea")].filter((e) => !e.closest('[data-testid="share"]')).map((e) => e.outerHTML),
+      [...m.querySelectorAll("img, svg, iframe, b, textarea")]
+        .filter((e) => !e.closest('[data-testid="share"], [data-testid="follow"]'))
+        .map((e) => e.outerHTML),
     );
     expect(made).toEqual([]);
     if (path.startsWith("/entity")) {
@@ -29,6 +32,9 @@ for (const path of ["/search?q=hostile.test", "/entity/hostile.test"]) {
       await expect(share.locator("img")).toHaveAttribute("src", /^\/entity\/hostile\.test\/badge\.svg\?v=/);
       await expect(share.locator("textarea")).toHaveCount(2);
       await expect(share).not.toContainText("<script");
+      const follow = page.getByTestId("follow");
+      await expect(follow.locator("textarea")).toHaveCount(3);
+      await expect(follow).not.toContainText("<script");
     }
     expect(await main.locator("script:not([type='application/ld+json'])").count()).toBe(0);
     const hrefs = await main.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""));

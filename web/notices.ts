@@ -49,7 +49,11 @@ export const LEASE = { minS: 3600, defaultS: 10 * 24 * 3600, maxS: 30 * 24 * 360
 /** WebSub §5.1: a `hub.secret` is shorter than 200 bytes. */
 const MAX_HUB_SECRET_BYTES = 199;
 
-const JSON_HEADERS = Object.assign({}, CORS_HEADERS, { "Content-Type": "application/json", "Cache-Control": "no-store" });
+const JSON_HEADERS = Object.assign({}, CORS_HEADERS, {
+  "Access-Control-Expose-Headers": `${CORS_HEADERS["Access-Control-Expose-Headers"] ?? ""}, Location`,
+  "Content-Type": "application/json",
+  "Cache-Control": "no-store",
+});
 const WEBHOOK_METHODS = "GET, HEAD, POST, DELETE, OPTIONS";
 
 /**
@@ -210,7 +214,12 @@ async function webhooks(deps: NoticesDeps, req: IncomingMessage, route: Route, c
   const store = await storeOf(deps);
   if (!("db" in store)) return store;
   if (route.kind === "api:webhooks") return createWebhook(deps, store, req, client);
-  const id = decodeURIComponent(route.path.split("/")[3] ?? "");
+  let id: string;
+  try {
+    id = decodeURIComponent(route.path.split("/")[3] ?? "");
+  } catch {
+    return NO_SUCH;
+  }
   const found = await getSubscription(store.db, id);
   const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "";
   if (!found || found.via !== "webhook" || !sameSecret(auth, found.secret)) return NO_SUCH;

@@ -303,6 +303,7 @@ export const MIGRATIONS: Migration[] = [
       );
       CREATE INDEX deliveries_due ON deliveries (rank, due_at) WHERE outcome IS NULL;
       CREATE INDEX deliveries_by_subscription ON deliveries (subscription_id, created_at DESC);
+      CREATE INDEX deliveries_waiting ON deliveries (position) WHERE outcome IS NULL;
       CREATE TABLE notice_cursor (one boolean PRIMARY KEY DEFAULT true CHECK (one), last bigint NOT NULL);
       INSERT INTO notice_cursor (last) SELECT last FROM change_positions;
     `,

@@ -331,7 +331,8 @@ async function writeClaims(tx: Queryable, domain: string, at: Date, checked: Che
 /**
  * This check's changes of verdict: the entity's status when it turned, then each claim whose verdict
  * (or reason for failing) turned, at the next positions (./positions.ts), once the entity's oldest
- * changes past {@link CHANGES_KEPT} with them are removed.
+ * changes past {@link CHANGES_KEPT} with them are removed: all but those a subscriber still waits for,
+ * not yet handed out or not yet delivered (docs/notices.md#delivery), which stay until they are.
  */
 async function writeChanges(tx: Queryable, domain: string, at: Date, status: string | null, checked: Checked[]): Promise<void> {
   const when = at.toISOString();
@@ -351,7 +352,10 @@ async function writeChanges(tx: Queryable, domain: string, at: Date, status: str
   if (changes.length === 0) return;
   await tx.query(
     `DELETE FROM changes WHERE domain = $1
-       AND seq < coalesce((SELECT min(seq) FROM (SELECT seq FROM changes WHERE domain = $1 ORDER BY seq DESC LIMIT $2) kept), $3::bigint)`,
+       AND seq < coalesce((SELECT min(seq) FROM (SELECT seq FROM changes WHERE domain = $1 ORDER BY seq DESC LIMIT $2) kept), $3::bigint)
+       AND (position IS NULL OR position <= (SELECT last FROM notice_cursor))
+       AND NOT EXISTS (SELECT 1 FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+         WHERE d.position = changes.position AND d.outcome IS NULL AND s.state = 'active')`,
     [domain, Math.max(0, CHANGES_KEPT - changes.length), "9223372036854775807"],
   );
   await appendChanges(tx, changes, jsonb);

@@ -67,6 +67,13 @@ const notifier = startNotifier({
       entityPage: (d) => `https://resolver.example/entity/${d}`,
     }),
 });
+if (process.env.NOTICES_DEBUG) {
+  setInterval(() => {
+    void store.db
+      .query("SELECT outcome, locked_until IS NOT NULL AS locked, due_at <= now() AS due, count(*) AS n FROM deliveries GROUP BY 1, 2, 3")
+      .then((rows) => console.error(`debug: running ${notifier.running} delivered ${notifier.delivered} ${JSON.stringify(rows)}`));
+  }, 2000).unref();
+}
 let peak = process.memoryUsage().rss;
 setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50).unref();
 

@@ -115,6 +115,9 @@ describe("webhooks (docs/api.md#webhooks)", () => {
     // The same answer for an id that does not exist: nobody learns which do.
     const none = await fetch(`${base}/api/webhooks/wh_nothing`, { headers: { authorization: `Bearer ${hook.secret}` } });
     expect(await none.json()).toEqual(await wrong.json());
+    // A path that is not percent-encoded UTF-8 names no webhook either.
+    expect((await fetch(`${base}/api/webhooks/%E0%A4%A`, { headers: { authorization: `Bearer ${hook.secret}` } })).status).toBe(404);
+    expect(made.headers.get("access-control-expose-headers")).toContain("Location");
   });
 
   it("a test delivery and a change arrive signed (standardwebhooks verifies them); the owner sees them; after DELETE nothing more", async () => {

@@ -184,6 +184,23 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
     });
   });
 
+  it("an entity's changes past the 500 it keeps stay while a subscriber waits for them, and go once delivered", async () => {
+    await running?.stop(1000);
+    running = undefined;
+    const count = async () =>
+      Number((await store.db.query<{ n: string }>("SELECT count(*) AS n FROM changes WHERE domain = 'many.example'"))[0]?.n);
+    await store.record(result("many.example", [{ id: "@many@x.example/m", verified: true }]));
+    const sub = await subscribe("webhook", entityTopic("many.example"), `https://${host("many")}/`, newWebhookSecret());
+    for (let i = 0; i < 510; i++) await store.record(result("many.example", [{ id: "@many@x.example/m", verified: i % 2 === 1 }]));
+    // 512 changes, none delivered: none removed, handed out or not.
+    expect(await count()).toBe(512);
+    await fanOut(store.db, 1000);
+    expect(await count()).toBe(512);
+    await store.db.query("UPDATE deliveries SET outcome = 'delivered' WHERE subscription_id = $1", [sub.id]);
+    await store.record(result("many.example", [{ id: "@many@x.example/m", verified: false }]));
+    expect(await count()).toBe(500);
+  }, 60_000);
+
   it("a followed entity is re-checked within the period, an entity nobody follows on its own schedule", async () => {
     await store.record(result("erin.example", [{ id: "@erin@x.example/m", verified: true }]));
     await subscribe("webhook", entityTopic("frank.example"), `https://${host("f")}/`, newWebhookSecret());
