@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { changeSite } from "../e2e/helpers/sample-control";
+import { BLOG_DROPS_ALICE, changeSite } from "../e2e/helpers/sample-control";
 import { scratchDir } from "../test/helpers/scratch";
 import type { Hooks, Received } from "../test/network/hooks";
 import { spawnSampleNetwork } from "../test/network/spawn";
@@ -53,15 +53,7 @@ export async function benchLooking(hooks: Hooks, hooksCa: string): Promise<void>
       body: JSON.stringify({ url: "https://looking.hooks.test/alice", topic: "/entity/alice.example/feed.xml" }),
     });
     if (made.status !== 201) throw new Error(`the webhook was not made: ${made.status} ${await made.text()}`);
-    const dropped = {
-      ident_property: {
-        id: "§:property:blog.alice.example",
-        name: "Workshop Notes",
-        url: "https://blog.alice.example/",
-        ownership: [{ network_id: "§:entity:someone-else.example" }],
-      },
-    };
-    if ((await changeSite(net, "blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })) !== 204) {
+    if ((await changeSite(net, "blog.alice.example", BLOG_DROPS_ALICE)) !== 204) {
       throw new Error("the sample network did not take the change");
     }
     const broken = Date.now();

@@ -14,7 +14,7 @@ import { Webhook } from "standardwebhooks";
 import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
 import { startHooks, type Hooks, type Received } from "../test/network/hooks";
 import { scratchDir } from "../test/helpers/scratch";
-import { changeSite } from "./helpers/sample-control";
+import { BLOG_DROPS_ALICE, changeSite } from "./helpers/sample-control";
 import { ready, startServer } from "./helpers/server";
 
 const PORT = 3118;
@@ -90,15 +90,7 @@ test("a broken claim, re-checked: the webhook and the WebSub callback each recei
   await new Promise((r) => setTimeout(r, 500));
 
   // The blog's owner drops Alice; the page's "Re-check now" records the change.
-  const dropped = {
-    ident_property: {
-      id: "§:property:blog.alice.example",
-      name: "Workshop Notes",
-      url: "https://blog.alice.example/",
-      ownership: [{ network_id: "§:entity:someone-else.example" }],
-    },
-  };
-  expect(await changeSite(net, "blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })).toBe(204);
+  expect(await changeSite(net, "blog.alice.example", BLOG_DROPS_ALICE)).toBe(204);
   await page.setExtraHTTPHeaders(client);
   await page.goto("/entity/alice.example");
   const started = Date.now();

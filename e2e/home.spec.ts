@@ -11,7 +11,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { parseFeed } from "@rowanmanning/feed-parser";
 import { expect, test } from "@playwright/test";
 import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
-import { changeSite } from "./helpers/sample-control";
+import { BLOG_DROPS_ALICE, changeSite } from "./helpers/sample-control";
 import { ready, startServer } from "./helpers/server";
 
 const PORT = 3140;
@@ -66,15 +66,7 @@ test("a claim that breaks is at the top of the home page within its cache life, 
 }) => {
   const client = { "x-forwarded-for": "198.51.100.41" };
   // The blog's owner drops Alice from its ownership list; Alice's entity is checked again.
-  const dropped = {
-    ident_property: {
-      id: "§:property:blog.alice.example",
-      name: "Workshop Notes",
-      url: "https://blog.alice.example/",
-      ownership: [{ network_id: "§:entity:someone-else.example" }],
-    },
-  };
-  expect(await changeSite(net, "blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })).toBe(204);
+  expect(await changeSite(net, "blog.alice.example", BLOG_DROPS_ALICE)).toBe(204);
   try {
     const checked = await request.get("/api/resolve?q=alice.example&refresh=1", { headers: client });
     expect(checked.status()).toBe(200);

@@ -7,7 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
 import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
-import { changeSite } from "./helpers/sample-control";
+import { BLOG_DROPS_ALICE, changeSite } from "./helpers/sample-control";
 import { ready, startServer } from "./helpers/server";
 
 const PORT = 3106;
@@ -46,15 +46,7 @@ test("a property document that stops naming its owner: the re-check lists the cl
   await expect(blog).toHaveAttribute("data-verified", "true");
 
   // The blog's owner drops Alice from its ownership list.
-  const dropped = {
-    ident_property: {
-      id: "§:property:blog.alice.example",
-      name: "Workshop Notes",
-      url: "https://blog.alice.example/",
-      ownership: [{ network_id: "§:entity:someone-else.example" }],
-    },
-  };
-  expect(await changeSite(net, "blog.alice.example", { files: { "/ident-property.json": JSON.stringify(dropped) } })).toBe(204);
+  expect(await changeSite(net, "blog.alice.example", BLOG_DROPS_ALICE)).toBe(204);
   let notice = await recheck(page);
   await expect(notice).toHaveAttribute("data-outcome", "rechecked");
   await expect(notice).toHaveAttribute("data-changes", "1");

@@ -29,6 +29,7 @@ import { currentClient, type AdmissionDeps } from "./admission";
 import { CORS_HEADERS, rateLimitHeaders } from "./api-headers";
 import { NewWebhook } from "./api-schemas";
 import { refusalAnswer } from "./refusal-answer";
+import { bodyOf } from "./request-body";
 import { send } from "./response";
 import { WEBHOOK_BODY_BYTES, HUB_BODY_BYTES, type Route } from "./routes";
 
@@ -106,25 +107,6 @@ const error = (status: number, code: string, message: string, headers: Record<st
 });
 /** One answer for a missing, unknown or wrongly authorised webhook: nobody learns whether an id exists. */
 const NO_SUCH = error(404, "not_found", "No webhook has this id and secret (Authorization: Bearer whsec_…).");
-
-/** The request's body, at most `cap` bytes (the front door refused a longer Content-Length); null past it. */
-function bodyOf(req: IncomingMessage, cap: number): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    req.on("data", (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > cap) {
-        req.removeAllListeners("data");
-        req.resume();
-        return resolve(null);
-      }
-      chunks.push(chunk);
-    });
-    req.once("end", () => resolve(length > cap ? null : Buffer.concat(chunks).toString("utf8")));
-    req.once("error", reject);
-  });
-}
 
 export function createNotices(deps: NoticesDeps): Notices {
   return {

@@ -13,6 +13,7 @@ import type { ConfiguredResolver } from "ident-resolver/setup";
 import { isRefusal } from "ident-resolver/traffic";
 import { admit, currentClient, type AdmissionDeps } from "./admission";
 import { rateLimitHeaders } from "./api-headers";
+import { bodyOf } from "./request-body";
 import { sendText, send } from "./response";
 import { RECHECK_BODY_BYTES } from "./routes";
 
@@ -38,25 +39,6 @@ export function sameSite(headers: IncomingMessage["headers"]): boolean {
 export function recheckDomain(form: string): string | null {
   const domain = (new URLSearchParams(form).get("domain") ?? "").trim().toLowerCase();
   return isDomain(domain) ? domain : null;
-}
-
-/** The request's body, at most `cap` bytes; null past it (the front door refused a longer Content-Length already). */
-function bodyOf(req: IncomingMessage, cap: number): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    req.on("data", (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > cap) {
-        req.removeAllListeners("data");
-        req.resume();
-        return resolve(null);
-      }
-      chunks.push(chunk);
-    });
-    req.once("end", () => resolve(length > cap ? null : Buffer.concat(chunks).toString("utf8")));
-    req.once("error", reject);
-  });
 }
 
 /** Answers one re-check: 303 back to the entity's page, or 400, 403, 413 in words. */

@@ -28,3 +28,20 @@ export function changeSite(net: SpawnedNetwork, domain: string, change: object |
     req.end(change ? JSON.stringify(change) : undefined);
   });
 }
+
+/**
+ * The change most tests make: blog.alice.example's owner drops Alice from its ownership list, so
+ * Alice's claim of the blog no longer verifies (`not_listed`).
+ */
+export const BLOG_DROPS_ALICE = {
+  files: {
+    "/ident-property.json": JSON.stringify({
+      ident_property: {
+        id: "§:property:blog.alice.example",
+        name: "Workshop Notes",
+        url: "https://blog.alice.example/",
+        ownership: [{ network_id: "§:entity:someone-else.example" }],
+      },
+    }),
+  },
+};

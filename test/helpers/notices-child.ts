@@ -11,6 +11,7 @@ import { parseConnectTo } from "ident-resolver/node";
 import { createCallbackClient, newWebhookSecret, startNotifier } from "ident-resolver/notify";
 import { openStore, type StoreLocation } from "ident-resolver/store";
 import { atomFeed } from "../../web/feeds";
+import { credentialCheck } from "./checks";
 
 export type ToChild =
   | { do: "subscribe"; topic: string; callbacks: string[] }
@@ -32,22 +33,7 @@ if (!connectTo.ok) throw new Error(connectTo.message);
 let clock = Date.parse("2026-08-01T00:00:00.000Z");
 /** A check of `domain` whose one credential verifies or not, a minute after the last. */
 function check(domain: string, verified: boolean): EntityResult {
-  const id = `@member@guild.example/${domain}`;
-  return {
-    entity: {
-      status: "accepted",
-      domain,
-      network_id: `§:entity:${domain}`,
-      entity_type: "person",
-      details: { name: domain },
-      problems: [],
-    },
-    properties: [],
-    credentials: [{ id, verified, ...(verified ? {} : { reason: "not_listed" as const }), claimed: { id }, problems: [] }],
-    connections: [],
-    jsonld: null,
-    cache: { fetched_at: new Date((clock += 60_000)).toISOString(), stale: false },
-  };
+  return credentialCheck(domain, [{ id: `@member@guild.example/${domain}`, verified }], new Date((clock += 60_000)).toISOString());
 }
 
 const store = await openStore(where, (line) => console.error(line));

@@ -16,28 +16,15 @@ import { createWindows, trafficSettings, type TrafficSettings } from "ident-reso
 import { atomFeed } from "../../web/feeds";
 import { createNotices } from "../../web/notices";
 import { classify } from "../../web/routes";
+import { credentialCheck } from "../helpers/checks";
 import { newEmbeddedDir } from "../helpers/engines";
 import { scratchDir } from "../helpers/scratch";
 import { startHooks, type Hooks, type Received } from "../network/hooks";
 
 const PUBLIC = "https://ident.example";
 let clock = Date.parse("2026-07-01T08:00:00.000Z");
-const checked = (domain: string, verified: boolean): EntityResult => ({
-  entity: { status: "accepted", domain, network_id: `§:entity:${domain}`, entity_type: "person", details: { name: domain }, problems: [] },
-  properties: [],
-  credentials: [
-    {
-      id: `@${domain.split(".")[0]}@guild.example/m`,
-      verified,
-      ...(verified ? {} : { reason: "not_listed" as const }),
-      claimed: { id: `@x@guild.example/m` },
-      problems: [],
-    },
-  ],
-  connections: [],
-  jsonld: null,
-  cache: { fetched_at: new Date((clock += 60_000)).toISOString(), stale: false },
-});
+const checked = (domain: string, verified: boolean): EntityResult =>
+  credentialCheck(domain, [{ id: `@${domain.split(".")[0]}@guild.example/m`, verified }], new Date((clock += 60_000)).toISOString());
 
 let hooks: Hooks;
 let store: Store;

@@ -11,7 +11,6 @@ import type { LookupAddress } from "node:dns";
 import { parseFeed } from "@rowanmanning/feed-parser";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Claim, EntityResult } from "ident-resolver";
 import {
   addSubscription,
   deliveriesOf,
@@ -28,6 +27,7 @@ import {
 } from "ident-resolver/store";
 import { createCallbackClient, newWebhookSecret, startNotifier, type Notifier } from "ident-resolver/notify";
 import { atomFeed } from "../../web/feeds";
+import { credentialCheck, type CredentialSpec } from "../helpers/checks";
 import { useEngines } from "../helpers/engines";
 import { startHooks, type Hooks, type Received } from "../network/hooks";
 
@@ -36,30 +36,7 @@ const HUB = `${ORIGIN}/hub`;
 let clock = Date.parse("2026-06-01T08:00:00.000Z");
 const next = () => new Date((clock += 60_000)).toISOString();
 
-function result(domain: string, credentials: { id: string; verified: boolean }[]): EntityResult {
-  const claim = (c: { id: string; verified: boolean }): Claim => ({
-    id: c.id,
-    verified: c.verified,
-    ...(c.verified ? {} : { reason: "not_listed" as const }),
-    claimed: { id: c.id },
-    problems: [],
-  });
-  return {
-    entity: {
-      status: "accepted",
-      domain,
-      network_id: `§:entity:${domain}`,
-      entity_type: "person",
-      details: { name: domain },
-      problems: [],
-    },
-    properties: [],
-    credentials: credentials.map(claim),
-    connections: [],
-    jsonld: null,
-    cache: { fetched_at: next(), stale: false },
-  };
-}
+const result = (domain: string, credentials: CredentialSpec[]) => credentialCheck(domain, credentials, next());
 
 const entityTopic = (domain: string): Topic => ({ url: `${ORIGIN}/entity/${domain}/feed.xml`, kind: "entity", domain });
 const issuerTopic = (domain: string): Topic => ({ url: `${ORIGIN}/issuer/${domain}/feed.xml`, kind: "issuer", domain });
