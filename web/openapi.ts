@@ -135,6 +135,17 @@ function paths(): Json {
         }),
       ),
     ),
+    ...webhookPaths(),
+    "/api/openapi.json": route("description", "This description", {
+      "200": ok("This OpenAPI document.", "Description"),
+      "304": ref("responses", "NotModified"),
+    }),
+  };
+}
+
+/** The webhooks' routes (docs/api.md#webhooks): made, read, tested and deleted with their secret. */
+function webhookPaths(): Json {
+  return {
     "/api/webhooks": {
       post: {
         operationId: "createWebhook",
@@ -193,10 +204,6 @@ function paths(): Json {
       },
       options: WEBHOOK_PREFLIGHT,
     },
-    "/api/openapi.json": route("description", "This description", {
-      "200": ok("This OpenAPI document.", "Description"),
-      "304": ref("responses", "NotModified"),
-    }),
   };
 }
 

@@ -88,44 +88,9 @@ export function createCallbackClient(options: CallbackOptions = {}): CallbackCli
   const userAgent = options.userAgent ?? "ident-resolver (notices; docs/notices.md)";
   let inFlight = 0;
 
-  async function refuse(text: string): Promise<string | null> {
-    const form = callbackFormError(text);
-    if (form) return form;
-    const url = new URL(text);
-    if (matchConnectTo(connectTo, url.hostname, 443)?.host) return null;
-    try {
-      await resolveChecked(url.hostname);
-      return null;
-    } catch (err) {
-      return err instanceof Error && err.name === "BlockedAddressError" ? err.message : failureMessage(err, url.hostname);
-    }
-  }
-
-  async function sendNow(url: URL, request: CallbackRequest): Promise<CallbackAnswer> {
-    const { request: undiciRequest } = await loadUndici();
-    const signal = AbortSignal.timeout(timeoutMs);
-    try {
-      const answer = await undiciRequest(url, {
-        method: request.method,
-        headers: Object.assign({ "user-agent": userAgent }, request.headers ?? {}),
-        body: request.body ?? null,
-        dispatcher: await connections.agent(),
-        signal,
-      });
-      // No redirect is followed: a 3xx is the answer, and not a success.
-      const bytes = await readCapped(answer.body as unknown as Readable, "identity", CALLBACK_ANSWER_BYTES).catch(() => Buffer.alloc(0));
-      if (!answer.body.destroyed) answer.body.destroy();
-      return { ok: true, status: answer.statusCode, body: bytes.toString("utf8") };
-    } catch (err) {
-      if (signal.aborted)
-        return { ok: false, status: null, error: `${url.hostname} did not answer within ${timeoutMs} ms`, timedOut: true };
-      if (err instanceof Error && err.name === "BlockedAddressError") return { ok: false, status: null, error: err.message };
-      return { ok: false, status: null, error: failureMessage(err, url.hostname) };
-    }
-  }
-
+  const target: Target = { connectTo, resolveChecked, connections, timeoutMs, userAgent };
   return {
-    refuse,
+    refuse: (url) => refuse(target, url),
     async send(text, request) {
       const form = callbackFormError(text);
       if (form) return { ok: false, status: null, error: form };
@@ -133,7 +98,7 @@ export function createCallbackClient(options: CallbackOptions = {}): CallbackCli
       inFlight++;
       try {
         // The host's turn first: a delivery waiting behind its own slow host holds none of the others' room.
-        return await perHost(url.hostname.toLowerCase(), () => all("all", () => sendNow(url, request)));
+        return await perHost(url.hostname.toLowerCase(), () => all("all", () => sendNow(target, url, request)));
       } finally {
         inFlight--;
       }
@@ -143,4 +108,51 @@ export function createCallbackClient(options: CallbackOptions = {}): CallbackCli
     },
     close: () => connections.close(),
   };
+}
+
+/** What a callback client sends with: the routing, the guard, its connections and deadline. */
+type Target = {
+  connectTo: readonly ConnectToEntry[];
+  resolveChecked: ReturnType<typeof checkedResolve>;
+  connections: Connections;
+  timeoutMs: number;
+  userAgent: string;
+};
+
+/** `CallbackClient.refuse`: the URL's form, then every address its name resolves to. */
+async function refuse(t: Target, text: string): Promise<string | null> {
+  const form = callbackFormError(text);
+  if (form) return form;
+  const url = new URL(text);
+  if (matchConnectTo(t.connectTo, url.hostname, 443)?.host) return null;
+  try {
+    await t.resolveChecked(url.hostname);
+    return null;
+  } catch (err) {
+    return err instanceof Error && err.name === "BlockedAddressError" ? err.message : failureMessage(err, url.hostname);
+  }
+}
+
+/** One request, no redirect followed, one deadline, the answer's first bytes read; never throws. */
+async function sendNow(t: Target, url: URL, request: CallbackRequest): Promise<CallbackAnswer> {
+  const { request: undiciRequest } = await loadUndici();
+  const signal = AbortSignal.timeout(t.timeoutMs);
+  try {
+    const answer = await undiciRequest(url, {
+      method: request.method,
+      headers: Object.assign({ "user-agent": t.userAgent }, request.headers ?? {}),
+      body: request.body ?? null,
+      dispatcher: await t.connections.agent(),
+      signal,
+    });
+    // No redirect is followed: a 3xx is the answer, and not a success.
+    const bytes = await readCapped(answer.body as unknown as Readable, "identity", CALLBACK_ANSWER_BYTES).catch(() => Buffer.alloc(0));
+    if (!answer.body.destroyed) answer.body.destroy();
+    return { ok: true, status: answer.statusCode, body: bytes.toString("utf8") };
+  } catch (err) {
+    if (signal.aborted)
+      return { ok: false, status: null, error: `${url.hostname} did not answer within ${t.timeoutMs} ms`, timedOut: true };
+    if (err instanceof Error && err.name === "BlockedAddressError") return { ok: false, status: null, error: err.message };
+    return { ok: false, status: null, error: failureMessage(err, url.hostname) };
+  }
 }
