@@ -54,7 +54,10 @@ test("filled: the counts, the latest changes linking to their entities, the issu
   await expect(page.getByTestId("latest-changes").getByRole("link").first()).toHaveAttribute("href", /^\/entity\//);
   await expect(page.getByTestId("top-issuers").getByRole("link").first()).toHaveAttribute("href", /^\/issuer\//);
   await expect(page.locator('link[rel="alternate"][type="application/atom+xml"]')).toHaveAttribute("href", /\/changes\.xml$/);
-  await expect(page.getByRole("link", { name: "Atom feed" })).toHaveAttribute("href", "/changes.xml");
+  await expect(page.getByTestId("overview").getByRole("link", { name: "Atom feed" })).toHaveAttribute("href", "/changes.xml");
+  // Follow (components/follow.tsx) names the same feed, with the hub and a webhook to make.
+  await expect(page.getByTestId("follow").getByRole("link", { name: "Atom feed" })).toHaveAttribute("href", "/changes.xml");
+  await expect(page.getByTestId("follow").getByLabel("Webhook")).toHaveValue(/"topic": "http:\/\/localhost:3140\/changes\.xml"/);
   const axe = await new AxeBuilder({ page }).analyze();
   expect(axe.violations.map((v) => v.id)).toEqual([]);
   await page.screenshot({ path: "test-results/screens/home-filled.png", fullPage: true });
