@@ -48,8 +48,6 @@ export type CallbackClient = {
   send(url: string, request: CallbackRequest): Promise<CallbackAnswer>;
   /** Why `url` cannot be a callback (its form, or an address its name resolves to), or null when it can. */
   refuse(url: string): Promise<string | null>;
-  /** Requests in flight, and waiting for their host's turn. */
-  readonly inFlight: number;
   close(): Promise<void>;
 };
 
@@ -86,8 +84,6 @@ export function createCallbackClient(options: CallbackOptions = {}): CallbackCli
   const perHost = createAtOnceLimiter(options.hostAtOnce ?? LIMITS.callbackHostAtOnce.default);
   const all = createAtOnceLimiter(options.atOnce ?? LIMITS.deliveriesAtOnce.default);
   const userAgent = options.userAgent ?? "ident-resolver (notices; docs/notices.md)";
-  let inFlight = 0;
-
   const target: Target = { connectTo, resolveChecked, connections, timeoutMs, userAgent };
   return {
     refuse: (url) => refuse(target, url),
@@ -95,16 +91,8 @@ export function createCallbackClient(options: CallbackOptions = {}): CallbackCli
       const form = callbackFormError(text);
       if (form) return { ok: false, status: null, error: form };
       const url = new URL(text);
-      inFlight++;
-      try {
-        // The host's turn first: a delivery waiting behind its own slow host holds none of the others' room.
-        return await perHost(url.hostname.toLowerCase(), () => all("all", () => sendNow(target, url, request)));
-      } finally {
-        inFlight--;
-      }
-    },
-    get inFlight() {
-      return inFlight;
+      // The host's turn first: a delivery waiting behind its own slow host holds none of the others' room.
+      return perHost(url.hostname.toLowerCase(), () => all("all", () => sendNow(target, url, request)));
     },
     close: () => connections.close(),
   };

@@ -67,6 +67,8 @@ type NotifierState = {
   unreadable: boolean;
   timer: NodeJS.Timeout | null;
   lastPrune: number;
+  /** Something may have been recorded since the last hand-out (this instance recorded, or the poll came round). */
+  handOut: boolean;
   /** Deliveries in flight by callback host. */
   hosts: Map<string, number>;
   /** Hosts that let a delivery run to its deadline, until when they get one at a time. */
@@ -94,10 +96,14 @@ export function startNotifier(o: NotifierOptions): Notifier {
     unreadable: false,
     timer: null,
     lastPrune: Date.now(),
+    handOut: true,
     hosts: new Map(),
     slow: new Map(),
   };
-  const unhook = o.store.onRecorded(() => wake(state));
+  const unhook = o.store.onRecorded(() => {
+    state.handOut = true;
+    wake(state);
+  });
   // The embedded engine's folder is this process's alone: a lease found now is a dead process's.
   const released = o.store.db.engine === "pglite" ? releaseLeases(o.store.db).catch(() => 0) : Promise.resolve(0);
   void released.then((n) => {
@@ -128,6 +134,8 @@ export function startNotifier(o: NotifierOptions): Notifier {
 }
 
 function tick(state: NotifierState): void {
+  // Each poll hands out too: other instances' changes are seen here.
+  state.handOut = true;
   wake(state);
   if (!state.stopped) state.timer = setTimeout(() => tick(state), state.o.pollMs ?? 1000).unref();
 }
@@ -158,7 +166,14 @@ function wake(state: NotifierState): void {
 /** Hands out what was recorded, then starts as many due deliveries as there is room for. */
 async function look(state: NotifierState): Promise<void> {
   const { db } = state.o.store;
-  for (let i = 0; i < BATCHES_PER_LOOK && !state.stopped; i++) if ((await fanOut(db)) === 0) break;
+  // A delivery's end wakes a look to send the next; it hands out only when something may have been recorded.
+  if (state.handOut) {
+    state.handOut = false;
+    let i = 0;
+    while (i < BATCHES_PER_LOOK && !state.stopped && (await fanOut(db)) > 0) i++;
+    // A backlog longer than one look's batches is handed out by the next look.
+    if (i === BATCHES_PER_LOOK) state.handOut = true;
+  }
   if (Date.now() - state.lastPrune > PRUNE_EVERY_MS) {
     state.lastPrune = Date.now();
     await pruneNotices(db);

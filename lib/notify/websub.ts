@@ -24,12 +24,3 @@ export async function verifyIntent(client: CallbackClient, intent: Intent): Prom
   if (answer.body !== challenge) return "the callback did not answer the verification with its hub.challenge";
   return null;
 }
-
-/** Tells the callback its subscription was refused (§5.2), without waiting for or reading its answer's meaning. */
-export async function tellDenied(client: CallbackClient, topic: string, callback: string, reason: string): Promise<void> {
-  const url = new URL(callback);
-  url.searchParams.append("hub.mode", "denied");
-  url.searchParams.append("hub.topic", topic);
-  url.searchParams.append("hub.reason", reason);
-  await client.send(url.href, { method: "GET" });
-}

@@ -223,12 +223,6 @@ export async function fanOut(db: Db, batch = 500): Promise<number> {
   });
 }
 
-/** How far the hand-out is behind: changes committed past the cursor. */
-export async function notHandedOut(db: Queryable): Promise<number> {
-  const [row] = await db.query<{ n: string }>("SELECT count(*) AS n FROM changes WHERE position > (SELECT last FROM notice_cursor)");
-  return Number(row?.n ?? 0);
-}
-
 type DueRow = SubscriptionRow & {
   delivery_id: string;
   attempts: number;
@@ -406,20 +400,4 @@ export async function pruneNotices(db: Db): Promise<{ leases: number; deliveries
 export async function releaseLeases(db: Queryable): Promise<number> {
   const rows = await db.query("UPDATE deliveries SET locked_until = NULL WHERE outcome IS NULL AND locked_until IS NOT NULL RETURNING 1");
   return rows.length;
-}
-
-/** What waits to be delivered, for /metrics and the bench. */
-export async function deliveryStats(db: Queryable): Promise<{ pending: number; delivered: number; gaveUp: number; subscriptions: number }> {
-  const [row] = await db.query<{ pending: string; delivered: string; gave_up: string; subscriptions: string }>(
-    `SELECT count(*) FILTER (WHERE outcome IS NULL) AS pending, count(*) FILTER (WHERE outcome = 'delivered') AS delivered,
-       count(*) FILTER (WHERE outcome = 'gave_up') AS gave_up,
-       (SELECT count(*) FROM subscriptions WHERE state = 'active') AS subscriptions
-     FROM deliveries`,
-  );
-  return {
-    pending: Number(row?.pending ?? 0),
-    delivered: Number(row?.delivered ?? 0),
-    gaveUp: Number(row?.gave_up ?? 0),
-    subscriptions: Number(row?.subscriptions ?? 0),
-  };
 }
