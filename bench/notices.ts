@@ -19,16 +19,16 @@ import { scratchDir } from "../test/helpers/scratch";
 import { startHooks, type Hooks, type Received } from "../test/network/hooks";
 import { spawnNotices, type NoticesInstance } from "../test/helpers/notices-instance";
 import { benchLooking } from "./notices-looking";
-import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
+import { HEAP_GROWING_FLAG, SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
 
 /** `BENCH_NOTICES=latency,fanout,hanging,killed,fleet,looking`: some of them; all when unset. */
 const PARTS = new Set((process.env.BENCH_NOTICES ?? "latency,fanout,hanging,killed,fleet,looking").split(","));
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? NaN;
 const MB = 1024 * 1024;
-/** Each instance runs with the server's own Node flags (scripts/server-flags.js), as the app does; and may be told to collect its garbage, to say what it still holds. */
+/** Each instance runs with the server's own Node flags and heap growth (scripts/server-flags.js), as the app's notifier does; and may be told to collect its garbage, to say what it still holds. */
 const spawnChild = (where: StoreLocation, hooks: Hooks, caFile: string) =>
-  spawnNotices(where, hooks, caFile, [...SERVER_NODE_FLAGS, "--expose-gc"]);
+  spawnNotices(where, hooks, caFile, [...SERVER_NODE_FLAGS, "--expose-gc", HEAP_GROWING_FLAG]);
 type Child = NoticesInstance;
 const recorded = async (c: Child, domain: string, n: number, from = 1) => ({ at: await c.record(domain, n, from) });
 const stop = (c: Child) => c.stop();

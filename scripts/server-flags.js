@@ -8,3 +8,7 @@
 // (16 MB a half); while pages come fast the garbage in it is RSS. 10,000 cold pages (npm run load --
 // pages) took the app +332 MB at peak on Node 24 and +126 MB with 16, in 102 s against 108.
 export const SERVER_NODE_FLAGS = ["--max-semi-space-size=16"];
+
+// docs/decisions.md#memory: the heap grows by 20 % at a time. Set by web/serve.js as it starts (a V8
+// flag that can be), and given to the bench's processes that stand for the server (bench/notices.ts).
+export const HEAP_GROWING_FLAG = "--heap-growing-percent=20";

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import v8 from "node:v8";
 import next from "next";
 import { BUILT_CHECK_CONFIG, builtFile } from "../scripts/built.js";
+import { HEAP_GROWING_FLAG } from "../scripts/server-flags.js";
 
 const dev = process.argv.includes("--dev");
 // A log no one reads any more (the pipe's reader gone) is not a reason to stay up or to crash: a
@@ -20,7 +21,7 @@ for (const stream of [process.stdout, process.stderr]) stream.on("error", () => 
 // docs/decisions.md#memory: while garbage comes fast V8 grows its heap to several times what a
 // collection keeps: 10,000 cold pages took RSS 284 MB up, little of it live. Grown by 20 % at a time
 // it stays near what is live (+104 MB, the caches' bounds being 96 MB); 4,000 cold pages took 7 % longer (one run).
-v8.setFlagsFromString("--heap-growing-percent=20");
+v8.setFlagsFromString(HEAP_GROWING_FLAG);
 
 // Nothing leaves this machine: Next sends no telemetry from a server of ours.
 process.env.NEXT_TELEMETRY_DISABLED = "1";

@@ -7,7 +7,7 @@ import type { LookupAddress } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
 import { connect as connectTls, createSecureContext, rootCertificates, type SecureContext, type TLSSocket } from "node:tls";
 import { LRUCache } from "lru-cache";
-import type { Agent, buildConnector } from "undici";
+import type { Agent, buildConnector, Dispatcher } from "undici";
 import { extend } from "../objects.ts";
 import { matchConnectTo, type ConnectToEntry } from "./connect-to.ts";
 import { checkedResolve, guardedLookup, type Resolve } from "./guard.ts";
@@ -40,6 +40,11 @@ export const loadUndici = (): Promise<typeof import("undici")> => (undici ??= im
 export type Connections = {
   /** The agent, made at the first fetch. */
   agent(): Promise<Agent>;
+  /**
+   * A client of one connection to `origin`, dialled as the agent dials, for one request and then
+   * closed: a sender to many hosts each once (the notifier's callbacks) makes no pool per host.
+   */
+  client(origin: URL): Promise<Dispatcher>;
   /** The address a hop to `url` dials, pinned while the hop runs: its key for the per-address limits, and `unpin`. */
   dial(url: URL): Promise<{ key: string; unpin(): void }>;
   /** Waits until fewer sockets than the cap are open or claimed, then claims one; or `signal` aborts. */
@@ -107,6 +112,10 @@ export function createConnections(options: ConnectionOptions): Connections {
 
   return {
     agent: () => (agent ??= loadUndici().then(({ Agent: AgentClass }) => createAgent(AgentClass, options, guarded, direct))),
+    client: async (origin) => {
+      const { Client } = await loadUndici();
+      return new Client(origin, dispatcherOptions(options, guarded, direct));
+    },
     dial: (url) => dial(state, url),
     socketRoom: (signal) => socketRoom(state, signal),
     unclaim: (claim) => unclaim(state, claim),
@@ -148,9 +157,13 @@ function createAgent(
   guarded: buildConnector.connector,
   direct: buildConnector.connector,
 ): Agent {
+  return new AgentClass(extend(dispatcherOptions(options, guarded, direct), { connections: options.perOrigin }));
+}
+
+/** What the agent and each one-off client are made with: deadlines, no keep-alive, the dialling. */
+function dispatcherOptions(options: ConnectionOptions, guarded: buildConnector.connector, direct: buildConnector.connector) {
   const { connectTo } = options;
-  return new AgentClass({
-    connections: options.perOrigin,
+  return {
     headersTimeout: options.timeoutMs,
     // Connections are not reused (each request resets its own); one made for a request given up
     // before it was sent would otherwise sit idle, holding room under the socket cap, for 4 s.
@@ -165,7 +178,7 @@ function createAgent(
       // docs/decisions.md#connect-to: dial the named override without DNS or guard; TLS still verifies the original host name.
       return direct(extend(opts, { hostname: target.host, port: String(target.port), servername: opts.hostname }), callback);
     },
-  });
+  } satisfies Agent.Options;
 }
 
 /** `Connections.dial`: the address a hop to `url` dials, pinned (resolved and checked when not yet) until `unpin`. */

@@ -125,12 +125,13 @@ async function refuse(t: Target, text: string): Promise<string | null> {
 async function sendNow(t: Target, url: URL, request: CallbackRequest): Promise<CallbackAnswer> {
   const { request: undiciRequest } = await loadUndici();
   const signal = AbortSignal.timeout(t.timeoutMs);
+  const dispatcher = await t.connections.client(new URL(url.origin));
   try {
     const answer = await undiciRequest(url, {
       method: request.method,
       headers: Object.assign({ "user-agent": t.userAgent }, request.headers ?? {}),
       body: request.body ?? null,
-      dispatcher: await t.connections.agent(),
+      dispatcher,
       signal,
     });
     // No redirect is followed: a 3xx is the answer, and not a success.
@@ -142,5 +143,7 @@ async function sendNow(t: Target, url: URL, request: CallbackRequest): Promise<C
       return { ok: false, status: null, error: `${url.hostname} did not answer within ${t.timeoutMs} ms`, timedOut: true };
     if (err instanceof Error && err.name === "BlockedAddressError") return { ok: false, status: null, error: err.message };
     return { ok: false, status: null, error: failureMessage(err, url.hostname) };
+  } finally {
+    void dispatcher.destroy().catch(() => undefined);
   }
 }
