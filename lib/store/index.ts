@@ -86,6 +86,7 @@ export {
 export {
   decodeCursor,
   encodeCursor,
+  issuedBy,
   MAX_SEARCH_LENGTH,
   parseSearchText,
   SEARCH_TIMEOUT_MS,
@@ -93,7 +94,7 @@ export {
   searchTerms,
   IndexSearch,
 } from "./search.ts";
-export { SITEMAP_URLS, sitemapCount, sitemapEntries } from "./sitemap.ts";
+export { SITEMAP_URLS, sitemapCount, sitemapEntries, type SitemapEntry } from "./sitemap.ts";
 export { entityStanding, type Standing } from "./standing.ts";
 export { History, record, reindexSearch } from "./verdicts.ts";
 

@@ -308,6 +308,18 @@ export const MIGRATIONS: Migration[] = [
       INSERT INTO notice_cursor (last) SELECT last FROM change_positions;
     `,
   },
+  {
+    version: 12,
+    name: "reads that follow the page at ten million entities",
+    // docs/decisions.md#search-at-size: an issuer's page reads its credentials in the page's order
+    // (verified first, then the holder) and stops after it, rather than sorting every one of them;
+    // a domain's subdomains are a range of the reversed domains, read in that order.
+    sql: `
+      DROP INDEX claims_by_issuer;
+      CREATE INDEX claims_by_issuer ON claims (issuer, verified DESC, domain, id) WHERE issuer IS NOT NULL;
+      CREATE INDEX entities_domain_reversed ON entities ((reverse(domain) COLLATE "C"));
+    `,
+  },
 ];
 
 /**

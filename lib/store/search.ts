@@ -5,7 +5,7 @@
  * among equals, accepted entities with more verified claims first. Never fetches anything.
  */
 import { z } from "zod";
-import { parseNetworkId } from "../protocol/ids.ts";
+import { isDomain, parseNetworkId } from "../protocol/ids.ts";
 import type { Db, Queryable, Tx } from "./db.ts";
 import { foldedWords, prefixQuery, typoQuery } from "./search-text.ts";
 
@@ -132,7 +132,12 @@ async function searchOn(db: Db, text: string, offset: number, reading: Reading):
     }
   };
   let cut = false;
-  if (terms.length > 0) {
+  const domain = text.toLowerCase();
+  if (isDomain(domain)) {
+    // docs/decisions.md#search-at-size: a domain is looked for as a domain, never as words.
+    take(await domainsAbove(db, domain));
+    take(await domainsBelow(db, domain, want));
+  } else if (terms.length > 0) {
     // Names with every word; then everything else with every word (the names' hits are among the
     // first of those, so as many more are read and they are skipped).
     const named = await ranked(db, "search_names", prefixQuery(terms), want, reading);
@@ -159,6 +164,31 @@ async function searchOn(db: Db, text: string, offset: number, reading: Reading):
     next_cursor: more ? encodeCursor(offset + SEARCH_PAGE_SIZE) : null,
     ...(cut ? { cut_short: true } : {}),
   };
+}
+
+/** The entities at the domains above `domain` (`blog.alice.example` → `alice.example`), nearest first. */
+async function domainsAbove(db: Queryable, domain: string): Promise<HitRow[]> {
+  const labels = domain.split(".");
+  const above = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join("."));
+  if (above.length === 0) return [];
+  const rows = await db.query<HitRow>(`SELECT ${HIT_COLUMNS} FROM entities WHERE domain = ANY($1::text[])`, [above]);
+  return above.flatMap((d) => rows.filter((r) => r.domain === d));
+}
+
+/**
+ * The first `limit` entities at domains below `domain`, in the order of their reversed names (the
+ * zone's own names first, each followed by those below it): a range of the index of reversed
+ * domains (migration 12), read as far as the page and no further, however many there are.
+ */
+async function domainsBelow(db: Queryable, domain: string, limit: number): Promise<HitRow[]> {
+  // "elpmaxe.ecila." up to "elpmaxe.ecila/": every reversed name that starts with the first.
+  const from = `${[...domain].reverse().join("")}.`;
+  const to = `${from.slice(0, -1)}/`;
+  const reversed = `(reverse(domain) COLLATE "C")`;
+  return db.query<HitRow>(
+    `SELECT ${HIT_COLUMNS} FROM entities WHERE ${reversed} >= $1 AND ${reversed} < $2 ORDER BY ${reversed} LIMIT $3`,
+    [from, to, limit],
+  );
 }
 
 const HIT_COLUMNS = "domain, network_id, entity_type, name, description, status, verified, unverified, last_checked_at";
@@ -206,7 +236,9 @@ async function ranked(db: Db, column: "search" | "search_names", parts: string[]
     };
     const estimated = await estimate(tsquery);
     // Each part's posting list is read whole when there are several (one part: they are the matches).
-    const postings = parts.length > 1 ? (await Promise.all(parts.map(estimate))).reduce((a, b) => a + b, 0) : 0;
+    // One after another: one transaction is one connection, which runs one statement at a time.
+    let postings = 0;
+    if (parts.length > 1) for (const part of parts) postings += await estimate(part);
     // At least `limit`: more matches than that and a walk that ends short has met its end.
     const few = Math.max(limit, 1000, Math.ceil(Math.sqrt(limit * n)));
     // The engine is told which index to read only where its planner may choose otherwise: a walk of

@@ -87,6 +87,11 @@ const NETWORK: Spec[] = [
     credentials: [{ id: "@bob@guild.example/members", title: "Member", issuer: "The Makers Guild", verified: true }],
   },
   { domain: "zed.example", name: "Zed Weber", description: "mentions makers and guild in passing", verified: 5 },
+  // Around alice.example (docs/decisions.md#search-at-size): two below it, two that only look alike.
+  { domain: "shop.alice.example", name: "Moreau Shop" },
+  { domain: "annex.shop.alice.example", name: "Moreau Shop Annex" },
+  { domain: "xalice.example", name: "Xalice" },
+  { domain: "alice.example.test", name: "Alice Elsewhere" },
   // One folding of text (docs/decisions.md#search): a name per letter family.
   { domain: "aero.example", name: "Ærøskøbing Færgeri" },
   { domain: "lodz.example", name: "Łódź Szkoła" },
@@ -170,6 +175,18 @@ describe.each(ENGINES)("search on $name", ({ location }) => {
     expect(hits.indexOf("zed.example")).toBeGreaterThan(2);
     expect((await domains("guild-of-makers.test"))[0]).toBe("guild-of-makers.test");
     expect((await domains("§:entity:makers-guild.test"))[0]).toBe("makers-guild.test");
+  });
+
+  it("looks for a domain as a domain: itself, the domains above it, then those below it in the order of their reversed names; never its words", async () => {
+    expect(await domains("alice.example")).toEqual(["alice.example", "shop.alice.example", "annex.shop.alice.example"]);
+    expect(await domains("ALICE.example")).toEqual(["alice.example", "shop.alice.example", "annex.shop.alice.example"]);
+    // A property's host finds its owner, above it; the blog's words ("blog", "alice", "example") find nothing more.
+    expect(await domains("blog.alice.example")).toEqual(["alice.example"]);
+    expect(await domains("annex.shop.alice.example")).toEqual(["annex.shop.alice.example", "shop.alice.example", "alice.example"]);
+    // "example" is a word of most domains of the index: a domain no entity is at or above or below finds nothing.
+    expect(await domains("nobody.example")).toEqual([]);
+    // Words still search words.
+    expect(await domains("moreau shop")).toEqual(["annex.shop.alice.example", "shop.alice.example"]);
   });
 
   it("a hit carries what the result page shows", async () => {
