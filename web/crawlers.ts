@@ -3,8 +3,8 @@
  * entity pages as sitemaps.org 0.9 XML, written as a stream. Framework-free: the routes under `app/`
  * hand these a store and the public origin.
  */
-import type { Queryable } from "ident-resolver/store";
-import { sitemapCount, sitemapEntries, SITEMAP_URLS } from "ident-resolver/store";
+import type { Queryable, SitemapEntry } from "ident-resolver/store";
+import { sitemapAfter, sitemapChunks, sitemapCount, SITEMAP_URLS } from "ident-resolver/store";
 import { xml } from "./xml";
 
 /** Pages for people and crawlers; everything else is a tool, an answer of the moment, or a form. */
@@ -54,9 +54,35 @@ export function sitemapNumber(file: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
+/** Where each sitemap begins, as the last read of the one before ended: kept a minute, as the count is. */
+const begins = new WeakMap<Queryable, Map<string, { after: string | null; until: number }>>();
+
+/** Where sitemap `n` begins (lib/store/sitemap.ts `sitemapAfter`), counted on from the nearest one known before it. */
+async function cachedSitemapAfter(db: Queryable, n: number, perSitemap: number, now: number): Promise<string | null | undefined> {
+  const known = begins.get(db);
+  let from: { n: number; after: string | null } = { n: 0, after: null };
+  for (let m = n; m > 0 && known; m--) {
+    const kept = known.get(`${perSitemap}:${m}`);
+    if (kept && now < kept.until) {
+      from = { n: m, after: kept.after };
+      break;
+    }
+  }
+  return from.n === n ? from.after : sitemapAfter(db, n, perSitemap, from);
+}
+
+/** Remembers that sitemap `n` begins after `after`, for a minute. */
+function rememberBegin(db: Queryable, n: number, perSitemap: number, after: string, now: number): void {
+  const known = begins.get(db) ?? new Map<string, { after: string | null; until: number }>();
+  begins.set(db, known);
+  for (const [key, kept] of known) if (kept.until <= now) known.delete(key);
+  known.set(`${perSitemap}:${n}`, { after, until: now + 60_000 });
+}
+
 /**
  * Sitemap `n`, written as the store hands its rows over (a chunk at a time): the entity pages, with
- * `<lastmod>` their last check. Null when `n` is past the last sitemap (a 404).
+ * `<lastmod>` their last check. Null when `n` is past the last sitemap (a 404). Read to its end, it
+ * says where sitemap n + 1 begins, so a crawler reading them in turn never counts its way there.
  */
 export async function sitemapStream(
   db: Queryable,
@@ -67,36 +93,41 @@ export async function sitemapStream(
 ): Promise<ReadableStream<Uint8Array> | null> {
   // Past the last sitemap: 404 without reading the index up to it.
   if (n > 0 && n >= (await cachedSitemapCount(db, perSitemap))) return null;
-  const entries = sitemapEntries(db, n, perSitemap, chunk);
-  const first = await entries.next();
+  const after = await cachedSitemapAfter(db, n, perSitemap, Date.now());
+  if (after === undefined) return null;
+  const chunks = sitemapChunks(db, after, perSitemap, chunk);
+  const first = await chunks.next();
   // Sitemap 0 exists even for an empty index: the index always names it.
   if (first.done && n > 0) return null;
   const encoder = new TextEncoder();
-  const url = (e: { domain: string; lastChecked: Date }) =>
-    `<url><loc>${xml(new URL(`/entity/${e.domain}`, publicUrl).href)}</loc><lastmod>${e.lastChecked.toISOString()}</lastmod></url>\n`;
-  let pending: { domain: string; lastChecked: Date } | null = first.done ? null : first.value;
+  // A domain of the index is already a URL's host-name form: the pages' common start is made once,
+  // not a URL parsed for each of 50,000 entries.
+  const pages = xml(new URL("/entity/", publicUrl).href);
+  const urls = (rows: SitemapEntry[]) =>
+    rows.map((e) => `<url><loc>${pages}${xml(e.domain)}</loc><lastmod>${e.lastmod}</lastmod></url>\n`).join("");
+  let pending: SitemapEntry[] | null = first.done ? null : first.value;
+  let written = 0;
+  let last: string | null = null;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(encoder.encode(`${XML_HEAD}<urlset ${NS}>\n`));
     },
     // Pulled as the client reads: a slow reader holds one chunk of rows, not the sitemap.
     async pull(controller) {
-      let text = "";
-      if (pending) text += url(pending);
+      const rows = pending ?? (await chunks.next()).value ?? null;
       pending = null;
-      for (let i = 0; i < 500; i++) {
-        const next = await entries.next();
-        if (next.done) {
-          controller.enqueue(encoder.encode(`${text}</urlset>\n`));
-          controller.close();
-          return;
-        }
-        text += url(next.value);
+      if (!rows) {
+        if (written === perSitemap && last !== null) rememberBegin(db, n + 1, perSitemap, last, Date.now());
+        controller.enqueue(encoder.encode("</urlset>\n"));
+        controller.close();
+        return;
       }
-      controller.enqueue(encoder.encode(text));
+      written += rows.length;
+      last = rows.at(-1)?.domain ?? last;
+      controller.enqueue(encoder.encode(urls(rows)));
     },
     async cancel() {
-      await entries.return(undefined);
+      await chunks.return(undefined);
     },
   });
 }

@@ -90,6 +90,26 @@ describe.each(ENGINES)("sitemaps on $name", ({ location }) => {
     expect(await sitemapStream(store.db, ORIGIN, 3, 1000)).toBeNull();
   });
 
+  it("read in turn, each sitemap begins where the one before ended, with no OFFSET; one asked first is counted to from the nearest known", async () => {
+    const seen: string[] = [];
+    const db = Object.assign(counting(store.db), { sql: [] as string[] });
+    const spy: Queryable = { query: (sql, params) => (db.sql.push(sql), db.query(sql, params)) };
+    const read = async (n: number) => {
+      const items = await parseSitemap(Readable.fromWeb((await sitemapStream(spy, ORIGIN, n, 1000, 300)) as NodeReadableStream));
+      return items.map((i) => i.url);
+    };
+    for (const n of [0, 1, 2]) seen.push(...(await read(n)));
+    expect(seen.length).toBe(ACCEPTED);
+    expect(new Set(seen).size).toBe(ACCEPTED);
+    expect(db.sql.filter((q) => q.includes("OFFSET"))).toEqual([]);
+    // Another store seen afresh: sitemap 2 first counts 2,000 on from the start; then 1 counts 1,000.
+    const cold = Object.assign(counting(store.db), { sql: [] as string[] });
+    const coldSpy: Queryable = { query: (sql, params) => (cold.sql.push(sql), cold.query(sql, params)) };
+    const two = await parseSitemap(Readable.fromWeb((await sitemapStream(coldSpy, ORIGIN, 2, 1000, 300)) as NodeReadableStream));
+    expect(two.map((i) => i.url)).toEqual(seen.slice(2000));
+    expect(cold.sql.filter((q) => q.includes("OFFSET"))).toHaveLength(1);
+  });
+
   it("entries are read a chunk at a time (keyset): across chunk edges none is lost or repeated", async () => {
     const seen: string[] = [];
     for await (const e of sitemapEntries(store.db, 1, 1000, 7)) seen.push(e.domain);
