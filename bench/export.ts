@@ -40,6 +40,9 @@ export type Shape = { name: (i: number) => string; description: (i: number) => s
 const smallName = (i: number) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${i}`;
 const SMALL_WORDS: Shape = { name: smallName, description: (i) => `The site of ${smallName(i)}.` };
 
+/** The synthetic index's domain of entity `i`: made as it is written, so that 10 million are never held at once. */
+export const domainOf = (i: number) => `e${String(i).padStart(7, "0")}.example`;
+
 /** A synthetic export of `n` entities (2 claims and 3 changes each, in positions 1 to 3n; a queued re-check each), written to `file`. */
 export async function writeSynthetic(file: string, n: number, shape: Shape = SMALL_WORDS): Promise<void> {
   const out = createWriteStream(file);
@@ -53,10 +56,9 @@ export async function writeSynthetic(file: string, n: number, shape: Shape = SMA
     last_position: 3 * n,
   };
   await write(`${JSON.stringify(header)}\n`);
-  const domains = Array.from({ length: n }, (_, i) => `e${String(i).padStart(7, "0")}.example`);
   let chunk = "";
   for (let i = 0; i < n; i++) {
-    const d = domains[i] ?? "";
+    const d = domainOf(i);
     const name = shape.name(i);
     const description = shape.description(i);
     const claim = (kind: "properties" | "credentials", id: string, label: string, verified: boolean): ExportEntity["claims"][number] => ({
@@ -130,7 +132,7 @@ export async function writeSynthetic(file: string, n: number, shape: Shape = SMA
   }
   for (let i = 0; i < n; i++) {
     const job: ExportJob = {
-      job: { domain: domains[i] ?? "", reason: "recheck", priority: 2, due_at: t(i + 86_400), backoff_s: 0, attempts: 0, queued_at: t(i) },
+      job: { domain: domainOf(i), reason: "recheck", priority: 2, due_at: t(i + 86_400), backoff_s: 0, attempts: 0, queued_at: t(i) },
     };
     chunk += `${JSON.stringify(job)}\n`;
     if (chunk.length > 1 << 20) {

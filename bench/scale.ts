@@ -1,109 +1,48 @@
 /**
- * Search at a million entities (docs/decisions.md#search-at-size), for `npm run bench -- scale`
- * (`BENCH_ONLY=scale`): a synthetic index (bench/scale-data.ts: skewed names, 2 claims each) built
- * through `ident store import` on a PostgreSQL server started here, at 100k and at 1M entities
- * (`BENCH_SCALE_MILLION=0` skips 1M), and at 100k on the embedded store (`BENCH_SCALE_EMBEDDED=0` skips it). For each, the built app is
- * started on it and prints:
+ * The index at size (docs/decisions.md#search-at-size), for `npm run bench -- scale [sizes]`
+ * (`BENCH_ONLY=scale`): a synthetic index (bench/scale-data.ts: skewed names in several scripts, 2
+ * claims and 3 changes each, one issuer with every credential) written in the export format and built
+ * through `ident store import`. Sizes: `100k`, `1m`, `10m` on a PostgreSQL server started here, and
+ * `embedded` (100k on the embedded store); none named, 100k, embedded and 1m (`BENCH_SCALE_MILLION=0`
+ * skips 1m, `BENCH_SCALE_EMBEDDED=0` embedded). For each, the built app is started on it and prints:
  *
- *   search    p50 / p95 / max of each kind through /api/search over HTTP, each request a spelling the
- *             app's cache has not seen (goal p95 < 20 ms at 100k, < 50 ms at 1M and embedded at 100k)
- *   sitemap   every sitemap of /sitemap.xml read through: time, and the app's peak RSS over its idle
- *             RSS (goal ≤ 64 MB)
+ *   import    its time, entities a second and the command's peak RSS (goal ≥ 20,000/s, ≤ +256 MB at 10M)
  *   jobs      re-verification jobs claimed a second by 4 processes at once, and how many were claimed
  *             twice (goal ≥ 1,000/s, 0)
- *   size      the store's bytes per 1,000 entities
+ *   search    p50 / p95 / max of each kind through /api/search over HTTP, one searcher and then 8 at
+ *             once, each request a text the app's cache has not seen (bench/scale-reads.ts)
+ *   sitemap   every sitemap of /sitemap.xml read through: time, and the app's peak RSS over its idle
+ *             RSS (goal ≤ +64 MB)
+ *   pages     the badge, the largest issuer's page, the home page and sitemap files, p95 over HTTP
  *   home      the home page's queries and the counts alone, from the store (goal p95 < 10 ms; PostgreSQL)
  *   changes   pages of /api/changes at the start, middle and end of the changes (goal p95 < 10 ms)
+ *   size      the store's bytes per entity
+ *   plans     every statement of one search of each kind and of the issuer's page under EXPLAIN
+ *             (ANALYZE, BUFFERS) (bench/scale-explain.ts; PostgreSQL)
  */
 import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { rmSync, statfsSync } from "node:fs";
 import { once } from "node:events";
 import { request } from "node:http";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ident, rssMb, writeSynthetic } from "./export";
 import { p95, startApp, stopApp, type App } from "./load-kit";
-import { SKEWED, word } from "./scale-data";
+import { SKEWED } from "./scale-data";
+import { planFigures } from "./scale-explain";
+import { ms, pageFigures, REQUESTS, SCALE_APP_ENV, searchFigures, timed } from "./scale-reads";
 import { median } from "./stats";
 import { startPostgres } from "../test/helpers/postgres";
 import { endsWithRun, scratchDir } from "../test/helpers/scratch";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const REQUESTS = 60;
 const CLAIMERS = 4;
 const CLAIM_SECONDS = 5;
 
-/** Every spelling of `w` by case (its first 2^letters), so that each request is new to the app's cache. */
-function casings(w: string, n: number): string[] {
-  const out: string[] = [];
-  for (let mask = 0; out.length < n && mask < 1 << Math.min(w.length, 12); mask++)
-    out.push([...w].map((c, i) => ((mask >> i) & 1 ? c.toUpperCase() : c)).join(""));
-  return out;
-}
-
-/** The searches of each kind, {@link REQUESTS} each, every one a text the app has not been asked (docs/decisions.md#search-at-size). */
-function searches(): Record<string, string[]> {
-  const spread = (make: (i: number) => string[]) => Array.from({ length: REQUESTS }, (_, i) => make(i)[0] ?? "");
-  return {
-    // The two commonest words, in about 1 name in 6 and 1 in 11.
-    "common word": [...casings(word(0), REQUESTS / 2), ...casings(word(1), REQUESTS / 2)],
-    "rare word": spread((i) => [word(10_000 + i * 150)]),
-    // Pairs of common words, each pair once.
-    "two words": spread((i) => [`${word(i % 6)} ${word(6 + Math.floor(i / 6))}`]),
-    // A letter of a common word replaced by one no word has: nothing matches, so typos are looked
-    // for. 30 words, each in two spellings by case.
-    typo: spread((i) => {
-      const w = word(i % 30);
-      return casings(`${w.slice(0, 2)}x${w.slice(3)}`, 2).slice(Math.floor(i / 30));
-    }),
-    // The first three letters of common words, each in 8 spellings by case.
-    prefix: spread((i) => casings(word(i % 8).slice(0, 3), 8).slice(Math.floor(i / 8) % 8)),
-  };
-}
-
-/** A GET's status and time, its body read and dropped. */
-function timed(port: number, target: string): Promise<{ status: number; ms: number; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = request({ host: "127.0.0.1", port, path: target, agent: false }, (res) => {
-      let bytes = 0;
-      res.on("data", (c: Buffer) => (bytes += c.length));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, bytes }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-const ms = (x: number) => (x < 10 ? x.toFixed(1) : x.toFixed(0));
-
-async function searchFigures(app: App): Promise<string[]> {
-  // At rest first: the app's connections to the store opened and each kind's statements planned
-  // once, with texts the measured ones do not repeat.
-  for (const text of ["zzwarm", `${word(40)} ${word(41)}`, `${word(42).slice(0, 2)}x${word(42).slice(3)}`, word(19_999), "zzw"])
-    await timed(app.port, `/api/search?q=${encodeURIComponent(text)}`);
-  const lines: string[] = [];
-  for (const [kind, texts] of Object.entries(searches())) {
-    const times: number[] = [];
-    let hits = 0;
-    let bad = 0;
-    for (const text of texts) {
-      const r = await timed(app.port, `/api/search?q=${encodeURIComponent(text)}`);
-      if (r.status !== 200) bad++;
-      else if (r.bytes > 200) hits++;
-      times.push(r.ms);
-    }
-    lines.push(
-      `${kind.padEnd(12)} p50 ${ms(median(times))} / p95 ${ms(p95(times))} / max ${ms(Math.max(...times))} ms` +
-        ` (${texts.length} searches, ${hits} with hits${bad > 0 ? `, ${bad} NOT 200` : ""})`,
-    );
-  }
-  return lines;
-}
-
-/** Every sitemap read through, one after another; the app's RSS sampled every 50 ms. */
-async function sitemapFigures(app: App): Promise<string> {
+/** Every sitemap read through, one after another; the app's RSS sampled every 50 ms. Also the sitemaps' paths. */
+async function sitemapFigures(app: App): Promise<{ line: string; maps: string[] }> {
   const idle = rssMb(app.pid);
   let peak = idle;
   const timer = setInterval(() => (peak = Math.max(peak, rssMb(app.pid))), 50);
@@ -123,7 +62,10 @@ async function sitemapFigures(app: App): Promise<string> {
   for (const m of maps) bytes += (await timed(app.port, m)).bytes;
   const s = (performance.now() - started) / 1000;
   clearInterval(timer);
-  return `sitemap      ${maps.length} sitemaps, ${(bytes / 1024 / 1024).toFixed(0)} MB read in ${s.toFixed(1)} s; app RSS idle ${idle.toFixed(0)} MB, peak ${peak.toFixed(0)} MB (+${(peak - idle).toFixed(0)} MB, goal ≤ +64)`;
+  return {
+    maps,
+    line: `sitemap      ${maps.length} sitemaps, ${(bytes / 1024 / 1024).toFixed(0)} MB read in ${s.toFixed(1)} s; app RSS idle ${idle.toFixed(0)} MB, peak ${peak.toFixed(0)} MB (+${(peak - idle).toFixed(0)} MB, goal ≤ +64)`,
+  };
 }
 
 /** {@link CLAIMERS} processes taking jobs 100 at a time for {@link CLAIM_SECONDS} s: jobs a second, and any taken twice. */
@@ -228,7 +170,7 @@ async function overviewFigures(app: App, env: Record<string, string>): Promise<s
   }
 }
 
-async function sizeOf(env: Record<string, string>, n: number): Promise<string> {
+async function diskFigures(env: Record<string, string>, n: number): Promise<string> {
   let bytes: number;
   if (env.IDENT_DATABASE_URL) {
     const { default: pg } = await import("pg");
@@ -238,40 +180,124 @@ async function sizeOf(env: Record<string, string>, n: number): Promise<string> {
     await client.end();
     bytes = Number(rows[0]?.n);
   } else bytes = Number(execFileSync("du", ["-sb", env.IDENT_DATA_DIR ?? ""], { encoding: "utf8" }).split("\t")[0]);
-  return `size         ${(bytes / 1024 / 1024).toFixed(0)} MB: ${(((bytes / n) * 1000) / 1024).toFixed(0)} KB per 1,000 entities`;
+  return `size         ${(bytes / 1024 / 1024).toFixed(0)} MB on disk: ${Math.round(bytes / n).toLocaleString("en-US")} bytes an entity`;
+}
+
+/** Sizes from which the file is not written whole first (`BENCH_SCALE_PIPED_FROM`): it is read from a pipe as it is written (10M: 21 GB). */
+const PIPED_FROM = Number(process.env.BENCH_SCALE_PIPED_FROM ?? 5_000_000);
+
+/**
+ * The synthetic index written in the export format and imported by `ident store import`: its time,
+ * rate and peak RSS. A file of {@link PIPED_FROM} entities or more goes through a pipe, its writer in
+ * this process on the same two cores, as the disk would not hold it beside the store.
+ */
+async function importFigures(n: number, dir: string, env: Record<string, string>): Promise<string> {
+  const file = path.join(dir, `scale-${n}.ndjson`);
+  const piped = n >= PIPED_FROM;
+  let written = NaN;
+  const write = async () => {
+    const t0 = performance.now();
+    await writeSynthetic(file, n, SKEWED);
+    written = (performance.now() - t0) / 1000;
+  };
+  if (piped) execFileSync("mkfifo", [file]);
+  else await write();
+  const [into] = await Promise.all([ident(["store", "import", file], env), piped ? write() : Promise.resolve()]);
+  rmSync(file, { force: true });
+  return (
+    `import       ${into.s.toFixed(0)} s (${Math.round(n / into.s).toLocaleString("en-US")} entities/s, goal ≥ 20,000), the command's peak RSS ${into.peak.toFixed(0)} MB (goal ≤ 256); ` +
+    (piped
+      ? `read from a pipe as it was written (${written.toFixed(0)} s of writing)`
+      : `the file written first in ${written.toFixed(0)} s`)
+  );
+}
+
+/** A size as named on the command line: `100k`, `1m`, `10m`. */
+const sizeNamed = (name: string) => Number(/^(\d+)/.exec(name)?.[1]) * (name.endsWith("m") ? 1_000_000 : 1000);
+
+type Run = {
+  label: string;
+  n: number;
+  env: (pg: Awaited<ReturnType<typeof startPostgres>>, dir: string) => Promise<Record<string, string>>;
+};
+const onServer = (n: number, name: string): Run => ({
+  label: "PostgreSQL",
+  n,
+  env: async (pg) => ({ IDENT_DATABASE_URL: await pg.database(`scale_${name}`) }),
+});
+const embeddedRun: Run = { label: "embedded", n: 100_000, env: async (_pg, dir) => ({ IDENT_DATA_DIR: path.join(dir, "embedded") }) };
+
+/** The runs asked for: the sizes named after `scale`, or the usual three. */
+function runsAsked(): Run[] {
+  const named = process.argv.slice(2).filter((a) => /^(\d+[km]|embedded)$/.test(a));
+  if (named.length > 0) return named.map((a) => (a === "embedded" ? embeddedRun : onServer(sizeNamed(a), a)));
+  const runs = [onServer(100_000, "100k")];
+  if (process.env.BENCH_SCALE_EMBEDDED !== "0") runs.push(embeddedRun);
+  if (process.env.BENCH_SCALE_MILLION !== "0") runs.push(onServer(1_000_000, "1m"));
+  return runs;
+}
+
+/** Sets `settings` on the bench's PostgreSQL server (those a reload takes). */
+async function serverSettings(pg: Awaited<ReturnType<typeof startPostgres>>, settings: Record<string, string>): Promise<void> {
+  const { default: pgClient } = await import("pg");
+  const client = new pgClient.Client(pg.url);
+  await client.connect();
+  try {
+    for (const [name, value] of Object.entries(settings))
+      if (name !== "shared_buffers") await client.query(`ALTER SYSTEM SET ${name} = '${value}'`);
+    await client.query("SELECT pg_reload_conf()");
+  } finally {
+    await client.end();
+  }
+}
+
+/** The machine, as every figure depends on it. */
+function machine(dir: string): string {
+  const { bavail, bsize } = statfsSync(dir);
+  const pgVersion = (() => {
+    try {
+      return execFileSync("pg_config", ["--version"], { encoding: "utf8" }).trim();
+    } catch {
+      return "PostgreSQL (version unknown)";
+    }
+  })();
+  return `scale     on ${os.cpus().length} cores, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB of memory, ${((bavail * bsize) / 1024 ** 3).toFixed(0)} GiB free disk; ${pgVersion}; Node ${process.version}`;
+}
+
+/** One size: the file written, imported, the app started on it and read, the plans shown. */
+async function scaleRun(run: Run, pg: Awaited<ReturnType<typeof startPostgres>>, dir: string): Promise<void> {
+  const env = await run.env(pg, dir);
+  const lines = [await importFigures(run.n, dir, env)];
+  // The embedded store is one process's: a fleet's instances share a server.
+  if (env.IDENT_DATABASE_URL) lines.push(await jobFigures(env));
+  const app = await startApp(3290, Object.assign({}, SCALE_APP_ENV, env));
+  try {
+    lines.push(...(await searchFigures(app, run.n)));
+    const sitemaps = await sitemapFigures(app);
+    lines.push(sitemaps.line);
+    lines.push(...(await pageFigures(app, run.n, sitemaps.maps)));
+    lines.push(...(await overviewFigures(app, env)));
+  } finally {
+    await stopApp(app);
+  }
+  lines.push(await diskFigures(env, run.n));
+  if (env.IDENT_DATABASE_URL) lines.push(...(await planFigures(env.IDENT_DATABASE_URL, run.n)));
+  console.log(`scale     ${run.label}, ${run.n.toLocaleString("en-US")} entities (one run)\n          ${lines.join("\n          ")}`);
 }
 
 export async function benchScale(): Promise<void> {
   const dir = scratchDir("ident-bench-scale-");
   const pg = await startPostgres();
   try {
-    const runs: { label: string; n: number; env: () => Promise<Record<string, string>> }[] = [
-      { label: "PostgreSQL", n: 100_000, env: async () => ({ IDENT_DATABASE_URL: await pg.database("scale_100k") }) },
-    ];
-    if (process.env.BENCH_SCALE_EMBEDDED !== "0")
-      runs.push({ label: "embedded", n: 100_000, env: async () => ({ IDENT_DATA_DIR: path.join(dir, "embedded") }) });
-    if (process.env.BENCH_SCALE_MILLION !== "0")
-      runs.push({ label: "PostgreSQL", n: 1_000_000, env: async () => ({ IDENT_DATABASE_URL: await pg.database("scale_1m") }) });
-    for (const run of runs) {
-      const file = path.join(dir, `scale-${run.n}.ndjson`);
-      await writeSynthetic(file, run.n, SKEWED);
-      const env = await run.env();
-      const into = await ident(["store", "import", file], env);
-      rmSync(file, { force: true });
-      const lines = [`import       ${into.s.toFixed(0)} s (${Math.round(run.n / into.s).toLocaleString("en-US")} entities/s)`];
-      // The embedded store is one process's: a fleet's instances share a server.
-      if (env.IDENT_DATABASE_URL) lines.push(await jobFigures(env));
-      const app = await startApp(3290, Object.assign({ IDENT_SEARCHES_PER_MIN: "1000000", IDENT_STORE_READS_PER_MIN: "1000000" }, env));
-      try {
-        lines.push(...(await searchFigures(app)));
-        lines.push(await sitemapFigures(app));
-        lines.push(...(await overviewFigures(app, env)));
-      } finally {
-        await stopApp(app);
-      }
-      lines.push(await sizeOf(env, run.n));
-      console.log(`scale     ${run.label}, ${run.n.toLocaleString("en-US")} entities (one run)\n          ${lines.join("\n          ")}`);
-    }
+    // An index of millions is built with the memory a server that holds one would give it.
+    const settings = { maintenance_work_mem: "1GB", max_wal_size: "8GB", shared_buffers: "128MB" };
+    await serverSettings(pg, settings);
+    console.log(
+      `${machine(dir)}; the server's ${Object.entries(settings)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ")}`,
+    );
+    for (const run of runsAsked()) await scaleRun(run, pg, dir);
   } finally {
     await pg.stop();
     rmSync(dir, { recursive: true, force: true });
