@@ -243,8 +243,7 @@ async function serverSettings(pg: Awaited<ReturnType<typeof startPostgres>>, set
   const client = new pgClient.Client(pg.url);
   await client.connect();
   try {
-    for (const [name, value] of Object.entries(settings))
-      if (name !== "shared_buffers") await client.query(`ALTER SYSTEM SET ${name} = '${value}'`);
+    for (const [name, value] of Object.entries(settings)) await client.query(`ALTER SYSTEM SET ${name} = '${value}'`);
     await client.query("SELECT pg_reload_conf()");
   } finally {
     await client.end();
@@ -291,7 +290,7 @@ export async function benchScale(): Promise<void> {
   try {
     // An index of millions is built with the memory a server that holds one would give it; the log kept
     // small: the disk that holds 10M entities has little to spare (allowed 8 GB, the log took them).
-    const settings = { maintenance_work_mem: "1GB", max_wal_size: "1GB", shared_buffers: "128MB" };
+    const settings = { maintenance_work_mem: "1GB", max_wal_size: "1GB" };
     await serverSettings(pg, settings);
     console.log(
       `${machine(dir)}; the server's ${Object.entries(settings)

@@ -94,7 +94,7 @@ export {
   searchTerms,
   IndexSearch,
 } from "./search.ts";
-export { SITEMAP_URLS, sitemapAfter, sitemapChunks, sitemapCount, sitemapEntries, type SitemapEntry } from "./sitemap.ts";
+export { SITEMAP_URLS, sitemapAfter, sitemapChunks, sitemapCount, type SitemapEntry } from "./sitemap.ts";
 export { entityStanding, type Standing } from "./standing.ts";
 export { History, record, reindexSearch } from "./verdicts.ts";
 

@@ -70,10 +70,3 @@ export async function* sitemapChunks(
     from = last.domain;
   }
 }
-
-/** The entries of sitemap `n` (from 0), one by one: none when `n` is past the last. */
-export async function* sitemapEntries(db: Queryable, n: number, perSitemap = SITEMAP_URLS, chunk = CHUNK): AsyncGenerator<SitemapEntry> {
-  const after = await sitemapAfter(db, n, perSitemap);
-  if (after === undefined) return;
-  for await (const rows of sitemapChunks(db, after, perSitemap, chunk)) yield* rows;
-}
