@@ -51,6 +51,18 @@ const dependenciesExternal = {
   name: "dependencies-external",
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => (/^zod(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true }));
+    // zod's `locales` namespace holds its messages in some fifty languages, a third of its runtime
+    // and of the time it takes to load; the package never selects one (zod's own default is English,
+    // which stays), so the namespace is bundled holding English alone.
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${path.sep}zod${path.sep}`)
+        ? { path: path.join(path.dirname(args.importer), "..", "locales", "en.js"), namespace: "zod-english" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod-english" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      resolveDir: path.dirname(args.path),
+    }));
   },
 };
 

@@ -3,8 +3,7 @@
  * only the encodings decoded with a bounded window, the cap counted after decoding, and the rest
  * never read once the cap is passed (./fetcher.ts over undici, ./portable.ts over `node:https`).
  */
-import { pipeline, type Readable } from "node:stream";
-import zlib from "node:zlib";
+import type { Readable } from "node:stream";
 import { FetchStop } from "./target.ts";
 
 /** Drops a body without reading it; a stream destroyed this way must not throw an unhandled error. */
@@ -22,19 +21,16 @@ export function headerValue(value: string | string[] | undefined): string | null
 /** Reads a body, decoding its Content-Encoding, and stops as soon as it passes `cap` bytes. */
 export async function readCapped(body: Readable, encoding: string, cap: number): Promise<Buffer> {
   let stream: Readable = body;
-  const decoder =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? zlib.createGunzip()
-      : encoding === "deflate"
-        ? zlib.createInflate()
-        : encoding === "identity"
-          ? null
-          : undefined;
-  if (decoder === undefined) {
+  const gzip = encoding === "gzip" || encoding === "x-gzip";
+  if (!gzip && encoding !== "deflate" && encoding !== "identity") {
     discard(body);
     throw new FetchStop("unreachable", `unsupported Content-Encoding ${encoding}`);
   }
-  if (decoder) stream = pipeline(body, decoder, () => undefined);
+  if (encoding !== "identity") {
+    // Loaded by the first compressed body, not with the package (docs/library.md#figures).
+    const [zlib, { pipeline }] = await Promise.all([import("node:zlib"), import("node:stream")]);
+    stream = pipeline(body, gzip ? zlib.createGunzip() : zlib.createInflate(), () => undefined);
+  }
   const chunks: Buffer[] = [];
   let total = 0;
   try {

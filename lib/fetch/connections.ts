@@ -4,8 +4,8 @@
  * to it runs, and the count of open sockets under the outbound cap.
  */
 import type { LookupAddress } from "node:dns";
-import { isIP, type LookupFunction } from "node:net";
-import { connect as connectTls, createSecureContext, rootCertificates, type SecureContext, type TLSSocket } from "node:tls";
+import type { LookupFunction } from "node:net";
+import type { SecureContext, TLSSocket } from "node:tls";
 import { LRUCache } from "lru-cache";
 import type { Agent, buildConnector, Dispatcher } from "undici";
 import { extend } from "../objects.ts";
@@ -31,11 +31,16 @@ export type ConnectionOptions = {
 export type SocketClaim = { used: boolean };
 
 /**
- * undici, loaded when the first fetch needs it rather than when the package is imported
- * (docs/library.md#figures): a resolver given its own `fetch`, or on Bun or Deno, never loads it.
+ * undici, `node:tls` and `node:net`, loaded when the first fetch needs them rather than when the
+ * package is imported (docs/library.md#figures): a resolver given its own `fetch`, or on Bun or Deno,
+ * never loads undici, and `node:tls` with the crypto it brings is a tenth of the import's time.
  */
 let undici: Promise<typeof import("undici")> | undefined;
 export const loadUndici = (): Promise<typeof import("undici")> => (undici ??= import("undici"));
+type Tls = { tls: typeof import("node:tls"); net: typeof import("node:net") };
+let tlsModules: Promise<Tls> | undefined;
+const loadTls = (): Promise<Tls> =>
+  (tlsModules ??= Promise.all([import("node:tls"), import("node:net")]).then(([tls, net]) => ({ tls, net })));
 
 export type Connections = {
   /** The agent, made at the first fetch. */
@@ -78,8 +83,6 @@ type ConnectionState = {
 export function createConnections(options: ConnectionOptions): Connections {
   const { connectTo, isAllowed } = options;
   const resolveChecked = checkedResolve(options.resolve, isAllowed);
-  // One secure context for every connection: a `ca` option on each would re-parse every root.
-  const secureContext = createSecureContext(options.ca && options.ca.length > 0 ? { ca: [...rootCertificates, ...options.ca] } : {});
   // Open sockets, counted from the connection attempt until the socket closes: a socket of a fetch
   // that was given up (a handshake still running at its deadline) may outlive the fetch, so a slot
   // alone does not bound them. A hop with its slot claims room under the cap until its connection
@@ -97,23 +100,17 @@ export function createConnections(options: ConnectionOptions): Connections {
   };
   const { stats } = state;
 
-  // A connection (TCP and TLS) gives up a little before its fetch's deadline, so the socket of a
-  // handshake that never ends is closed before the fetch gives its slot to the next one.
-  const connectOptions = {
-    secureContext,
-    timeoutMs: Math.max(50, options.timeoutMs - 100),
-    track: (socket: TLSSocket) => track(state, socket),
-    sessions: new LRUCache<string, Buffer>({ max: 100 }),
-  };
-  const lookup = (hostname: string, opts: unknown, callback: unknown): void => pinnedLookup(state, hostname, opts, callback);
-  const guarded = tlsConnector(extend(connectOptions, { lookup }));
-  const direct = tlsConnector(connectOptions);
+  let connectors: Promise<Connectors> | undefined;
+  const connectorsOnce = () => (connectors ??= loadTls().then((modules) => createConnectors(state, options, modules)));
   let agent: Promise<Agent> | undefined;
 
   return {
-    agent: () => (agent ??= loadUndici().then(({ Agent: AgentClass }) => createAgent(AgentClass, options, guarded, direct))),
+    agent: () =>
+      (agent ??= Promise.all([loadUndici(), connectorsOnce()]).then(([{ Agent: AgentClass }, { guarded, direct }]) =>
+        createAgent(AgentClass, options, guarded, direct),
+      )),
     client: async (origin) => {
-      const { Client } = await loadUndici();
+      const [{ Client }, { guarded, direct }] = await Promise.all([loadUndici(), connectorsOnce()]);
       return new Client(origin, dispatcherOptions(options, guarded, direct));
     },
     dial: (url) => dial(state, url),
@@ -124,6 +121,26 @@ export function createConnections(options: ConnectionOptions): Connections {
       if (agent) await (await agent).close();
     },
   };
+}
+
+type Connectors = { guarded: buildConnector.connector; direct: buildConnector.connector };
+
+/** The agent's two connectors, to an address the guard checks and to a connect-to entry's, made at the first fetch. */
+function createConnectors(state: ConnectionState, options: ConnectionOptions, { tls, net }: Tls): Connectors {
+  // One secure context for every connection: a `ca` option on each would re-parse every root.
+  const ca = options.ca && options.ca.length > 0 ? { ca: [...tls.rootCertificates, ...options.ca] } : {};
+  // A connection (TCP and TLS) gives up a little before its fetch's deadline, so the socket of a
+  // handshake that never ends is closed before the fetch gives its slot to the next one.
+  const connectOptions: ConnectOptions = {
+    connect: tls.connect,
+    isIP: net.isIP,
+    secureContext: tls.createSecureContext(ca),
+    timeoutMs: Math.max(50, options.timeoutMs - 100),
+    track: (socket: TLSSocket) => track(state, socket),
+    sessions: new LRUCache<string, Buffer>({ max: 100 }),
+  };
+  const lookup = (hostname: string, opts: unknown, callback: unknown): void => pinnedLookup(state, hostname, opts, callback);
+  return { guarded: tlsConnector(extend(connectOptions, { lookup })), direct: tlsConnector(connectOptions) };
 }
 
 /** Looks a host name up at the address it is pinned to while its hop runs; one not pinned (or no longer allowed), as the guard does. */
@@ -237,6 +254,8 @@ function unclaim(state: ConnectionState, claim: SocketClaim): void {
 }
 
 type ConnectOptions = {
+  connect: typeof import("node:tls").connect;
+  isIP: typeof import("node:net").isIP;
   secureContext: SecureContext;
   timeoutMs: number;
   /** Called with every socket as its connection starts. */
@@ -254,9 +273,9 @@ type ConnectOptions = {
 function tlsConnector(options: ConnectOptions): buildConnector.connector {
   return (opts, callback) => {
     if (opts.protocol !== "https:") return callback(new Error(`${opts.protocol} is not https:`), null);
-    const servername = opts.servername || (isIP(opts.hostname) ? undefined : opts.hostname);
+    const servername = opts.servername || (options.isIP(opts.hostname) ? undefined : opts.hostname);
     const sessionKey = servername ?? opts.hostname;
-    const socket = connectTls({
+    const socket = options.connect({
       host: opts.hostname,
       port: Number(opts.port || 443),
       ...(servername ? { servername } : {}),

@@ -1,4 +1,3 @@
-import { promises as dns } from "node:dns";
 import { DEFAULTS } from "../limits.ts";
 import { extend } from "../objects.ts";
 import type { FetchBudgets } from "../traffic/budgets.ts";
@@ -8,7 +7,7 @@ import { createOutboundGate, type OutboundGate, type Priority, type Ticket } fro
 import { isRefusal, LOCAL_FAULTS, refusal, type FetchRefusal } from "../traffic/refusal.ts";
 import type { ConnectToEntry } from "./connect-to.ts";
 import { createConnections, loadUndici, type Connections, type SocketStats } from "./connections.ts";
-import { isPublicAddress, type Resolve } from "./guard.ts";
+import { isPublicAddress, lookupAll, type Resolve } from "./guard.ts";
 import { failureMessage, rawMessage } from "./failure-message.ts";
 import { undiciGuardMissing } from "./runtime.ts";
 import { discard, headerValue, readCapped } from "./body.ts";
@@ -76,8 +75,6 @@ export type FetcherOptions = {
   budgets?: FetchBudgets;
 };
 
-const defaultResolve: Resolve = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
-
 /** What one hop of a fetch answered: a redirect to follow, the outcome, or a refusal. */
 type Hop = { redirect: URL } | { outcome: FetchOutcome } | { refused: FetchRefusal };
 
@@ -127,7 +124,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher & { close()
   const connections = createConnections({
     timeoutMs,
     connectTo: options.connectTo ?? [],
-    resolve: options.resolve ?? defaultResolve,
+    resolve: options.resolve ?? lookupAll,
     isAllowed: options.isAllowed ?? isPublicAddress,
     ...(options.ca ? { ca: options.ca } : {}),
     perOrigin: hostAtOnce,

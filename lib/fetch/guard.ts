@@ -61,6 +61,9 @@ export type LookupFunction = (
 /** A plain resolver: answers every address of a host name. */
 export type Resolve = (hostname: string) => Promise<LookupAddress[]>;
 
+/** The system's resolver, every address in its order; `node:dns` is loaded by the first lookup, not with the package (docs/library.md#figures). */
+export const lookupAll: Resolve = async (hostname) => (await import("node:dns")).promises.lookup(hostname, { all: true, verbatim: true });
+
 /**
  * Resolves a host name and checks every address it answers (docs/decisions.md#address-guard [bind]):
  * the checked addresses, or a {@link BlockedAddressError}, or an `ENOTFOUND` error for no address.

@@ -6,14 +6,13 @@
  * on 443 to a domain, redirects by hand with each hop checked, one deadline, the cap counted after
  * decompression, `IDENT_CONNECT_TO` entries dialled directly.
  */
-import { promises as dns } from "node:dns";
 import type { IncomingMessage } from "node:http";
 import { DEFAULTS } from "../limits.ts";
 import { discard, headerValue, readCapped } from "./body.ts";
 import { matchConnectTo, type ConnectToEntry } from "./connect-to.ts";
 import { failureMessage, rawMessage } from "./failure-message.ts";
 import type { Fetcher, FetchFailed, FetchFound, FetchMode } from "./fetcher.ts";
-import { checkedResolve, isPublicAddress, type Resolve } from "./guard.ts";
+import { checkedResolve, isPublicAddress, lookupAll, type Resolve } from "./guard.ts";
 import { followHops, newHopRun, type HopAnswer } from "./hops.ts";
 import { ACCEPT, failedOutcome, FetchStop } from "./target.ts";
 
@@ -119,7 +118,7 @@ async function fetchDocument(settings: Settings, url: string, mode: FetchMode): 
 
 /** The guarded fetcher over `node:https` (docs/library.md#runtimes). */
 export function createPortableFetcher(options: PortableFetcherOptions = {}): Fetcher {
-  const resolve: Resolve = options.resolve ?? ((hostname) => dns.lookup(hostname, { all: true, verbatim: true }));
+  const resolve: Resolve = options.resolve ?? lookupAll;
   const settings: Settings = {
     timeoutMs: options.timeoutMs ?? DEFAULTS.fetchTimeoutMs,
     maxBytes: DEFAULTS.maxBytes,
