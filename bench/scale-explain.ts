@@ -50,6 +50,8 @@ export async function planFigures(url: string, n: number): Promise<string[]> {
       await show(`a search, ${kind} (${JSON.stringify(text)})`, (db) => searchIndex(db, text));
     }
     await show("the largest issuer's members (guild.example)", (db) => issuedBy(db, "guild.example"));
+    const next = (await issuedBy(store.db, "guild.example"))?.next ?? null;
+    if (next) await show("its second page, after the first", (db) => issuedBy(db, "guild.example", next));
   } finally {
     await store.close();
   }

@@ -110,6 +110,16 @@ test.describe("search of the index (docs/decisions.md#search)", () => {
     await expect(rows.filter({ hasText: "@alice@guild.example/members" })).toHaveAttribute("data-verified", "true");
     await expect(rows.filter({ hasText: "Bob Tanaka" })).toHaveAttribute("data-verified", "true");
     expect((await page.goto("/issuer/not_a_domain"))?.status()).toBe(404);
+    // A page link that is not one: 400, said in words, with the way back to the first page.
+    expect((await page.goto("/issuer/guild.example?after=bogus"))?.status()).toBe(400);
+    await expect(page.getByTestId("bad-page-link")).toContainText("This page link is not valid");
+    await page.getByRole("link", { name: "Go to the first page" }).click();
+    await expect(page).toHaveURL(/\/issuer\/guild\.example$/);
+    await expect(page.getByTestId("issued-credential").first()).toBeVisible();
+    // A well-formed link past the last credential: no more, not an error.
+    const past = Buffer.from(JSON.stringify([0, "zzz.example", "k"])).toString("base64url");
+    expect((await page.goto(`/issuer/guild.example?after=${past}`))?.status()).toBe(200);
+    await expect(page.getByTestId("no-credentials")).toContainText("No more credentials");
   });
 
   test("a card says since when each verdict holds, and the entity page shows its history", async ({ page }) => {

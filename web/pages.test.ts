@@ -21,10 +21,19 @@ describe("pageOf", () => {
     ["/search", "", "bad-query"],
     ["/", "q=alice.example", "home"],
     ["/reasons", "", "reasons"],
+    ["/issuer/Guild.Example", "", "issuer"],
+    ["/issuer/guild.example", "after=WzEsImFsaWNlLmV4YW1wbGUiLCJrIl0", "issuer"],
+    ["/issuer/guild.example", "after=bogus", "bad-issuer-page"],
+    ["/issuer/not a domain", "", "no-entity"],
     ["/entity/alice.example/feed.xml", "", null],
     ["/api/resolve", "q=alice.example", null],
   ])("%s?%s → %s", (path, query, expected) => {
     expect(key(path, query)).toBe(expected);
+  });
+  it("names an issuer's page by its lower-case domain, with the cursor of its page", () => {
+    const after = Buffer.from(JSON.stringify([1, "alice.example", "k"])).toString("base64url");
+    expect(pageOf("/issuer/Guild.Example", q(`after=${after}`))).toEqual({ kind: "issuer", domain: "guild.example", cursor: after });
+    expect(pageOf("/issuer/Guild.Example", q(""))).toEqual({ kind: "issuer", domain: "guild.example", cursor: null });
   });
   it("names an entity page by its lower-case domain, as a domain query", () => {
     expect(pageOf("/entity/Alice.Example", q(""))).toEqual({

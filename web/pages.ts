@@ -4,7 +4,7 @@
  * (page-request.ts) starts from it.
  */
 import { isDomain, looksLikeIdentifier, parseQuery, type Query } from "ident-resolver";
-import { decodeCursor, parseSearchText } from "ident-resolver/store";
+import { decodeCursor, decodeIssuedCursor, parseSearchText } from "ident-resolver/store";
 
 export type Page =
   /** `/`: the search form. */
@@ -17,8 +17,10 @@ export type Page =
   | { kind: "lookup"; query: Query }
   /** `/search?q=` with other text: a search of the index (docs/decisions.md#search), which fetches nothing. */
   | { kind: "index-search"; text: string; cursor: string | null }
-  /** `/issuer/{domain}`: the credentials the index knows a domain issues. */
-  | { kind: "issuer"; domain: string }
+  /** `/issuer/{domain}?after=`: a page of the credentials the index knows a domain issues. */
+  | { kind: "issuer"; domain: string; cursor: string | null }
+  /** `/issuer/{domain}?after=` with a page link that is not one: HTTP 400, and a link to the first page. */
+  | { kind: "bad-issuer-page"; domain: string }
   /** `/search` without a valid query: the form again, with the reason, as HTTP 400. */
   | { kind: "bad-query"; q: string; message: string }
   /** `/entity/` or `/issuer/` with anything that is not a domain: HTTP 404. */
@@ -61,7 +63,11 @@ export function pageOf(pathname: string, searchParams: URLSearchParams): Page | 
   const domain = decoded(segment);
   if (domain === null || !isDomain(domain)) return { kind: "no-entity" };
   const lower = domain.toLowerCase();
-  if (section === "issuer") return { kind: "issuer", domain: lower };
+  if (section === "issuer") {
+    const cursor = searchParams.get("after");
+    if (cursor !== null && decodeIssuedCursor(cursor) === null) return { kind: "bad-issuer-page", domain: lower };
+    return { kind: "issuer", domain: lower, cursor };
+  }
   return { kind: "entity", query: { input: lower, kind: "domain", domain: lower } };
 }
 

@@ -164,10 +164,16 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "page:bad-query": page("search/page.tsx", { path: "/search?q={not valid}", example: "/search?q=%20", is: "read page", status: 400 }),
   "page:issuer": page("issuer/[domain]/page.tsx", {
-    path: "/issuer/{domain}",
+    path: "/issuer/{domain}?after={cursor}",
     example: "/issuer/guild.example",
     is: "read page",
     limits: READS,
+  }),
+  "page:bad-issuer-page": page("issuer/[domain]/page.tsx", {
+    path: "/issuer/{domain}?after={not a cursor}",
+    example: "/issuer/guild.example?after=x",
+    is: "read page",
+    status: 400,
   }),
   "page:check": page("check/page.tsx", {
     path: "/check?q={domain}",

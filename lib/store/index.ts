@@ -9,7 +9,8 @@ import { migrate } from "./migrations.ts";
 import { history, preview, type ClaimKind, type History } from "./verdicts.ts";
 import { FOLLOW_PERIOD_S, pruneNeverAccepted, type DiscoveryOptions } from "./queue.ts";
 import { createRecorder } from "./recorder.ts";
-import { decodeCursor, issuedBy, searchIndex, type IndexSearch, type IssuedCredential } from "./search.ts";
+import { decodeCursor, searchIndex, type IndexSearch } from "./search.ts";
+import { issuedBy, type IssuedPage } from "./issued.ts";
 import { extend } from "../objects.ts";
 import type { FeedChange } from "./feeds.ts";
 import {
@@ -86,7 +87,6 @@ export {
 export {
   decodeCursor,
   encodeCursor,
-  issuedBy,
   MAX_SEARCH_LENGTH,
   parseSearchText,
   SEARCH_TIMEOUT_MS,
@@ -94,6 +94,7 @@ export {
   searchTerms,
   IndexSearch,
 } from "./search.ts";
+export { decodeIssuedCursor, issuedBy, ISSUED_PAGE_SIZE, type IssuedCredential, type IssuedPage } from "./issued.ts";
 export { SITEMAP_URLS, sitemapAfter, sitemapChunks, sitemapCount, type SitemapEntry } from "./sitemap.ts";
 export { entityStanding, type Standing } from "./standing.ts";
 export { History, record, reindexSearch } from "./verdicts.ts";
@@ -120,8 +121,11 @@ export type Store = {
    * `parseSearchText`; null for a cursor this index did not hand out.
    */
   search(text: string, cursor?: string | null): Promise<IndexSearch | null>;
-  /** The credentials the index knows `issuer` issues, with their holders. */
-  issuedBy(issuer: string): Promise<IssuedCredential[]>;
+  /**
+   * One page of the credentials the index knows `issuer` issues, with their holders, after `cursor`
+   * (a page's `next`); null for a cursor this index did not hand out.
+   */
+  issuedBy(issuer: string, cursor?: string | null): Promise<IssuedPage | null>;
   /**
    * What the index knows at a glance (docs/decisions.md#the-home-page): its counts, its latest
    * `latest` changes of verdict, newest first, and the `issuers` issuers vouching for the most members.
@@ -267,7 +271,7 @@ export async function openStore(
       const offset = decodeCursor(cursor);
       return offset === null ? null : searchIndex(db, text, offset);
     },
-    issuedBy: (issuer) => issuedBy(db, issuer),
+    issuedBy: (issuer, cursor) => issuedBy(db, issuer, cursor),
     ping,
     state: () => (recorder.noSpace ? "no space" : (db.state?.() ?? "running")),
     get dropped() {

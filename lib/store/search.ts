@@ -314,49 +314,6 @@ function toHit(r: HitRow): IndexHit {
   };
 }
 
-/** A credential the index knows a domain issues, with its holder. */
-export type IssuedCredential = {
-  id: string | null;
-  title: string | null;
-  holder: { domain: string; name: string | null; status: string };
-  verified: boolean;
-  reason: string | null;
-  last_checked_at: string;
-};
-
-/** The credentials the index knows to be issued by `issuer` (docs/decisions.md#search), verified first. */
-export async function issuedBy(db: Queryable, issuer: string, limit = 500): Promise<IssuedCredential[]> {
-  const rows = await db.query<{
-    id: string | null;
-    label: string | null;
-    domain: string;
-    name: string | null;
-    status: string;
-    verified: boolean;
-    reason: string | null;
-    last_checked_at: Date;
-  }>(
-    // The page's credentials first, read in its order through claims_by_issuer (migration 12), then
-    // their holders: joined first, at ten million entities the planner chose workers in parallel for
-    // millions of estimated rows, and their start alone took 144 ms of the 181 (docs/decisions.md#search-at-size).
-    `SELECT c.id, c.label, c.domain, e.name, e.status, c.verified, c.reason, c.last_checked_at
-     FROM (SELECT id, label, domain, verified, reason, last_checked_at FROM claims
-           WHERE issuer = $1 AND kind = 'credentials' AND present
-           ORDER BY verified DESC, domain, id LIMIT $2) c
-     JOIN entities e ON e.domain = c.domain
-     ORDER BY c.verified DESC, c.domain, c.id`,
-    [issuer.toLowerCase(), limit],
-  );
-  return rows.map((r) => ({
-    id: r.id,
-    title: r.label,
-    holder: { domain: r.domain, name: r.name, status: r.status },
-    verified: r.verified,
-    reason: r.reason,
-    last_checked_at: r.last_checked_at.toISOString(),
-  }));
-}
-
 /** Each typed word with the words of names most like it (docs/decisions.md#search). */
 async function lookAlikes(tx: Queryable, terms: string[]): Promise<{ word: string; alike: string[] }[]> {
   // Through the trigram index, always: for a long word the planner would rather compute the

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Claim, EntityResult } from "ident-resolver";
-import { openStore, type Store } from "ident-resolver/store";
+import { openStore, type IssuedPage, type Store } from "ident-resolver/store";
 import { openDb, type Db, type Queryable, type StoreLocation } from "ident-resolver/store";
 import { migrate, MIGRATIONS } from "ident-resolver/store";
 import { reindexSearch } from "ident-resolver/store";
@@ -247,14 +247,66 @@ describe.each(ENGINES)("search on $name", ({ location }) => {
   });
 
   it("lists the credentials an issuer has, with each holder and whether it verifies", async () => {
-    const issued = await store.issuedBy("GUILD.example");
-    expect(issued.map((c) => [c.holder.domain, c.id, c.verified])).toEqual([
+    const issued = (await store.issuedBy("GUILD.example"))!;
+    expect(issued.credentials.map((c) => [c.holder.domain, c.id, c.verified])).toEqual([
       ["alice.example", "@alice@guild.example/members", true],
       ["bob.example", "@bob@guild.example/members", true],
       ["alice.example", "@Alice@Guild.Example/teachers", false],
     ]);
-    expect(issued[0]).toMatchObject({ title: "Member", holder: { name: "Alice Moreau", status: "accepted" } });
-    expect(await store.issuedBy("nobody.example")).toEqual([]);
+    expect(issued.credentials[0]).toMatchObject({ title: "Member", holder: { name: "Alice Moreau", status: "accepted" } });
+    expect(issued.next).toBeNull();
+    expect(await store.issuedBy("nobody.example")).toEqual({ credentials: [], next: null });
+  });
+
+  it("pages an issuer's credentials a hundred at a time, each once, verified first, across the verdicts, ending with null", async () => {
+    // 125 holders of two credentials each from big.test: 130 verified, 120 not.
+    const holders = Array.from({ length: 125 }, (_, i) => `h${String(i).padStart(3, "0")}.holders.test`);
+    for (const [i, domain] of holders.entries()) {
+      const credentials = ["a", "b"].map((slot, j) => ({
+        id: `@${slot}@big.test/${domain}`,
+        title: "Badge",
+        issuer: "Big",
+        verified: (2 * i + j) % 25 < 13,
+      }));
+      await store.record(entity({ domain, name: `Holder ${i}`, credentials }));
+    }
+    const seen: [boolean, string, string | null][] = [];
+    const sizes: number[] = [];
+    let cursor: string | null = null;
+    for (let pages = 0; pages < 10; pages++) {
+      const page: IssuedPage = (await store.issuedBy("big.test", cursor))!;
+      sizes.push(page.credentials.length);
+      seen.push(...page.credentials.map((c): [boolean, string, string | null] => [c.verified, c.holder.domain, c.id]));
+      cursor = page.next;
+      if (cursor === null) break;
+    }
+    expect(sizes).toEqual([100, 100, 50]);
+    const expected = holders
+      .flatMap((domain, i) =>
+        ["a", "b"].map((slot, j): [boolean, string, string | null] => [(2 * i + j) % 25 < 13, domain, `@${slot}@big.test/${domain}`]),
+      )
+      .sort((x, y) => Number(y[0]) - Number(x[0]) || x[1].localeCompare(y[1]) || x[2]!.localeCompare(y[2]!));
+    expect(seen).toEqual(expected);
+    expect(seen.filter(([verified]) => verified)).toHaveLength(130);
+  });
+
+  it("an issuer's page link that is not one reads nothing: null", async () => {
+    const first = (await store.issuedBy("guild.example"))!;
+    expect(first.credentials.length).toBeGreaterThan(0);
+    const forged = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    for (const cursor of [
+      "x",
+      "!!!",
+      "a".repeat(5000),
+      forged([1, "not a domain", "k"]),
+      forged([2, "alice.example", "k"]),
+      forged({ after: 1 }),
+      forged([1, "alice.example", ""]),
+    ]) {
+      expect(await store.issuedBy("guild.example", cursor), cursor.slice(0, 40)).toBeNull();
+    }
+    // A well-formed cursor past the end: an empty page, not an error.
+    expect(await store.issuedBy("guild.example", forged([0, "zzz.example", "k"]))).toEqual({ credentials: [], next: null });
   });
 
   it("one search cannot hold the database: on a PostgreSQL server it is stopped after SEARCH_TIMEOUT_MS", async () => {

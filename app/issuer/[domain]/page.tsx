@@ -1,24 +1,28 @@
 import { Follow } from "@/components/follow";
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
-import { clipName } from "ident-resolver/present";
-import { reasonText } from "ident-resolver/present";
-import { exactly, when } from "ident-resolver/present";
+import { IssuedCredentials } from "@/components/issued-credentials";
 import { NOTHING_HERE_METADATA, NothingHere } from "@/components/nothing-here";
+import type { IssuedPage } from "ident-resolver/store";
 import { pageRequest } from "@/web/page-request";
 import { app } from "@/web/app";
 
-async function issuerOf(): Promise<string | null> {
+type IssuerPageOf = { domain: string; cursor: string | null; badCursor: boolean };
+
+async function issuerOf(): Promise<IssuerPageOf | null> {
   const { page } = await pageRequest();
   // A path that is not a domain: 404, decided by the server (web/routes.ts), said by the page.
   if (page?.kind === "no-entity") return null;
+  // A page link that is not one: 400, decided by the server too.
+  if (page?.kind === "bad-issuer-page") return { domain: page.domain, cursor: null, badCursor: true };
   if (page?.kind !== "issuer") notFound();
-  return page.domain;
+  return { domain: page.domain, cursor: page.cursor, badCursor: false };
 }
 
 export async function generateMetadata(): Promise<Metadata> {
-  const domain = await issuerOf();
-  if (domain === null) return NOTHING_HERE_METADATA;
+  const of = await issuerOf();
+  if (of === null) return NOTHING_HERE_METADATA;
+  const { domain } = of;
   return {
     title: `Credentials issued by ${domain}`,
     robots: { index: false, follow: true },
@@ -29,24 +33,28 @@ export async function generateMetadata(): Promise<Metadata> {
   };
 }
 
-/** A recorded reason in words; one outside the closed set (an imported index's) in neutral ones (docs/decisions.md#rendering). */
-const reasonSaid = (reason: string | null) => reasonText(reason ?? "") ?? "not verified";
+/** The page's credentials: a page of them, a cursor no page handed out, or the index not readable. */
+async function issuedOf(domain: string, cursor: string | null): Promise<IssuedPage | "bad cursor" | "unreadable"> {
+  const store = await app().resolver.store;
+  if (!store) return "unreadable";
+  const issued = await store.issuedBy(domain, cursor).catch((err: unknown) => {
+    app().log.warn(`store: the credentials of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    return "unreadable" as const;
+  });
+  return issued ?? "bad cursor";
+}
 
 /**
  * `/issuer/{domain}` (docs/decisions.md#search): the credentials the index knows a domain issues,
- * each with its holder and whether it verifies. Read from the index alone; nothing is fetched.
+ * each with its holder and whether it verifies, a hundred a page (lib/store/issued.ts). Read from the index
+ * alone; nothing is fetched.
  */
 export default async function IssuerPage() {
-  const domain = await issuerOf();
-  if (domain === null) return <NothingHere />;
-  const store = await app().resolver.store;
-  const issued = store
-    ? await store.issuedBy(domain).catch((err: unknown) => {
-        app().log.warn(`store: the credentials of ${domain} could not be read: ${err instanceof Error ? err.message : String(err)}`);
-        return null;
-      })
-    : null;
-  const now = new Date();
+  const of = await issuerOf();
+  if (of === null) return <NothingHere />;
+  const { domain, cursor } = of;
+  const issued = of.badCursor ? "bad cursor" : await issuedOf(domain, cursor);
+  const first = `/issuer/${domain}`;
   return (
     <div className="issuer-page">
       <h1>
@@ -56,45 +64,32 @@ export default async function IssuerPage() {
         As far as the index knows: holders that were looked up or found by discovery. <a href={`/entity/${domain}`}>Look up {domain}</a>{" "}
         itself.
       </p>
-      {issued === null ? (
+      {issued === "unreadable" ? (
         <p className="notice" role="status">
           The index cannot be read just now.
         </p>
-      ) : issued.length === 0 ? (
+      ) : issued === "bad cursor" ? (
+        <div className="state" data-testid="bad-page-link">
+          <h2>This page link is not valid</h2>
+          <p>
+            It was not made by this resolver, or was cut short. <a href={first}>Go to the first page</a>.
+          </p>
+        </div>
+      ) : issued.credentials.length === 0 ? (
         <div className="state" data-testid="no-credentials">
-          <h2>No credential known</h2>
-          <p>The index knows no holder that claims a credential issued by {domain}.</p>
+          <h2>{cursor ? "No more credentials" : "No credential known"}</h2>
+          <p>
+            {cursor ? (
+              <>
+                The index knows no more. <a href={first}>Go to the first page</a>.
+              </>
+            ) : (
+              `The index knows no holder that claims a credential issued by ${domain}.`
+            )}
+          </p>
         </div>
       ) : (
-        <ul className="issued" data-testid="issued" aria-label={`Credentials issued by ${domain}`}>
-          {issued.map((c) => (
-            <li key={`${c.holder.domain} ${c.id ?? ""}`} className="hit" data-testid="issued-credential" data-verified={c.verified}>
-              <h2 className="hit-name">
-                <a href={`/entity/${c.holder.domain}`}>
-                  <bdi>{clipName(c.holder.name ?? c.holder.domain)}</bdi>
-                </a>{" "}
-                <span className="muted">({c.holder.domain})</span>
-              </h2>
-              <p className="hit-description">
-                {c.title ? (
-                  <>
-                    <bdi>{clipName(c.title)}</bdi>{" "}
-                  </>
-                ) : null}
-                <code className="network-id">{clipName(c.id ?? "(no id)")}</code>
-              </p>
-              <p className="hit-facts">
-                <span className={c.verified ? "verdict-ok" : "verdict-bad"}>
-                  {c.verified ? "✓ Verified" : `✗ Not verified: ${reasonSaid(c.reason)}`}
-                </span>{" "}
-                · last checked{" "}
-                <time dateTime={c.last_checked_at} title={exactly(c.last_checked_at)}>
-                  {when(c.last_checked_at, now)}
-                </time>
-              </p>
-            </li>
-          ))}
-        </ul>
+        <IssuedCredentials domain={domain} issued={issued} cursor={cursor} />
       )}
       <Follow topicPath={`/issuer/${domain}/feed.xml`} what={`a credential ${domain} issues`} />
     </div>
