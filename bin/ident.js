@@ -5,8 +5,26 @@
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { BUILT_CLI, builtFile } from "../scripts/built.js";
+import { SERVER_NODE_FLAGS } from "../scripts/server-flags.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+// docs/deploying.md#how-fast-and-how-much-memory: `ident store import` and `export` run for minutes
+// through millions of short-lived rows, and Node 24's young generation, 128 MB unless capped at
+// start, was most of their peak RSS (an import of 200,000: 274 MB, 180–188 MB capped, as fast). A V8
+// flag the heap is sized by cannot be set once it runs, so these commands run again in this same
+// process (execve: the same pid, signals and streams) with the server's flags. Elsewhere than Linux
+// and macOS, or where Node has no execve, they run uncapped.
+const long = process.argv[2] === "store";
+const capped = SERVER_NODE_FLAGS.every((flag) => process.execArgv.includes(flag));
+if (long && !capped && typeof process.execve === "function" && process.platform !== "win32") {
+  const self = fileURLToPath(import.meta.url);
+  process.execve(
+    process.execPath,
+    [process.execPath, ...process.execArgv, ...SERVER_NODE_FLAGS, self, ...process.argv.slice(2)],
+    process.env,
+  );
+}
 
 /** The CLI's `run`: built, or from source when tsx is there to load it, or built though older than its sources. */
 async function cli() {

@@ -1,8 +1,9 @@
 // The flags of Node the server runs with (docs/decisions.md#memory), for everything that starts it:
 // `npm start` and `npm run dev` (package.json) and the service file (deploy/ident@.service), both
 // checked against this by scripts/server-flags.test.ts; `npm run demo`, `npm run fleet`, the bench
-// and the load runs. They cannot be set once the server runs, as web/serve.js sets the heap's
-// growth: V8 sizes its young generation as it starts.
+// and the load runs; and `ident store import` and `export`, which bin/ident.js runs again with them.
+// They cannot be set once the server runs, as web/serve.js sets the heap's growth: V8 sizes its young
+// generation as it starts.
 //
 // --max-semi-space-size=16: Node 24's V8 lets the young generation grow to several times Node 20's
 // (16 MB a half); while pages come fast the garbage in it is RSS. 10,000 cold pages (npm run load --

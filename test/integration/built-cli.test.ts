@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BUILT_CLI, BUILT_SOURCES, builtFile } from "../../scripts/built.js";
+import { SERVER_NODE_FLAGS } from "../../scripts/server-flags.js";
 
 const repo = path.resolve(import.meta.dirname, "../..");
 const folders: string[] = [];
@@ -19,7 +20,8 @@ afterAll(() => folders.forEach((dir) => rmSync(dir, { recursive: true, force: tr
 function checkout(options: { built: boolean; tsx: boolean }): string {
   const root = mkdtempSync(path.join(tmpdir(), "ident-built-"));
   folders.push(root);
-  for (const file of ["bin/ident.js", "scripts/built.js"]) cpSync(path.join(repo, file), path.join(root, file), { recursive: true });
+  for (const file of ["bin/ident.js", "scripts/built.js", "scripts/server-flags.js"])
+    cpSync(path.join(repo, file), path.join(root, file), { recursive: true });
   mkdirSync(path.join(root, "cli"));
   const cli = (from: string) =>
     `export async function run(args${from === "source" ? ": string[]" : ""}) { console.log("${from}", args.join(" ")); return 0; }\n`;
@@ -42,11 +44,11 @@ function checkout(options: { built: boolean; tsx: boolean }): string {
   return root;
 }
 
-const ident = (root: string) =>
+const ident = (root: string, args = ["--version"]) =>
   new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
-      [path.join(root, "bin", "ident.js"), "--version"],
+      [path.join(root, "bin", "ident.js"), ...args],
       { env: { NODE_ENV: "test", PATH: process.env.PATH ?? "" } },
       (err, out, errOut) => (err ? reject(new Error(errOut)) : resolve(out.trim())),
     ),
@@ -74,6 +76,21 @@ describe("which CLI `npx ident` runs", () => {
     const root = checkout({ built: true, tsx: false });
     edit(root);
     expect(await ident(root)).toBe("built --version");
+  });
+  it("a store command (an import, an export) runs again in its own process with the server's cap on the young generation; any other as it was started", async () => {
+    const root = checkout({ built: true, tsx: false });
+    // The built CLI says its process and its Node flags.
+    writeFileSync(
+      path.join(root, BUILT_CLI),
+      `export async function run(args) { console.log(JSON.stringify({ pid: process.pid, ppid: process.ppid, flags: process.execArgv, args })); return 0; }\n`,
+    );
+    const said = async (args: string[]) =>
+      JSON.parse(await ident(root, args)) as { pid: number; ppid: number; flags: string[]; args: string[] };
+    const store = await said(["store", "import", "a file"]);
+    expect(store.flags).toEqual(SERVER_NODE_FLAGS);
+    expect(store.args).toEqual(["store", "import", "a file"]);
+    expect(store.ppid).toBe(process.pid); // the same process as was started, not a child of it
+    expect((await said(["search", "store"])).flags).toEqual([]);
   });
   it("no build without the list of its sources", () => {
     const root = checkout({ built: true, tsx: false });
