@@ -13,11 +13,17 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // through millions of short-lived rows, and Node 24's young generation, 128 MB unless capped at
 // start, was most of their peak RSS (an import of 200,000: 274 MB, 180–188 MB capped, as fast). A V8
 // flag the heap is sized by cannot be set once it runs, so these commands run again in this same
-// process (execve: the same pid, signals and streams) with the server's flags. Elsewhere than Linux
-// and macOS, or where Node has no execve, they run uncapped.
-const long = process.argv[2] === "store";
-const capped = SERVER_NODE_FLAGS.every((flag) => process.execArgv.includes(flag));
-if (long && !capped && typeof process.execve === "function" && process.platform !== "win32") {
+// process (execve: the same pid, signals and streams) with the server's flags: not once they are
+// there, nor where the young generation's size is already given, nor under a debugger (it would
+// start again), nor under Bun (its engine is not V8); elsewhere than Linux and macOS, or where Node
+// has no execve, they run uncapped.
+const long = process.argv.slice(2).find((arg) => !arg.startsWith("-")) === "store";
+const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)];
+const given =
+  SERVER_NODE_FLAGS.every((flag) => flags.includes(flag)) ||
+  flags.some((arg) => arg.startsWith("--max-semi-space-size") || arg.startsWith("--inspect"));
+const node = typeof process.execve === "function" && process.platform !== "win32" && !process.versions.bun;
+if (long && !given && node) {
   const self = fileURLToPath(import.meta.url);
   process.execve(
     process.execPath,

@@ -34,6 +34,7 @@ describe("pageOf", () => {
     const after = Buffer.from(JSON.stringify([1, "alice.example", "k"])).toString("base64url");
     expect(pageOf("/issuer/Guild.Example", q(`after=${after}`))).toEqual({ kind: "issuer", domain: "guild.example", cursor: after });
     expect(pageOf("/issuer/Guild.Example", q(""))).toEqual({ kind: "issuer", domain: "guild.example", cursor: null });
+    expect(pageOf("/issuer/Guild.Example", q("after="))).toEqual({ kind: "issuer", domain: "guild.example", cursor: null });
   });
   it("names an entity page by its lower-case domain, as a domain query", () => {
     expect(pageOf("/entity/Alice.Example", q(""))).toEqual({

@@ -64,7 +64,8 @@ export function pageOf(pathname: string, searchParams: URLSearchParams): Page | 
   if (domain === null || !isDomain(domain)) return { kind: "no-entity" };
   const lower = domain.toLowerCase();
   if (section === "issuer") {
-    const cursor = searchParams.get("after");
+    // An empty `after=` is the first page, as an empty search cursor is.
+    const cursor = searchParams.get("after") || null;
     if (cursor !== null && decodeIssuedCursor(cursor) === null) return { kind: "bad-issuer-page", domain: lower };
     return { kind: "issuer", domain: lower, cursor };
   }

@@ -27,7 +27,9 @@ export async function readCapped(body: Readable, encoding: string, cap: number):
     throw new FetchStop("unreachable", `unsupported Content-Encoding ${encoding}`);
   }
   if (encoding !== "identity") {
-    // Loaded by the first compressed body, not with the package (docs/library.md#figures).
+    // Loaded by the first compressed body, not with the package (docs/library.md#figures); the body
+    // may fail while they load, before the pipeline listens.
+    body.on("error", () => undefined);
     const [zlib, { pipeline }] = await Promise.all([import("node:zlib"), import("node:stream")]);
     stream = pipeline(body, gzip ? zlib.createGunzip() : zlib.createInflate(), () => undefined);
   }

@@ -25,8 +25,11 @@ export type IssuedPage = { credentials: IssuedCredential[]; next: string | null 
 /** Where a page begins: after this credential, the claim of `domain` keyed `key` (its verdict, then its place). */
 type After = { verified: boolean; domain: string; key: string };
 
-/** Longest cursor read: a claim's key is at most a few hundred bytes (docs/decisions.md#the-index). */
+/** Longest cursor read: a claim's key is at most 1,024 bytes (docs/decisions.md#the-index), a cursor about 1.7 KB. */
 const MAX_CURSOR_LENGTH = 4096;
+
+/** Text the index could hold as a domain or a claim's key: lower case, and no NUL (which the engine refuses in any text). */
+const indexText = (text: string) => text !== "" && !text.includes("\u0000") && text === text.toLowerCase();
 
 /** The cursor of the page after `after`, opaque to clients. */
 function encodeIssuedCursor(after: After): string {
@@ -44,9 +47,8 @@ export function decodeIssuedCursor(cursor: string): After | null {
   }
   if (!Array.isArray(value) || value.length !== 3) return null;
   const [verified, domain, key] = value as unknown[];
-  if ((verified !== 0 && verified !== 1) || typeof domain !== "string" || !isDomain(domain) || typeof key !== "string" || key === "") {
-    return null;
-  }
+  if (verified !== 0 && verified !== 1) return null;
+  if (typeof domain !== "string" || !isDomain(domain) || !indexText(domain) || typeof key !== "string" || !indexText(key)) return null;
   return { verified: verified === 1, domain, key };
 }
 

@@ -90,6 +90,7 @@ describe("which CLI `npx ident` runs", () => {
     expect(store.flags).toEqual(SERVER_NODE_FLAGS);
     expect(store.args).toEqual(["store", "import", "a file"]);
     expect(store.ppid).toBe(process.pid); // the same process as was started, not a child of it
+    expect((await said(["--json", "store", "export"])).flags).toEqual(SERVER_NODE_FLAGS);
     expect((await said(["search", "store"])).flags).toEqual([]);
   });
   it("no build without the list of its sources", () => {

@@ -302,6 +302,9 @@ describe.each(ENGINES)("search on $name", ({ location }) => {
       forged([2, "alice.example", "k"]),
       forged({ after: 1 }),
       forged([1, "alice.example", ""]),
+      forged([1, "alice.example", "a\u0000b"]),
+      forged([1, "Alice.example", "k"]),
+      forged([1, "alice.example", "K"]),
     ]) {
       expect(await store.issuedBy("guild.example", cursor), cursor.slice(0, 40)).toBeNull();
     }
