@@ -132,6 +132,19 @@ describe.each(ENGINES)("sitemaps on $name", ({ location }) => {
     expect(whole.statements).toBeGreaterThanOrEqual(ACCEPTED / 100);
   });
 
+  it("a chunk the engine fails to give errs the stream: the reader is told, never left waiting", async () => {
+    // Every statement after the first two fails: the third chunk is never read.
+    const failing = (db: Queryable): Queryable => {
+      let n = 0;
+      return { query: (sql, params) => (++n > 2 ? Promise.reject(new Error("the engine went away")) : db.query(sql, params)) };
+    };
+    const reader = (await sitemapStream(failing(store.db), ORIGIN, 0, 1000, 100))?.getReader();
+    const readAll = async () => {
+      for (;;) if ((await reader?.read())?.done !== false) return;
+    };
+    await expect(readAll()).rejects.toThrow("the engine went away");
+  });
+
   it("a sitemap past the last is 404 without reading the index up to it", async () => {
     const db = counting(store.db);
     expect(await sitemapStream(db, ORIGIN, 9_999_999)).toBeNull();
