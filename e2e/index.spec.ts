@@ -103,13 +103,19 @@ test.describe("search of the index (docs/decisions.md#search)", () => {
     }
   });
 
-  test("an issuer's page lists the credentials the index knows, with each holder and its verdict", async ({ page }) => {
+  test("an issuer's page lists the credentials the index knows, with each holder and its verdict", async ({ page, request }) => {
     await page.goto("/issuer/guild.example");
     await expect(page.getByRole("heading", { level: 1 })).toHaveText("Credentials issued by guild.example");
     const rows = page.getByTestId("issued-credential");
     await expect(rows.filter({ hasText: "@alice@guild.example/members" })).toHaveAttribute("data-verified", "true");
     await expect(rows.filter({ hasText: "Bob Tanaka" })).toHaveAttribute("data-verified", "true");
     expect((await page.goto("/issuer/not_a_domain"))?.status()).toBe(404);
+    // The first page is kept whole while the credentials it lists stand (docs/decisions.md#page-cache); a later one never.
+    const first = [await request.get("/issuer/guild.example"), await request.get("/issuer/guild.example")];
+    expect(first.map((r) => r.headers()["x-ident-page-cache"])).toEqual([expect.stringMatching(/^(hit|miss)$/), "hit"]);
+    expect(await first[1]!.text()).toContain("@alice@guild.example/members");
+    const later = `/issuer/guild.example?after=${Buffer.from(JSON.stringify([1, "alice.example", "k"])).toString("base64url")}`;
+    for (let i = 0; i < 2; i++) expect((await request.get(later)).headers()["x-ident-page-cache"]).not.toBe("hit");
     // A page link that is not one: 400, said in words, with the way back to the first page.
     expect((await page.goto("/issuer/guild.example?after=bogus"))?.status()).toBe(400);
     await expect(page.getByTestId("bad-page-link")).toContainText("This page link is not valid");

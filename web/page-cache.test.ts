@@ -213,9 +213,9 @@ describe("page cache", () => {
     expect(s.renders()).toBe(4);
   });
 
-  it("never keeps what its route says it may not: a check, an issuer page, a feed, a HEAD", async () => {
+  it("never keeps what its route says it may not: a check, an issuer's page link that is not one, a feed, a HEAD", async () => {
     const s = await start({ version: () => "v1" });
-    for (const path of ["/check?q=alice.example", "/issuer/guild.example", "/entity/a.example/feed.xml"]) {
+    for (const path of ["/check?q=alice.example", "/issuer/guild.example?after=x", "/entity/a.example/feed.xml"]) {
       await s.get(path);
       await s.get(path);
     }

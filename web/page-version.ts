@@ -9,11 +9,16 @@ import { isAnswer } from "./pages";
 import { probeOnce } from "./probe";
 import type { Route } from "./routes";
 
+/** How long the first page of an issuer's credentials, as its version read it, stands: a change shows within this. */
+export const ISSUED_FRESH_MS = 5_000;
+
 /**
  * What an entity or lookup page shows, as text: the resolver's whole answer from the cache alone; null
  * when a document it needs is not cached, or for a refresh, and the page is rendered afresh. Two equal
  * versions render the same page: nothing else a page shows depends on the request. The home page's is
- * what it shows of the index, standing a few seconds (docs/decisions.md#the-home-page).
+ * what it shows of the index, standing a few seconds (docs/decisions.md#the-home-page); an issuer's
+ * first page's, the credentials it lists, as long (a later page is rendered each time: a crawler
+ * walking a long list would fill the cache with pages read once).
  */
 export async function pageVersion(
   resolver: Pick<ConfiguredResolver, "store" | "probe">,
@@ -27,6 +32,14 @@ export async function pageVersion(
     const shown = store ? await store.overview(HOME_LATEST, HOME_ISSUERS).catch(() => null) : null;
     // Its times are said relative to now ("3 minutes ago"): rendered again each minute at least.
     return { text: JSON.stringify({ shown, minute: Math.floor(Date.now() / 60_000) }), until: Date.now() + HOME_FRESH_MS };
+  }
+  if (route.row.version === "issued") {
+    if (page?.kind !== "issuer" || page.cursor !== null) return null;
+    const store = await resolver.store;
+    const issued = store ? await store.issuedBy(page.domain).catch(() => null) : null;
+    if (issued === null) return null;
+    // Its times are said relative to now, as the home page's are.
+    return { text: JSON.stringify({ issued, minute: Math.floor(Date.now() / 60_000) }), until: Date.now() + ISSUED_FRESH_MS };
   }
   if (route.row.version !== "answer" || !isAnswer(page) || route.url.searchParams.has("refresh")) return null;
   // Asked once for the request: admission takes this answer (web/probe.ts).

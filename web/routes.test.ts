@@ -18,7 +18,8 @@ describe("classify", () => {
     ["/search?q=alice.example", "page:lookup", "GET, HEAD", true, true, true, 200],
     ["/search?q=makers+guild", "page:index-search", "GET, HEAD", false, true, false, 200],
     ["/search?q=http%3A%2F%2Falice.example", "page:bad-query", "GET, HEAD", false, true, false, 400],
-    ["/issuer/guild.example", "page:issuer", "GET, HEAD", false, true, false, 200],
+    ["/issuer/guild.example", "page:issuer", "GET, HEAD", false, true, true, 200],
+    ["/issuer/guild.example?after=x", "page:bad-issuer-page", "GET, HEAD", false, true, false, 400],
     ["/reasons", "page:reasons", "GET, HEAD", false, true, false, 200],
     ["/check?q=alice.example", "page:check", "GET, HEAD", true, false, false, 200],
     ["/check", "page:check-form", "GET, HEAD", false, false, false, 200],
@@ -52,6 +53,7 @@ describe("classify", () => {
     expect(classify("GET", "/entity/alice.example?x=1&recheck=busy")?.cacheUrl?.search).toBe("?recheck=busy");
     expect(classify("GET", "/search?utm=1&q=alice.example")?.cacheUrl?.search).toBe("?q=alice.example");
     expect(classify("GET", "/?x=1")?.cacheUrl?.search).toBe("");
+    expect(classify("GET", "/issuer/guild.example?utm=1")?.cacheUrl?.search).toBe("");
     expect(classify("HEAD", "/entity/alice.example").cacheUrl).toBeNull();
   });
   it("reads a badge's domain as an entity page's, lower-cased; null when the path names none", () => {

@@ -81,8 +81,11 @@ export type RouteRow = {
   status: number;
   /** The query parameters it reads: the page cache's key (docs/decisions.md#page-cache); null: never kept whole. */
   params: readonly string[] | null;
-  /** What its cached copy is current against (web/app.ts `pageVersion`): the index's overview, or the resolver's answer. */
-  version: "overview" | "answer" | null;
+  /**
+   * What its cached copy is current against (web/page-version.ts): the index's overview, the
+   * resolver's answer, or the first page of an issuer's credentials as the index lists them.
+   */
+  version: "overview" | "answer" | "issued" | null;
   /** Its admission (web/admission.ts): a lookup (may fetch), the check (a lookup that always asks a refresh), or a search of the index. */
   admission: "lookup" | "check" | "search" | null;
   /** The per-client limits each GET or HEAD of it takes before it is counted in (web/shed.ts). */
@@ -167,6 +170,8 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
     path: "/issuer/{domain}?after={cursor}",
     example: "/issuer/guild.example",
     is: "read page",
+    params: ["after"],
+    version: "issued",
     limits: READS,
   }),
   "page:bad-issuer-page": page("issuer/[domain]/page.tsx", {
