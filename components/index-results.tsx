@@ -2,8 +2,8 @@ import { ownValue } from "ident-resolver";
 import { clip, clipName } from "ident-resolver/present";
 import { statusText } from "ident-resolver/present";
 import { markWords } from "ident-resolver/present";
-import { exactly, when } from "ident-resolver/present";
 import type { IndexSearch } from "ident-resolver/store";
+import { LastChecked, Pager } from "./pager";
 
 /** Untrusted text with the searched words marked; React escapes every segment. */
 function Marked({ text, search }: { text: string; search: string }) {
@@ -77,23 +77,18 @@ export function IndexResults({ page, cursor, now = new Date() }: { page: IndexSe
                   // The index's status, which an import fills with any text: one it has no words for is said as itself.
                   <span>{statusText(hit.status) ?? <bdi>{clipName(hit.status)}</bdi>}</span>
                 )}{" "}
-                · last checked{" "}
-                <time dateTime={hit.last_checked_at} title={exactly(hit.last_checked_at)}>
-                  {when(hit.last_checked_at, now)}
-                </time>
+                <LastChecked at={hit.last_checked_at} now={now} />
               </p>
             </li>
           );
         })}
       </ol>
-      <nav className="pager" aria-label="More results">
-        {cursor ? <a href={`/search?${new URLSearchParams({ q: search })}`}>First page</a> : null}
-        {page.next_cursor ? (
-          <a href={`/search?${new URLSearchParams({ q: search, cursor: page.next_cursor })}`} rel="next">
-            Next page
-          </a>
-        ) : null}
-      </nav>
+      <Pager
+        label="More results"
+        first={`/search?${new URLSearchParams({ q: search })}`}
+        next={page.next_cursor ? `/search?${new URLSearchParams({ q: search, cursor: page.next_cursor })}` : null}
+        onFirst={!cursor}
+      />
     </>
   );
 }

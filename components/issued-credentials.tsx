@@ -4,7 +4,8 @@
  * the next.
  */
 import type { IssuedPage } from "ident-resolver/store";
-import { clipName, exactly, reasonText, when } from "ident-resolver/present";
+import { clipName, reasonText } from "ident-resolver/present";
+import { LastChecked, Pager } from "./pager";
 
 /** A recorded reason in words; one outside the closed set (an imported index's) in neutral ones (docs/decisions.md#rendering). */
 const reasonSaid = (reason: string | null) => reasonText(reason ?? "") ?? "not verified";
@@ -36,22 +37,17 @@ export function IssuedCredentials({ domain, issued, cursor }: { domain: string; 
               <span className={c.verified ? "verdict-ok" : "verdict-bad"}>
                 {c.verified ? "✓ Verified" : `✗ Not verified: ${reasonSaid(c.reason)}`}
               </span>{" "}
-              · last checked{" "}
-              <time dateTime={c.last_checked_at} title={exactly(c.last_checked_at)}>
-                {when(c.last_checked_at, now)}
-              </time>
+              <LastChecked at={c.last_checked_at} now={now} />
             </p>
           </li>
         ))}
       </ul>
-      <nav className="pager" aria-label="More credentials">
-        {cursor ? <a href={first}>First page</a> : null}
-        {issued.next ? (
-          <a href={`${first}?${new URLSearchParams({ after: issued.next })}`} rel="next">
-            Next page
-          </a>
-        ) : null}
-      </nav>
+      <Pager
+        label="More credentials"
+        first={first}
+        next={issued.next ? `${first}?${new URLSearchParams({ after: issued.next })}` : null}
+        onFirst={!cursor}
+      />
     </>
   );
 }
