@@ -66,7 +66,9 @@ test("pages, the API, feeds, sitemaps and the badge refuse with the same status 
   expect(page.headers()["content-type"]).toMatch(/^text\/html/);
   expect(await page.text()).toContain("Too many searches for now");
 
-  const issuer = await refusedOf("/issuer/guild.example", "198.51.100.62");
+  // A later page: the first is kept whole by the page cache, and a copy it answers reads nothing, so counts nothing.
+  const later = Buffer.from(JSON.stringify([1, "alice.example", "k"])).toString("base64url");
+  const issuer = await refusedOf(`/issuer/guild.example?after=${later}`, "198.51.100.62");
   expectRefusalHeaders(issuer, "an issuer's page");
   expect(issuer.headers()["content-type"]).toMatch(/^text\/html/);
 
