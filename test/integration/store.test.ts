@@ -142,7 +142,9 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
     );
     const polite = store.record(result("polite.example", at(0), [{ id: P1, verified: true }]), "polite").then(() => done.push("polite"));
     await Promise.all([...crowd, polite]);
-    expect(done.indexOf("polite")).toBeLessThanOrEqual(RECORDS_AT_ONCE[store.engine]);
+    // The polite result starts at the first turn freed; those in flight then, and a few started after
+    // it while it ran, may finish first (a CI run saw 5 of 4): never the crowd's forty.
+    expect(done.indexOf("polite")).toBeLessThanOrEqual(2 * RECORDS_AT_ONCE[store.engine]);
     expect(await entityStanding(store.db, "polite.example")).toMatchObject({ verified: 1 });
   });
 
