@@ -8,7 +8,7 @@ import { getPriority } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Claim, EntityResult, SearchResponse } from "ident-resolver";
-import { openStore, RECORDS_AT_ONCE, StoreError, type Store, type StoreLocation } from "ident-resolver/store";
+import { openStore, StoreError, type Store, type StoreLocation } from "ident-resolver/store";
 import { openDb } from "ident-resolver/store";
 import { migrate, MIGRATIONS } from "ident-resolver/store";
 import { entityStanding } from "ident-resolver/store";
@@ -142,9 +142,10 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
     );
     const polite = store.record(result("polite.example", at(0), [{ id: P1, verified: true }]), "polite").then(() => done.push("polite"));
     await Promise.all([...crowd, polite]);
-    // The polite result starts at the first turn freed; those in flight then, and a few started after
-    // it while it ran, may finish first (a CI run saw 5 of 4): never the crowd's forty.
-    expect(done.indexOf("polite")).toBeLessThanOrEqual(2 * RECORDS_AT_ONCE[store.engine]);
+    // The polite result takes the first turn freed, but what it does after its turn (discovery's
+    // queue) and the engine's own locks let some of the crowd's started later end first: CI runs under
+    // load saw it 5th and 10th. In a first-come line it would be 41st.
+    expect(done.indexOf("polite")).toBeLessThan(done.length / 2);
     expect(await entityStanding(store.db, "polite.example")).toMatchObject({ verified: 1 });
   });
 
