@@ -94,7 +94,7 @@ export {
   searchTerms,
   IndexSearch,
 } from "./search.ts";
-export { decodeIssuedCursor, issuedBy, ISSUED_PAGE_SIZE, type IssuedCredential, type IssuedPage } from "./issued.ts";
+export { decodeIssuedCursor, issuedBy, type IssuedCredential, type IssuedPage } from "./issued.ts";
 export { SITEMAP_URLS, sitemapAfter, sitemapChunks, sitemapCount, type SitemapEntry } from "./sitemap.ts";
 export { entityStanding, type Standing } from "./standing.ts";
 export { History, record, reindexSearch } from "./verdicts.ts";

@@ -7,7 +7,7 @@ import { isDomain } from "../protocol/ids.ts";
 import type { Queryable } from "./db.ts";
 
 /** Credentials on one page of an issuer's list. */
-export const ISSUED_PAGE_SIZE = 100;
+const ISSUED_PAGE_SIZE = 100;
 
 /** A credential the index knows a domain issues, with its holder. */
 export type IssuedCredential = {
@@ -82,7 +82,7 @@ async function readIssued(
   const params: unknown[] = [issuer, limit];
   if (verdict !== null) where.push(`verified = $${params.push(verdict)}`);
   if (after) where.push(`(domain, claim_key) > ($${params.push(after.domain)}, $${params.push(after.key)})`);
-  const rows = await db.query<IssuedRow>(
+  return db.query<IssuedRow>(
     `SELECT c.id, c.claim_key, c.label, c.domain, e.name, e.status, c.verified, c.reason, c.last_checked_at
      FROM (SELECT id, claim_key, label, domain, verified, reason, last_checked_at FROM claims
            WHERE ${where.join(" AND ")}
@@ -91,7 +91,6 @@ async function readIssued(
      ORDER BY c.verified DESC, c.domain, c.claim_key`,
     params,
   );
-  return rows;
 }
 
 /**
