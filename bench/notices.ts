@@ -70,7 +70,7 @@ async function fanOut(hooks: Hooks, caFile: string, hanging: number): Promise<vo
     topic: "https://resolver.example/entity/probe.example/feed.xml",
     callbacks: [`https://probe-${tag}.hooks.test/`],
   });
-  const before = (await c.ask({ do: "memory" })) as { rss: number; heapAfterGc: number };
+  const before = (await c.ask({ do: "memory" })) as { rss: number; heapTotal: number; heapAfterGc: number };
   const others = (r: Received) => r.method === "POST" && r.host.startsWith(tag) && /^[nh]\d+\./.test(r.host);
   const { at: done } = await recorded(c, "crowd.example", 1, 1);
   const start = done[0] ?? Date.now();
@@ -84,11 +84,12 @@ async function fanOut(hooks: Hooks, caFile: string, hanging: number): Promise<vo
   }
   const all = await hooks.waitFor(others, 10_000 - hanging, 120_000);
   const last = Math.max(...all.map((r) => r.at));
-  const mem = (await c.ask({ do: "memory" })) as { peak: number; heapAfterGc: number };
+  const mem = (await c.ask({ do: "memory" })) as { peak: number; peakHeap: number; heapAfterGc: number };
+  const peakHeap = mem.peakHeap - before.heapTotal;
   await stop(c);
   console.log(
     `notices fan-out: 10,000 subscribers${hanging ? `, ${hanging} hanging` : ""}: ${all.length} delivered in ${((last - start) / 1000).toFixed(1)} s ` +
-      `(goal ≤ 60 s); notifier RSS +${((mem.peak - before.rss) / MB).toFixed(1)} MB at its peak (goal ≤ 64), its heap +${((mem.heapAfterGc - before.heapAfterGc) / MB).toFixed(1)} MB once collected; a probe's changes meanwhile: ` +
+      `(goal ≤ 60 s); notifier RSS +${((mem.peak - before.rss) / MB).toFixed(1)} MB at its peak (goal ≤ 64; of it the heap +${(peakHeap / MB).toFixed(1)}, the rest +${((mem.peak - before.rss - peakHeap) / MB).toFixed(1)}), the heap +${((mem.heapAfterGc - before.heapAfterGc) / MB).toFixed(1)} MB once collected; a probe's changes meanwhile: ` +
       `p50 ${quantile(probeTimes, 0.5)} ms, p95 ${quantile(probeTimes, 0.95)} ms (goal p95 ≤ 2000)`,
   );
 }

@@ -22,7 +22,17 @@ export type FromChild =
   | { ready: true }
   | { subscribed: number }
   | { recorded: number; at: number[] }
-  | { rss: number; peak: number; heap: number; external: number; afterGc: number | null; heapAfterGc: number | null }
+  | {
+      rss: number;
+      peak: number;
+      /** The heap's size (V8's `heapTotal`) when the RSS was at its peak. */
+      peakHeap: number;
+      heap: number;
+      heapTotal: number;
+      external: number;
+      afterGc: number | null;
+      heapAfterGc: number | null;
+    }
   | { stopped: true };
 
 const say = (m: FromChild) => process.send?.(m);
@@ -61,7 +71,13 @@ if (process.env.NOTICES_DEBUG) {
   }, 2000).unref();
 }
 let peak = process.memoryUsage().rss;
-setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50).unref();
+let atPeak = process.memoryUsage();
+setInterval(() => {
+  // The whole usage walks the heap's spaces: read only at a new peak.
+  if (process.memoryUsage.rss() <= peak) return;
+  atPeak = process.memoryUsage();
+  peak = atPeak.rss;
+}, 50).unref();
 
 process.on("message", (m: ToChild) => {
   void (async () => {
@@ -100,12 +116,15 @@ process.on("message", (m: ToChild) => {
       say({
         rss: u.rss,
         peak,
+        peakHeap: atPeak.heapTotal,
         heap: u.heapUsed,
+        heapTotal: u.heapTotal,
         external: u.external + u.arrayBuffers,
         afterGc: after?.rss ?? null,
         heapAfterGc: after?.heapUsed ?? null,
       });
-      peak = process.memoryUsage().rss;
+      atPeak = process.memoryUsage();
+      peak = atPeak.rss;
       return;
     }
     await notifier.stop(15_000);
