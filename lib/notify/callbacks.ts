@@ -34,7 +34,7 @@ export type CallbackOptions = {
   ca?: readonly string[];
   /** Requests to one callback host at once (`callbackHostAtOnce`). */
   hostAtOnce?: number;
-  /** Requests to all callbacks at once (`deliveriesAtOnce`). */
+  /** Requests to all callbacks at once, those waiting on an answer included (`deliveriesInFlight`). */
   atOnce?: number;
   userAgent?: string;
 };
@@ -82,7 +82,7 @@ export function createCallbackClient(options: CallbackOptions = {}): CallbackCli
     maxSockets: Number.MAX_SAFE_INTEGER,
   });
   const perHost = createAtOnceLimiter(options.hostAtOnce ?? LIMITS.callbackHostAtOnce.default);
-  const all = createAtOnceLimiter(options.atOnce ?? LIMITS.deliveriesAtOnce.default);
+  const all = createAtOnceLimiter(options.atOnce ?? LIMITS.deliveriesInFlight.default);
   const userAgent = options.userAgent ?? "ident-resolver (notices; docs/notices.md)";
   const target: Target = { connectTo, resolveChecked, connections, timeoutMs, userAgent };
   return {
@@ -121,6 +121,15 @@ async function refuse(t: Target, text: string): Promise<string | null> {
   }
 }
 
+/**
+ * What a callback's one-request client is closed with once its request is over. Undici makes a new
+ * error for a close without one, and the socket's stream reads its stack: at 10,000 deliveries a
+ * tenth of the notifier's time (docs/notices.md#how-fast-and-how-much-memory). Nothing is waiting on
+ * the client by then, so nothing sees it.
+ */
+const OVER = Object.assign(new Error("the callback's request is over"), { name: "CallbackRequestOver" });
+void OVER.stack;
+
 /** One request, no redirect followed, one deadline, the answer's first bytes read; never throws. */
 async function sendNow(t: Target, url: URL, request: CallbackRequest): Promise<CallbackAnswer> {
   const { request: undiciRequest } = await loadUndici();
@@ -144,6 +153,6 @@ async function sendNow(t: Target, url: URL, request: CallbackRequest): Promise<C
     if (err instanceof Error && err.name === "BlockedAddressError") return { ok: false, status: null, error: err.message };
     return { ok: false, status: null, error: failureMessage(err, url.hostname) };
   } finally {
-    void dispatcher.destroy().catch(() => undefined);
+    void dispatcher.destroy(OVER).catch(() => undefined);
   }
 }
