@@ -35,8 +35,12 @@ export type NotifierOptions = {
   log?: (line: string) => void;
   /** How often the store is looked at when nothing wakes the notifier. @default 1000 */
   pollMs?: number;
-  /** Deliveries sent at once (`deliveriesAtOnce`). */
+  /** Deliveries sent at once, each counted until its callback has had `WAITING_AFTER_MS` (`deliveriesAtOnce`). */
   atOnce?: number;
+  /** Deliveries in flight, those waiting on a callback that has not answered included (`deliveriesInFlight`). */
+  inFlight?: number;
+  /** How long a delivery counts among those at once before it waits apart. @default WAITING_AFTER_MS */
+  waitingAfterMs?: number;
   /** Deliveries to one callback host at once (`callbackHostAtOnce`); one for a while after it did not answer in time. */
   hostAtOnce?: number;
   /** Told of each delivery's end (tests and the bench time them). */
@@ -58,7 +62,10 @@ type NotifierState = {
   o: NotifierOptions;
   log: (line: string) => void;
   atOnce: number;
+  inFlight: number;
   sending: Set<Promise<void>>;
+  /** Deliveries in `sending` whose callback has not yet had `WAITING_AFTER_MS`: those `atOnce` bounds. */
+  counted: number;
   delivered: number;
   failed: number;
   stopped: boolean;
@@ -77,6 +84,13 @@ type NotifierState = {
 
 /** How long a callback host that did not answer in time gets one delivery at a time. */
 const SLOW_FOR_MS = 5 * 60_000;
+/**
+ * docs/notices.md#callbacks: a delivery whose callback has not answered within this long gives back its
+ * room among those at once (`deliveriesAtOnce`) and keeps its place among those in flight
+ * (`deliveriesInFlight`). What a delivery costs (a handshake, its request) is spent by then; waiting
+ * holds a socket. So hanging callbacks on many hosts do not hold up the others' deliveries.
+ */
+export const WAITING_AFTER_MS = 2000;
 
 const PRUNE_EVERY_MS = 3600_000;
 /** Hand-out batches per look: a backlog is handed out over several looks, each short. */
@@ -87,7 +101,9 @@ export function startNotifier(o: NotifierOptions): Notifier {
     o,
     log: o.log ?? console.error,
     atOnce: o.atOnce ?? LIMITS.deliveriesAtOnce.default,
+    inFlight: o.inFlight ?? LIMITS.deliveriesInFlight.default,
     sending: new Set(),
+    counted: 0,
     delivered: 0,
     failed: 0,
     stopped: false,
@@ -180,21 +196,33 @@ async function look(state: NotifierState): Promise<void> {
   }
   if (state.unreadable) state.log("notices: the store can be read again; deliveries resume");
   state.unreadable = false;
-  const free = state.atOnce - state.sending.size;
+  const free = Math.min(state.atOnce - state.counted, state.inFlight - state.sending.size);
   if (state.stopped || free <= 0) return;
   const perHost = state.o.hostAtOnce ?? LIMITS.callbackHostAtOnce.default;
-  for (const d of await takeDue(db, free, undefined, busyHosts(state, perHost), perHost)) {
-    const host = hostOf(d.subscription.callback);
-    state.hosts.set(host, (state.hosts.get(host) ?? 0) + 1);
-    const job = send(state, d).finally(() => {
-      const left = (state.hosts.get(host) ?? 1) - 1;
-      if (left > 0) state.hosts.set(host, left);
-      else state.hosts.delete(host);
-      state.sending.delete(job);
-      wake(state);
-    });
-    state.sending.add(job);
-  }
+  for (const d of await takeDue(db, free, undefined, busyHosts(state, perHost), perHost)) start(state, d);
+}
+
+/** Sends `d`, counted among those at once until its callback has had `WAITING_AFTER_MS`, and in flight until it ends. */
+function start(state: NotifierState, d: DueDelivery): void {
+  const host = hostOf(d.subscription.callback);
+  state.hosts.set(host, (state.hosts.get(host) ?? 0) + 1);
+  state.counted++;
+  let waiting = false;
+  const timer = setTimeout(() => {
+    waiting = true;
+    state.counted--;
+    wake(state);
+  }, state.o.waitingAfterMs ?? WAITING_AFTER_MS).unref();
+  const job = send(state, d).finally(() => {
+    clearTimeout(timer);
+    if (!waiting) state.counted--;
+    const left = (state.hosts.get(host) ?? 1) - 1;
+    if (left > 0) state.hosts.set(host, left);
+    else state.hosts.delete(host);
+    state.sending.delete(job);
+    wake(state);
+  });
+  state.sending.add(job);
 }
 
 const hostOf = (callback: string): string => {

@@ -271,11 +271,21 @@ export const LIMITS = {
   deliveriesAtOnce: {
     counts: "instance",
     per: "at once",
+    default: 64,
+    variable: null,
+    fleet: false,
+    refused: "busy",
+    reached:
+      "the delivery waits for a slot; nothing is refused, the outbox keeps it; a delivery whose callback has not answered within 2 s gives its slot back",
+  },
+  deliveriesInFlight: {
+    counts: "instance",
+    per: "at once",
     default: 256,
     variable: null,
     fleet: false,
     refused: "busy",
-    reached: "the delivery waits for a slot; nothing is refused, the outbox keeps it",
+    reached: "the delivery waits for a slot, as above: deliveries at once and those waiting on their callback's answer, together",
   },
 } as const satisfies Record<string, LimitDeclaration>;
 

@@ -190,6 +190,56 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
     expect(rows[1]!.wait).toBeGreaterThanOrEqual(540);
     expect(rows[1]!.wait).toBeLessThanOrEqual(600);
   });
+
+  /** A notifier of its own whose deliveries count among those at once for 200 ms, to callbacks with a 5 s deadline. */
+  const narrow = (atOnce: number, inFlight: number) =>
+    startNotifier({
+      store,
+      client: client(5000),
+      websubBody,
+      hubUrl: HUB,
+      pollMs: 100,
+      log: () => undefined,
+      atOnce,
+      inFlight,
+      waitingAfterMs: 200,
+    });
+  const hung = (path: string) => (r: Received) => r.method === "POST" && r.host.startsWith("hang") && r.path === path;
+
+  it("deliveriesAtOnce: callbacks hanging on many hosts give back their room, and the others are delivered before they time out", async () => {
+    await running?.stop(1000);
+    running = undefined;
+    for (let i = 0; i < 4; i++) await subscribe("webhook", entityTopic("stuck.example"), `https://hang${i}.hooks.test/${name}-a`, null);
+    const n = narrow(2, 8);
+    await store.record(result("stuck.example", []));
+    await hooks.waitFor(hung(`/${name}-a`), 4, 4000);
+    // Two at once, and four hanging: without their room given back, nothing else would go for 5 s.
+    for (let i = 0; i < 2; i++) await subscribe("webhook", entityTopic("moving.example"), `https://${host(`moving${i}`)}/`, null);
+    await store.record(result("moving.example", []));
+    await hooks.waitFor((r) => r.method === "POST" && r.host.startsWith(`${name.toLowerCase()}-moving`), 2, 4000);
+    expect(n.failed).toBe(0);
+    expect(n.running).toBeGreaterThanOrEqual(4);
+    await n.stop(100);
+  });
+
+  it("deliveriesInFlight: hanging callbacks waiting apart are bounded too; the next waits for room", async () => {
+    for (let i = 0; i < 5; i++) await subscribe("webhook", entityTopic("held.example"), `https://hang${i}.hooks.test/${name}-b`, null);
+    const since = Date.now();
+    const hanging = () => hooks.received.filter((r) => r.at >= since && r.method === "POST" && r.host.startsWith("hang"));
+    const n = narrow(2, 3);
+    await store.record(result("held.example", []));
+    await expect.poll(() => hanging().length, { timeout: 4000 }).toBe(3);
+    // Past twice the time a delivery counts among those at once: had the bound not held, a fourth would be in.
+    let most = 0;
+    for (let i = 0; i < 30; i++) {
+      most = Math.max(most, n.running);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(most).toBe(3);
+    expect(hanging()).toHaveLength(3);
+    expect(n.failed).toBe(0);
+    await n.stop(100);
+  });
 });
 
 const answering =
