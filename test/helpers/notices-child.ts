@@ -67,7 +67,11 @@ if (process.env.NOTICES_DEBUG) {
   setInterval(() => {
     void store.db
       .query("SELECT outcome, locked_until IS NOT NULL AS locked, due_at <= now() AS due, count(*) AS n FROM deliveries GROUP BY 1, 2, 3")
-      .then((rows) => console.error(`debug: running ${notifier.running} delivered ${notifier.delivered} ${JSON.stringify(rows)}`));
+      .then((rows) =>
+        console.error(
+          `debug: running ${notifier.running} delivered ${notifier.delivered} failed ${notifier.failed} ${JSON.stringify(rows)}`,
+        ),
+      );
   }, 2000).unref();
 }
 let peak = process.memoryUsage().rss;
