@@ -191,7 +191,8 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
     expect(rows[1]!.wait).toBeLessThanOrEqual(600);
   });
 
-  it("a hand-out of a thousand deliveries or more is counted for the planner at once (the embedded engine has no autovacuum)", async () => {
+  // PostgreSQL's autovacuum counts them (within a minute); the embedded engine has none.
+  it.runIf(name === "PGlite")("a hand-out of a thousand deliveries or more is counted for the planner at once", async () => {
     await running?.stop(1000);
     running = undefined;
     await store.db.query(
@@ -233,15 +234,19 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
     running = undefined;
     for (let i = 0; i < 4; i++) await subscribe("webhook", entityTopic("stuck.example"), `https://hang${i}.hooks.test/${name}-a`, null);
     const n = narrow(2, 8);
-    await store.record(result("stuck.example", []));
-    await hooks.waitFor(hung(`/${name}-a`), 4, 4000);
-    // Two at once, and four hanging: without their room given back, nothing else would go for 5 s.
-    for (let i = 0; i < 2; i++) await subscribe("webhook", entityTopic("moving.example"), `https://${host(`moving${i}`)}/`, null);
-    await store.record(result("moving.example", []));
-    await hooks.waitFor((r) => r.method === "POST" && r.host.startsWith(`${name.toLowerCase()}-moving`), 2, 4000);
-    expect(n.failed).toBe(0);
-    expect(n.running).toBeGreaterThanOrEqual(4);
-    await n.stop(100);
+    try {
+      await store.record(result("stuck.example", []));
+      expect(await hooks.waitFor(hung(`/${name}-a`), 4, 4000)).toHaveLength(4);
+      // Two at once, and four hanging: without their room given back, nothing else would go for 5 s.
+      for (let i = 0; i < 2; i++) await subscribe("webhook", entityTopic("moving.example"), `https://${host(`moving${i}`)}/`, null);
+      await store.record(result("moving.example", []));
+      const moving = (r: Received) => r.method === "POST" && r.host.startsWith(`${name.toLowerCase()}-moving`);
+      expect(await hooks.waitFor(moving, 2, 4000)).toHaveLength(2);
+      expect(n.failed).toBe(0);
+      expect(n.running).toBeGreaterThanOrEqual(4);
+    } finally {
+      await n.stop(100);
+    }
   });
 
   it("deliveriesInFlight: hanging callbacks waiting apart are bounded too; the next waits for room", async () => {
@@ -249,18 +254,21 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
     const since = Date.now();
     const hanging = () => hooks.received.filter((r) => r.at >= since && r.method === "POST" && r.host.startsWith("hang"));
     const n = narrow(2, 3);
-    await store.record(result("held.example", []));
-    await expect.poll(() => hanging().length, { timeout: 4000 }).toBe(3);
-    // Past twice the time a delivery counts among those at once: had the bound not held, a fourth would be in.
-    let most = 0;
-    for (let i = 0; i < 30; i++) {
-      most = Math.max(most, n.running);
-      await new Promise((r) => setTimeout(r, 20));
+    try {
+      await store.record(result("held.example", []));
+      await expect.poll(() => hanging().length, { timeout: 4000 }).toBe(3);
+      // Past twice the time a delivery counts among those at once: had the bound not held, a fourth would be in.
+      let most = 0;
+      for (let i = 0; i < 30; i++) {
+        most = Math.max(most, n.running);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(most).toBe(3);
+      expect(hanging()).toHaveLength(3);
+      expect(n.failed).toBe(0);
+    } finally {
+      await n.stop(100);
     }
-    expect(most).toBe(3);
-    expect(hanging()).toHaveLength(3);
-    expect(n.failed).toBe(0);
-    await n.stop(100);
   });
 });
 
