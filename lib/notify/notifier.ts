@@ -266,8 +266,8 @@ export function render(d: DueDelivery, hubUrl: string, websubBody: NotifierOptio
 async function send(state: NotifierState, d: DueDelivery): Promise<void> {
   const { o } = state;
   const { db } = o.store;
-  const made = render(d, o.hubUrl, o.websubBody, Math.floor(Date.now() / 1000));
   try {
+    const made = render(d, o.hubUrl, o.websubBody, Math.floor(Date.now() / 1000));
     if (made === null) return await giveUp(db, d.id, "a WebSub subscription has no test delivery");
     const answer = await o.client.send(d.subscription.callback, { method: "POST", headers: made.headers, body: made.body });
     if (answer.ok && answer.status >= 200 && answer.status <= 299) {
