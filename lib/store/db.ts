@@ -123,7 +123,7 @@ function forkEngine(dataDir: string | null): ChildProcess {
     serialization: "advanced",
     // Not the app's flags (a loader, a profiler): the engine is plain JavaScript. PostgreSQL's
     // WebAssembly compiled a function at a time, as it is first called, and the young generation
-    // held to Node 20's size, as the server's (docs/decisions.md#memory).
+    // held to Node 20's size (docs/decisions.md#memory).
     execArgv: ["--wasm-lazy-compilation", "--max-semi-space-size=16"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
