@@ -9,7 +9,7 @@
 // (16 MB a half); while pages come fast the garbage in it is RSS. 10,000 cold pages (npm run load --
 // pages) took the app +332 MB at peak on Node 24 and +126 MB with 16, in 102 s against 108; later
 // +147 MB in 208.7 s with 16 and +136 MB in 189.0 s with 8. A notices fan-out to 10,000 callbacks
-// (docs/notices.md): +57.8–66.0 MB with 16, +42.1–47.7 with 8. Warm pages with 8 ÷ 16: 0.94–1.17.
+// (docs/notices.md): +57.8–66.0 MB with 16, +42.1–52.0 with 8. Warm pages with 8 ÷ 16: 0.94–1.17.
 export const SERVER_NODE_FLAGS = ["--max-semi-space-size=8"];
 
 // docs/decisions.md#memory: the heap grows by 20 % at a time. Set by web/serve.js as it starts (a V8

@@ -123,8 +123,8 @@ async function refuse(t: Target, text: string): Promise<string | null> {
 
 /**
  * What a callback's one-request client is closed with once its request is over. Undici makes a new
- * error for a close without one, and the socket's stream reads its stack: at 10,000 deliveries a
- * tenth of the notifier's time (docs/notices.md#how-fast-and-how-much-memory). Nothing is waiting on
+ * error for a close without one, and the socket's stream reads its stack: at 10,000 deliveries about
+ * 7 % of the notifier's time (docs/notices.md#how-fast-and-how-much-memory). Nothing is waiting on
  * the client by then, so nothing sees it.
  */
 const OVER = Object.assign(new Error("the callback's request is over"), { name: "CallbackRequestOver" });

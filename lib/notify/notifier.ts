@@ -90,7 +90,7 @@ const SLOW_FOR_MS = 5 * 60_000;
  * (`deliveriesInFlight`). What a delivery costs (a handshake, its request) is spent by then; waiting
  * holds a socket. So hanging callbacks on many hosts do not hold up the others' deliveries.
  */
-export const WAITING_AFTER_MS = 2000;
+const WAITING_AFTER_MS = 2000;
 
 const PRUNE_EVERY_MS = 3600_000;
 /** Hand-out batches per look: a backlog is handed out over several looks, each short. */

@@ -74,13 +74,11 @@ if (process.env.NOTICES_DEBUG) {
       );
   }, 2000).unref();
 }
-let peak = process.memoryUsage().rss;
+/** The process's memory when its RSS was at its peak since the last `memory` asked. */
 let atPeak = process.memoryUsage();
 setInterval(() => {
   // The whole usage walks the heap's spaces: read only at a new peak.
-  if (process.memoryUsage.rss() <= peak) return;
-  atPeak = process.memoryUsage();
-  peak = atPeak.rss;
+  if (process.memoryUsage.rss() > atPeak.rss) atPeak = process.memoryUsage();
 }, 50).unref();
 
 process.on("message", (m: ToChild) => {
@@ -119,7 +117,7 @@ process.on("message", (m: ToChild) => {
       const after = collect ? process.memoryUsage() : null;
       say({
         rss: u.rss,
-        peak,
+        peak: atPeak.rss,
         peakHeap: atPeak.heapTotal,
         heap: u.heapUsed,
         heapTotal: u.heapTotal,
@@ -128,7 +126,6 @@ process.on("message", (m: ToChild) => {
         heapAfterGc: after?.heapUsed ?? null,
       });
       atPeak = process.memoryUsage();
-      peak = atPeak.rss;
       return;
     }
     await notifier.stop(15_000);
