@@ -250,6 +250,8 @@ async function createWebhook(deps: NoticesDeps, store: Store, req: IncomingMessa
     deps.resolver.traffic.settings.subscriptionsPerClient,
   );
   if (!added.ok) return full(deps, added.held);
+  // The notifier hands out this instance's changes at once only while someone subscribes (lib/notify/notifier.ts).
+  deps.wake();
   await followTopic(deps, store, topic);
   const self = `/api/webhooks/${added.subscription.id}`;
   return { status: 201, json: Object.assign(webhookView(added.subscription), { secret }), headers: { Location: self } };
@@ -316,7 +318,9 @@ async function verified(deps: NoticesDeps, store: Store, i: HubIntent): Promise<
       { via: "websub", topic: i.topic, callback: i.callback, secret: i.secret, client: i.client, leaseS: i.leaseS },
       deps.resolver.traffic.settings.subscriptionsPerClient,
     );
-    if (added.ok) await followTopic(deps, store, i.topic);
+    if (!added.ok) return;
+    deps.wake();
+    await followTopic(deps, store, i.topic);
   } catch (err) {
     deps.log.warn(`hub: the ${i.mode} of ${i.callback} failed: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -2,11 +2,15 @@
  * The notifier (docs/notices.md#delivery): in each instance, hands out the changes recorded past the
  * fleet's cursor (lib/store/notices.ts `fanOut`, one instance at a time) and sends the deliveries due,
  * each under a lease, through the guarded callback client. It looks when this instance records a
- * change, and every `pollMs` for what other instances recorded and for retries that came due.
+ * change, and every `pollMs` for what other instances recorded and for retries that came due. A look
+ * asks the store only what can have changed since the last (docs/notices.md#delivery): a change
+ * recorded while no subscription is active waits for the poll, and the deliveries due are looked for
+ * only when some may be.
  */
 import { changesAnswer, type PlacedChange } from "../store/overview.ts";
 import type { Store } from "../store/index.ts";
 import {
+  anySubscribed,
   endSubscription,
   fanOut,
   giveUp,
@@ -76,6 +80,14 @@ type NotifierState = {
   lastPrune: number;
   /** Something may have been recorded since the last hand-out (this instance recorded, or the poll came round). */
   handOut: boolean;
+  /** The poll came round: this look hands out whatever the other fields say, and asks whether anyone subscribes. */
+  polled: boolean;
+  /** Whether a subscription was active when last asked (each poll), or has been made since (`wake`). */
+  subscribed: boolean;
+  /** Told of a subscription since the poll's question was asked: its answer may predate it. */
+  told: boolean;
+  /** Whether a delivery may be due that the last look did not take (cleared by a look that took fewer than it had room for). */
+  maybeDue: boolean;
   /** Deliveries in flight by callback host. */
   hosts: Map<string, number>;
   /** Hosts that let a delivery run to its deadline, until when they get one at a time. */
@@ -113,6 +125,10 @@ export function startNotifier(o: NotifierOptions): Notifier {
     timer: null,
     lastPrune: Date.now(),
     handOut: true,
+    polled: false,
+    subscribed: true,
+    told: false,
+    maybeDue: true,
     hosts: new Map(),
     slow: new Map(),
   };
@@ -127,7 +143,13 @@ export function startNotifier(o: NotifierOptions): Notifier {
     tick(state);
   });
   return {
-    wake: () => wake(state),
+    // Told from outside: a subscription was made or a test delivery queued.
+    wake: () => {
+      state.subscribed = true;
+      state.told = true;
+      state.maybeDue = true;
+      wake(state);
+    },
     get running() {
       return state.sending.size;
     },
@@ -150,8 +172,11 @@ export function startNotifier(o: NotifierOptions): Notifier {
 }
 
 function tick(state: NotifierState): void {
-  // Each poll hands out too: other instances' changes are seen here.
+  // Each poll hands out too, and looks for what is due: other instances' changes and deliveries, and
+  // retries that came due, are seen here.
   state.handOut = true;
+  state.polled = true;
+  state.maybeDue = true;
   wake(state);
   if (!state.stopped) state.timer = setTimeout(() => tick(state), state.o.pollMs ?? 1000).unref();
 }
@@ -182,11 +207,25 @@ function wake(state: NotifierState): void {
 /** Hands out what was recorded, then starts as many due deliveries as there is room for. */
 async function look(state: NotifierState): Promise<void> {
   const { db } = state.o.store;
-  // A delivery's end wakes a look to send the next; it hands out only when something may have been recorded.
-  if (state.handOut) {
+  const polled = state.polled;
+  state.polled = false;
+  if (polled) {
+    state.told = false;
+    const yes = await anySubscribed(db);
+    state.subscribed = yes || state.told;
+  }
+  // A delivery's end wakes a look to send the next; it hands out only when something may have been
+  // recorded, and, but for the poll, only when someone subscribes: with nobody, a change makes no
+  // delivery, and this instance's cold pages would each pay for a hand-out and a look for nothing.
+  if (state.handOut && (polled || state.subscribed)) {
     state.handOut = false;
     let i = 0;
-    while (i < BATCHES_PER_LOOK && !state.stopped && (await fanOut(db)) > 0) i++;
+    while (i < BATCHES_PER_LOOK && !state.stopped) {
+      const out = await fanOut(db);
+      if (out.made > 0) state.maybeDue = true;
+      if (out.changes === 0) break;
+      i++;
+    }
     // A backlog longer than one look's batches is handed out by the next look.
     if (i === BATCHES_PER_LOOK) state.handOut = true;
   }
@@ -197,9 +236,19 @@ async function look(state: NotifierState): Promise<void> {
   if (state.unreadable) state.log("notices: the store can be read again; deliveries resume");
   state.unreadable = false;
   const free = Math.min(state.atOnce - state.counted, state.inFlight - state.sending.size);
-  if (state.stopped || free <= 0) return;
+  // With nobody subscribed nothing can be due (a delivery goes to an active subscription only).
+  if (state.stopped || free <= 0 || !state.maybeDue || !state.subscribed) return;
   const perHost = state.o.hostAtOnce ?? LIMITS.callbackHostAtOnce.default;
-  for (const d of await takeDue(db, free, undefined, busyHosts(state, perHost), perHost)) start(state, d);
+  // Cleared before asking, so that a reason to look again found meanwhile (a delivery's end) stands.
+  state.maybeDue = false;
+  const due = await takeDue(db, free, undefined, busyHosts(state, perHost), perHost).catch((err: unknown) => {
+    state.maybeDue = true;
+    throw err;
+  });
+  // As many as there was room for: more may be due. Fewer: every delivery due now is taken but those
+  // of busy hosts, whose deliveries' ends wake a look of their own.
+  if (due.length >= free) state.maybeDue = true;
+  for (const d of due) start(state, d);
 }
 
 /** Sends `d`, counted among those at once until its callback has had `WAITING_AFTER_MS`, and in flight until it ends. */
@@ -211,6 +260,7 @@ function start(state: NotifierState, d: DueDelivery): void {
   const timer = setTimeout(() => {
     waiting = true;
     state.counted--;
+    state.maybeDue = true;
     wake(state);
   }, state.o.waitingAfterMs ?? WAITING_AFTER_MS).unref();
   const job = send(state, d).finally(() => {
@@ -220,6 +270,7 @@ function start(state: NotifierState, d: DueDelivery): void {
     if (left > 0) state.hosts.set(host, left);
     else state.hosts.delete(host);
     state.sending.delete(job);
+    state.maybeDue = true;
     wake(state);
   });
   state.sending.add(job);

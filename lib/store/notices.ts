@@ -199,9 +199,10 @@ const ANALYZE_AFTER_DELIVERIES = 1000;
  * Hands out the changes committed past the cursor, up to `batch` of them: one delivery per change
  * and subscriber, its id the same however often this runs (`msg_` and a hash of the subscription and
  * the position), written with the cursor's move in one transaction. Another instance handing out now
- * holds the cursor: this one does nothing (0). Answers how many changes it handed out.
+ * holds the cursor: this one does nothing (0). Answers how many changes it handed out, and how many
+ * deliveries that made.
  */
-export async function fanOut(db: Db, batch = 500): Promise<number> {
+export async function fanOut(db: Db, batch = 500): Promise<{ changes: number; made: number }> {
   const handed = await db.transaction(async (tx) => {
     const [cursor] = await tx.query<{ last: string }>("SELECT last::text AS last FROM notice_cursor FOR UPDATE SKIP LOCKED");
     if (!cursor) return { changes: 0, made: 0 };
@@ -227,7 +228,13 @@ export async function fanOut(db: Db, batch = 500): Promise<number> {
     return { changes: Number(span.n), made: Number(made?.n ?? 0) };
   });
   if (db.engine === "pglite" && handed.made >= ANALYZE_AFTER_DELIVERIES) await countForPlanner(db, handed.made);
-  return handed.changes;
+  return handed;
+}
+
+/** Whether any subscription is active: with none, no change makes a delivery and none is due (docs/notices.md#delivery). */
+export async function anySubscribed(db: Queryable): Promise<boolean> {
+  const [row] = await db.query<{ yes: boolean }>("SELECT EXISTS (SELECT 1 FROM subscriptions WHERE state = 'active') AS yes");
+  return row?.yes === true;
 }
 
 /**

@@ -99,6 +99,8 @@ process.on("message", (m: ToChild) => {
           m.callbacks,
         ],
       );
+      // As the app does once it has made a subscription (web/notices.ts): the notifier hands out at once.
+      notifier.wake();
       return say({ subscribed: Number(row?.n ?? 0) });
     }
     if (m.do === "record") {

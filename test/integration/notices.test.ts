@@ -21,9 +21,11 @@ import {
   takeDue,
   FAILING_ENDS_S,
   RETRY_FOR_S,
+  type Db,
   type DueDelivery,
   type Store,
   type Topic,
+  type Tx,
 } from "ident-resolver/store";
 import { createCallbackClient, newWebhookSecret, startNotifier, type Notifier } from "ident-resolver/notify";
 import { atomFeed } from "../../web/feeds";
@@ -136,8 +138,8 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
     running = undefined;
     const sub = await subscribe("webhook", EVERY, "https://fail.hooks.test/", newWebhookSecret());
     await store.record(result("dave.example", []));
-    expect(await fanOut(store.db)).toBe(1);
-    expect(await fanOut(store.db)).toBe(0);
+    expect((await fanOut(store.db)).changes).toBe(1);
+    expect((await fanOut(store.db)).changes).toBe(0);
     const [first] = (await takeDue(store.db, 100, 0)).filter((d) => d.subscription.id === sub.id);
     const [again] = (await takeDue(store.db, 100, 60)).filter((d) => d.subscription.id === sub.id);
     expect(again?.id).toBe(first?.id);
@@ -203,7 +205,7 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
       [entityTopic("crowd.example").url],
     );
     await store.record(result("crowd.example", []));
-    while ((await fanOut(store.db)) > 0);
+    while ((await fanOut(store.db)).changes > 0);
     // The crowd's deliveries are not this file's to send.
     await store.db.query("UPDATE subscriptions SET state = 'ended' WHERE id LIKE 'wh_crowd%'");
     const [counted] = await store.db.query<{ rows: number; subscriptions: number }>(
@@ -212,6 +214,74 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
     );
     expect(counted!.rows).toBeGreaterThanOrEqual(1200);
     expect(counted!.subscriptions).toBeGreaterThanOrEqual(1200);
+  });
+
+  /** `db`, with the text of every statement asked through it (its transactions' too) written to `seen`. */
+  const counting = (db: Db, seen: string[]): Db =>
+    Object.assign(Object.create(db) as Db, {
+      query: <T extends Record<string, unknown>>(sql: string, params?: unknown[]) => (seen.push(sql), db.query<T>(sql, params)),
+      transaction: <T>(body: (tx: Tx) => Promise<T>) =>
+        db.transaction((tx) =>
+          body(
+            Object.assign(Object.create(tx) as Tx, {
+              query: <R extends Record<string, unknown>>(sql: string, params?: unknown[]) => (seen.push(sql), tx.query<R>(sql, params)),
+            }),
+          ),
+        ),
+    });
+  const takesDue = (sql: string) => sql.includes("WITH due AS");
+  const handsOut = (sql: string) => sql.includes("FROM notice_cursor FOR UPDATE");
+
+  it("a change recorded while nobody subscribes costs the store nothing until the poll; a subscriber's is handed out at once, and due deliveries looked for only when some may be", async () => {
+    const quiet = await openStore(await location(), (l) => logs.push(l));
+    const seen: string[] = [];
+    // No poll within the test: all it sees comes of the records and of the notifier's first look.
+    const n = startNotifier({
+      store: { db: counting(quiet.db, seen), onRecorded: (wake) => quiet.onRecorded(wake) },
+      client: client(5000),
+      websubBody,
+      hubUrl: HUB,
+      pollMs: 60_000,
+      log: () => undefined,
+    });
+    try {
+      // The first look: whether anyone subscribes (nobody), and a hand-out.
+      await expect
+        .poll(() => seen.some((sql) => sql.includes("FROM subscriptions WHERE state = 'active'")) && seen.some(handsOut))
+        .toBe(true);
+      await new Promise((r) => setTimeout(r, 100));
+      seen.length = 0;
+      for (const d of ["q1.example", "q2.example", "q3.example"]) await quiet.record(result(d, [{ id: `@x@${d}/m`, verified: true }]));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(seen).toEqual([]);
+      // A subscription made (the app then wakes the notifier, web/notices.ts): the next change goes at once, not at the poll.
+      await addSubscription(
+        quiet.db,
+        {
+          via: "webhook",
+          topic: entityTopic("q4.example"),
+          callback: `https://${host("quiet")}/`,
+          secret: null,
+          client: "c1",
+          leaseS: null,
+        },
+        100,
+      );
+      n.wake();
+      await quiet.record(result("q4.example", []));
+      expect(await hooks.waitFor(at(host("quiet")), 1, 3000)).toHaveLength(1);
+      await expect.poll(() => n.delivered).toBe(1);
+      await new Promise((r) => setTimeout(r, 200));
+      // Someone subscribes, to another entity: a change of this one is handed out (none made), nothing looked for.
+      seen.length = 0;
+      await quiet.record(result("q5.example", []));
+      await expect.poll(() => seen.some(handsOut)).toBe(true);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(seen.filter(takesDue)).toEqual([]);
+    } finally {
+      await n.stop(100);
+      await quiet.close();
+    }
   });
 
   /** A notifier of its own whose deliveries count among those at once for 200 ms, to callbacks with a 5 s deadline. */
