@@ -181,7 +181,9 @@ async function annotated(state: ResolverState, domain: string, opts: ResolveOpti
   const annotate = state.annotate;
   if (isRefusal(entity) || !annotate || opts.cacheOnly) return entity;
   const result = entity.result.then((whole) => annotate(whole, opts.client));
-  if (!slots || !state.deps.preview || entity.entity.status !== "accepted") return extend(entity, { result });
+  // An entity claiming nothing has no claim to annotate: the index is not asked (a cold page's read).
+  const claims = entity.properties.length + entity.credentials.length + entity.connections.length;
+  if (!slots || !state.deps.preview || entity.entity.status !== "accepted" || claims === 0) return extend(entity, { result });
   // Each claim as it settles, annotated as the whole result will be (docs/decisions.md#the-index).
   const preview = state.deps.preview(entity.entity.domain, entity.cache.fetched_at).catch(() => null);
   const previewed = (kind: ClaimListKind) =>

@@ -83,6 +83,21 @@ describe("resolver orchestration", () => {
     await Promise.all(Array.from({ length: 20 }, () => resolver.resolveEntity("alice.example")));
     expect(calls).toEqual(["json https://alice.example/ident.json"]);
   });
+  it("a streamed entity asks the index how it will annotate claims only when it has claims (docs/decisions.md#the-index)", async () => {
+    const { fetch } = fakeFetch({
+      "https://alice.example/ident.json": j({ network_id: ALICE }),
+      "https://bob.example/ident.json": j({ network_id: "§:entity:bob.example", properties: [{ id: "§:property:blog.bob.example" }] }),
+    });
+    const asked: string[] = [];
+    const resolver = createResolverCore({
+      fetch,
+      annotate: async (r) => r,
+      preview: async (domain) => (asked.push(domain), null),
+    });
+    answered(await resolver.resolveEntityStaged("alice.example"));
+    answered(await resolver.resolveEntityStaged("bob.example"));
+    expect(asked).toEqual(["bob.example"]);
+  });
   it("a bad query is a value, not an exception", async () => {
     const { fetch, calls } = fakeFetch({});
     const out = await createResolverCore({ fetch }).search("http://alice.example");
