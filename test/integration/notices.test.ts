@@ -191,6 +191,14 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
     expect(rows[0]).toMatchObject({ domain: "erin.example", wait: 86400 });
     expect(rows[1]!.wait).toBeGreaterThanOrEqual(540);
     expect(rows[1]!.wait).toBeLessThanOrEqual(600);
+    // Checked again (its row in the queue is updated, not made): still within the period.
+    await store.record(result("frank.example", [{ id: "@frank@x.example/m", verified: true }]));
+    const [again] = await store.db.query<{ wait: number }>(
+      `SELECT extract(epoch FROM q.due_at - e.last_checked_at)::float8 AS wait
+       FROM crawl_queue q JOIN entities e USING (domain) WHERE q.domain = 'frank.example'`,
+    );
+    expect(again!.wait).toBeGreaterThanOrEqual(540);
+    expect(again!.wait).toBeLessThanOrEqual(600);
   });
 
   // PostgreSQL's autovacuum counts them (within a minute); the embedded engine has none.
