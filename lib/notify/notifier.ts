@@ -222,7 +222,11 @@ async function look(state: NotifierState): Promise<void> {
     let i = 0;
     while (i < BATCHES_PER_LOOK && !state.stopped) {
       const out = await fanOut(db);
-      if (out.made > 0) state.maybeDue = true;
+      // Deliveries made: someone subscribes (made on another instance since the poll asked, maybe).
+      if (out.made > 0) {
+        state.maybeDue = true;
+        state.subscribed = true;
+      }
       if (out.changes === 0) break;
       i++;
     }
@@ -245,9 +249,10 @@ async function look(state: NotifierState): Promise<void> {
     state.maybeDue = true;
     throw err;
   });
-  // As many as there was room for: more may be due. Fewer: every delivery due now is taken but those
-  // of busy hosts, whose deliveries' ends wake a look of their own.
-  if (due.length >= free) state.maybeDue = true;
+  // Some taken: more may be due (rows given up or held elsewhere leave an answer short of its room),
+  // and the next look asks again. None: nothing is due now but to busy hosts, whose deliveries'
+  // ends wake a look of their own, and what comes due later, which the poll finds.
+  if (due.length > 0) state.maybeDue = true;
   for (const d of due) start(state, d);
 }
 

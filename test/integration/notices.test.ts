@@ -252,15 +252,22 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
       pollMs: 60_000,
       log: () => undefined,
     });
+    /** Until the notifier has asked nothing for 300 ms: its looks, woken by what came before, are over. */
+    const idle = async () => {
+      for (let n = -1; n !== seen.length;) {
+        n = seen.length;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    };
     try {
       // The first look: whether anyone subscribes (nobody), and a hand-out.
       await expect
         .poll(() => seen.some((sql) => sql.includes("FROM subscriptions WHERE state = 'active'")) && seen.some(handsOut))
         .toBe(true);
-      await new Promise((r) => setTimeout(r, 100));
+      await idle();
       seen.length = 0;
       for (const d of ["q1.example", "q2.example", "q3.example"]) await quiet.record(result(d, [{ id: `@x@${d}/m`, verified: true }]));
-      await new Promise((r) => setTimeout(r, 300));
+      await idle();
       expect(seen).toEqual([]);
       // A subscription made (the app then wakes the notifier, web/notices.ts): the next change goes at once, not at the poll.
       await addSubscription(
@@ -279,12 +286,12 @@ describe.each(ENGINES)("notices on $name", ({ name, location }) => {
       await quiet.record(result("q4.example", []));
       expect(await hooks.waitFor(at(host("quiet")), 1, 3000)).toHaveLength(1);
       await expect.poll(() => n.delivered).toBe(1);
-      await new Promise((r) => setTimeout(r, 200));
+      await idle();
       // Someone subscribes, to another entity: a change of this one is handed out (none made), nothing looked for.
       seen.length = 0;
       await quiet.record(result("q5.example", []));
       await expect.poll(() => seen.some(handsOut)).toBe(true);
-      await new Promise((r) => setTimeout(r, 200));
+      await idle();
       expect(seen.filter(takesDue)).toEqual([]);
     } finally {
       await n.stop(100);
