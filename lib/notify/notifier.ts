@@ -86,7 +86,7 @@ type NotifierState = {
   subscribed: boolean;
   /** Told of a subscription since the poll's question was asked: its answer may predate it. */
   told: boolean;
-  /** Whether a delivery may be due that the last look did not take (cleared by a look that took fewer than it had room for). */
+  /** Whether a delivery may be due that the last look did not take (cleared by a look that took none). */
   maybeDue: boolean;
   /** Deliveries in flight by callback host. */
   hosts: Map<string, number>;
