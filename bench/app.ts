@@ -21,7 +21,9 @@
  *              beside them each server's CPU time a cold page, the app's (its index engine's included) and the ideal page's;
  *              beside them the browser's floor: the same pages warm, nothing fetched; and the same
  *              browser's own fetches: it opens the entity document itself (text on screen), and from
- *              there fetches the 20 claim documents at once, what no page could do faster in it
+ *              there fetches the 20 claim documents at once, what no page could do faster in it.
+ *              Every server first answers cold pages of its own, not timed (warmUp): it is measured
+ *              as it runs, past what a process just started compiles.
  *              With BENCH_BASE=dir (another checkout, built), that build of the app is opened in turn
  *              as well, on cold entities of its own: this build's times ÷ that one's, measured in the
  *              same run, which the machine's drift between runs cannot blur; and its warm 20-claim
@@ -194,6 +196,35 @@ async function rps(
   return { rps: result.requests.average, cpu: (cpuMs(pid) - before) / result.requests.total };
 }
 
+/**
+ * The cold pages each server answers before Chromium opens any (`warmUp`), so that it is measured as
+ * it runs, not in its first minute: a server just started compiles its code as it meets it. Over
+ * HTTP, no browser (docs/decisions.md#cold-pages): the app's CPU a cold no-claim page fell from
+ * 41 ms (its first 50 pages) to 25–27 (past 125), its index engine's from 34 to 13–15 (PostgreSQL's
+ * WebAssembly compiled again, hot function by hot function, by V8's helper threads).
+ */
+export type WarmSet = { zero: readonly string[]; twenty: readonly string[] };
+
+/**
+ * Takes the server at `base` through every page of `warm` once, as a browser asks (gzip), two at a
+ * time, a 20-claim page among the no-claim ones: each is cold there (each server keeps its own cache;
+ * the ideal page keeps none).
+ */
+async function warmUp(base: string, warm: WarmSet): Promise<void> {
+  const every = Math.max(1, Math.floor(warm.zero.length / Math.max(1, warm.twenty.length)));
+  const order = warm.zero.flatMap((d, i) => (i % every === 0 && warm.twenty[i / every] ? [d, warm.twenty[i / every] ?? d] : [d]));
+  const gzip = { ...BROWSER, "accept-encoding": "gzip" };
+  const header = 'data-testid="entity-header"';
+  for (let i = 0; i < order.length; i += 2)
+    await Promise.all(
+      order.slice(i, i + 2).map(async (d) => {
+        // A page refused (a limit met) would warm nothing, and leave the figures to look right.
+        if (Number.isNaN((await timeGet(`${base}/entity/${d}`, header, gzip)).header))
+          throw new Error(`warmUp: ${base}/entity/${d} came without its header`);
+      }),
+    );
+}
+
 /** Cold entities to open in Chromium, and what a bare client takes for the same shapes. */
 export type ColdSet = {
   floor: { fanMs: number; entityMs: number };
@@ -207,6 +238,8 @@ export type ColdSet = {
   baseline: { twenty: string[]; zero: string[] };
   /** The claim documents' URLs of each of `twenty`, in the same order. */
   claimsOf: (domain: string) => string[];
+  /** The pages each server answers before any is timed (`warmUp`). */
+  warm: WarmSet;
 };
 
 /**
@@ -430,7 +463,8 @@ async function coldInChromium(
     ...set.twenty.flatMap((d) => [d, ...set.claimsOf(d).map((u) => new URL(u).hostname)]),
   ]);
   try {
-    // A warm-up: the browser and the app's modules, not timed.
+    // Every server past its start (`warmUp`), then the browser, not timed.
+    for (const server of [base, ideals.plain, ideals.shell, ...(baseline ? [baseline] : [])]) await warmUp(server, set.warm);
     const ideal = ideals.plain;
     await openCold(browser, base, "empty.bench", 0);
     await openCold(browser, ideal, "empty.bench", 0);
@@ -521,7 +555,8 @@ async function coldInChromium(
       )}\n` +
       `          ÷ the plain ideal page (its 364-byte head: what the design adds as well): header visible, 20 claims: ${header20}; no claims: ${header0}\n` +
       `          all 20 claims in place: ${whole20}\n` +
-      `          medians (min–max) of ${set.twenty.length} cold pages each, the app's and the ideal's opened in turn, publishers answering in 50 ms\n` +
+      `          medians (min–max) of ${set.twenty.length} cold pages each, the app's and the ideal's opened in turn, publishers answering in 50 ms, ` +
+      `each server first taken through ${set.warm.zero.length + set.warm.twenty.length} cold pages of its own (${set.warm.twenty.length} with 20 claims)\n` +
       `          the servers' CPU time a cold page (no claims and 20, their mean; the app's index engine included): app ${cpu.app.toFixed(0)} ms, ideal ${cpu.ideal.toFixed(0)} ms (${(cpu.app / cpu.ideal).toFixed(2)} ×)\n` +
       (baseline
         ? `          this build ÷ the build at BENCH_BASE (${process.env.BENCH_BASE}), opened in turn with them: ` +
@@ -558,6 +593,9 @@ function startServer(env: Record<string, string>, port: string, dir = root) {
       IDENT_SEARCHES_PER_MIN: "1000000",
       IDENT_STORE_READS_PER_MIN: "1000000",
       IDENT_COLD_LOOKUPS_PER_MIN: "1000000",
+      // And the bench's share of one address: the set with every claim on one address (and each
+      // server's warm-up before it, warmUp) asks it for over a thousand documents in a minute.
+      IDENT_ADDRESS_BUDGET_PER_MIN: "1000000",
       ...env,
       PORT: port,
     },

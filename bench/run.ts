@@ -56,6 +56,9 @@ const BROWSER_RUNS = Number(process.env.BENCH_PAGES ?? 7);
 if (!Number.isInteger(BROWSER_RUNS) || BROWSER_RUNS < 1)
   throw new Error(`BENCH_PAGES=${process.env.BENCH_PAGES}: a whole number, 1 or more`);
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+/** Cold pages, without claims and with 20, that each server answers before Chromium times any (bench/app.ts, warmUp). */
+const WARM_ZERO = 150;
+const WARM_TWENTY = 25;
 const CRAWL_ENTITIES = 100;
 const ONLY_INDEX = process.env.BENCH_ONLY === "index";
 const ONLY_APP = process.env.BENCH_ONLY === "app";
@@ -163,6 +166,34 @@ function benchSites(): Record<string, Files> {
         files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${z}`, details: { name: `Zero ${i}` } }) },
       };
     }
+  // The cold pages each server answers before Chromium times any (bench/app.ts, warmUp): shared by
+  // every server, each of which keeps its own cache. Their claims on their own sites, as above.
+  for (let i = 0; i < WARM_ZERO; i++) {
+    const d = `warm${i}.bench`;
+    sites[d] = {
+      files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Warm ${i}` } }) },
+    };
+  }
+  for (let i = 0; i < WARM_TWENTY; i++) {
+    const d = `warmc${i}.bench`;
+    const own = { properties: [] as unknown[], credentials: [] as unknown[] };
+    for (let j = 0; j < 10; j++) {
+      const id = `${S}:property:warmc${i}p${j}.bench`;
+      own.properties.push({ id });
+      sites[`warmc${i}p${j}.bench`] = {
+        files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
+      };
+      own.credentials.push({ id: `@w@warmc${i}i${j}.bench` });
+      sites[`warmc${i}i${j}.bench`] = {
+        files: {
+          "/w/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
+        },
+      };
+    }
+    sites[d] = {
+      files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Warm ${i}` }, ...own }) },
+    };
+  }
   // Cold 20-claim entities for the package's lookups and the API's (bench/library.ts).
   for (const side of ["lib", "api"])
     for (let i = 0; i < LIBRARY_RUNS; i++) {
@@ -441,6 +472,10 @@ async function benchTheApp(net: Awaited<ReturnType<typeof spawnSampleNetwork>>) 
         `https://${d.slice(0, -6)}p${j}.bench/ident-property.json`,
         `https://${d.slice(0, -6)}i${j}.bench/c/ident-credential.json`,
       ]).flat(),
+    warm: {
+      zero: Array.from({ length: WARM_ZERO }, (_, i) => `warm${i}.bench`),
+      twenty: Array.from({ length: WARM_TWENTY }, (_, i) => `warmc${i}.bench`),
+    },
   });
   await benchApp(
     net.env,
