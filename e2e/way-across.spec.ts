@@ -5,6 +5,7 @@
  * from PostgreSQL, with every change of verdict the embedded store had recorded.
  */
 import { execFile } from "node:child_process";
+import { request as httpRequest } from "node:http";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -100,4 +101,40 @@ test("an instance stopped with SIGTERM answers the lookup in progress, records i
     .map((l) => JSON.parse(l) as { entity: { domain: string }; claims: { verified: boolean }[] })
     .find((l) => l.entity.domain === "unhurried.test");
   expect(unhurried?.claims.map((c) => c.verified)).toEqual([true]);
+});
+
+test("an instance stopped with SIGTERM waits for the lookup whose client went away, and records it (upgrading without losing results)", async ({
+  request,
+}) => {
+  test.setTimeout(120_000);
+  const dataDir = path.join(dir, "abandoned");
+  const PORT = 3117;
+  // No discovery: stopping its crawler would wait for the lookup's documents in its stead.
+  const server = startServer(
+    [path.resolve("web/serve.js")],
+    Object.assign({}, net.env, { PORT: String(PORT), IDENT_DATA_DIR: dataDir, IDENT_METRICS_ADDR: "off", IDENT_CRAWL: "0" }),
+  );
+  await ready(request, PORT, server);
+  // sluggish.test's entity document answers after 3 s; the client asks, and leaves after 0.5 s.
+  await new Promise<void>((resolve) => {
+    const asked = httpRequest(`http://localhost:${PORT}/api/resolve?q=sluggish.test`);
+    asked.on("error", () => undefined);
+    asked.end();
+    setTimeout(() => {
+      asked.destroy();
+      resolve();
+    }, 500);
+  });
+  // No request is in progress now; the lookup is, for 2.5 s more (more than the fetcher's 2 s to close).
+  server.kill("SIGTERM");
+  const [code] = (await once(server, "exit")) as [number | null];
+  expect(code).toBe(0);
+  const exported = await run(process.execPath, ["bin/ident.js", "store", "export"], { IDENT_DATA_DIR: dataDir });
+  expect(exported.code, exported.stderr).toBe(0);
+  const sluggish = exported.stdout
+    .split("\n")
+    .filter((l) => l.startsWith('{"entity"'))
+    .map((l) => JSON.parse(l) as { entity: { domain: string; status: string } })
+    .find((l) => l.entity.domain === "sluggish.test");
+  expect(sluggish?.entity.status).toBe("accepted");
 });

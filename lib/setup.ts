@@ -6,6 +6,7 @@ import { connectRedis, KEY_PREFIX, type FleetLink } from "./redis.ts";
 import { createSharedDocuments, type SharedDocuments } from "./fleet/shared-documents.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { createResolverCore, type Resolver } from "./resolver/index.ts";
+import { lookupsInProgress } from "./resolver/in-progress.ts";
 import { createWindows, fetchBudgets, isRefusal, type TrafficSettings, type Windows } from "./traffic/index.ts";
 import { createOutboundGate } from "./traffic/outbound.ts";
 import { createSearchGate, searchGateOptions, type SearchGate } from "./traffic/search-gate.ts";
@@ -42,6 +43,11 @@ export type ConfiguredResolver = Resolver & {
   store: Promise<Store | null>;
   /** A response answered from the cache alone (never recorded by the resolver), with what the index knows. */
   remember(response: SearchResponse, client?: string): Promise<SearchResponse>;
+  /**
+   * Waits up to `timeoutMs` for the lookups in progress to end and be recorded, those whose client
+   * went away among them (docs/deploying.md#upgrading-without-losing-results); how many still run.
+   */
+  finishLookups(timeoutMs: number): Promise<number>;
   close(): Promise<void>;
 };
 
@@ -71,7 +77,7 @@ export function createConfiguredResolver(
   const counted = countedFetcher(fetcher, metrics);
   const { shared, cache } = createCache(config, fleet, metrics);
   // docs/deploying.md#what-redis-holds: one publisher request per URL for the whole fleet.
-  const resolver = createIndexedResolver(config, shared ? shared.singleFlight(counted) : counted, cache, store);
+  const lookups = lookupsInProgress(createIndexedResolver(config, shared ? shared.singleFlight(counted) : counted, cache, store));
   const parts = {
     traffic: {
       settings: limits,
@@ -87,13 +93,14 @@ export function createConfiguredResolver(
       const index = await store;
       return index ? index.recordResponse(response, client) : response;
     },
+    finishLookups: lookups.finish,
     async close() {
       await fetcher.close();
       await fleet?.close();
       await (await store)?.close();
     },
   };
-  return extend(resolver, parts);
+  return extend(lookups.resolver, parts);
 }
 
 /** The fetcher of a configured resolver: one that can be closed and says how its sockets are used. */

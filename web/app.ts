@@ -83,6 +83,12 @@ export function loadConfig(): Config {
   return parsed.config;
 }
 
+/**
+ * How long a stopping instance waits, once its requests are answered (web/serve.js), for the lookups
+ * whose clients went away: the fetch deadline's default, beside the crawler's stop.
+ */
+const LOOKUPS_WAIT_MS = 10_000;
+
 type Answerers = Pick<App, "pages" | "api" | "badges" | "recheck">;
 
 /** What answers requests besides Next: the page cache, the API, the badges and the re-check. */
@@ -189,7 +195,14 @@ export function app(): App {
     processParts(config, resolver, log, apiPolicy),
     {
       async close() {
-        await Promise.all([(await built.crawler)?.stop(5000), following.stop(5000)]);
+        // docs/deploying.md#upgrading-without-losing-results: a lookup whose client went away ends, and is recorded.
+        const [, , running] = await Promise.all([
+          (await built.crawler)?.stop(5000),
+          following.stop(5000),
+          resolver.finishLookups(LOOKUPS_WAIT_MS),
+        ]);
+        if (running > 0)
+          log.error(`stopping: ${running} lookups had not ended after ${LOOKUPS_WAIT_MS / 1000} s; their results are not recorded`);
         const store = await resolver.store;
         const left = store ? await store.flush(10_000) : 0;
         if (left > 0) log.error(`store: stopping with ${left} results not recorded (the database did not take them within 10 s)`);
