@@ -77,6 +77,28 @@ const json = (v: unknown) => JSON.stringify(v);
 
 type Files = { files: Record<string, string> };
 
+/**
+ * The entity `d` with 20 claims that verify, 10 properties and 10 credentials, each on a site of its
+ * own (`{host}p{j}.bench`; `{host}i{j}.bench`, its credential under `/{dir}/`); `shown` adds to its document.
+ */
+function withTwentyClaims(sites: Record<string, Files>, d: string, host: string, dir: string, shown: Record<string, unknown> = {}) {
+  const own = { properties: [] as unknown[], credentials: [] as unknown[] };
+  for (let j = 0; j < 10; j++) {
+    const id = `${S}:property:${host}p${j}.bench`;
+    own.properties.push({ id });
+    sites[`${host}p${j}.bench`] = {
+      files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
+    };
+    own.credentials.push({ id: `@${dir}@${host}i${j}.bench` });
+    sites[`${host}i${j}.bench`] = {
+      files: {
+        [`/${dir}/ident-credential.json`]: json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
+      },
+    };
+  }
+  sites[d] = { files: { "/ident.json": json(Object.assign({ network_id: `${S}:entity:${d}` }, shown, own)) } };
+}
+
 function benchSites(): Record<string, Files> {
   const sites: Record<string, Files> = {
     "empty.bench": { files: { "/ident.json": json({ network_id: `${S}:entity:empty.bench` }) } },
@@ -111,26 +133,9 @@ function benchSites(): Record<string, Files> {
   sites["fan.bench"] = { files: { "/ident.json": json({ network_id: `${S}:entity:fan.bench`, properties, credentials }) } };
   // Entities for the page TTFB figure, each with 20 claims of its own that verify: each entity is
   // fetched once, so its page is cold, claims included.
-  for (let i = 0; i < TTFB_RUNS; i++) {
-    const d = `ttfb${i}.bench`;
-    const own = { properties: [] as unknown[], credentials: [] as unknown[] };
-    for (let j = 0; j < 10; j++) {
-      const id = `${S}:property:t${i}p${j}.bench`;
-      own.properties.push({ id });
-      sites[`t${i}p${j}.bench`] = {
-        files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
-      };
-      own.credentials.push({ id: `@ttfb@t${i}i${j}.bench` });
-      sites[`t${i}i${j}.bench`] = {
-        files: {
-          "/ttfb/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
-        },
-      };
-    }
-    sites[d] = {
-      files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Bench ${i}` }, ...own }) },
-    };
-  }
+  for (let i = 0; i < TTFB_RUNS; i++)
+    withTwentyClaims(sites, `ttfb${i}.bench`, `t${i}`, "ttfb", { entity_type: "person", details: { name: `Bench ${i}` } });
+
   // Cold entities for the pages measured in Chromium (bench/app.ts): with 20 claims (as above) and
   // with none, a set for each of the app's two runs (claims on their own addresses, and on one), and
   // the same again for the ideal page (bench/ideal-page.ts) and for the build at BENCH_BASE, so that
@@ -143,24 +148,10 @@ function benchSites(): Record<string, Files> {
   ]);
   for (const [page, zero, run] of pages)
     for (let i = 0; i < BROWSER_RUNS; i++) {
-      const d = `${page}${run}${i}.bench`;
-      const own = { properties: [] as unknown[], credentials: [] as unknown[] };
-      for (let j = 0; j < 10; j++) {
-        const id = `${S}:property:${page}${run}${i}p${j}.bench`;
-        own.properties.push({ id });
-        sites[`${page}${run}${i}p${j}.bench`] = {
-          files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
-        };
-        own.credentials.push({ id: `@c@${page}${run}${i}i${j}.bench` });
-        sites[`${page}${run}${i}i${j}.bench`] = {
-          files: {
-            "/c/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
-          },
-        };
-      }
-      sites[d] = {
-        files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Cold ${i}` }, ...own }) },
-      };
+      withTwentyClaims(sites, `${page}${run}${i}.bench`, `${page}${run}${i}`, "c", {
+        entity_type: "person",
+        details: { name: `Cold ${i}` },
+      });
       const z = `${zero}${run}${i}.bench`;
       sites[z] = {
         files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${z}`, details: { name: `Zero ${i}` } }) },
@@ -174,46 +165,11 @@ function benchSites(): Record<string, Files> {
       files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Warm ${i}` } }) },
     };
   }
-  for (let i = 0; i < WARM_TWENTY; i++) {
-    const d = `warmc${i}.bench`;
-    const own = { properties: [] as unknown[], credentials: [] as unknown[] };
-    for (let j = 0; j < 10; j++) {
-      const id = `${S}:property:warmc${i}p${j}.bench`;
-      own.properties.push({ id });
-      sites[`warmc${i}p${j}.bench`] = {
-        files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
-      };
-      own.credentials.push({ id: `@w@warmc${i}i${j}.bench` });
-      sites[`warmc${i}i${j}.bench`] = {
-        files: {
-          "/w/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
-        },
-      };
-    }
-    sites[d] = {
-      files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, details: { name: `Warm ${i}` }, ...own }) },
-    };
-  }
+  for (let i = 0; i < WARM_TWENTY; i++)
+    withTwentyClaims(sites, `warmc${i}.bench`, `warmc${i}`, "w", { entity_type: "person", details: { name: `Warm ${i}` } });
   // Cold 20-claim entities for the package's lookups and the API's (bench/library.ts).
   for (const side of ["lib", "api"])
-    for (let i = 0; i < LIBRARY_RUNS; i++) {
-      const d = `${side}${i}.bench`;
-      const own = { properties: [] as unknown[], credentials: [] as unknown[] };
-      for (let j = 0; j < 10; j++) {
-        const id = `${S}:property:${side}${i}p${j}.bench`;
-        own.properties.push({ id });
-        sites[`${side}${i}p${j}.bench`] = {
-          files: { "/ident-property.json": json({ ident_property: { id, ownership: [{ network_id: `${S}:entity:${d}` }] } }) },
-        };
-        own.credentials.push({ id: `@l@${side}${i}i${j}.bench` });
-        sites[`${side}${i}i${j}.bench`] = {
-          files: {
-            "/l/ident-credential.json": json({ ident_entity_id: `${S}:entity:${d}`, ident_credential: { title: `Credential ${j}` } }),
-          },
-        };
-      }
-      sites[d] = { files: { "/ident.json": json({ entity_type: "person", network_id: `${S}:entity:${d}`, ...own }) } };
-    }
+    for (let i = 0; i < LIBRARY_RUNS; i++) withTwentyClaims(sites, `${side}${i}.bench`, `${side}${i}`, "l");
   // Cold no-claim entities for the page over HTTP at rest and beside busy loops (bench/app.ts, coldBesideBusyLoops).
   for (let i = 0; i < 2 * HTTP_RUNS; i++)
     sites[`http${i}.bench`] = {
