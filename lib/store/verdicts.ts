@@ -155,31 +155,36 @@ export async function record(
   const plan = planClaims(result, rows, at);
   await writeEntity(tx, result, at, before, plan, followS);
   const status = before?.status === result.entity.status ? null : result.entity.status;
+  const first = before === undefined;
   // An entity that is not accepted says nothing about its claims: their records stay as they were.
   if (result.entity.status !== "accepted") {
-    await writeChanges(tx, domain, at, status, []);
+    await writeChanges(tx, { domain, at, first }, status, []);
     return { result: annotate(result, at, rows), written: true };
   }
   for (const { kind, key, next } of plan.checked) rows.set(`${kind} ${key}`, next);
   await writeClaims(tx, domain, at, plan.checked);
   await markWithdrawn(tx, domain, plan.listed, rows);
   // Last: the changes take their positions, and hold the counter until this commits (docs/decisions.md#the-order-of-changes).
-  await writeChanges(tx, domain, at, status, plan.checked);
+  await writeChanges(tx, { domain, at, first }, status, plan.checked);
   return { result: annotate(result, at, rows), written: true };
 }
 
 type Recorded = { before: { last_checked_at: Date; status: string } | undefined; rows: Map<string, ClaimRow> };
 
-/** The entity's row (locked for this transaction) and its claims' rows, keyed `kind key`. */
+/**
+ * The entity's row (locked for this transaction) and its claims' rows, keyed `kind key`. An entity
+ * the index does not hold has no claims to read: they go with its row (migration 1, ON DELETE CASCADE).
+ */
 async function readRecorded(tx: Queryable, domain: string): Promise<Recorded> {
-  const entity = await tx.query<{ last_checked_at: Date; status: string }>(
+  const [before] = await tx.query<{ last_checked_at: Date; status: string }>(
     "SELECT last_checked_at, status FROM entities WHERE domain = $1 FOR UPDATE",
     [domain],
   );
+  if (!before) return { before, rows: new Map() };
   const rows = new Map(
     (await tx.query<ClaimRow>("SELECT * FROM claims WHERE domain = $1", [domain])).map((r) => [`${r.kind} ${r.claim_key}`, r]),
   );
-  return { before: entity[0], rows };
+  return { before, rows };
 }
 
 type Listed = { kind: ClaimKind; claim: Claim; key: string; prev: ClaimRow | undefined };
@@ -332,9 +337,15 @@ async function writeClaims(tx: Queryable, domain: string, at: Date, checked: Che
  * This check's changes of verdict: the entity's status when it turned, then each claim whose verdict
  * (or reason for failing) turned, at the next positions (./positions.ts), once the entity's oldest
  * changes past {@link CHANGES_KEPT} with them are removed: all but those a subscriber still waits for,
- * not yet handed out or not yet delivered (docs/notices.md#delivery), which stay until they are.
+ * not yet handed out or not yet delivered (docs/notices.md#delivery), which stay until they are. An
+ * entity checked for the `first` time has none to remove (its changes go with its row).
  */
-async function writeChanges(tx: Queryable, domain: string, at: Date, status: string | null, checked: Checked[]): Promise<void> {
+async function writeChanges(
+  tx: Queryable,
+  { domain, at, first }: { domain: string; at: Date; first: boolean },
+  status: string | null,
+  checked: Checked[],
+): Promise<void> {
   const when = at.toISOString();
   const changes: NewChange[] = checked
     .filter(({ prev, next }) => !prev || prev.verified !== next.verified || (!next.verified && prev.reason !== next.reason))
@@ -350,15 +361,20 @@ async function writeChanges(tx: Queryable, domain: string, at: Date, status: str
     }));
   if (status !== null) changes.unshift({ domain, kind: "entity", claim_key: "", id: null, at: when, verified: null, status, reason: null });
   if (changes.length === 0) return;
+  if (!first) await pruneChanges(tx, domain, changes.length);
+  await appendChanges(tx, changes, jsonb);
+}
+
+/** The entity's oldest changes past {@link CHANGES_KEPT}, with `adding` more to come, but those a subscriber waits for. */
+async function pruneChanges(tx: Queryable, domain: string, adding: number): Promise<void> {
   await tx.query(
     `DELETE FROM changes WHERE domain = $1
        AND seq < coalesce((SELECT min(seq) FROM (SELECT seq FROM changes WHERE domain = $1 ORDER BY seq DESC LIMIT $2) kept), $3::bigint)
        AND (position IS NULL OR position <= (SELECT last FROM notice_cursor))
        AND NOT EXISTS (SELECT 1 FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
          WHERE d.position = changes.position AND d.outcome IS NULL AND s.state = 'active')`,
-    [domain, Math.max(0, CHANGES_KEPT - changes.length), "9223372036854775807"],
+    [domain, Math.max(0, CHANGES_KEPT - adding), "9223372036854775807"],
   );
-  await appendChanges(tx, changes, jsonb);
 }
 
 /** Claims recorded before that the entity no longer lists: kept, as no longer present. */

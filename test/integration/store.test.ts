@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Claim, EntityResult, SearchResponse } from "ident-resolver";
 import { openStore, StoreError, type Store, type StoreLocation } from "ident-resolver/store";
 import { openDb } from "ident-resolver/store";
+import { record } from "ident-resolver/store";
 import { migrate, MIGRATIONS } from "ident-resolver/store";
 import { entityStanding } from "ident-resolver/store";
 import { claimCounts } from "ident-resolver";
@@ -76,6 +77,33 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
       verified_since: at(0),
     });
     expect(out.properties[1]!.since).toEqual({ first_seen_at: at(0), last_checked_at: at(0), failing_since: at(0) });
+  });
+
+  it("a first check reads no claims and removes no old changes: an entity the index does not hold has neither; a later one does both", async () => {
+    const seen: string[] = [];
+    const counted = (r: EntityResult) =>
+      store.db.transaction((tx) =>
+        record(
+          Object.assign(Object.create(tx) as typeof tx, {
+            query: (sql: string, params?: unknown[]) => (seen.push(sql), tx.query(sql, params)),
+          }),
+          r,
+        ),
+      );
+    const readsClaims = () => seen.filter((sql) => sql.startsWith("SELECT * FROM claims")).length;
+    const prunes = () => seen.filter((sql) => sql.startsWith("DELETE FROM changes")).length;
+    const first = await counted(result("first.example", at(0), [{ id: P1, verified: true }]));
+    expect([readsClaims(), prunes()]).toEqual([0, 0]);
+    expect(first.result.properties[0]!.since).toEqual({
+      first_seen_at: at(0),
+      last_checked_at: at(0),
+      last_verified_at: at(0),
+      verified_since: at(0),
+    });
+    // Its claim turns: the claims are read, and old changes removed past the number kept.
+    await counted(result("first.example", at(1), [{ id: P1, verified: false, reason: "not_listed" }]));
+    expect([readsClaims(), prunes()]).toEqual([1, 1]);
+    expect((await store.history("first.example"))!.changes.map((c) => c.verified ?? c.status)).toEqual([false, true, "accepted"]);
   });
 
   it("an answer no newer than the record (from the cache) writes nothing and is annotated alike", async () => {
