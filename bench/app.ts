@@ -212,7 +212,10 @@ export type WarmSet = { zero: readonly string[]; twenty: readonly string[] };
  */
 async function warmUp(base: string, warm: WarmSet): Promise<void> {
   const every = Math.max(1, Math.floor(warm.zero.length / Math.max(1, warm.twenty.length)));
-  const order = warm.zero.flatMap((d, i) => (i % every === 0 && warm.twenty[i / every] ? [d, warm.twenty[i / every] ?? d] : [d]));
+  const order = warm.zero.flatMap((d, i) => {
+    const twenty = i % every === 0 ? warm.twenty[i / every] : undefined;
+    return twenty ? [d, twenty] : [d];
+  });
   const gzip = { ...BROWSER, "accept-encoding": "gzip" };
   const header = 'data-testid="entity-header"';
   for (let i = 0; i < order.length; i += 2)

@@ -24,6 +24,17 @@ const run = (command: string, args: string[], env: Record<string, string>, timeo
     );
   });
 
+/** `domain`'s line in an export of the stopped store in `dataDir` (`ident store export`), if it holds it. */
+async function exportedEntity(dataDir: string, domain: string) {
+  const exported = await run(process.execPath, ["bin/ident.js", "store", "export"], { IDENT_DATA_DIR: dataDir });
+  expect(exported.code, exported.stderr).toBe(0);
+  return exported.stdout
+    .split("\n")
+    .filter((l) => l.startsWith('{"entity"'))
+    .map((l) => JSON.parse(l) as { entity: { domain: string; status: string }; claims: { verified: boolean }[] })
+    .find((l) => l.entity.domain === domain);
+}
+
 let net: SpawnedNetwork;
 let pg: PostgresServer;
 let dir: string;
@@ -93,13 +104,7 @@ test("an instance stopped with SIGTERM answers the lookup in progress, records i
   const [code] = (await once(server, "exit")) as [number | null];
   expect(code).toBe(0);
   // Recorded before the process ended: the stopped store holds it.
-  const exported = await run(process.execPath, ["bin/ident.js", "store", "export"], { IDENT_DATA_DIR: dataDir });
-  expect(exported.code, exported.stderr).toBe(0);
-  const unhurried = exported.stdout
-    .split("\n")
-    .filter((l) => l.startsWith('{"entity"'))
-    .map((l) => JSON.parse(l) as { entity: { domain: string }; claims: { verified: boolean }[] })
-    .find((l) => l.entity.domain === "unhurried.test");
+  const unhurried = await exportedEntity(dataDir, "unhurried.test");
   expect(unhurried?.claims.map((c) => c.verified)).toEqual([true]);
 });
 
@@ -129,12 +134,6 @@ test("an instance stopped with SIGTERM waits for the lookup whose client went aw
   server.kill("SIGTERM");
   const [code] = (await once(server, "exit")) as [number | null];
   expect(code).toBe(0);
-  const exported = await run(process.execPath, ["bin/ident.js", "store", "export"], { IDENT_DATA_DIR: dataDir });
-  expect(exported.code, exported.stderr).toBe(0);
-  const sluggish = exported.stdout
-    .split("\n")
-    .filter((l) => l.startsWith('{"entity"'))
-    .map((l) => JSON.parse(l) as { entity: { domain: string; status: string } })
-    .find((l) => l.entity.domain === "sluggish.test");
+  const sluggish = await exportedEntity(dataDir, "sluggish.test");
   expect(sluggish?.entity.status).toBe("accepted");
 });
