@@ -97,11 +97,13 @@ test("an instance stopped with SIGTERM answers the lookup in progress, records i
   // unhurried.test's credential answers after 2 s: the lookup is in progress when the signal comes.
   const lookup = request.get(`http://localhost:${PORT}/api/resolve?q=unhurried.test`, { timeout: 30_000 });
   await new Promise((r) => setTimeout(r, 500));
+  // Listened for before the signal: an instance with nothing left to do may be gone before the next await.
+  const exited = once(server, "exit");
   server.kill("SIGTERM");
   const answer = await lookup;
   expect(answer.status()).toBe(200);
   expect((await answer.json()).results[0].credentials[0].verified).toBe(true);
-  const [code] = (await once(server, "exit")) as [number | null];
+  const [code] = (await exited) as [number | null];
   expect(code).toBe(0);
   // Recorded before the process ended: the stopped store holds it.
   const unhurried = await exportedEntity(dataDir, "unhurried.test");
@@ -114,10 +116,9 @@ test("an instance stopped with SIGTERM waits for the lookup whose client went aw
   test.setTimeout(120_000);
   const dataDir = path.join(dir, "abandoned");
   const PORT = 3117;
-  // No discovery: stopping its crawler would wait for the lookup's documents in its stead.
   const server = startServer(
     [path.resolve("web/serve.js")],
-    Object.assign({}, net.env, { PORT: String(PORT), IDENT_DATA_DIR: dataDir, IDENT_METRICS_ADDR: "off", IDENT_CRAWL: "0" }),
+    Object.assign({}, net.env, { PORT: String(PORT), IDENT_DATA_DIR: dataDir, IDENT_METRICS_ADDR: "off" }),
   );
   await ready(request, PORT, server);
   // sluggish.test's entity document answers after 3 s; the client asks, and leaves after 0.5 s.
@@ -131,8 +132,10 @@ test("an instance stopped with SIGTERM waits for the lookup whose client went aw
     }, 500);
   });
   // No request is in progress now; the lookup is, for 2.5 s more (more than the fetcher's 2 s to close).
+  // Listened for before the signal: an instance with nothing left to do may be gone before the next await.
+  const exited = once(server, "exit");
   server.kill("SIGTERM");
-  const [code] = (await once(server, "exit")) as [number | null];
+  const [code] = (await exited) as [number | null];
   expect(code).toBe(0);
   const sluggish = await exportedEntity(dataDir, "sluggish.test");
   expect(sluggish?.entity.status).toBe("accepted");
