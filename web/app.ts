@@ -20,7 +20,7 @@ import { bridge, type BridgedApp } from "./bridge";
 import { streamsTo } from "./clients";
 import { startOperations } from "./operations";
 import { createPageCache, type PageCache } from "./page-cache";
-import { pageVersion } from "./page-version";
+import { pageVersion, versionGeneration } from "./page-version";
 import type { Route } from "./routes";
 import { serveRecheck } from "./recheck";
 import { sendText } from "./response";
@@ -106,7 +106,7 @@ function answerers(
   return {
     pages: createPageCache({
       version: (route) => pageVersion(resolver, route),
-      generation: () => resolver.generation(),
+      generation: (route) => versionGeneration(resolver, route),
       // Next streams metadata to browsers and blocks on it for other clients: one copy of each.
       variant: (req) => (streamsTo(req.headers["user-agent"] ?? null) ? "browser" : "agent"),
     }),

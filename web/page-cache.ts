@@ -39,10 +39,11 @@ export type PageCacheOptions = {
    */
   version(route: Route): Promise<PageVersion | string | null>;
   /**
-   * A number that moves whenever anything a version is made from changes. With it, a version with an
-   * `until` is worked out once and reused while this reads the same and the clock is before `until`.
+   * A number that moves whenever anything the version of `route` is made from changes. With it, a
+   * version with an `until` is worked out once and reused while this reads the same and the clock is
+   * before `until` (web/versions.ts).
    */
-  generation?(): number;
+  generation?(route: Route): number;
   /** Clock, in ms. @default Date.now */
   now?(): number;
   /**

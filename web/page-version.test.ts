@@ -6,8 +6,8 @@
 import { describe, expect, it } from "vitest";
 import type { ConfiguredResolver } from "ident-resolver/setup";
 import type { IssuedPage, Store } from "ident-resolver/store";
-import { ISSUED_FRESH_MS, pageVersion } from "./page-version";
-import { classify } from "./routes";
+import { ISSUED_FRESH_MS, pageVersion, versionGeneration } from "./page-version";
+import { classify, ROUTES } from "./routes";
 
 const PAGE: IssuedPage = {
   credentials: [
@@ -62,5 +62,22 @@ describe("an issuer's page version", () => {
       await pageVersion(resolverOf(() => Promise.reject(new Error("gone"))).resolver, classify("GET", "/issuer/guild.example")),
     ).toBeNull();
     expect(await pageVersion(resolverOf(async () => PAGE, false).resolver, classify("GET", "/issuer/guild.example"))).toBeNull();
+  });
+});
+
+describe("what moves a page's version", () => {
+  it("is the document cache's generation for an answer; nothing for the home and issuer pages, read from the index", () => {
+    let generation = 7;
+    const resolver = { generation: () => generation };
+    const answer = classify("GET", "/entity/alice.example");
+    const [home, issuer] = [classify("GET", "/"), classify("GET", "/issuer/guild.example")];
+    const before = [home, issuer].map((route) => versionGeneration(resolver, route));
+    expect(versionGeneration(resolver, answer)).toBe(7);
+    generation = 8;
+    expect(versionGeneration(resolver, answer)).toBe(8);
+    expect([home, issuer].map((route) => versionGeneration(resolver, route))).toEqual(before);
+    // Every row with a version read from the index is one of the two above.
+    const fromIndex = Object.entries(ROUTES).filter(([, row]) => row.version === "overview" || row.version === "issued");
+    expect(fromIndex.map(([kind]) => kind).sort()).toEqual([home.kind, issuer.kind].sort());
   });
 });

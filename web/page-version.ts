@@ -13,6 +13,15 @@ import type { Route } from "./routes";
 export const ISSUED_FRESH_MS = 5_000;
 
 /**
+ * What moves the version of `route`'s page before its `until`: for an answer, the document cache's
+ * generation (any document kept or dropped); for the home and issuer pages, nothing. They are read
+ * from the index and stand on their `until` alone, so that lookups filling the document cache do not
+ * make each visit read the index again, behind the lookups' writes (docs/decisions.md#the-home-page).
+ */
+export const versionGeneration = (resolver: Pick<ConfiguredResolver, "generation">, route: Route): number =>
+  route.row.version === "answer" ? resolver.generation() : 0;
+
+/**
  * What an entity or lookup page shows, as text: the resolver's whole answer from the cache alone; null
  * when a document it needs is not cached, or for a refresh, and the page is rendered afresh. Two equal
  * versions render the same page: nothing else a page shows depends on the request. The home page's is

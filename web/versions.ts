@@ -14,8 +14,11 @@ export type Version = { text: string; until: number };
 export type VersionOptions<T> = {
   /** The version of `input` now; null when it is not all digests (a document not cached, a refresh). */
   version(input: T): Promise<Version | string | null>;
-  /** A number that moves whenever anything a version is made from changes. */
-  generation?(): number;
+  /**
+   * A number that moves whenever anything the version of `input` is made from changes; the same
+   * number always for a version that stands on its `until` alone (one read from the index).
+   */
+  generation?(input: T): number;
   /** Clock, in ms. @default Date.now */
   now?(): number;
   /** Keys remembered. @default MEMORY_CAPS.versions (web/memory-caps.ts) */
@@ -28,20 +31,40 @@ export function createVersions<T>(options: VersionOptions<T>): (key: string, inp
   const digests = new LRUCache<string, { digest: string; generation: number; until: number }>({
     max: options.max ?? MEMORY_CAPS.versions.cap,
   });
+  /** Versions being worked out, by key: the requests that come meanwhile wait for the same one. */
+  const working = new Map<string, { generation: number; digest: Promise<string | null> }>();
   return async (key, input) => {
-    const generation = options.generation?.();
-    const kept = generation === undefined ? undefined : digests.get(key);
+    const generation = options.generation?.(input);
+    if (generation === undefined) return digestOf(options, input);
+    const kept = digests.get(key);
     if (kept && kept.generation === generation && now() < kept.until) return kept.digest;
-    // A version that cannot be worked out (it throws, even at once) is none: the answer is made afresh.
-    const v = await Promise.resolve()
-      .then(() => options.version(input))
-      .catch(() => null);
-    if (v === null) return null;
-    const digest = createHash("sha256")
-      .update(typeof v === "string" ? v : v.text)
-      .digest("base64");
-    // Read before the version was worked out: a change meanwhile makes the next read work it out again.
-    if (generation !== undefined && typeof v !== "string") digests.set(key, { digest, generation, until: v.until });
+    const shared = working.get(key);
+    if (shared?.generation === generation) return shared.digest;
+    const digest = digestOf(options, input, (v, d) => {
+      // Read before the version was worked out: a change meanwhile makes the next read work it out again.
+      if (typeof v !== "string") digests.set(key, { digest: d, generation, until: v.until });
+    }).finally(() => {
+      if (working.get(key)?.digest === digest) working.delete(key);
+    });
+    working.set(key, { generation, digest });
     return digest;
   };
+}
+
+/** The digest of `input`'s version now, or null; `keep` is handed a version worked out. */
+async function digestOf<T>(
+  options: VersionOptions<T>,
+  input: T,
+  keep?: (v: Version | string, digest: string) => void,
+): Promise<string | null> {
+  // A version that cannot be worked out (it throws, even at once) is none: the answer is made afresh.
+  const v = await Promise.resolve()
+    .then(() => options.version(input))
+    .catch(() => null);
+  if (v === null) return null;
+  const digest = createHash("sha256")
+    .update(typeof v === "string" ? v : v.text)
+    .digest("base64");
+  keep?.(v, digest);
+  return digest;
 }
