@@ -72,6 +72,24 @@ function cpuMs(pid: number | undefined): number {
   }
 }
 
+/**
+ * Waits until the processes of `pids` (their children counted) have used no CPU for 60 ms, 2 s at
+ * most: what a server does after its page is whole (its record, its stream's end) done before the
+ * next page is timed.
+ */
+async function quiet(pids: (number | undefined)[]): Promise<void> {
+  const used = () => pids.reduce((sum: number, pid) => sum + (pid === undefined ? 0 : cpuMs(pid) || 0), 0);
+  const deadline = Date.now() + 2_000;
+  let last = used();
+  let still = 0;
+  while (still < 3 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    const now = used();
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+}
+
 async function waitFor(url: string, ms: number) {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
@@ -453,7 +471,7 @@ async function openDocument(browser: Browser, domain: string, claims: readonly s
 async function coldInChromium(
   base: string,
   ideals: { plain: string; shell: string },
-  pids: { app: number | undefined; ideal: number | undefined },
+  pids: { app: number | undefined; ideal: number | undefined; others: (number | undefined)[] },
   set: ColdSet,
   connectTo: string,
   label: string,
@@ -496,20 +514,27 @@ async function coldInChromium(
       const [sz, sc] = [set.shell.zero[i] ?? "", set.shell.twenty[i] ?? ""];
       const [bz, bc] = [set.baseline.zero[i] ?? "", set.baseline.twenty[i] ?? ""];
       const other = (run: () => Promise<void>) => (baseline ? [run] : []);
+      // Each page's server done with it (its record, its stream's end) before the next page is asked
+      // for: a server's work after its page is whole would fall on another server's page.
+      const servers = [pids.app, pids.ideal, ...pids.others];
+      const settled = (run: () => Promise<void>) => async () => {
+        await run();
+        await quiet(servers);
+      };
       await inTurn(
         i,
-        async () => void zero.push(await openCold(browser, base, z, 0)),
-        async () => void idealZero.push(await openCold(browser, ideal, iz, 0)),
-        async () => void shellZero.push(await openCold(browser, ideals.shell, sz, 0)),
-        ...other(async () => void baseZero.push(await openCold(browser, baseline ?? "", bz, 0))),
+        settled(async () => void zero.push(await openCold(browser, base, z, 0))),
+        settled(async () => void idealZero.push(await openCold(browser, ideal, iz, 0))),
+        settled(async () => void shellZero.push(await openCold(browser, ideals.shell, sz, 0))),
+        ...other(settled(async () => void baseZero.push(await openCold(browser, baseline ?? "", bz, 0)))),
       );
       documents.push(await openDocument(own, z, []));
       await inTurn(
         i,
-        async () => void twenty.push(await openCold(browser, base, c, 20)),
-        async () => void idealTwenty.push(await openCold(browser, ideal, ic, 20)),
-        async () => void shellTwenty.push(await openCold(browser, ideals.shell, sc, 20)),
-        ...other(async () => void baseTwenty.push(await openCold(browser, baseline ?? "", bc, 20))),
+        settled(async () => void twenty.push(await openCold(browser, base, c, 20))),
+        settled(async () => void idealTwenty.push(await openCold(browser, ideal, ic, 20))),
+        settled(async () => void shellTwenty.push(await openCold(browser, ideals.shell, sc, 20))),
+        ...other(settled(async () => void baseTwenty.push(await openCold(browser, baseline ?? "", bc, 20)))),
       );
       fans.push(await openDocument(own, c, set.claimsOf(c)));
     }
@@ -559,7 +584,7 @@ async function coldInChromium(
       `          ÷ the plain ideal page (its 364-byte head: what the design adds as well): header visible, 20 claims: ${header20}; no claims: ${header0}\n` +
       `          all 20 claims in place: ${whole20}\n` +
       `          medians (min–max) of ${set.twenty.length} cold pages each, the app's and the ideal's opened in turn, publishers answering in 50 ms, ` +
-      `each server first taken through ${set.warm.zero.length + set.warm.twenty.length} cold pages of its own (${set.warm.twenty.length} with 20 claims)\n` +
+      `each server first taken through ${set.warm.zero.length + set.warm.twenty.length} cold pages of its own (${set.warm.twenty.length} with 20 claims), each page timed once every server was quiet\n` +
       `          the servers' CPU time a cold page (no claims and 20, their mean; the app's index engine included): app ${cpu.app.toFixed(0)} ms, ideal ${cpu.ideal.toFixed(0)} ms (${(cpu.app / cpu.ideal).toFixed(2)} ×)\n` +
       (baseline
         ? `          this build ÷ the build at BENCH_BASE (${process.env.BENCH_BASE}), opened in turn with them: ` +
@@ -667,7 +692,7 @@ async function startBaseline(env: Record<string, string>, port: string) {
     server.kill("SIGTERM");
     throw error;
   }
-  return { url: `http://localhost:${port}`, stop: () => server.kill("SIGTERM") };
+  return { url: `http://localhost:${port}`, pid: server.pid, stop: () => server.kill("SIGTERM") };
 }
 
 /** Runs the built app on `env` (the sample network's), measures, and stops it. */
@@ -713,11 +738,11 @@ export async function benchApp(
         await withIdealPage(env, "3220", async (ideal, idealPid) => {
           console.log(await coldBesideBusyLoops(base, ideal, cold.http));
           const shell = { BENCH_SHELL: await captureShell(base), BENCH_ASSETS: base };
-          return withIdealPage(Object.assign({}, env, shell), "3222", (shellIdeal) =>
+          return withIdealPage(Object.assign({}, env, shell), "3222", (shellIdeal, shellPid) =>
             coldInChromium(
               base,
               { plain: ideal, shell: shellIdeal },
-              { app: app.pid, ideal: idealPid },
+              { app: app.pid, ideal: idealPid, others: [shellPid, baseline?.pid] },
               cold.own,
               env.IDENT_CONNECT_TO ?? "",
               "each claim on its own address",
@@ -837,11 +862,11 @@ export async function benchApp(
       console.log(
         await withIdealPage(oneEnv, "3221", async (ideal, idealPid) => {
           const shell = { BENCH_SHELL: await captureShell("http://localhost:3211"), BENCH_ASSETS: "http://localhost:3211" };
-          return withIdealPage(Object.assign({}, oneEnv, shell), "3223", (shellIdeal) =>
+          return withIdealPage(Object.assign({}, oneEnv, shell), "3223", (shellIdeal, shellPid) =>
             coldInChromium(
               "http://localhost:3211",
               { plain: ideal, shell: shellIdeal },
-              { app: one.pid, ideal: idealPid },
+              { app: one.pid, ideal: idealPid, others: [shellPid, oneBaseline?.pid] },
               cold.one,
               cold.one.connectTo,
               "every claim on one address",
