@@ -22,6 +22,7 @@ import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue.ts";
 import { addTypoWords, boundedKey, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts.ts";
 import { searchColumns } from "./search-text.ts";
 import { lastPosition, placeChanges } from "./positions.ts";
+import { PLANNED_TABLES } from "./statistics.ts";
 
 export const EXPORT_SCHEMA = "ident-resolver/export@1";
 
@@ -831,7 +832,7 @@ export async function importIndex(db: Db, lines: AsyncIterable<NumberedLine>, op
     await putBack(tx, aside);
     // The planner's statistics, as after any bulk load: without them the first reads of a new
     // index (an export, a search) may scan where they would look up.
-    await tx.query("ANALYZE entities, claims, changes, crawl_queue, search_words");
+    await tx.query(`ANALYZE ${PLANNED_TABLES}`);
     // What the home page counts (docs/decisions.md#the-home-page), as the store derives it.
     await recount(tx);
     // Last, holding the counter until the import commits: the changes without a position placed.

@@ -11,6 +11,7 @@ import { FOLLOW_PERIOD_S, pruneNeverAccepted, type DiscoveryOptions } from "./qu
 import { createRecorder } from "./recorder.ts";
 import { decodeCursor, searchIndex, type IndexSearch } from "./search.ts";
 import { issuedBy, type IssuedPage } from "./issued.ts";
+import { analyzeIfBehind, STATISTICS_EVERY_MS } from "./statistics.ts";
 import { extend } from "../objects.ts";
 import type { FeedChange } from "./feeds.ts";
 import {
@@ -97,6 +98,7 @@ export {
 export { decodeIssuedCursor, issuedBy, type IssuedCredential, type IssuedPage } from "./issued.ts";
 export { SITEMAP_URLS, sitemapAfter, sitemapChunks, sitemapCount, type SitemapEntry } from "./sitemap.ts";
 export { entityStanding, type Standing } from "./standing.ts";
+export { analyzeIfBehind, statisticsBehind } from "./statistics.ts";
 export { History, record, reindexSearch } from "./verdicts.ts";
 
 export type Store = {
@@ -245,6 +247,9 @@ export async function openStore(
   const prune = () => void pruneNeverAccepted(db).catch(() => undefined);
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
   pruning.unref();
+  // docs/decisions.md#search-at-size: the embedded engine's statistics kept as autovacuum would.
+  const counting = setInterval(() => void analyzeIfBehind(db).catch(() => undefined), STATISTICS_EVERY_MS);
+  counting.unref();
   const ping = (timeoutMs = 2000) => answersWithin(db, timeoutMs);
   const notices = new Set<() => void>();
   const recorder = createRecorder(
@@ -294,6 +299,7 @@ export async function openStore(
     async close() {
       recorder.stop();
       clearInterval(pruning);
+      clearInterval(counting);
       await db.close();
     },
   };

@@ -1,0 +1,33 @@
+/**
+ * The planner's statistics on the embedded engine (docs/decisions.md#search-at-size). A PostgreSQL
+ * server's autovacuum analyzes a table once a tenth of it has changed; the embedded engine has no
+ * autovacuum, so a store grown by lookups and discovery, never imported, was searched as if it were
+ * empty: `reltuples` 0 (the size a search weighs its two ways to read by) and no statistics of its
+ * words. The same rule is kept here, from the count of entities the index keeps
+ * (docs/decisions.md#the-home-page).
+ */
+import type { Db, Queryable } from "./db.ts";
+
+/** The tables the index's reads are planned on; an import counts the same ones at its end. */
+export const PLANNED_TABLES = "entities, claims, changes, crawl_queue, search_words";
+
+/** How often an open embedded store looks whether its statistics are behind. */
+export const STATISTICS_EVERY_MS = 60_000;
+
+/** Whether the entities counted and those the planner knows of differ by more than autovacuum lets a table change unanalyzed. */
+export async function statisticsBehind(db: Queryable): Promise<boolean> {
+  const [row] = await db.query<{ known: number; counted: number }>(
+    `SELECT (SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE relname = 'entities') AS known,
+            (SELECT coalesce(sum(value), 0)::float8 FROM index_counts WHERE name = 'entities') AS counted`,
+  );
+  const known = row?.known ?? 0;
+  // autovacuum_analyze_threshold and autovacuum_analyze_scale_factor, at PostgreSQL's defaults.
+  return Math.abs((row?.counted ?? 0) - known) > 50 + 0.1 * known;
+}
+
+/** On the embedded engine, the index's tables analyzed when their statistics are behind; whether they were. */
+export async function analyzeIfBehind(db: Db): Promise<boolean> {
+  if (db.engine !== "pglite" || !(await statisticsBehind(db))) return false;
+  await db.query(`ANALYZE ${PLANNED_TABLES}`);
+  return true;
+}
