@@ -14,6 +14,7 @@ import { startPostgres, type PostgresServer } from "../test/helpers/postgres";
 import { spawnSampleNetwork, type SpawnedNetwork } from "../test/network/spawn";
 import { ready, startServer } from "./helpers/server";
 import { expect, test } from "./helpers/test";
+import type { APIRequestContext } from "@playwright/test";
 
 test.describe.configure({ mode: "serial" });
 
@@ -81,17 +82,23 @@ test("the way across: embedded → PostgreSQL, two instances serving the same en
   expect(moved.stderr).toMatch(/ident: imported 3 entities/);
 });
 
+/** An instance on the sample network with an embedded index of its own (`dataDir`), answering on `port`: to be stopped by the test. */
+async function instanceToStop(request: APIRequestContext, name: string, port: number) {
+  const dataDir = path.join(dir, name);
+  const server = startServer(
+    [path.resolve("web/serve.js")],
+    Object.assign({}, net.env, { PORT: String(port), IDENT_DATA_DIR: dataDir, IDENT_METRICS_ADDR: "off" }),
+  );
+  await ready(request, port, server);
+  return { server, dataDir };
+}
+
 test("an instance stopped with SIGTERM answers the lookup in progress, records it, and exits 0 (upgrading without losing results)", async ({
   request,
 }) => {
   test.setTimeout(120_000);
-  const dataDir = path.join(dir, "stopping");
   const PORT = 3116;
-  const server = startServer(
-    [path.resolve("web/serve.js")],
-    Object.assign({}, net.env, { PORT: String(PORT), IDENT_DATA_DIR: dataDir, IDENT_METRICS_ADDR: "off" }),
-  );
-  await ready(request, PORT, server);
+  const { server, dataDir } = await instanceToStop(request, "stopping", PORT);
   // The API's description, read now: the checked request reads it once per server, and this one stops.
   expect((await request.get(`http://localhost:${PORT}/api/openapi.json`)).status()).toBe(200);
   // unhurried.test's credential answers after 2 s: the lookup is in progress when the signal comes.
@@ -114,13 +121,8 @@ test("an instance stopped with SIGTERM waits for the lookup whose client went aw
   request,
 }) => {
   test.setTimeout(120_000);
-  const dataDir = path.join(dir, "abandoned");
   const PORT = 3117;
-  const server = startServer(
-    [path.resolve("web/serve.js")],
-    Object.assign({}, net.env, { PORT: String(PORT), IDENT_DATA_DIR: dataDir, IDENT_METRICS_ADDR: "off" }),
-  );
-  await ready(request, PORT, server);
+  const { server, dataDir } = await instanceToStop(request, "abandoned", PORT);
   // sluggish.test's entity document answers after 3 s; the client asks, and leaves after 0.5 s.
   await new Promise<void>((resolve) => {
     const asked = httpRequest(`http://localhost:${PORT}/api/resolve?q=sluggish.test`);
