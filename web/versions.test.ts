@@ -4,7 +4,7 @@
  * one is being worked out.
  */
 import { describe, expect, it, vi } from "vitest";
-import { createVersions, type Version } from "./versions";
+import { createVersions, SHARED_MS, type Version } from "./versions";
 
 /** A version read of `text()` as it is when asked, answered when `release` is called; its calls counted. */
 function slowVersion(text: () => string, until = Infinity) {
@@ -60,6 +60,23 @@ describe("versions", () => {
     expect(slow.version).toHaveBeenCalledTimes(2);
     slow.release();
     await other;
+  });
+
+  it("shares a version being worked out for SHARED_MS only: a read that hangs does not hold every later request", async () => {
+    let t = 0;
+    const slow = slowVersion(() => "v1");
+    const versions = createVersions<string>({ version: slow.version, generation: () => 0, now: () => t });
+    const first = versions("/", "home");
+    t = SHARED_MS - 1;
+    const joined = versions("/", "home");
+    await new Promise((r) => setImmediate(r));
+    expect(slow.version).toHaveBeenCalledTimes(1);
+    t = SHARED_MS;
+    const later = versions("/", "home");
+    await new Promise((r) => setImmediate(r));
+    expect(slow.version).toHaveBeenCalledTimes(2);
+    slow.release();
+    expect(new Set(await Promise.all([first, joined, later])).size).toBe(1);
   });
 
   it("does not share a version worked out before the generation moved: the request after the move asks again", async () => {

@@ -25,6 +25,9 @@ export type VersionOptions<T> = {
   max?: number;
 };
 
+/** How long a version being worked out is shared with the requests that come meanwhile. */
+export const SHARED_MS = 1_000;
+
 /** The digest of the version of `input`, kept under `key`, now (equal digests are equal answers), or null. */
 export function createVersions<T>(options: VersionOptions<T>): (key: string, input: T) => Promise<string | null> {
   const now = options.now ?? Date.now;
@@ -32,21 +35,23 @@ export function createVersions<T>(options: VersionOptions<T>): (key: string, inp
     max: options.max ?? MEMORY_CAPS.versions.cap,
   });
   /** Versions being worked out, by key: the requests that come meanwhile wait for the same one. */
-  const working = new Map<string, { generation: number; digest: Promise<string | null> }>();
+  const working = new Map<string, { generation: number; since: number; digest: Promise<string | null> }>();
   return async (key, input) => {
     const generation = options.generation?.(input);
     if (generation === undefined) return digestOf(options, input);
     const kept = digests.get(key);
     if (kept && kept.generation === generation && now() < kept.until) return kept.digest;
+    // Shared while young: a read that hangs (a stuck connection) holds the requests of its first
+    // second, not every later one.
     const shared = working.get(key);
-    if (shared?.generation === generation) return shared.digest;
+    if (shared?.generation === generation && now() - shared.since < SHARED_MS) return shared.digest;
     const digest = digestOf(options, input, (v, d) => {
       // Read before the version was worked out: a change meanwhile makes the next read work it out again.
       if (typeof v !== "string") digests.set(key, { digest: d, generation, until: v.until });
     }).finally(() => {
       if (working.get(key)?.digest === digest) working.delete(key);
     });
-    working.set(key, { generation, digest });
+    working.set(key, { generation, since: now(), digest });
     return digest;
   };
 }

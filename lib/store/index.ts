@@ -248,7 +248,13 @@ export async function openStore(
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
   pruning.unref();
   // docs/decisions.md#search-at-size: the embedded engine's statistics kept as autovacuum would.
-  const counting = setInterval(() => void analyzeIfBehind(db).catch(() => undefined), STATISTICS_EVERY_MS);
+  let analyzing: Promise<unknown> | null = null;
+  const counting = setInterval(() => {
+    // One look at a time: behind a long transaction (an import), the minutes do not queue up.
+    analyzing ??= analyzeIfBehind(db)
+      .catch(() => undefined)
+      .finally(() => (analyzing = null));
+  }, STATISTICS_EVERY_MS);
   counting.unref();
   const ping = (timeoutMs = 2000) => answersWithin(db, timeoutMs);
   const notices = new Set<() => void>();

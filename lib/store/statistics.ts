@@ -3,8 +3,10 @@
  * server's autovacuum analyzes a table once a tenth of it has changed; the embedded engine has no
  * autovacuum, so a store grown by lookups and discovery, never imported, was searched as if it were
  * empty: `reltuples` 0 (the size a search weighs its two ways to read by) and no statistics of its
- * words. The same rule is kept here, from the count of entities the index keeps
- * (docs/decisions.md#the-home-page).
+ * words. Autovacuum's rule is applied here to the count of entities the index keeps
+ * (docs/decisions.md#the-home-page), not to each table's changes, which the embedded engine does
+ * not report: a store that grows or shrinks is counted again; one whose rows change at a steady
+ * size is not.
  */
 import type { Db, Queryable } from "./db.ts";
 
