@@ -508,19 +508,19 @@ async function coldInChromium(
     const cpuBefore = { app: cpuMs(pids.app), ideal: cpuMs(pids.ideal) };
     // Alternated, so that drift on a shared machine falls on all alike; the app's page, the ideal
     // one (and the other build's) each first in turn.
+    // Each page's server done with it (its record, its stream's end) before the next page is asked
+    // for: a server's work after its page is whole would fall on another server's page.
+    const servers = [pids.app, pids.ideal, ...pids.others];
+    const settled = (run: () => Promise<void>) => async () => {
+      await run();
+      await quiet(servers);
+    };
     for (let i = 0; i < set.twenty.length; i++) {
       const [z, c] = [set.zero[i] ?? "", set.twenty[i] ?? ""];
       const [iz, ic] = [set.ideal.zero[i] ?? "", set.ideal.twenty[i] ?? ""];
       const [sz, sc] = [set.shell.zero[i] ?? "", set.shell.twenty[i] ?? ""];
       const [bz, bc] = [set.baseline.zero[i] ?? "", set.baseline.twenty[i] ?? ""];
       const other = (run: () => Promise<void>) => (baseline ? [run] : []);
-      // Each page's server done with it (its record, its stream's end) before the next page is asked
-      // for: a server's work after its page is whole would fall on another server's page.
-      const servers = [pids.app, pids.ideal, ...pids.others];
-      const settled = (run: () => Promise<void>) => async () => {
-        await run();
-        await quiet(servers);
-      };
       await inTurn(
         i,
         settled(async () => void zero.push(await openCold(browser, base, z, 0))),

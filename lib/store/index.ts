@@ -11,7 +11,7 @@ import { FOLLOW_PERIOD_S, pruneNeverAccepted, type DiscoveryOptions } from "./qu
 import { createRecorder } from "./recorder.ts";
 import { decodeCursor, searchIndex, type IndexSearch } from "./search.ts";
 import { issuedBy, type IssuedPage } from "./issued.ts";
-import { analyzeIfBehind, STATISTICS_EVERY_MS } from "./statistics.ts";
+import { keepStatistics } from "./statistics.ts";
 import { extend } from "../objects.ts";
 import type { FeedChange } from "./feeds.ts";
 import {
@@ -248,14 +248,7 @@ export async function openStore(
   const pruning = setInterval(prune, PRUNE_EVERY_MS);
   pruning.unref();
   // docs/decisions.md#search-at-size: the embedded engine's statistics kept as autovacuum would.
-  let analyzing: Promise<unknown> | null = null;
-  const counting = setInterval(() => {
-    // One look at a time: behind a long transaction (an import), the minutes do not queue up.
-    analyzing ??= analyzeIfBehind(db)
-      .catch(() => undefined)
-      .finally(() => (analyzing = null));
-  }, STATISTICS_EVERY_MS);
-  counting.unref();
+  const stopCounting = keepStatistics(db);
   const ping = (timeoutMs = 2000) => answersWithin(db, timeoutMs);
   const notices = new Set<() => void>();
   const recorder = createRecorder(
@@ -305,7 +298,7 @@ export async function openStore(
     async close() {
       recorder.stop();
       clearInterval(pruning);
-      clearInterval(counting);
+      stopCounting();
       await db.close();
     },
   };

@@ -14,7 +14,7 @@ import type { Db, Queryable } from "./db.ts";
 export const PLANNED_TABLES = "entities, claims, changes, crawl_queue, search_words";
 
 /** How often an open embedded store looks whether its statistics are behind. */
-export const STATISTICS_EVERY_MS = 60_000;
+const STATISTICS_EVERY_MS = 60_000;
 
 /** Whether the entities counted and those the planner knows of differ by more than autovacuum lets a table change unanalyzed. */
 export async function statisticsBehind(db: Queryable): Promise<boolean> {
@@ -32,4 +32,21 @@ export async function analyzeIfBehind(db: Db): Promise<boolean> {
   if (db.engine !== "pglite" || !(await statisticsBehind(db))) return false;
   await db.query(`ANALYZE ${PLANNED_TABLES}`);
   return true;
+}
+
+/**
+ * Looks every {@link STATISTICS_EVERY_MS} whether the embedded engine's statistics are behind, one look
+ * at a time (behind a long transaction, an import, the minutes do not queue up); nothing on a server.
+ * Answers how to stop looking.
+ */
+export function keepStatistics(db: Db): () => void {
+  if (db.engine !== "pglite") return () => undefined;
+  let looking: Promise<unknown> | null = null;
+  const timer = setInterval(() => {
+    looking ??= analyzeIfBehind(db)
+      .catch(() => undefined)
+      .finally(() => (looking = null));
+  }, STATISTICS_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
