@@ -79,6 +79,26 @@ describe("versions", () => {
     expect(new Set(await Promise.all([first, joined, later])).size).toBe(1);
   });
 
+  it("keeps the later of two versions worked out at once, though the earlier one ends last", async () => {
+    let t = 0;
+    const answers: ((v: Version) => void)[] = [];
+    const version = vi.fn(() => new Promise<Version>((resolve) => answers.push(resolve)));
+    const versions = createVersions<string>({ version, generation: () => 0, now: () => t });
+    const first = versions("/", "home");
+    await new Promise((r) => setImmediate(r));
+    t = SHARED_MS;
+    const later = versions("/", "home");
+    await new Promise((r) => setImmediate(r));
+    expect(answers).toHaveLength(2);
+    // The later read ends first; the one that hung ends after it, with what it read before.
+    answers[1]?.({ text: "new", until: Infinity });
+    const kept = await later;
+    answers[0]?.({ text: "old", until: Infinity });
+    expect(await first).not.toBe(kept);
+    expect(await versions("/", "home")).toBe(kept);
+    expect(version).toHaveBeenCalledTimes(2);
+  });
+
   it("does not share a version worked out before the generation moved: the request after the move asks again", async () => {
     let generation = 1;
     let text = "v1";

@@ -31,11 +31,13 @@ export const SHARED_MS = 1_000;
 /** The digest of the version of `input`, kept under `key`, now (equal digests are equal answers), or null. */
 export function createVersions<T>(options: VersionOptions<T>): (key: string, input: T) => Promise<string | null> {
   const now = options.now ?? Date.now;
-  const digests = new LRUCache<string, { digest: string; generation: number; until: number }>({
+  const digests = new LRUCache<string, { digest: string; generation: number; until: number; begun: number }>({
     max: options.max ?? MEMORY_CAPS.versions.cap,
   });
   /** Versions being worked out, by key: the requests that come meanwhile wait for the same one. */
   const working = new Map<string, { generation: number; since: number; digest: Promise<string | null> }>();
+  /** Counts the versions begun: of two worked out at once, the one begun later is kept. */
+  let begun = 0;
   return async (key, input) => {
     const generation = options.generation?.(input);
     if (generation === undefined) return digestOf(options, input);
@@ -45,9 +47,13 @@ export function createVersions<T>(options: VersionOptions<T>): (key: string, inp
     // second, not every later one.
     const shared = working.get(key);
     if (shared?.generation === generation && now() - shared.since < SHARED_MS) return shared.digest;
+    const order = ++begun;
     const digest = digestOf(options, input, (v, d) => {
-      // Read before the version was worked out: a change meanwhile makes the next read work it out again.
-      if (typeof v !== "string") digests.set(key, { digest: d, generation, until: v.until });
+      // Read before the version was worked out: a change meanwhile makes the next read work it out
+      // again. One that hung past SHARED_MS and ends after a later one was kept is not kept over it.
+      const newer = digests.peek(key);
+      if (typeof v !== "string" && !(newer && newer.begun > order))
+        digests.set(key, { digest: d, generation, until: v.until, begun: order });
     }).finally(() => {
       if (working.get(key)?.digest === digest) working.delete(key);
     });
