@@ -488,29 +488,38 @@ export type History = z.infer<typeof History>;
 
 /** The recorded changes of an entity, newest first; null when the index does not know it. */
 export async function history(db: Queryable, domain: string, limit = 200): Promise<History | null> {
-  const [entity] = await db.query<{ last_checked_at: Date }>("SELECT last_checked_at FROM entities WHERE domain = $1", [domain]);
-  if (!entity) return null;
+  // One statement: the entity's row, and its changes beside it (none: one row of nulls).
   const rows = await db.query<{
-    at: Date;
-    kind: Change["kind"];
+    last_checked_at: Date;
+    at: Date | null;
+    kind: Change["kind"] | null;
     id: string | null;
     status: string | null;
     verified: boolean | null;
     reason: string | null;
-  }>("SELECT at, kind, id, status, verified, reason FROM changes WHERE domain = $1 ORDER BY at DESC, seq DESC LIMIT $2", [domain, limit]);
-  return {
-    schema: HISTORY_SCHEMA,
-    domain,
-    last_checked_at: entity.last_checked_at.toISOString(),
-    changes: rows.map((r) => ({
+  }>(
+    `SELECT e.last_checked_at, c.at, c.kind, c.id, c.status, c.verified, c.reason
+     FROM entities e LEFT JOIN LATERAL (
+       SELECT at, kind, id, status, verified, reason, seq FROM changes WHERE domain = e.domain ORDER BY at DESC, seq DESC LIMIT $2
+     ) c ON true
+     WHERE e.domain = $1 ORDER BY c.at DESC, c.seq DESC`,
+    [domain, limit],
+  );
+  const [entity] = rows;
+  if (!entity) return null;
+  const changes: Change[] = [];
+  for (const r of rows) {
+    if (r.at === null || r.kind === null) continue;
+    changes.push({
       at: r.at.toISOString(),
       kind: r.kind,
       id: r.id,
       ...(r.status !== null ? { status: r.status } : {}),
       ...(r.verified !== null ? { verified: r.verified } : {}),
       ...(r.reason !== null ? { reason: r.reason } : {}),
-    })),
-  };
+    });
+  }
+  return { schema: HISTORY_SCHEMA, domain, last_checked_at: entity.last_checked_at.toISOString(), changes };
 }
 
 /**

@@ -117,6 +117,22 @@ describe.each(ENGINES)("the index on $name", ({ location }) => {
     expect((await store.history("alice.example"))!.changes).toHaveLength(3); // the entity, P1, P2
   });
 
+  it("an entity's history is its newest 200 changes, newest first (one statement: the entity and its changes)", async () => {
+    await recorded(result("long.example", at(0), [{ id: P1, verified: true }]));
+    // 250 more turns of its claim, each a change.
+    await store.db.query(
+      `INSERT INTO changes (domain, kind, claim_key, id, at, verified, reason)
+       SELECT 'long.example', 'properties', $1, $1, $2::timestamptz + make_interval(secs => n), n % 2 = 0, CASE WHEN n % 2 = 1 THEN 'not_listed' END
+       FROM generate_series(1, 250) n`,
+      [P1, at(1)],
+    );
+    const h = (await store.history("long.example"))!;
+    expect(h.changes).toHaveLength(200);
+    expect(h.changes[0]).toMatchObject({ at: new Date(Date.parse(at(1)) + 250_000).toISOString(), verified: true });
+    expect(h.changes.every((c, i) => i === 0 || c.at < h.changes[i - 1]!.at)).toBe(true);
+    expect(h.last_checked_at).toBe(at(0));
+  });
+
   it("a card streamed before the check is whole is annotated as the record will be (preview)", async () => {
     await recorded(
       result("preview.example", at(0), [
