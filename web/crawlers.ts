@@ -57,12 +57,12 @@ export function sitemapNumber(file: string): number | null {
 /** Where each sitemap begins, as the last read of the one before ended: kept a minute, as the count is. */
 const begins = new WeakMap<Queryable, Map<string, { after: string | null; until: number }>>();
 
-/** Where sitemap `n` begins (lib/store/sitemap.ts `sitemapAfter`), counted on from the nearest one known before it. */
+/** Where sitemap `n` begins (lib/store/sitemap.ts `sitemapAfter`), counted on from the nearest one remembered before it. */
 async function cachedSitemapAfter(db: Queryable, n: number, perSitemap: number, now: number): Promise<string | null | undefined> {
-  const known = begins.get(db);
+  const remembered = begins.get(db);
   let from: { n: number; after: string | null } = { n: 0, after: null };
-  for (let m = n; m > 0 && known; m--) {
-    const kept = known.get(`${perSitemap}:${m}`);
+  for (let m = n; m > 0 && remembered; m--) {
+    const kept = remembered.get(`${perSitemap}:${m}`);
     if (kept && now < kept.until) {
       from = { n: m, after: kept.after };
       break;
@@ -73,10 +73,10 @@ async function cachedSitemapAfter(db: Queryable, n: number, perSitemap: number, 
 
 /** Remembers that sitemap `n` begins after `after`, for a minute. */
 function rememberBegin(db: Queryable, n: number, perSitemap: number, after: string, now: number): void {
-  const known = begins.get(db) ?? new Map<string, { after: string | null; until: number }>();
-  begins.set(db, known);
-  for (const [key, kept] of known) if (kept.until <= now) known.delete(key);
-  known.set(`${perSitemap}:${n}`, { after, until: now + 60_000 });
+  const remembered = begins.get(db) ?? new Map<string, { after: string | null; until: number }>();
+  begins.set(db, remembered);
+  for (const [key, kept] of remembered) if (kept.until <= now) remembered.delete(key);
+  remembered.set(`${perSitemap}:${n}`, { after, until: now + 60_000 });
 }
 
 /**

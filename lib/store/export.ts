@@ -19,7 +19,7 @@ import { EntityStatus, Reason } from "../result/record.ts";
 import type { Db, Tx } from "./db.ts";
 import { copyLine, CopyReader, isoTime, sqlLiteral, type CopyValue } from "./copy-text.ts";
 import { PRIORITY, RECHECK_OK_S, type JobReason } from "./queue.ts";
-import { addTypoWords, boundedKey, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoWords } from "./verdicts.ts";
+import { addTypoTerms, boundedKey, CLAIM_KINDS, jsonb, MAX_LABEL_LENGTH, typoTerms } from "./verdicts.ts";
 import { searchColumns } from "./search-text.ts";
 import { lastPosition, placeChanges } from "./positions.ts";
 import { PLANNED_TABLES } from "./statistics.ts";
@@ -1064,7 +1064,7 @@ function loadEntities(batch: ExportEntity[], staging: Staging): (tx: Tx, done: I
   for (const b of batch) {
     const e = b.entity;
     const columns = searchOf(b);
-    if (wordsStaged) for (const word of typoWords(columns.names)) wordRows.push(copyLine([e.domain, word]));
+    if (wordsStaged) for (const word of typoTerms(columns.names)) wordRows.push(copyLine([e.domain, word]));
     else for (const word of columns.names) words.add(word);
     entities.push(copyRow(ENTITY_COLUMNS, e, [], [columns.search, columns.search_names]));
     for (const c of b.claims) claims.push(copyRow(CLAIM_FIELDS, c, [e.domain]));
@@ -1077,7 +1077,7 @@ function loadEntities(batch: ExportEntity[], staging: Staging): (tx: Tx, done: I
     await tx.copyFrom(into.entities, [...ENTITY_COLUMNS.map(([name]) => name), "search", "search_names"], rows.entities);
     if (wordsStaged) {
       if (wordRows.length > 0) await tx.copyFrom(into.search_words, ["domain", "word"], rows.words);
-    } else await addTypoWords(tx, words);
+    } else await addTypoTerms(tx, words);
     if (claims.length > 0)
       await tx.copyFrom(
         into.claims,

@@ -245,8 +245,8 @@ export async function anySubscribed(db: Queryable): Promise<boolean> {
  * large outbox is not sampled again for every crowd (200 ms at a million).
  */
 async function countForPlanner(db: Db, made: number): Promise<void> {
-  const [known] = await db.query<{ n: number }>("SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'deliveries'");
-  if (made >= 0.1 * Math.max(0, known?.n ?? 0)) await db.query("ANALYZE deliveries, subscriptions");
+  const [planned] = await db.query<{ n: number }>("SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'deliveries'");
+  if (made >= 0.1 * Math.max(0, planned?.n ?? 0)) await db.query("ANALYZE deliveries, subscriptions");
 }
 
 type DueRow = SubscriptionRow & {

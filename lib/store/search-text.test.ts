@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fold, foldedWords, MAX_WORD_LENGTH, prefixQuery, searchColumns, typoQuery } from "./search-text.ts";
+import { fold, foldedTerms, MAX_WORD_LENGTH, prefixQuery, searchColumns, typoQuery } from "./search-text.ts";
 
 describe("one folding of text (docs/decisions.md#search)", () => {
   it.each([
@@ -14,12 +14,12 @@ describe("one folding of text (docs/decisions.md#search)", () => {
     ["Hebrew points", "שָׁלוֹם", ["שלום"]],
     ["compatibility forms", "ＴＯＫＹＯ ﬁsh ①", ["tokyo", "fish", "1"]],
   ])("%s", (_family, text, words) => {
-    expect(foldedWords(text)).toEqual(words);
+    expect(foldedTerms(text)).toEqual(words);
   });
 
   it("keeps separators, drops words too long to index", () => {
     expect(fold("Café-Müller, Zürich")).toBe("cafe-muller, zurich");
-    expect(foldedWords(`a ${"x".repeat(MAX_WORD_LENGTH + 1)} b`)).toEqual(["a", "b"]);
+    expect(foldedTerms(`a ${"x".repeat(MAX_WORD_LENGTH + 1)} b`)).toEqual(["a", "b"]);
   });
 
   it("an entity's columns: its names' words, every word, and the words kept for typos (not the top-level domain)", () => {

@@ -53,8 +53,8 @@ export function fold(text: string): string {
 
 const indexable = (w: string) => w.length <= MAX_WORD_LENGTH;
 
-/** The folded words of `text`, in order, repeated as they come. */
-export function foldedWords(text: string): string[] {
+/** The folded terms of `text` (what the index stores and a search looks for), in order, repeated as they come. */
+export function foldedTerms(text: string): string[] {
   // Printable ASCII folded is lower case, whose letters and digits are a-z and 0-9: no Unicode classes to test.
   const words = ASCII.test(text) ? text.toLowerCase().match(/[a-z0-9]+/g) : fold(text).match(/[\p{L}\p{N}]+/gu);
   if (words === null) return [];
@@ -87,17 +87,17 @@ const lexeme = (word: string) =>
  * module makes.
  */
 export function searchColumns(text: SearchText): { search: string; search_names: string; names: string[] } {
-  const names = new Set(foldedWords(`${text.name ?? ""} ${text.domain.replace(/\.[^.]*$/, "")}`));
+  const names = new Set(foldedTerms(`${text.name ?? ""} ${text.domain.replace(/\.[^.]*$/, "")}`));
   const named = new Set(names);
-  for (const w of foldedWords(`${text.domain} ${text.networkId ?? ""}`)) named.add(w);
+  for (const w of foldedTerms(`${text.domain} ${text.networkId ?? ""}`)) named.add(w);
   const all = new Set(named);
   let claims = "";
   for (const c of text.claims) {
     if (c !== null) claims = claims === "" ? c : `${claims} ${c}`;
     if (claims.length >= MAX_CLAIM_TEXT) break;
   }
-  for (const w of foldedWords(claims.slice(0, MAX_CLAIM_TEXT))) all.add(w);
-  for (const w of foldedWords(text.description ?? "")) all.add(w);
+  for (const w of foldedTerms(claims.slice(0, MAX_CLAIM_TEXT))) all.add(w);
+  for (const w of foldedTerms(text.description ?? "")) all.add(w);
   return { search: vector(all), search_names: vector(named), names: [...names] };
 }
 

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { isDomain, parseNetworkId } from "../protocol/ids.ts";
 import type { Db, Queryable, Tx } from "./db.ts";
-import { foldedWords, prefixQuery, typoQuery } from "./search-text.ts";
+import { foldedTerms, prefixQuery, typoQuery } from "./search-text.ts";
 
 export const INDEX_SEARCH_SCHEMA = "ident-resolver/index-search@1";
 export const SEARCH_PAGE_SIZE = 20;
@@ -61,7 +61,7 @@ export function parseSearchText(raw: string): SearchTextParse {
 
 /** The terms of a search (its words as the index stores words, lib/store/search-text.ts): the first {@link MAX_TERMS} distinct ones. */
 export function searchTerms(text: string): string[] {
-  return [...new Set(foldedWords(text))].slice(0, MAX_TERMS);
+  return [...new Set(foldedTerms(text))].slice(0, MAX_TERMS);
 }
 
 /** A cursor is the offset of the next page, opaque to clients. */

@@ -21,7 +21,7 @@ export async function sitemapCount(db: Queryable, perSitemap = SITEMAP_URLS): Pr
 
 /**
  * Where sitemap `n` (from 0) begins: after the domain this answers (null: at the first accepted
- * entity; undefined: `n` is past the last). Counted on from a sitemap whose beginning is `known`
+ * entity; undefined: `n` is past the last). Counted on from a sitemap whose beginning is remembered (`nearest`)
  * (else the first): `OFFSET` reads every index entry it skips, so a reader of sitemap after sitemap
  * that hands each one's end on (web/crawlers.ts) skips none.
  */
@@ -29,10 +29,10 @@ export async function sitemapAfter(
   db: Queryable,
   n: number,
   perSitemap = SITEMAP_URLS,
-  known: { n: number; after: string | null } = { n: 0, after: null },
+  nearest: { n: number; after: string | null } = { n: 0, after: null },
 ): Promise<string | null | undefined> {
   if (n === 0) return null;
-  const from = known.n < n ? known : { n: 0, after: null };
+  const from = nearest.n < n ? nearest : { n: 0, after: null };
   // The last domain of sitemap n − 1.
   const skip = (n - from.n) * perSitemap - 1;
   const [row] = await db.query<{ domain: string }>(

@@ -16,15 +16,15 @@ export const PLANNED_TABLES = "entities, claims, changes, crawl_queue, search_wo
 /** How often an open embedded store looks whether its statistics are behind. */
 const STATISTICS_EVERY_MS = 60_000;
 
-/** Whether the entities counted and those the planner knows of differ by more than autovacuum lets a table change unanalyzed. */
+/** Whether the entities counted and those the planner plans for differ by more than autovacuum lets a table change unanalyzed. */
 export async function statisticsBehind(db: Queryable): Promise<boolean> {
-  const [row] = await db.query<{ known: number; counted: number }>(
-    `SELECT (SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE relname = 'entities') AS known,
+  const [row] = await db.query<{ planned: number; counted: number }>(
+    `SELECT (SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE relname = 'entities') AS planned,
             (SELECT coalesce(sum(value), 0)::float8 FROM index_counts WHERE name = 'entities') AS counted`,
   );
-  const known = row?.known ?? 0;
+  const planned = row?.planned ?? 0;
   // autovacuum_analyze_threshold and autovacuum_analyze_scale_factor, at PostgreSQL's defaults.
-  return Math.abs((row?.counted ?? 0) - known) > 50 + 0.1 * known;
+  return Math.abs((row?.counted ?? 0) - planned) > 50 + 0.1 * planned;
 }
 
 /** On the embedded engine, the index's tables analyzed when their statistics are behind; whether they were. */

@@ -273,15 +273,15 @@ async function writeSearchText(tx: Queryable, result: EntityResult, details: Rec
     columns.search,
     columns.search_names,
   ]);
-  await addTypoWords(tx, columns.names);
+  await addTypoTerms(tx, columns.names);
 }
 
-/** The words of names the typo table takes (docs/decisions.md#search): those of 3 letters or more. */
-export const typoWords = (words: Iterable<string>): string[] => [...words].filter((w) => [...w].length >= 3);
+/** The terms of names the typo table (`search_words`) takes (docs/decisions.md#search): those of 3 letters or more. */
+export const typoTerms = (terms: Iterable<string>): string[] => [...terms].filter((t) => [...t].length >= 3);
 
-/** Words of names into the typo table (docs/decisions.md#search): those of 3 letters or more. */
-export async function addTypoWords(tx: Queryable, words: Iterable<string>): Promise<void> {
-  const long = typoWords(words);
+/** Terms of names into the typo table (docs/decisions.md#search): those of 3 letters or more. */
+export async function addTypoTerms(tx: Queryable, terms: Iterable<string>): Promise<void> {
+  const long = typoTerms(terms);
   if (long.length === 0) return;
   await tx.query("INSERT INTO search_words (word) SELECT DISTINCT unnest($1::text[]) ON CONFLICT DO NOTHING", [long]);
 }
@@ -560,7 +560,7 @@ export async function reindexSearch(tx: Queryable): Promise<void> {
        FROM unnest($1::text[], $2::text[], $3::text[]) AS x (domain, search, search_names) WHERE entities.domain = x.domain`,
       [rows.map((r) => r.domain), columns.map((c) => c.search), columns.map((c) => c.search_names)],
     );
-    await addTypoWords(tx, names);
+    await addTypoTerms(tx, names);
     after = rows[rows.length - 1]?.domain ?? after;
   }
 }
