@@ -1,6 +1,6 @@
 /**
  * Every refusal has one shape (docs/architecture.md#routes, "answer"; web/refusal-answer.ts): pages,
- * the API, feeds, sitemaps, the badge and the re-check, each refused on a server of this file's own
+ * the API, feeds, sitemaps, the badge, a preview image, a lookup page and the re-check, each refused on a server of this file's own
  * with small limits, answer with the same status (429), `Retry-After`, the client's `RateLimit-Policy`
  * and `RateLimit`, and the security headers, with the body of their kind: HTML for a page, JSON for
  * the API, the feeds and the sitemaps, a grey SVG for the badge. The re-check, a form, goes back to
@@ -93,6 +93,26 @@ test("pages, the API, feeds, sitemaps and the badge refuse with the same status 
   // Another client's badge is drawn.
   const other = await request.get(`${base}/entity/nobody.test/badge.svg`, { headers: { "x-forwarded-for": "198.51.100.67" } });
   expect(other.status()).toBe(200);
+
+  // A preview image is drawn from the cache, annotated from the index: a store read too.
+  const preview = await refusedOf("/entity/alice.example/preview.png", "198.51.100.69");
+  expectRefusalHeaders(preview, "a preview image");
+});
+
+test("a lookup page past the client's cold lookups is refused as every page is, before it is rendered", async ({ request }) => {
+  // `coldLookups`: 30 a minute for each client; each name below is looked up afresh.
+  let refused: APIResponse | null = null;
+  let asked = 0;
+  while (!refused && asked < 40) {
+    const r = await request.get(`${base}/entity/cold${asked++}.test`, { headers: { "x-forwarded-for": "198.51.100.70" } });
+    if (r.status() === 429) refused = r;
+  }
+  if (!refused) throw new Error("40 cold lookups were never refused");
+  expect(asked).toBe(31);
+  expectRefusalHeaders(refused, "a lookup page");
+  expect(refused.headers()["ratelimit"]).toMatch(/"cold";r=0;t=\d+/);
+  expect(refused.headers()["content-type"]).toMatch(/^text\/html/);
+  expect(await refused.text()).toContain("Too many lookups");
 });
 
 test("the re-check, a form, goes back to its page naming the limit, with the client's RateLimit headers", async ({ request }) => {
@@ -106,4 +126,7 @@ test("the re-check, a form, goes back to its page naming the limit, with the cli
   expect(last.headers()["ratelimit-policy"]).toMatch(/"cold";q=\d+;w=60/);
   expect(last.headers()["ratelimit"]).toMatch(/"cold";r=\d+;t=\d+/);
   expect(last.headers()["x-content-type-options"]).toBe("nosniff");
+  expect(last.headers()["x-frame-options"]).toBe("DENY");
+  expect(last.headers()["referrer-policy"]).toBe("strict-origin-when-cross-origin");
+  expect(last.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
 });

@@ -312,6 +312,8 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
     example: "/entity/alice.example/preview.png",
     is: "file",
     handler: { next: "app/entity/[domain]/preview.png/route.ts" },
+    // Drawn from the cache alone, annotated from the index for an accepted entity (web/preview-image.ts).
+    limits: READS,
   }),
   schema: row({ path: "/schemas/{file}", example: "/schemas/entity.json", is: "file", handler: { next: "app/schemas/[file]/route.ts" } }),
   robots: row({ path: "/robots.txt", example: "/robots.txt", is: "file", handler: { next: "app/robots.txt/route.ts" } }),

@@ -170,7 +170,7 @@ export const LIMITS = {
     fleet: true,
     refused: "store_reads",
     reached:
-      "429 with Retry-After, a second late, before the request is read: every GET or HEAD answered from the index that is not a lookup (badges, feeds, sitemaps, searches, changes, histories, issuer and home pages; not a page the page cache answers)",
+      "429 with Retry-After, a second late, before the request is read: every GET or HEAD answered from the index that is not a lookup (badges, preview images, feeds, sitemaps, searches, changes, histories, issuer and home pages; not a page the page cache answers)",
   },
   searchesAtOnce: {
     counts: "instance",
