@@ -80,6 +80,18 @@ describe("the route table", () => {
   it.each(rows)("%s: its example is classified to it", (kind, row) => {
     expect(classify(row.methods[0] ?? "GET", row.example).kind).toBe(kind);
   });
+  it("finds a row by its own match: a pattern row's example by its pattern and no other row's before it", () => {
+    const patterned = rows.filter(([, row]) => row.match instanceof RegExp);
+    expect(patterned.length).toBeGreaterThan(20);
+    for (const [kind, row] of patterned) {
+      const path = new URL(row.example, "http://x.invalid").pathname;
+      const first = patterned.find(([, other]) => (other.match as RegExp).test(path));
+      expect(first?.[0], row.example).toBe(kind);
+    }
+    // What no row's match takes: the API's last resort, and Next's.
+    expect(classify("GET", "/api/entity/a.example/history/x").kind).toBe("api:unknown");
+    expect(classify("GET", "/entity/a.example/nothing.txt").kind).toBe("next");
+  });
   it("has a row for every page and route file under app/, and names no file that is not there (the two routers cannot drift)", () => {
     const files: string[] = [];
     const walk = (dir: string) => {

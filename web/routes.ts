@@ -67,8 +67,14 @@ export const REQUEST_LIMIT_WORDS: Record<RequestLimit, (limit: number, retryAfte
 };
 
 export type RouteRow = {
-  /** The path it answers, as the table shows it (matched by `kindOf` below; each row's `example` is checked to match). */
+  /** The path it answers, as the table shows it (each row's `example` is checked to match it). */
   path: string;
+  /**
+   * How a request finds it: a pattern of its path (as sent, for the API; decoded, for the rest), tried
+   * in the table's order; the page's reader (`pageOf`: its path and query parsed into a `Page`) or the
+   * badge's (`badgeOf`), web/pages.ts; or `otherwise`, what answers a path no other row takes.
+   */
+  match: RegExp | "pageOf" | "badgeOf" | "otherwise";
   /** A request target this row answers, for the table's test. */
   example: string;
   /** What it is. */
@@ -111,7 +117,7 @@ const READS = ["storeReads"] as const;
 const ENTITY_PARAMS = ["refresh", "recheck", "retry", "partly", "rechecked"] as const;
 
 /** Defaults of a row: a GET answered by Next, read by nothing, never kept, no admission, no limit. */
-const row = (r: Pick<RouteRow, "path" | "example" | "is" | "handler"> & Partial<RouteRow>): RouteRow => ({
+const row = (r: Pick<RouteRow, "path" | "match" | "example" | "is" | "handler"> & Partial<RouteRow>): RouteRow => ({
   methods: GET,
   bodyCap: null,
   status: 200,
@@ -124,8 +130,8 @@ const row = (r: Pick<RouteRow, "path" | "example" | "is" | "handler"> & Partial<
   ...r,
 });
 const page = (file: string, r: Pick<RouteRow, "path" | "example" | "is"> & Partial<RouteRow>): RouteRow =>
-  row({ handler: { next: `app/${file}` }, profile: "page", scriptFree: true, ...r });
-const api = (r: Pick<RouteRow, "path" | "example" | "is"> & Partial<RouteRow>): RouteRow =>
+  row({ handler: { next: `app/${file}` }, match: "pageOf", profile: "page", scriptFree: true, ...r });
+const api = (r: Pick<RouteRow, "path" | "match" | "example" | "is"> & Partial<RouteRow>): RouteRow =>
   row({ handler: "web/api.ts", methods: API, profile: "api", ...r });
 
 /**
@@ -195,13 +201,40 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
     status: 400,
     scriptFree: false,
   }),
-  "api:resolve": api({ path: "/api/resolve", example: "/api/resolve?q=alice.example", is: "lookup", admission: "lookup" }),
-  "api:search": api({ path: "/api/search", example: "/api/search?q=alice", is: "search", admission: "search", limits: READS }),
-  "api:changes": api({ path: "/api/changes", example: "/api/changes", is: "search", admission: "search", limits: READS }),
-  "api:history": api({ path: "/api/entity/{domain}/history", example: "/api/entity/alice.example/history", is: "api", limits: READS }),
-  "api:openapi": api({ path: "/api/openapi.json", example: "/api/openapi.json", is: "file" }),
+  "api:resolve": api({
+    path: "/api/resolve",
+    match: /^\/api\/resolve$/,
+    example: "/api/resolve?q=alice.example",
+    is: "lookup",
+    admission: "lookup",
+  }),
+  "api:search": api({
+    path: "/api/search",
+    match: /^\/api\/search$/,
+    example: "/api/search?q=alice",
+    is: "search",
+    admission: "search",
+    limits: READS,
+  }),
+  "api:changes": api({
+    path: "/api/changes",
+    match: /^\/api\/changes$/,
+    example: "/api/changes",
+    is: "search",
+    admission: "search",
+    limits: READS,
+  }),
+  "api:history": api({
+    path: "/api/entity/{domain}/history",
+    match: /^\/api\/entity\/[^/]+\/history$/,
+    example: "/api/entity/alice.example/history",
+    is: "api",
+    limits: READS,
+  }),
+  "api:openapi": api({ path: "/api/openapi.json", match: /^\/api\/openapi\.json$/, example: "/api/openapi.json", is: "file" }),
   "api:webhooks": api({
     path: "/api/webhooks",
+    match: /^\/api\/webhooks$/,
     example: "/api/webhooks",
     is: "form",
     methods: ["POST", "OPTIONS"],
@@ -210,6 +243,7 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "api:webhook": api({
     path: "/api/webhooks/{id}",
+    match: /^\/api\/webhooks\/[^/]+$/,
     example: "/api/webhooks/wh_x",
     is: "api",
     methods: ["GET", "HEAD", "DELETE", "OPTIONS"],
@@ -218,15 +252,17 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "api:webhook-test": api({
     path: "/api/webhooks/{id}/test",
+    match: /^\/api\/webhooks\/[^/]+\/test$/,
     example: "/api/webhooks/wh_x/test",
     is: "form",
     methods: ["POST", "OPTIONS"],
     bodyCap: 0,
     handler: "web/notices.ts",
   }),
-  "api:unknown": api({ path: "/api/{anything else}", example: "/api/nothing", is: "api", status: 404 }),
+  "api:unknown": api({ path: "/api/{anything else}", match: "otherwise", example: "/api/nothing", is: "api", status: 404 }),
   badge: row({
     path: "/entity/{domain}/badge.svg",
+    match: "badgeOf",
     example: "/entity/alice.example/badge.svg",
     is: "file",
     handler: "web/badge.ts",
@@ -235,6 +271,7 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "badge:no-domain": row({
     path: "/entity/{not a domain}/badge.svg",
+    match: "badgeOf",
     example: "/entity/not%20a%20domain/badge.svg",
     is: "file",
     handler: "web/badge.ts",
@@ -243,6 +280,7 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   recheck: row({
     path: "/recheck",
+    match: /^\/recheck$/,
     example: "/recheck",
     is: "lookup",
     handler: "web/recheck.ts",
@@ -250,10 +288,11 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
     bodyCap: RECHECK_BODY_BYTES,
     admission: "lookup",
   }),
-  healthz: row({ path: "/healthz", example: "/healthz", is: "operator", handler: { next: "app/healthz/route.ts" } }),
-  readyz: row({ path: "/readyz", example: "/readyz", is: "operator", handler: { next: "app/readyz/route.ts" } }),
+  healthz: row({ path: "/healthz", match: /^\/healthz$/, example: "/healthz", is: "operator", handler: { next: "app/healthz/route.ts" } }),
+  readyz: row({ path: "/readyz", match: /^\/readyz$/, example: "/readyz", is: "operator", handler: { next: "app/readyz/route.ts" } }),
   "feed:changes": row({
     path: "/changes.xml",
+    match: /^\/changes\.xml$/,
     example: "/changes.xml",
     is: "feed",
     handler: { next: "app/changes.xml/route.ts" },
@@ -263,6 +302,7 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "feed:entity": row({
     path: "/entity/{domain}/feed.xml",
+    match: /^\/entity\/[^/]+\/feed\.xml$/,
     example: "/entity/alice.example/feed.xml",
     is: "feed",
     handler: { next: "app/entity/[domain]/feed.xml/route.ts" },
@@ -272,6 +312,7 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "feed:issuer": row({
     path: "/issuer/{domain}/feed.xml",
+    match: /^\/issuer\/[^/]+\/feed\.xml$/,
     example: "/issuer/guild.example/feed.xml",
     is: "feed",
     handler: { next: "app/issuer/[domain]/feed.xml/route.ts" },
@@ -281,6 +322,7 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   hub: row({
     path: "/hub",
+    match: /^\/hub$/,
     example: "/hub",
     is: "form",
     methods: ["POST"],
@@ -290,6 +332,7 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "sitemap:index": row({
     path: "/sitemap.xml",
+    match: /^\/sitemap\.xml$/,
     example: "/sitemap.xml",
     is: "feed",
     handler: { next: "app/sitemap.xml/route.ts" },
@@ -299,6 +342,7 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "sitemap:file": row({
     path: "/sitemaps/{file}",
+    match: /^\/sitemaps\/[^/]+$/,
     example: "/sitemaps/entities-1.xml",
     is: "feed",
     handler: { next: "app/sitemaps/[file]/route.ts" },
@@ -306,19 +350,39 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
     admission: "search",
     limits: READS,
   }),
-  "preview:site": row({ path: "/preview.png", example: "/preview.png", is: "file", handler: { next: "app/preview.png/route.ts" } }),
+  "preview:site": row({
+    path: "/preview.png",
+    match: /^\/preview\.png$/,
+    example: "/preview.png",
+    is: "file",
+    handler: { next: "app/preview.png/route.ts" },
+  }),
   "preview:entity": row({
     path: "/entity/{domain}/preview.png",
+    match: /^\/entity\/[^/]+\/preview\.png$/,
     example: "/entity/alice.example/preview.png",
     is: "file",
     handler: { next: "app/entity/[domain]/preview.png/route.ts" },
     // Drawn from the cache alone, annotated from the index for an accepted entity (web/preview-image.ts).
     limits: READS,
   }),
-  schema: row({ path: "/schemas/{file}", example: "/schemas/entity.json", is: "file", handler: { next: "app/schemas/[file]/route.ts" } }),
-  robots: row({ path: "/robots.txt", example: "/robots.txt", is: "file", handler: { next: "app/robots.txt/route.ts" } }),
+  schema: row({
+    path: "/schemas/{file}",
+    match: /^\/schemas\/[^/]+$/,
+    example: "/schemas/entity.json",
+    is: "file",
+    handler: { next: "app/schemas/[file]/route.ts" },
+  }),
+  robots: row({
+    path: "/robots.txt",
+    match: /^\/robots\.txt$/,
+    example: "/robots.txt",
+    is: "file",
+    handler: { next: "app/robots.txt/route.ts" },
+  }),
   next: row({
     path: "anything else: Next's assets, icons, its 404",
+    match: "otherwise",
     example: "/_next/static/x.js",
     is: "file",
     handler: { next: "app/not-found.tsx" },
@@ -354,31 +418,12 @@ export type Route = {
   limits: readonly RequestLimit[];
 };
 
-const API_HISTORY = /^\/api\/entity\/[^/]+\/history$/;
-const API_WEBHOOK = /^\/api\/webhooks\/[^/]+$/;
-const API_WEBHOOK_TEST = /^\/api\/webhooks\/[^/]+\/test$/;
-const API_ROUTES: ReadonlyMap<string, RouteKind> = new Map([
-  ["/api/resolve", "api:resolve"],
-  ["/api/search", "api:search"],
-  ["/api/changes", "api:changes"],
-  ["/api/openapi.json", "api:openapi"],
-  ["/api/webhooks", "api:webhooks"],
-] as const);
-const FILES: readonly [RegExp, RouteKind][] = [
-  [/^\/recheck$/, "recheck"],
-  [/^\/healthz$/, "healthz"],
-  [/^\/readyz$/, "readyz"],
-  [/^\/changes\.xml$/, "feed:changes"],
-  [/^\/entity\/[^/]+\/feed\.xml$/, "feed:entity"],
-  [/^\/issuer\/[^/]+\/feed\.xml$/, "feed:issuer"],
-  [/^\/hub$/, "hub"],
-  [/^\/sitemap\.xml$/, "sitemap:index"],
-  [/^\/sitemaps\/[^/]+$/, "sitemap:file"],
-  [/^\/preview\.png$/, "preview:site"],
-  [/^\/entity\/[^/]+\/preview\.png$/, "preview:entity"],
-  [/^\/schemas\/[^/]+$/, "schema"],
-  [/^\/robots\.txt$/, "robots"],
-];
+/** The rows a pattern finds, in the table's order: the API's (matched on the path as sent), then the rest. */
+const PATTERNS = (Object.entries(ROUTES) as [RouteKind, RouteRow][]).flatMap(([kind, r]) =>
+  r.match instanceof RegExp ? [{ kind, pattern: r.match }] : [],
+);
+const API_PATTERNS = PATTERNS.filter((p) => p.kind.startsWith("api:"));
+const FILE_PATTERNS = PATTERNS.filter((p) => !p.kind.startsWith("api:"));
 
 /** The row and target of a path (`path`: as sent; `url`: parsed). */
 function match(path: string, url: URL): { kind: RouteKind; target: Target } {
@@ -388,17 +433,13 @@ function match(path: string, url: URL): { kind: RouteKind; target: Target } {
   if (badge !== undefined) return { kind: badge === null ? "badge:no-domain" : "badge", target: { kind: "badge", domain: badge } };
   const page = pageOf(url.pathname, url.searchParams);
   if (page !== null) return { kind: `page:${page.kind}`, target: { kind: "page", page } };
-  const file = FILES.find(([pattern]) => pattern.test(url.pathname));
-  return { kind: file?.[1] ?? "next", target: { kind: "file" } };
+  const file = FILE_PATTERNS.find((p) => p.pattern.test(url.pathname));
+  return { kind: file?.kind ?? "next", target: { kind: "file" } };
 }
 
 /** The row of an API path (as sent): web/api.ts answers by it too. */
 export function apiRouteOf(path: string): RouteKind {
-  const named = API_ROUTES.get(path);
-  if (named) return named;
-  if (API_HISTORY.test(path)) return "api:history";
-  if (API_WEBHOOK.test(path)) return "api:webhook";
-  return API_WEBHOOK_TEST.test(path) ? "api:webhook-test" : "api:unknown";
+  return API_PATTERNS.find((p) => p.pattern.test(path))?.kind ?? "api:unknown";
 }
 
 /** The route of `method` on `target`, an origin-form request target (`/path?query`). */
