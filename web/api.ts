@@ -25,7 +25,7 @@ import { openApiDocument } from "./openapi";
 import { acceptsGzip } from "./response";
 import { send } from "./response";
 import { probeOnce } from "./probe";
-import { refusalAnswer } from "./refusal-answer";
+import { refusalAnswer, unavailableAnswer, type RefusalAnswer, type Unavailable } from "./refusal-answer";
 import { apiRouteOf, type Route } from "./routes";
 import { contentSecurityPolicy } from "./security-headers";
 import { createVersions } from "./versions";
@@ -71,13 +71,24 @@ const error = (status: number, code: ErrorBody["error"]["code"], message: string
 });
 
 /** 429 or 503 with Retry-After (docs/architecture.md#traffic), made as every refusal is (web/refusal-answer.ts); the client's limits are added below. */
-const refused = (refusal: Refusal): Answer => {
-  const answer = refusalAnswer("api", refusal, {});
-  return { status: answer.status, headers: answer.headers, json: null, bytes: Buffer.from(answer.body) };
-};
+const refused = (refusal: Refusal): Answer => made(refusalAnswer("api", refusal, {}));
 
-const UNAVAILABLE = "The index is not available on this server; lookups are answered without it.";
-const UNREADABLE = "The index could not be read just now; try again shortly.";
+const made = (answer: RefusalAnswer): Answer => ({
+  status: answer.status,
+  headers: answer.headers,
+  json: null,
+  bytes: Buffer.from(answer.body),
+});
+
+/** The index failing: 503 `unavailable`, as every route says it (web/refusal-answer.ts). */
+const unavailable = (why: Unavailable): Answer =>
+  made(
+    unavailableAnswer(
+      "api",
+      why,
+      why === "no index" ? "The index is not available on this server; lookups are answered without it." : undefined,
+    ),
+  );
 /** docs/api.md#changes: a cursor well formed that names no position of this index. */
 const NOT_A_POSITION =
   "The cursor is not one this server handed out: it is past the newest change, or of the older form and names a change the index no longer holds. Start again without it.";
@@ -200,7 +211,7 @@ async function search(api: ApiState, params: URLSearchParams, client: string): P
   const recent = searches.get(key);
   if (recent) return { status: 200, headers: shared, json: null, bytes: recent };
   const store = await resolver.store;
-  if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
+  if (!store) return unavailable("no index");
   // The same search already running is joined, not run again: it holds one turn of the engine
   // (docs/architecture.md#traffic, `searchesAtOnce`) however many ask it at once. A refusal is the
   // asker's own: one that joined a refused search asks for itself.
@@ -217,7 +228,7 @@ async function search(api: ApiState, params: URLSearchParams, client: string): P
   let found = await first;
   if (joined && !(found instanceof Buffer)) found = await runOnce(running, key, ask);
   if (isRefusal(found)) return refused(found);
-  if (found === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+  if (found === undefined) return unavailable("unreadable");
   if (found === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
   searches.set(key, found);
   return { status: 200, headers: shared, json: null, bytes: found };
@@ -245,9 +256,9 @@ async function history(api: ApiState, raw: string): Promise<Answer> {
   const parsed = parseQuery(checked.value.domain);
   if (!parsed.ok || parsed.query.kind !== "domain") return error(400, "invalid_query", `${JSON.stringify(domain)} is not a domain`);
   const store = await resolver.store;
-  if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
+  if (!store) return unavailable("no index");
   const found = await store.history(parsed.query.domain).catch(() => undefined);
-  if (found === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+  if (found === undefined) return unavailable("unreadable");
   if (found === null) return error(404, "not_found", `The index has no record of ${parsed.query.domain}; look it up first.`);
   return { status: 200, headers: HISTORY_FRESH, json: found };
 }
@@ -263,7 +274,7 @@ async function changes(api: ApiState, params: URLSearchParams, client: string): 
   const admitted = await admitSearch(deps, client);
   if (!admitted.ok) return refused(admitted.refused);
   const store = await resolver.store;
-  if (!store) return error(503, "unavailable", UNAVAILABLE, { "Retry-After": "60" });
+  if (!store) return unavailable("no index");
   const limit = checked.value.limit === undefined ? CHANGES_DEFAULT : Number(checked.value.limit);
   const read = async () => {
     const after = cursor === null ? null : await store.positionOf(cursor);
@@ -274,7 +285,7 @@ async function changes(api: ApiState, params: URLSearchParams, client: string): 
     return undefined;
   });
   if (isRefusal(page)) return refused(page);
-  if (page === undefined) return error(503, "unavailable", UNREADABLE, { "Retry-After": "5" });
+  if (page === undefined) return unavailable("unreadable");
   if (page === null) return error(400, "invalid_query", NOT_A_POSITION);
   return { status: 200, headers: CHANGES_FRESH, json: changesAnswer(page) };
 }

@@ -341,6 +341,10 @@ describe("the badge's reads of the index", () => {
           expect(got.status).toBe(503);
           expect(got.headers["retry-after"]).toBe(retry);
           expect(got.headers["cache-control"]).toBe("no-store");
+          // A grey badge, where an <img> shows it, named for what went wrong.
+          expect(got.headers["content-type"]).toMatch(/^image\/svg\+xml/);
+          expect(got.headers["access-control-allow-origin"]).toBe("*");
+          expect(readBadge(got.body).label).toBe("ident: index unavailable");
         }
       } finally {
         await new Promise((r) => server.close(r));

@@ -5,96 +5,26 @@
  * Next through `send` with an ETag (If-None-Match answers 304), CORS and a cache life of minutes.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { makeBadge } from "badge-maker";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "ident-resolver/setup";
 import type { Store } from "ident-resolver/store";
 import { entityStanding, type Standing } from "ident-resolver/store";
+import { BADGE_TYPE, badgeFacts, drawBadge, type BadgeFacts } from "./badge-drawing";
 import { CORS_HEADERS, etagOf, notModified } from "./api-headers";
 import { MEMORY_CAPS } from "./memory-caps";
+import { unavailableAnswer, type Unavailable as UnavailableWhy } from "./refusal-answer";
 import { send, sendText } from "./response";
 import type { Route } from "./routes";
-import { xml } from "./xml";
 
 /** Where an entity's badge is served. */
 export const entityBadgePath = (domain: string) => `/entity/${domain}/badge.svg`;
 
-export const BADGE_TYPE = "image/svg+xml; charset=utf-8";
-/** What a badge says on its left. */
-export const BADGE_LABEL = "ident";
 /** `max-age` of a badge of an entity the index knows, and of the unknown badge (soon known, once looked up). */
 export const BADGE_MAX_AGE_S = 300;
 export const UNKNOWN_MAX_AGE_S = 60;
 /** How long a drawn badge is answered from memory. */
 export const BADGE_MEMORY_S = 60;
-
-export type BadgeState = "all-verified" | "some-verified" | "no-claims" | "not-verified" | "unknown";
-
-/** What a badge shows (`message` in shields' named `color`), and `words`, its accessible name, which names the domain. */
-export type BadgeFacts = { state: BadgeState; message: string; color: string; spoken: string };
-
-/**
- * The badge of `domain` from its standing in the index (null: never recorded): "N of M verified"
- * (brightgreen when all, yellow for half or more, orange for fewer), "no claims" (blue: accepted, with
- * nothing to verify), "not verified" (red: its document is not accepted), "unknown" (lightgrey).
- */
-export function badgeFacts(domain: string, standing: Standing | null): BadgeFacts {
-  if (standing === null) {
-    return { state: "unknown", message: "unknown", color: "lightgrey", spoken: `${domain} is not in this resolver's index` };
-  }
-  if (standing.status !== "accepted") {
-    return {
-      state: "not-verified",
-      message: "not verified",
-      color: "red",
-      spoken: `${domain} is not verified (its document is not accepted)`,
-    };
-  }
-  const { verified } = standing;
-  const total = verified + standing.unverified;
-  if (total === 0) {
-    return { state: "no-claims", message: "no claims", color: "blue", spoken: `${domain} is accepted and lists no claims` };
-  }
-  const all = verified === total;
-  return {
-    state: all ? "all-verified" : "some-verified",
-    message: `${verified} of ${total} verified`,
-    color: all ? "brightgreen" : verified * 2 >= total ? "yellow" : "orange",
-    spoken: `${domain} has ${verified} of ${total} ${total === 1 ? "claim" : "claims"} verified`,
-  };
-}
-
-/** What the badge is called, for screen readers and as an image's alt text: "ident: alice.example has 3 of 4 claims verified". */
-export const badgeName = (facts: BadgeFacts): string => `${BADGE_LABEL}: ${facts.spoken}`;
-
-/** `text` with `from` replaced by `to`, where `from` occurs exactly once. */
-function replaceOnce(text: string, from: string, to: string): string {
-  const at = text.indexOf(from);
-  if (at < 0 || text.indexOf(from, at + 1) >= 0) throw new Error(`badge: badge-maker's SVG no longer has one ${JSON.stringify(from)}`);
-  return text.slice(0, at) + to + text.slice(at + from.length);
-}
-
-/**
- * The SVG of `facts`. badge-maker names the image by its two texts (`role="img"`, `aria-label` and
- * `<title>` "ident: 3 of 4 verified"); that name is replaced by {@link badgeName}, which also says
- * whose badge it is, the domain escaped (web/xml.ts).
- */
-export function drawBadge(facts: BadgeFacts): string {
-  const svg = makeBadge({ label: BADGE_LABEL, message: facts.message, color: facts.color });
-  // The label and messages are plain words and digits: badge-maker's escaping leaves them as they are.
-  const plain = `${BADGE_LABEL}: ${facts.message}`;
-  const name = xml(badgeName(facts));
-  return replaceOnce(
-    replaceOnce(svg, `<title>${plain}</title>`, `<title>${name}</title>`),
-    `aria-label="${plain}"`,
-    `aria-label="${name}"`,
-  );
-}
-
-/** The badge a refused request is answered (web/shed.ts): "ident: try again", named by the refusal's heading. */
-export function refusalBadge(heading: string): string {
-  return drawBadge({ state: "unknown", message: "try again", color: "lightgrey", spoken: heading.toLowerCase() });
-}
+export { BADGE_LABEL, BADGE_TYPE, badgeFacts, badgeName, drawBadge, refusalBadge, type BadgeFacts, type BadgeState } from "./badge-drawing";
 
 /** A badge drawn: its bytes and tag, its size in pixels, how long others may keep it, and what it says. */
 export type Drawn = { bytes: Buffer; etag: string; width: number; height: number; maxAgeS: number; facts: BadgeFacts };
@@ -117,9 +47,9 @@ function drawn(domain: string, standing: Standing | null): Drawn {
 }
 
 /** Why there is no badge now: the server has no index, or it could not be read. */
-type Unavailable = { unavailable: string; retryAfterS: number };
-const NO_INDEX: Unavailable = { unavailable: "The index is not available on this server.", retryAfterS: 60 };
-const UNREADABLE: Unavailable = { unavailable: "The index could not be read just now; try again shortly.", retryAfterS: 5 };
+type Unavailable = { unavailable: UnavailableWhy };
+const NO_INDEX: Unavailable = { unavailable: "no index" };
+const UNREADABLE: Unavailable = { unavailable: "unreadable" };
 
 export type BadgeDeps = { store: Promise<Store | null>; log: Pick<Logger, "warn" | "error"> };
 
@@ -192,7 +122,7 @@ async function answer(b: Kept, req: IncomingMessage, res: ServerResponse, domain
   // docs/decisions.md#badges: a path that is not a domain is no entity's.
   if (domain === null) return sendText(req, res, 404, "There is no badge here: the path does not name a domain.");
   const found = b.kept.get(domain) ?? (await joined(b, domain));
-  if ("unavailable" in found) return sendText(req, res, 503, found.unavailable, { "Retry-After": String(found.retryAfterS) });
+  if ("unavailable" in found) return send(req, res, unavailableAnswer("badge", found.unavailable));
   const headers = Object.assign({}, CORS_HEADERS, {
     "Content-Type": BADGE_TYPE,
     "Cache-Control": `public, max-age=${found.maxAgeS}`,

@@ -8,7 +8,7 @@ import { parseQuery } from "ident-resolver";
 import { entityChanges, issuerChanges } from "ident-resolver/store";
 import { cursorOf, decodeChangeCursor } from "ident-resolver/store";
 import type { AdmissionDeps } from "./admission";
-import { readInTurn } from "./index-reads";
+import { indexUnavailable, readInTurn } from "./index-reads";
 import { CORS_HEADERS, etagOf, notModified } from "./api-headers";
 import { atomFeed, ATOM_TYPE } from "./feeds";
 import type { App } from "./app";
@@ -38,7 +38,7 @@ export async function answerFeed(
   if (!parsed.ok || parsed.query.kind !== "domain") return text(400, `${JSON.stringify(decoded)} is not a domain.`);
   const domain = parsed.query.domain;
   const store = await app.resolver.store;
-  if (!store) return text(503, "The index is not available on this server.", { "Retry-After": "60" });
+  if (!store) return indexUnavailable("no index");
   const origin = app.config.publicUrl;
   const at = (path: string) => new URL(path, origin).href;
   const entityPage = (d: string) => at(`/entity/${d}`);
@@ -71,7 +71,7 @@ export async function answerFeed(
     return undefined;
   });
   if (body instanceof Response) return body;
-  if (body === undefined) return text(503, "The index could not be read just now; try again shortly.", { "Retry-After": "5" });
+  if (body === undefined) return indexUnavailable("unreadable");
   if (body === null) return text(404, `The index has no record of ${domain}; look it up first.`);
   const etag = etagOf(body);
   const self = at(`/${kind}/${domain}/feed.xml`);
@@ -104,7 +104,7 @@ export async function answerChangesFeed(app: Pick<App, "resolver" | "config" | "
   const before = asked === null ? null : decodeChangeCursor(asked);
   if (asked !== null && before === null) return text(400, NOT_HANDED_OUT);
   const store = await app.resolver.store;
-  if (!store) return text(503, "The index is not available on this server.", { "Retry-After": "60" });
+  if (!store) return indexUnavailable("no index");
   const read = async () => {
     const from = before === null ? null : await store.positionOf(before);
     return before !== null && from === null ? null : store.changes({ before: from }, CHANGES_FEED_ENTRIES);
@@ -114,7 +114,7 @@ export async function answerChangesFeed(app: Pick<App, "resolver" | "config" | "
     return undefined;
   });
   if (page instanceof Response) return page;
-  if (page === undefined) return text(503, "The index could not be read just now; try again shortly.", { "Retry-After": "5" });
+  if (page === undefined) return indexUnavailable("unreadable");
   if (page === null) return text(400, NOT_HANDED_OUT);
   const at = (path: string) => new URL(path, app.config.publicUrl).href;
   const first = at("/changes.xml");

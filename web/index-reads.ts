@@ -10,10 +10,16 @@ import type { ConfiguredResolver } from "ident-resolver/setup";
 import { isRefusal } from "ident-resolver/traffic";
 import { currentClient, inSearchTurn, type AdmissionDeps } from "./admission";
 import { rateLimitHeaders } from "./api-headers";
-import { refusalAnswer } from "./refusal-answer";
+import { refusalAnswer, unavailableAnswer, type Unavailable } from "./refusal-answer";
 import { requestContext } from "./request-context";
 
 export type IndexReadDeps = AdmissionDeps & { resolver: Pick<ConfiguredResolver, "traffic" | "metrics"> };
+
+/** The index failing, as the route being answered says it (web/refusal-answer.ts: 503, in its row's form). */
+export function indexUnavailable(why: Unavailable): Response {
+  const answer = unavailableAnswer(requestContext()?.route.row.profile ?? "file", why);
+  return new Response(answer.body, { status: answer.status, headers: answer.headers });
+}
 
 /** What `read` gave, in its turn; or the refusal as the route's answer. */
 export async function readInTurn<T>(deps: IndexReadDeps, read: () => Promise<T>): Promise<T | Response> {

@@ -1,8 +1,7 @@
 import { app } from "@/web/app";
 import { sitemapNumber, sitemapStream } from "@/web/crawlers";
-import { readInTurn } from "@/web/index-reads";
+import { indexUnavailable, readInTurn } from "@/web/index-reads";
 
-const UNAVAILABLE = { status: 503, headers: { "Cache-Control": "no-store", "Retry-After": "60" } };
 const NOT_FOUND = { status: 404, headers: { "Cache-Control": "no-store" } };
 
 /** `GET /sitemaps/{n}.xml` (docs/decisions.md#crawlers): up to 50,000 entity pages, streamed from the index. */
@@ -11,10 +10,10 @@ export async function GET(request: Request, ctx: { params: Promise<{ file: strin
   if (n === null) return new Response("No such sitemap.\n", NOT_FOUND);
   // docs/decisions.md#crawlers: a sitemap reads the index as a search does, and counts as one (its row, web/routes.ts).
   const store = await app().resolver.store;
-  if (!store) return new Response("The index is not available on this server.\n", UNAVAILABLE);
+  if (!store) return indexUnavailable("no index");
   const stream = await readInTurn(app(), () => sitemapStream(store.db, app().config.publicUrl, n)).catch(() => undefined);
   if (stream instanceof Response) return stream;
-  if (stream === undefined) return new Response("The index could not be read just now; try again shortly.\n", UNAVAILABLE);
+  if (stream === undefined) return indexUnavailable("unreadable");
   if (stream === null) return new Response("No such sitemap.\n", NOT_FOUND);
   return new Response(stream, { headers: { "Content-Type": "application/xml; charset=utf-8", "Cache-Control": "public, max-age=3600" } });
 }
