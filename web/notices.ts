@@ -28,7 +28,8 @@ import { refusedAt, type LimitName, type Refusal } from "ident-resolver/traffic"
 import { currentClient, type AdmissionDeps } from "./admission";
 import { CORS_HEADERS, rateLimitHeaders } from "./api-headers";
 import { NewWebhook } from "./api-schemas";
-import { refusalAnswer } from "./refusal-answer";
+import { refusalAnswer, unavailableAnswer, type RefusalAnswer } from "./refusal-answer";
+import { requestContext } from "./request-context";
 import { bodyOf } from "./request-body";
 import { send } from "./response";
 import { WEBHOOK_BODY_BYTES, HUB_BODY_BYTES, type Route } from "./routes";
@@ -99,7 +100,8 @@ export function webhookView(s: Subscription) {
   };
 }
 
-type Reply = { status: number; json: unknown; headers?: Record<string, string> };
+/** An answer of the webhooks' API or the hub in JSON, or one already written (`made`: the index failing, web/refusal-answer.ts). */
+type Reply = { status: number; json: unknown; headers?: Record<string, string> } | { made: RefusalAnswer };
 const error = (status: number, code: string, message: string, headers: Record<string, string> = {}): Reply => ({
   status,
   json: { error: { code, message } },
@@ -113,6 +115,7 @@ export function createNotices(deps: NoticesDeps): Notices {
     serve(req, res, route) {
       const client = currentClient(deps);
       const reply = async (r: Reply, api: boolean) => {
+        if ("made" in r) return send(req, res, { status: r.made.status, headers: r.made.headers, body: r.made.body });
         const limits = api ? await rateLimitHeaders(deps.resolver.traffic.windows, client).catch(() => ({})) : {};
         send(req, res, {
           status: r.status,
@@ -160,7 +163,8 @@ const full = (deps: NoticesDeps, held: number): Refusal =>
 
 async function storeOf(deps: NoticesDeps): Promise<Store | Reply> {
   const store = await deps.resolver.store;
-  return store ?? error(503, "unavailable", "The index is not available on this server; nothing can be followed.", { "Retry-After": "60" });
+  const profile = requestContext()?.route.row.profile ?? "api";
+  return store ?? { made: unavailableAnswer(profile, "no index", "The index is not available on this server; nothing can be followed.") };
 }
 
 /** Brings the checks of the topic's entities within the follow period (docs/notices.md#looking-by-itself); never fails the request. */
