@@ -105,6 +105,26 @@ describe("the route table", () => {
     const named = new Set(rows.flatMap(([, row]) => (typeof row.handler === "object" ? [row.handler.next] : [])));
     expect([...named].sort()).toEqual(files.sort());
   });
+  it("accounts for every other file under app/: Next's layout, error page and stylesheet, and its metadata files, answered by the `next` row", () => {
+    const others: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (!/^(page\.tsx|route\.ts|not-found\.tsx)$/.test(entry.name)) others.push(relative("app", path));
+      }
+    };
+    walk("app");
+    // Not routes: what every page is rendered in.
+    const rendering = new Set(["layout.tsx", "error.tsx", "globals.css"]);
+    // Next's metadata files (icon, apple-icon, favicon) are served at their own path at app/'s root.
+    const metadata = others.filter((f) => !rendering.has(f));
+    for (const file of metadata) {
+      expect(file, "a metadata file at app/'s root").toMatch(/^(icon|apple-icon|favicon)\.(svg|png|ico)$/);
+      expect(classify("GET", `/${file}`).kind, file).toBe("next");
+    }
+    expect(metadata.length).toBeGreaterThan(0);
+  });
   it("takes a row's limits on a read only: a POST or an OPTIONS spends nothing", () => {
     expect(classify("GET", "/api/search?q=a").limits).toEqual(["storeReads"]);
     expect(classify("OPTIONS", "/api/search?q=a").limits).toEqual([]);
