@@ -92,29 +92,22 @@ describe("the route table", () => {
     expect(classify("GET", "/api/entity/a.example/history/x").kind).toBe("api:unknown");
     expect(classify("GET", "/entity/a.example/nothing.txt").kind).toBe("next");
   });
+  /** Every file under app/, its path from the project's root. */
+  const appFiles = (dir = "app"): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name);
+      return entry.isDirectory() ? appFiles(path) : [relative(process.cwd(), path)];
+    });
+  const ROUTE_FILE = /(^|\/)(page\.tsx|route\.ts|not-found\.tsx)$/;
   it("has a row for every page and route file under app/, and names no file that is not there (the two routers cannot drift)", () => {
-    const files: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) walk(path);
-        else if (/^(page\.tsx|route\.ts|not-found\.tsx)$/.test(entry.name)) files.push(relative(process.cwd(), path));
-      }
-    };
-    walk("app");
+    const files = appFiles().filter((f) => ROUTE_FILE.test(f));
     const named = new Set(rows.flatMap(([, row]) => (typeof row.handler === "object" ? [row.handler.next] : [])));
     expect([...named].sort()).toEqual(files.sort());
   });
   it("accounts for every other file under app/: Next's layout, error page and stylesheet, and its metadata files, answered by the `next` row", () => {
-    const others: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) walk(path);
-        else if (!/^(page\.tsx|route\.ts|not-found\.tsx)$/.test(entry.name)) others.push(relative("app", path));
-      }
-    };
-    walk("app");
+    const others = appFiles()
+      .filter((f) => !ROUTE_FILE.test(f))
+      .map((f) => relative("app", f));
     // Not routes: what every page is rendered in.
     const rendering = new Set(["layout.tsx", "error.tsx", "globals.css"]);
     // Next's metadata files (icon, apple-icon, favicon) are served at their own path at app/'s root.
