@@ -1,5 +1,6 @@
 import { app } from "@/web/app";
-import { badgeName, entityBadgePath } from "@/web/badge";
+import { entityBadgePath } from "@/web/badge";
+import { badgeName } from "@/web/badge-drawing";
 
 /** What an embedded badge's image is called where it is shown (its counts change; its subject does not). */
 const altOf = (domain: string) => `ident status of ${domain}`;

@@ -11,14 +11,14 @@ import { describe, expect, it } from "vitest";
 
 const root = new URL("../", import.meta.url);
 const FOLDERS = ["lib", "web", "app", "components", "cli"];
-export const LONGEST = 80;
-export const LONG = 60;
-export const LONG_AT_MOST = 15;
+const LONGEST = 80;
+const LONG = 60;
+const LONG_AT_MOST = 15;
 
 type Length = { where: string; name: string; lines: number };
 
 /** Every function's length in `text`, named where it can be. */
-export function functionLengths(file: string, text: string): Length[] {
+function functionLengths(file: string, text: string): Length[] {
   const kind = file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind);
   const lengths: Length[] = [];

@@ -13,7 +13,7 @@ export const BADGE_LABEL = "ident";
 
 export type BadgeState = "all-verified" | "some-verified" | "no-claims" | "not-verified" | "unknown";
 
-/** What a badge shows (`message` in shields' named `color`), and `words`, its accessible name, which names the domain. */
+/** What a badge shows (`message` in shields' named `color`), and `spoken`, its accessible name, which names the domain. */
 export type BadgeFacts = { state: BadgeState; message: string; color: string; spoken: string };
 
 /**

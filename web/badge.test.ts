@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Claim, EntityResult } from "ident-resolver";
 import { openStore, type Store } from "ident-resolver/store";
 import type { Standing } from "ident-resolver/store";
-import { badgeFacts, createBadges, drawBadge, type BadgeDeps, type Badges } from "./badge";
+import { createBadges, type BadgeDeps, type Badges } from "./badge";
+import { badgeFacts, drawBadge } from "./badge-drawing";
 import { frontDoor } from "./front";
 import { classify } from "./routes";
 

@@ -24,8 +24,6 @@ export const BADGE_MAX_AGE_S = 300;
 export const UNKNOWN_MAX_AGE_S = 60;
 /** How long a drawn badge is answered from memory. */
 export const BADGE_MEMORY_S = 60;
-export { BADGE_LABEL, BADGE_TYPE, badgeFacts, badgeName, drawBadge, refusalBadge, type BadgeFacts, type BadgeState } from "./badge-drawing";
-
 /** A badge drawn: its bytes and tag, its size in pixels, how long others may keep it, and what it says. */
 export type Drawn = { bytes: Buffer; etag: string; width: number; height: number; maxAgeS: number; facts: BadgeFacts };
 

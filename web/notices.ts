@@ -163,8 +163,9 @@ const full = (deps: NoticesDeps, held: number): Refusal =>
 
 async function storeOf(deps: NoticesDeps): Promise<Store | Reply> {
   const store = await deps.resolver.store;
+  if (store) return store;
   const profile = requestContext()?.route.row.profile ?? "api";
-  return store ?? { made: unavailableAnswer(profile, "no index", "The index is not available on this server; nothing can be followed.") };
+  return { made: unavailableAnswer(profile, "no index", "The index is not available on this server; nothing can be followed.") };
 }
 
 /** Brings the checks of the topic's entities within the follow period (docs/notices.md#looking-by-itself); never fails the request. */
