@@ -7,7 +7,7 @@ import type { ResolveOptions } from "ident-resolver";
 import type { SearchResponse } from "ident-resolver";
 import { refusal } from "ident-resolver/traffic";
 import { startDelivery, type Admitted, type Delivery } from "./delivery";
-import type { Page } from "./pages";
+import type { Page } from "./routes";
 
 const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36";
 const CRAWLER = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";

@@ -8,7 +8,7 @@ import type { SearchResponse } from "ident-resolver";
 import type { ConfiguredResolver } from "ident-resolver/setup";
 import { isRefusal, type Refusal } from "ident-resolver/traffic";
 import { streamsTo } from "./clients";
-import type { Page } from "./pages";
+import type { Page } from "./routes";
 
 /** A lookup declined (docs/architecture.md#traffic), before or after the page was taken on: shown in words where the results would be. */
 export type Refused = { refused: Refusal };

@@ -8,7 +8,8 @@ import "server-only";
 import type { IndexSearch } from "ident-resolver/store";
 import { refusal, type Refusal } from "ident-resolver/traffic";
 import type { Delivery, Refused } from "./delivery";
-import { isAnswer, type Page } from "./pages";
+import { isAnswer } from "./pages";
+import type { Page } from "./routes";
 import { requestContext, type RequestContext } from "./request-context";
 
 export type { Delivery, Refused } from "./delivery";

@@ -92,6 +92,24 @@ describe("the route table", () => {
     expect(classify("GET", "/api/entity/a.example/history/x").kind).toBe("api:unknown");
     expect(classify("GET", "/entity/a.example/nothing.txt").kind).toBe("next");
   });
+  it("finds a page row without a pattern through the readers it names (`by`), and only page rows have readers", () => {
+    const byRows = rows.filter(([, row]) => typeof row.match === "object" && !(row.match instanceof RegExp));
+    expect(byRows.length).toBeGreaterThan(5);
+    for (const [kind, row] of byRows) {
+      const by = (row.match as { by: readonly string[] }).by;
+      const readers = rows.filter(([other, r]) => by.includes(other) && r.read !== undefined && r.match instanceof RegExp);
+      expect(
+        readers.map(([other]) => other),
+        kind,
+      ).toEqual(by);
+      const path = new URL(row.example, "http://x.invalid").pathname;
+      expect(
+        readers.some(([, r]) => (r.match as RegExp).test(path)),
+        row.example,
+      ).toBe(true);
+    }
+    for (const [kind, row] of rows) expect(row.read === undefined || kind.startsWith("page:"), kind).toBe(true);
+  });
   /** Every file under app/, its path from the project's root. */
   const appFiles = (dir = "app"): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -4,40 +4,12 @@
  * door, and everything after it (the front door's methods and body caps, the page cache's key and
  * version, the per-client limits, shedding, admission, the read pages' rewrite, the refusal's form,
  * the page itself, the API) reads the {@link Route} made from it; nothing below looks at the URL
- * again. A new route is one row here (and its handler); the type makes the table name every kind, and
- * web/routes.test.ts fails when an `app/` file has no row or a row names a file that is not there.
+ * again. A new route is one row here (and its handler: for a page, its file under `app/`); the type
+ * refuses a page kind a row's reader answers without its own row, and web/routes.test.ts fails when
+ * an `app/` file has no row or a row names a file that is not there.
  */
 import type { LimitName } from "ident-resolver/traffic";
-import { badgeOf, pageOf, type Page } from "./pages";
-
-/** Every route there is: one per page kind, API route, feed, sitemap, image, file and operator route. */
-export type RouteKind =
-  | `page:${Page["kind"]}`
-  | "api:resolve"
-  | "api:search"
-  | "api:changes"
-  | "api:history"
-  | "api:openapi"
-  | "api:webhooks"
-  | "api:webhook"
-  | "api:webhook-test"
-  | "api:unknown"
-  | "badge"
-  | "badge:no-domain"
-  | "recheck"
-  | "healthz"
-  | "readyz"
-  | "feed:changes"
-  | "feed:entity"
-  | "feed:issuer"
-  | "hub"
-  | "sitemap:index"
-  | "sitemap:file"
-  | "preview:site"
-  | "preview:entity"
-  | "schema"
-  | "robots"
-  | "next";
+import { badgeOf, checkPage, entityPage, issuerPage, plainPage, searchPage } from "./pages";
 
 /** What a route is, in the words of docs/architecture.md#routes. */
 export type RouteIs = "read page" | "form" | "lookup" | "search" | "feed" | "file" | "operator" | "api";
@@ -70,11 +42,17 @@ export type RouteRow = {
   /** The path it answers, as the table shows it (each row's `example` is checked to match it). */
   path: string;
   /**
-   * How a request finds it: a pattern of its path (as sent, for the API; decoded, for the rest), tried
-   * in the table's order; the page's reader (`pageOf`: its path and query parsed into a `Page`) or the
-   * badge's (`badgeOf`), web/pages.ts; or `otherwise`, what answers a path no other row takes.
+   * How a request finds it: a pattern of its path (as sent, for the API; parsed, for the rest), tried
+   * in the table's order; `by`: the page rows whose readers answer it (a bad query, a path naming no
+   * domain); the badge's reader (`badgeOf`, web/pages.ts); or `otherwise`, what answers a path no
+   * other row takes.
    */
-  match: RegExp | "pageOf" | "badgeOf" | "otherwise";
+  match: RegExp | { by: readonly `page:${string}`[] } | "badgeOf" | "otherwise";
+  /**
+   * A page row's reader (web/pages.ts): what its pattern matched and the query in, the page out, of
+   * its own kind or of a row that names it in `by`. The `Page` type is made from the readers.
+   */
+  read?: PageReader;
   /** A request target this row answers, for the table's test. */
   example: string;
   /** What it is. */
@@ -111,6 +89,9 @@ export const WEBHOOK_BODY_BYTES = 4096;
 /** A WebSub request's form: a topic, a callback, a lease and a secret (web/notices.ts). */
 export const HUB_BODY_BYTES = 8192;
 
+/** A page row's reader: {@link RouteRow.read}. */
+type PageReader = (found: RegExpExecArray, query: URLSearchParams) => { kind: string };
+
 const GET = ["GET", "HEAD"] as const;
 const API = ["GET", "HEAD", "OPTIONS"] as const;
 const READS = ["storeReads"] as const;
@@ -129,8 +110,12 @@ const row = (r: Pick<RouteRow, "path" | "match" | "example" | "is" | "handler"> 
   scriptFree: false,
   ...r,
 });
-const page = (file: string, r: Pick<RouteRow, "path" | "example" | "is"> & Partial<RouteRow>): RouteRow =>
-  row({ handler: { next: `app/${file}` }, match: "pageOf", profile: "page", scriptFree: true, ...r });
+/** A page Next renders from `app/{file}`, script-free; its reader's type is kept, for `Page`. */
+const page = <R extends Pick<RouteRow, "path" | "match" | "example" | "is"> & Partial<RouteRow>>(
+  file: string,
+  r: R,
+): Omit<RouteRow, keyof NoInfer<R>> & NoInfer<R> =>
+  Object.assign(row({ handler: { next: `app/${file}` }, profile: "page", scriptFree: true, ...r }), r);
 const api = (r: Pick<RouteRow, "path" | "match" | "example" | "is"> & Partial<RouteRow>): RouteRow =>
   row({ handler: "web/api.ts", methods: API, profile: "api", ...r });
 
@@ -139,11 +124,28 @@ const api = (r: Pick<RouteRow, "path" | "match" | "example" | "is"> & Partial<Ro
  * index that is not a lookup (a lookup meets the lookups' limits); a page the page cache answers reads
  * nothing and is not counted.
  */
-export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
-  "page:home": page("page.tsx", { path: "/", example: "/", is: "read page", params: [], version: "overview", limits: READS }),
-  "page:reasons": page("reasons/page.tsx", { path: "/reasons", example: "/reasons", is: "read page" }),
+export const ROUTES = {
+  "page:home": page("page.tsx", {
+    path: "/",
+    match: /^\/$/,
+    read: plainPage("home"),
+    example: "/",
+    is: "read page",
+    params: [],
+    version: "overview",
+    limits: READS,
+  }),
+  "page:reasons": page("reasons/page.tsx", {
+    path: "/reasons",
+    match: /^\/reasons$/,
+    read: plainPage("reasons"),
+    example: "/reasons",
+    is: "read page",
+  }),
   "page:entity": page("entity/[domain]/page.tsx", {
     path: "/entity/{domain}",
+    match: /^\/entity\/([^/]*)\/?$/,
+    read: entityPage,
     example: "/entity/alice.example",
     is: "lookup",
     params: ENTITY_PARAMS,
@@ -152,12 +154,15 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "page:no-entity": page("entity/[domain]/page.tsx", {
     path: "/entity/{not a domain}, /issuer/{not a domain}",
+    match: { by: ["page:entity", "page:issuer"] },
     example: "/entity/not%20a%20domain",
     is: "read page",
     status: 404,
   }),
   "page:lookup": page("search/page.tsx", {
     path: "/search?q={identifier}",
+    match: /^\/search$/,
+    read: searchPage,
     example: "/search?q=alice.example",
     is: "lookup",
     params: ["q", "cursor", "refresh"],
@@ -166,14 +171,23 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "page:index-search": page("search/page.tsx", {
     path: "/search?q={words}",
+    match: { by: ["page:lookup"] },
     example: "/search?q=makers+guild",
     is: "search",
     admission: "search",
     limits: READS,
   }),
-  "page:bad-query": page("search/page.tsx", { path: "/search?q={not valid}", example: "/search?q=%20", is: "read page", status: 400 }),
+  "page:bad-query": page("search/page.tsx", {
+    path: "/search?q={not valid}",
+    match: { by: ["page:lookup"] },
+    example: "/search?q=%20",
+    is: "read page",
+    status: 400,
+  }),
   "page:issuer": page("issuer/[domain]/page.tsx", {
     path: "/issuer/{domain}?after={cursor}",
+    match: /^\/issuer\/([^/]*)\/?$/,
+    read: issuerPage,
     example: "/issuer/guild.example",
     is: "read page",
     params: ["after"],
@@ -182,20 +196,30 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
   }),
   "page:bad-issuer-page": page("issuer/[domain]/page.tsx", {
     path: "/issuer/{domain}?after={not a cursor}",
+    match: { by: ["page:issuer"] },
     example: "/issuer/guild.example?after=x",
     is: "read page",
     status: 400,
   }),
   "page:check": page("check/page.tsx", {
     path: "/check?q={domain}",
+    match: /^\/check$/,
+    read: checkPage,
     example: "/check?q=alice.example",
     is: "lookup",
     admission: "check",
     scriptFree: false,
   }),
-  "page:check-form": page("check/page.tsx", { path: "/check", example: "/check", is: "form", scriptFree: false }),
+  "page:check-form": page("check/page.tsx", {
+    path: "/check",
+    match: { by: ["page:check"] },
+    example: "/check",
+    is: "form",
+    scriptFree: false,
+  }),
   "page:bad-check": page("check/page.tsx", {
     path: "/check?q={not a domain}",
+    match: { by: ["page:check"] },
     example: "/check?q=%C2%A7:property:x.example",
     is: "form",
     status: 400,
@@ -387,7 +411,18 @@ export const ROUTES: { readonly [K in RouteKind]: RouteRow } = {
     is: "file",
     handler: { next: "app/not-found.tsx" },
   }),
-};
+} satisfies Record<string, RouteRow>;
+
+/** Every route there is: one per page kind, API route, feed, sitemap, image, file and operator route. */
+export type RouteKind = keyof typeof ROUTES;
+
+/**
+ * A page, as the server and the page read it: what the page rows' readers answer (web/pages.ts),
+ * one shape per page kind.
+ */
+export type Page = {
+  [K in RouteKind]: (typeof ROUTES)[K] extends { read: (...args: never[]) => infer P } ? P : never;
+}[RouteKind];
 
 /** What the server does with a request: its row's kind, and what the matching read from the URL. */
 export type Target =
@@ -420,10 +455,10 @@ export type Route = {
 
 /** The rows a pattern finds, in the table's order: the API's (matched on the path as sent), then the rest. */
 const PATTERNS = (Object.entries(ROUTES) as [RouteKind, RouteRow][]).flatMap(([kind, r]) =>
-  r.match instanceof RegExp ? [{ kind, pattern: r.match }] : [],
+  r.match instanceof RegExp ? [{ kind, pattern: r.match, read: r.read }] : [],
 );
 const API_PATTERNS = PATTERNS.filter((p) => p.kind.startsWith("api:"));
-const FILE_PATTERNS = PATTERNS.filter((p) => !p.kind.startsWith("api:"));
+const OTHER_PATTERNS = PATTERNS.filter((p) => !p.kind.startsWith("api:"));
 
 /** The row and target of a path (`path`: as sent; `url`: parsed). */
 function match(path: string, url: URL): { kind: RouteKind; target: Target } {
@@ -431,10 +466,16 @@ function match(path: string, url: URL): { kind: RouteKind; target: Target } {
   // docs/api.md#badges: read as an entity page's domain is; 404 when the path names none.
   const badge = badgeOf(url.pathname);
   if (badge !== undefined) return { kind: badge === null ? "badge:no-domain" : "badge", target: { kind: "badge", domain: badge } };
-  const page = pageOf(url.pathname, url.searchParams);
-  if (page !== null) return { kind: `page:${page.kind}`, target: { kind: "page", page } };
-  const file = FILE_PATTERNS.find((p) => p.pattern.test(url.pathname));
-  return { kind: file?.kind ?? "next", target: { kind: "file" } };
+  for (const { kind, pattern, read } of OTHER_PATTERNS) {
+    const found = pattern.exec(url.pathname);
+    if (found === null) continue;
+    if (read === undefined) return { kind, target: { kind: "file" } };
+    // A reader answers a `Page` (the type is made from the readers; the table's test tries each row's
+    // example), and every kind it answers has its row, `page:{kind}`: the type refuses one without.
+    const page = read(found, url.searchParams) as Page;
+    return { kind: `page:${page.kind}`, target: { kind: "page", page } };
+  }
+  return { kind: "next", target: { kind: "file" } };
 }
 
 /** The row of an API path (as sent): web/api.ts answers by it too. */
