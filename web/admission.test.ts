@@ -8,7 +8,7 @@ import type { SearchResponse } from "ident-resolver";
 import { createWindows, trafficSettings } from "ident-resolver/traffic";
 import { createOutboundCount } from "ident-resolver/traffic";
 import { createSearchGate } from "ident-resolver/traffic";
-import { admit, currentClient, type AdmissionDeps } from "./admission";
+import { admit, admitAs, currentClient, type AdmissionDeps } from "./admission";
 import { bridge, type RequestContext } from "./bridge";
 
 const ANSWER = { schema: "answer", query: {}, results: [], problems: [] } as unknown as SearchResponse;
@@ -62,6 +62,40 @@ describe("admit: whether a lookup starts a fetch", () => {
       cached: null,
       starts: true,
     });
+  });
+});
+
+describe("admitAs: a request admitted as its row says (web/routes.ts `admission`), whatever its handler", () => {
+  const CLIENT = "203.0.113.7";
+  const LOOKUP = { query: QUERY, refresh: false, refreshRequired: false };
+  it("a row with no admission: taken, and nothing spent, even when its handler says what a lookup would ask", async () => {
+    const { d, windows, settings } = deps({ state: "cold" });
+    expect(await admitAs(d, null, CLIENT, LOOKUP)).toEqual({ ok: true, lookup: null });
+    expect((await windows.coldLookups.usage(CLIENT)).remaining).toBe(settings.coldLookups);
+    expect((await windows.searches.usage(CLIENT)).remaining).toBe(settings.searches);
+  });
+  it("a search's row: one of the client's searches, and its refusal when they are spent", async () => {
+    const { d, windows, settings, refused } = deps({ state: "cold" });
+    expect(await admitAs(d, "search", CLIENT, null)).toEqual({ ok: true, lookup: null });
+    expect((await windows.searches.usage(CLIENT)).remaining).toBe(settings.searches - 1);
+    for (let i = 1; i < settings.searches; i++) await admitAs(d, "search", CLIENT, null);
+    // Answered a second late, as every refusal of a client's own limit is.
+    expect(await admitAs(d, "search", CLIENT, null)).toMatchObject({ ok: false, refused: { refused: "searches" } });
+    expect(refused).toEqual(["searches"]);
+  });
+  it("a lookup's row: the lookup its handler asks, admitted; the check's asks a refresh whatever the handler says", async () => {
+    const lookup = deps({ state: "cached", response: ANSWER, until: Infinity });
+    expect(await admitAs(lookup.d, "lookup", CLIENT, LOOKUP)).toMatchObject({ ok: true, lookup: { cached: ANSWER, starts: false } });
+    const check = deps({ state: "cached", response: ANSWER, until: Infinity });
+    expect(await admitAs(check.d, "check", CLIENT, LOOKUP)).toMatchObject({
+      ok: true,
+      lookup: { refresh: { asked: true, granted: true }, cached: null, starts: true },
+    });
+    expect((await check.windows.refreshes.usage(CLIENT)).remaining).toBe(check.settings.refreshes - 1);
+  });
+  it("a lookup's row whose handler gives no query is a fault of the code, not a request admitted unchecked", async () => {
+    const { d } = deps({ state: "cold" });
+    await expect(admitAs(d, "lookup", CLIENT, null)).rejects.toThrow(/no query to admit/);
   });
 });
 

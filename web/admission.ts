@@ -13,6 +13,7 @@ import { hostSpent, refusedAt } from "ident-resolver/traffic";
 import { isRefusal, type Refusal } from "ident-resolver/traffic";
 import { takeProbe } from "./probe";
 import { requestContext } from "./request-context";
+import type { RouteRow } from "./routes";
 
 /**
  * What admission needs: the resolver's cache probe, its limits and metrics. Its client is the
@@ -109,6 +110,40 @@ export async function admit(
     return refuse(refusedAt("coldLookups", why, cold.retryAfterS));
   }
   return { ok: true, refresh, cached: null, client, starts: true };
+}
+
+/** What a lookup's admission is asked, given by the handler that read it: its query and the refresh asked. */
+export type LookupAsked = {
+  query: Query;
+  refresh: boolean;
+  /** A refresh asked and not granted is a refusal (`refreshes`): the API and the re-check; a page shows what is known instead. */
+  refreshRequired: boolean;
+};
+
+/** A request admitted: the lookup's admission for a lookup's row, null for any other. */
+export type Admitted = { ok: true; lookup: Admission & { ok: true } } | { ok: true; lookup: null } | { ok: false; refused: Refusal };
+
+/**
+ * A request admitted as its route's row says (`admission`, web/routes.ts), the one way every route
+ * takes it, pages, feeds, the API and the re-check alike: nothing, a search of the index
+ * (`searches`), or a lookup ({@link admit}; the check always asks a refresh). The handler gives what
+ * a lookup asks, once it has read it; whether anything is asked is the row's word, not the handler's.
+ */
+export async function admitAs(
+  deps: AdmissionDeps,
+  admission: RouteRow["admission"],
+  client: string,
+  lookup: LookupAsked | null,
+): Promise<Admitted> {
+  if (admission === null) return { ok: true, lookup: null };
+  if (admission === "search") {
+    const taken = await admitSearch(deps, client);
+    return taken.ok ? { ok: true, lookup: null } : taken;
+  }
+  if (lookup === null) throw new Error(`admission: a ${admission} was given no query to admit`);
+  const refresh = admission === "check" || lookup.refresh;
+  const admitted = await admit(deps, lookup.query, client, refresh, lookup.refreshRequired);
+  return admitted.ok ? { ok: true, lookup: admitted } : admitted;
 }
 
 /**

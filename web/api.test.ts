@@ -14,7 +14,8 @@ import { createWindows, trafficSettings } from "ident-resolver/traffic";
 import { createSearchGate, searchGateOptions } from "ident-resolver/traffic";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { createApi, type ApiDeps, type ApiReply, type ApiRequest } from "./api";
+import { createApi, isApiKind, type ApiDeps, type ApiReply, type ApiRequest } from "./api";
+import { ROUTES, type RouteKind } from "./routes";
 import { openApiDocument } from "./openapi";
 
 type Operation = {
@@ -72,7 +73,13 @@ function fixture() {
   const state = { name: "Alice", until: Date.now() + 60_000, generation: 1, remembered: 0, resolved: 0, searched: 0 };
   const search: IndexSearch = { schema: "ident-resolver/index-search@1", query: "alice", results: [], next_cursor: null };
   // A search takes a moment, as the engine's does: those asked meanwhile find it running.
-  const store = { search: async () => (state.searched++, await new Promise((r) => setTimeout(r, 20)), search) } as unknown as Store;
+  const store = {
+    search: async () => (state.searched++, await new Promise((r) => setTimeout(r, 20)), search),
+    history: async () => null,
+    changes: async () => {
+      throw new Error("this index keeps no changes");
+    },
+  } as unknown as Store;
   const resolver = {
     probe: async (): Promise<Probe> => ({ state: "cached", response: response(state.name), until: state.until }),
     remember: async (r: SearchResponse) => (state.remembered++, r),
@@ -190,6 +197,19 @@ describe("every answer", () => {
     expect(state.searched).toBe(1);
     expect([a.headers.RateLimit, b.headers.RateLimit]).toEqual([undefined, undefined]);
     expect(await left()).toBe(before - 2);
+  });
+  it("answers every row whose handler is web/api.ts, and admits each as its row says: the history spends no search, the changes one", async () => {
+    const own = (Object.keys(ROUTES) as RouteKind[]).filter((kind) => ROUTES[kind].handler === "web/api.ts");
+    expect(own.filter((kind) => !isApiKind(kind))).toEqual([]);
+    expect((Object.keys(ROUTES) as RouteKind[]).filter((kind) => isApiKind(kind) && !own.includes(kind))).toEqual([]);
+    expect([ROUTES["api:history"].admission, ROUTES["api:changes"].admission]).toEqual([null, "search"]);
+    const { get } = fixture();
+    const left = async () => Number(/"search";r=(\d+)/.exec((await get("/api/search?q=")).headers.RateLimit ?? "")?.[1]);
+    const before = await left();
+    expect((await get("/api/entity/alice.example/history")).status).toBe(404);
+    expect(await left()).toBe(before);
+    expect((await get("/api/changes")).status).toBe(503);
+    expect(await left()).toBe(before - 1);
   });
   it("the same search asked 8 times at once by one client is run once: none is refused for the client's searches in progress", async () => {
     const { state, get } = fixture();

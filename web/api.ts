@@ -10,13 +10,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { gzipSync } from "node:zlib";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "ident-resolver/setup";
-import { parseQuery } from "ident-resolver";
+import { parseQuery, type Query } from "ident-resolver";
 import { newWork } from "ident-resolver";
 import type { ErrorBody } from "ident-resolver";
 import type { ConfiguredResolver } from "ident-resolver/setup";
 import { parseSearchText } from "ident-resolver/store";
 import { isRefusal, type Refusal } from "ident-resolver/traffic";
-import { admit, admitSearch, currentClient, inSearchTurn, type AdmissionDeps } from "./admission";
+import { admitAs, currentClient, inSearchTurn, type Admitted, type AdmissionDeps, type LookupAsked } from "./admission";
 import { changesAnswer, CHANGES_DEFAULT, decodeChangeCursor } from "ident-resolver/store";
 import { ChangesParams, checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
 import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders, rateLimitPolicy, sharedCacheMayKeep } from "./api-headers";
@@ -26,7 +26,7 @@ import { acceptsGzip } from "./response";
 import { send } from "./response";
 import { probeOnce } from "./probe";
 import { refusalAnswer, unavailableAnswer, type RefusalAnswer, type Unavailable } from "./refusal-answer";
-import { apiRouteOf, type Route } from "./routes";
+import { apiRouteOf, ROUTES, type Route, type RouteKind } from "./routes";
 import { contentSecurityPolicy } from "./security-headers";
 import { createVersions } from "./versions";
 
@@ -161,78 +161,93 @@ export function createApi(deps: ApiDeps): Api {
   return { answer: (request) => answer(api, request), serve: (req, res, route) => serve(api, req, res, route) };
 }
 
-async function resolve(api: ApiState, params: URLSearchParams, client: string): Promise<Answer> {
-  const { deps, warm, versionOf } = api;
-  const { resolver } = deps;
-  const checked = checkParams(ResolveParams, paramsOf(params, ["q", "refresh"]));
-  if (!checked.ok) return error(400, "invalid_query", checked.message);
-  const q = checked.value.q.trim();
-  const parsed = parseQuery(q);
-  if (!parsed.ok) return error(400, "invalid_query", parsed.message);
-  const refreshAsked = checked.value.refresh === "1";
-  const version = refreshAsked ? null : await versionOf(q);
-  const hit = version === null ? undefined : warm.get(q);
-  if (hit && hit.version === version) return { status: 200, headers: { "Cache-Control": hit.cacheControl }, json: null, bytes: hit.bytes };
-  const admission = await admit(deps, parsed.query, client, refreshAsked, refreshAsked);
-  if (!admission.ok) return refused(admission.refused);
-  const { refresh } = admission;
-  const work = newWork();
-  // An answer the admission found in the cache is annotated from the index as a lookup's would be.
-  let response = admission.cached && (await resolver.remember(admission.cached, admission.client));
-  const fromCache = response !== null;
-  if (response === null) {
-    const answer = await resolver.resolve(parsed.query, { refresh: refresh.granted, work, client });
-    if (isRefusal(answer)) return refused(answer);
-    response = answer;
-  }
-  // Shared caches may keep it briefly, unless part of the work was declined (docs/decisions.md#outbound-work).
-  const headers = refresh.granted || work.refused.length > 0 ? NO_STORE : LOOKUP_FRESH;
-  const bytes = Buffer.from(JSON.stringify(response));
-  // Kept only when it was made from the cache alone, and nothing changed while it was made.
-  if (fromCache && version !== null && headers === LOOKUP_FRESH && (await versionOf(q)) === version) {
-    warm.set(q, { version, bytes, cacheControl: headers["Cache-Control"] });
-  }
-  return { status: 200, headers, json: null, bytes };
-}
+/** A lookup's input: its text, its query, the refresh asked, and the version of the cache's answer its kept copy is checked against. */
+type Lookup = { q: string; query: Query; refreshAsked: boolean; version: string | null };
 
-async function search(api: ApiState, params: URLSearchParams, client: string): Promise<Answer> {
-  const { deps, searches, running } = api;
-  const { resolver, log } = deps;
-  const checked = checkParams(SearchParams, paramsOf(params, ["q", "cursor"]));
-  if (!checked.ok) return error(400, "invalid_query", checked.message);
-  const text = parseSearchText(checked.value.q);
-  if (!text.ok) return error(400, "invalid_query", text.message);
-  // docs/architecture.md#traffic: `searches`, with the pages' searches; one answered from memory counts too.
-  const admitted = await admitSearch(deps, client);
-  if (!admitted.ok) return refused(admitted.refused);
-  const cursor = checked.value.cursor ?? null;
-  const key = `${text.text}\n${cursor ?? ""}`;
-  const shared = { "Cache-Control": `public, max-age=${SEARCH_FRESH_S}` };
-  const recent = searches.get(key);
-  if (recent) return { status: 200, headers: shared, json: null, bytes: recent };
-  const store = await resolver.store;
-  if (!store) return unavailable("no index");
-  // The same search already running is joined, not run again: it holds one turn of the engine
-  // (docs/architecture.md#traffic, `searchesAtOnce`) however many ask it at once. A refusal is the
-  // asker's own: one that joined a refused search asks for itself.
-  const ask = (): Promise<Searched> =>
-    inSearchTurn(deps, client, () => store.search(text.text, cursor)).then(
-      (page) => (page === null || isRefusal(page) ? page : Buffer.from(JSON.stringify(page))),
-      (err: unknown) => {
-        log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
-        return undefined;
-      },
-    );
-  const joined = running.get(key);
-  const first = joined ?? runOnce(running, key, ask);
-  let found = await first;
-  if (joined && !(found instanceof Buffer)) found = await runOnce(running, key, ask);
-  if (isRefusal(found)) return refused(found);
-  if (found === undefined) return unavailable("unreadable");
-  if (found === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
-  searches.set(key, found);
-  return { status: 200, headers: shared, json: null, bytes: found };
-}
+/** `GET /api/resolve?q=&refresh=` (docs/api.md#resolve): a lookup, answered from the cache or fetched. */
+const RESOLVE: ApiRoute<Lookup> = {
+  read(request) {
+    const checked = checkParams(ResolveParams, paramsOf(request.params, ["q", "refresh"]));
+    if (!checked.ok) return error(400, "invalid_query", checked.message);
+    const q = checked.value.q.trim();
+    const parsed = parseQuery(q);
+    if (!parsed.ok) return error(400, "invalid_query", parsed.message);
+    return { input: { q, query: parsed.query, refreshAsked: checked.value.refresh === "1", version: null } };
+  },
+  // A warm answer, kept as sent while the cache's answer is unchanged: it spends nothing.
+  async kept(api, lookup) {
+    if (lookup.refreshAsked) return null;
+    lookup.version = await api.versionOf(lookup.q);
+    const hit = lookup.version === null ? undefined : api.warm.get(lookup.q);
+    return hit && hit.version === lookup.version
+      ? { status: 200, headers: { "Cache-Control": hit.cacheControl }, json: null, bytes: hit.bytes }
+      : null;
+  },
+  lookup: ({ query, refreshAsked }) => ({ query, refresh: refreshAsked, refreshRequired: refreshAsked }),
+  async answer(api, { q, query, version }, admission, client) {
+    const { resolver } = api.deps;
+    if (admission === null) throw new Error("api: a lookup's row admits no lookup");
+    const { refresh } = admission;
+    const work = newWork();
+    // An answer the admission found in the cache is annotated from the index as a lookup's would be.
+    let response = admission.cached && (await resolver.remember(admission.cached, client));
+    const fromCache = response !== null;
+    if (response === null) {
+      const answer = await resolver.resolve(query, { refresh: refresh.granted, work, client });
+      if (isRefusal(answer)) return refused(answer);
+      response = answer;
+    }
+    // Shared caches may keep it briefly, unless part of the work was declined (docs/decisions.md#outbound-work).
+    const headers = refresh.granted || work.refused.length > 0 ? NO_STORE : LOOKUP_FRESH;
+    const bytes = Buffer.from(JSON.stringify(response));
+    // Kept only when it was made from the cache alone, and nothing changed while it was made.
+    if (fromCache && version !== null && headers === LOOKUP_FRESH && (await api.versionOf(q)) === version) {
+      api.warm.set(q, { version, bytes, cacheControl: headers["Cache-Control"] });
+    }
+    return { status: 200, headers, json: null, bytes };
+  },
+};
+
+/** `GET /api/search?q=&cursor=` (docs/api.md#search): a page of the index's search; its row's `searches` counts one answered from memory too. */
+const SEARCH: ApiRoute<{ text: string; cursor: string | null }> = {
+  read(request) {
+    const checked = checkParams(SearchParams, paramsOf(request.params, ["q", "cursor"]));
+    if (!checked.ok) return error(400, "invalid_query", checked.message);
+    const text = parseSearchText(checked.value.q);
+    if (!text.ok) return error(400, "invalid_query", text.message);
+    return { input: { text: text.text, cursor: checked.value.cursor ?? null } };
+  },
+  async answer(api, { text, cursor }, _admission, client) {
+    const { deps, searches, running } = api;
+    const { resolver, log } = deps;
+    const key = `${text}\n${cursor ?? ""}`;
+    const shared = { "Cache-Control": `public, max-age=${SEARCH_FRESH_S}` };
+    const recent = searches.get(key);
+    if (recent) return { status: 200, headers: shared, json: null, bytes: recent };
+    const store = await resolver.store;
+    if (!store) return unavailable("no index");
+    // The same search already running is joined, not run again: it holds one turn of the engine
+    // (docs/architecture.md#traffic, `searchesAtOnce`) however many ask it at once. A refusal is the
+    // asker's own: one that joined a refused search asks for itself.
+    const ask = (): Promise<Searched> =>
+      inSearchTurn(deps, client, () => store.search(text, cursor)).then(
+        (page) => (page === null || isRefusal(page) ? page : Buffer.from(JSON.stringify(page))),
+        (err: unknown) => {
+          log.warn(`store: a search failed: ${err instanceof Error ? err.message : String(err)}`);
+          return undefined;
+        },
+      );
+    const joined = running.get(key);
+    const first = joined ?? runOnce(running, key, ask);
+    let found = await first;
+    if (joined && !(found instanceof Buffer)) found = await runOnce(running, key, ask);
+    if (isRefusal(found)) return refused(found);
+    if (found === undefined) return unavailable("unreadable");
+    if (found === null) return error(400, "invalid_query", "The cursor is not one this server handed out; search again without it.");
+    searches.set(key, found);
+    return { status: 200, headers: shared, json: null, bytes: found };
+  },
+};
 
 /** Runs `search`, known as running under `key` until it ends. */
 function runOnce(running: Map<string, Promise<Searched>>, key: string, search: () => Promise<Searched>): Promise<Searched> {
@@ -243,66 +258,117 @@ function runOnce(running: Map<string, Promise<Searched>>, key: string, search: (
   return run;
 }
 
-async function history(api: ApiState, raw: string): Promise<Answer> {
-  const { resolver } = api.deps;
-  let domain: string;
-  try {
-    domain = decodeURIComponent(raw);
-  } catch {
-    return error(400, "invalid_query", "The path is not valid percent-encoded UTF-8.");
-  }
-  const checked = checkParams(HistoryParams, { domain });
-  if (!checked.ok) return error(400, "invalid_query", checked.message);
-  const parsed = parseQuery(checked.value.domain);
-  if (!parsed.ok || parsed.query.kind !== "domain") return error(400, "invalid_query", `${JSON.stringify(domain)} is not a domain`);
-  const store = await resolver.store;
-  if (!store) return unavailable("no index");
-  const found = await store.history(parsed.query.domain).catch(() => undefined);
-  if (found === undefined) return unavailable("unreadable");
-  if (found === null) return error(404, "not_found", `The index has no record of ${parsed.query.domain}; look it up first.`);
-  return { status: 200, headers: HISTORY_FRESH, json: found };
-}
+/** `GET /api/entity/{domain}/history` (docs/api.md#history): the domain is the path's fourth segment. */
+const HISTORY: ApiRoute<string> = {
+  read(request) {
+    let domain: string;
+    try {
+      domain = decodeURIComponent(request.path.split("/")[3] ?? "");
+    } catch {
+      return error(400, "invalid_query", "The path is not valid percent-encoded UTF-8.");
+    }
+    const checked = checkParams(HistoryParams, { domain });
+    if (!checked.ok) return error(400, "invalid_query", checked.message);
+    const parsed = parseQuery(checked.value.domain);
+    if (!parsed.ok || parsed.query.kind !== "domain") return error(400, "invalid_query", `${JSON.stringify(domain)} is not a domain`);
+    return { input: parsed.query.domain };
+  },
+  async answer(api, domain) {
+    const store = await api.deps.resolver.store;
+    if (!store) return unavailable("no index");
+    const found = await store.history(domain).catch(() => undefined);
+    if (found === undefined) return unavailable("unreadable");
+    if (found === null) return error(404, "not_found", `The index has no record of ${domain}; look it up first.`);
+    return { status: 200, headers: HISTORY_FRESH, json: found };
+  },
+};
 
-/** `GET /api/changes?after=&limit=` (docs/api.md#changes): every recorded change, in the order recorded, after a cursor. */
-async function changes(api: ApiState, params: URLSearchParams, client: string): Promise<Answer> {
-  const { deps } = api;
-  const { resolver, log } = deps;
-  const checked = checkParams(ChangesParams, paramsOf(params, ["after", "limit"]));
-  if (!checked.ok) return error(400, "invalid_query", checked.message);
-  const cursor = checked.value.after === undefined ? null : decodeChangeCursor(checked.value.after);
-  // It reads the index as a search does, and counts as one (docs/architecture.md#traffic).
-  const admitted = await admitSearch(deps, client);
+/** `GET /api/changes?after=&limit=` (docs/api.md#changes): every recorded change, in the order recorded, after a cursor; it reads the index as a search does, and counts as one. */
+const CHANGES: ApiRoute<{ cursor: ReturnType<typeof decodeChangeCursor> | null; limit: number }> = {
+  read(request) {
+    const checked = checkParams(ChangesParams, paramsOf(request.params, ["after", "limit"]));
+    if (!checked.ok) return error(400, "invalid_query", checked.message);
+    const cursor = checked.value.after === undefined ? null : decodeChangeCursor(checked.value.after);
+    return { input: { cursor, limit: checked.value.limit === undefined ? CHANGES_DEFAULT : Number(checked.value.limit) } };
+  },
+  async answer(api, { cursor, limit }, _admission, client) {
+    const { deps } = api;
+    const { resolver, log } = deps;
+    const store = await resolver.store;
+    if (!store) return unavailable("no index");
+    const read = async () => {
+      const after = cursor === null ? null : await store.positionOf(cursor);
+      return cursor !== null && after === null ? null : store.changes({ after }, limit);
+    };
+    const page = await inSearchTurn(deps, client, read).catch((err: unknown) => {
+      log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    });
+    if (isRefusal(page)) return refused(page);
+    if (page === undefined) return unavailable("unreadable");
+    if (page === null) return error(400, "invalid_query", NOT_A_POSITION);
+    return { status: 200, headers: CHANGES_FRESH, json: changesAnswer(page) };
+  },
+};
+
+/** `GET /api/openapi.json` (docs/api.md): the API described, made on first use. */
+const OPENAPI: ApiRoute<null> = {
+  read: () => ({ input: null }),
+  answer(api) {
+    api.description ??= Buffer.from(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
+    return { status: 200, headers: DESCRIPTION_FRESH, json: null, bytes: api.description };
+  },
+};
+
+/** Any other path under `/api/`: 404. */
+const UNKNOWN: ApiRoute<null> = {
+  read: () => ({ input: null }),
+  answer: () => error(404, "not_found", "No such API route; the routes are described at /api/openapi.json."),
+};
+
+/**
+ * An API route's steps, run by {@link run} in the pipeline's order (docs/architecture.md#the-pipeline):
+ * its parameters read (a 400 when they are not valid), a kept answer (which spends nothing), the
+ * admission its row names (web/admission.ts `admitAs`: the handler says what a lookup asks, never
+ * whether it is asked), then its answer.
+ */
+type ApiRoute<I> = {
+  read(request: ApiRequest): { input: I } | Answer;
+  kept?(api: ApiState, input: I): Promise<Answer | null>;
+  /** What a lookup's admission asks, for a row whose admission is a lookup. */
+  lookup?(input: I): LookupAsked;
+  answer(api: ApiState, input: I, admission: (Admitted & { ok: true })["lookup"], client: string): Promise<Answer> | Answer;
+};
+
+/** The API's own routes, by their rows (web/routes.ts): those whose handler is web/api.ts. */
+export type ApiKind = "api:resolve" | "api:search" | "api:changes" | "api:history" | "api:openapi" | "api:unknown";
+
+const API_ROUTES: { [K in ApiKind]: (api: ApiState, request: ApiRequest) => Promise<Answer> } = {
+  "api:resolve": (api, request) => run(api, request, "api:resolve", RESOLVE),
+  "api:search": (api, request) => run(api, request, "api:search", SEARCH),
+  "api:changes": (api, request) => run(api, request, "api:changes", CHANGES),
+  "api:history": (api, request) => run(api, request, "api:history", HISTORY),
+  "api:openapi": (api, request) => run(api, request, "api:openapi", OPENAPI),
+  "api:unknown": (api, request) => run(api, request, "api:unknown", UNKNOWN),
+};
+
+/** Whether `kind` is one of the API's own routes. */
+export const isApiKind = (kind: RouteKind): kind is ApiKind => Object.hasOwn(API_ROUTES, kind);
+
+async function run<I>(api: ApiState, request: ApiRequest, kind: ApiKind, route: ApiRoute<I>): Promise<Answer> {
+  const read = route.read(request);
+  if (!("input" in read)) return read;
+  const kept = await route.kept?.(api, read.input);
+  if (kept) return kept;
+  const admitted = await admitAs(api.deps, ROUTES[kind].admission, request.client, route.lookup?.(read.input) ?? null);
   if (!admitted.ok) return refused(admitted.refused);
-  const store = await resolver.store;
-  if (!store) return unavailable("no index");
-  const limit = checked.value.limit === undefined ? CHANGES_DEFAULT : Number(checked.value.limit);
-  const read = async () => {
-    const after = cursor === null ? null : await store.positionOf(cursor);
-    return cursor !== null && after === null ? null : store.changes({ after }, limit);
-  };
-  const page = await inSearchTurn(deps, client, read).catch((err: unknown) => {
-    log.warn(`store: the changes could not be read: ${err instanceof Error ? err.message : String(err)}`);
-    return undefined;
-  });
-  if (isRefusal(page)) return refused(page);
-  if (page === undefined) return unavailable("unreadable");
-  if (page === null) return error(400, "invalid_query", NOT_A_POSITION);
-  return { status: 200, headers: CHANGES_FRESH, json: changesAnswer(page) };
+  return route.answer(api, read.input, admitted.lookup, request.client);
 }
 
 /** The answer of the API route the path names (its row in web/routes.ts). */
-function route(api: ApiState, request: ApiRequest): Promise<Answer> | Answer {
+function route(api: ApiState, request: ApiRequest): Promise<Answer> {
   const kind = apiRouteOf(request.path);
-  if (kind === "api:changes") return changes(api, request.params, request.client);
-  if (kind === "api:resolve") return resolve(api, request.params, request.client);
-  if (kind === "api:search") return search(api, request.params, request.client);
-  if (kind === "api:openapi") {
-    api.description ??= Buffer.from(`${JSON.stringify(openApiDocument(), null, 2)}\n`);
-    return { status: 200, headers: DESCRIPTION_FRESH, json: null, bytes: api.description };
-  }
-  // `/api/entity/{domain}/history`: the domain is the fourth segment.
-  if (kind === "api:history") return history(api, request.path.split("/")[3] ?? "");
-  return error(404, "not_found", "No such API route; the routes are described at /api/openapi.json.");
+  return API_ROUTES[isApiKind(kind) ? kind : "api:unknown"](api, request);
 }
 
 async function answer(api: ApiState, request: ApiRequest): Promise<ApiReply> {

@@ -11,11 +11,11 @@ import { isDomain } from "ident-resolver";
 import { newWork } from "ident-resolver";
 import type { ConfiguredResolver } from "ident-resolver/setup";
 import { isRefusal } from "ident-resolver/traffic";
-import { admit, currentClient, type AdmissionDeps } from "./admission";
+import { admitAs, currentClient, type AdmissionDeps } from "./admission";
 import { rateLimitHeaders } from "./api-headers";
 import { bodyOf } from "./request-body";
 import { sendText, send } from "./response";
-import { RECHECK_BODY_BYTES } from "./routes";
+import { RECHECK_BODY_BYTES, ROUTES } from "./routes";
 
 export type RecheckDeps = AdmissionDeps & { resolver: Pick<ConfiguredResolver, "resolveEntity"> };
 
@@ -55,7 +55,9 @@ export async function serveRecheck(deps: RecheckDeps, req: IncomingMessage, res:
       body: null,
     });
   const client = currentClient(deps);
-  const admission = await admit(deps, { input: domain, kind: "domain", domain }, client, true, true);
+  // Its row's admission (web/routes.ts): a lookup that asks a refresh, refused when none is granted.
+  const query = { input: domain, kind: "domain", domain } as const;
+  const admission = await admitAs(deps, ROUTES.recheck.admission, client, { query, refresh: true, refreshRequired: true });
   if (!admission.ok) {
     // A form's refusal is the page it goes back to, which says which limit and when (429's words and
     // Retry-After in the page); the redirect carries the client's RateLimit headers as every refusal does.
@@ -64,7 +66,7 @@ export async function serveRecheck(deps: RecheckDeps, req: IncomingMessage, res:
   }
   const started = new Date();
   const work = newWork();
-  const result = await deps.resolver.resolveEntity(domain, { refresh: true, client: admission.client, work });
+  const result = await deps.resolver.resolveEntity(domain, { refresh: true, client, work });
   if (isRefusal(result)) return back({ recheck: result.refused, retry: String(result.retryAfterS) });
   // Documents whose fetch was refused were answered as last fetched: not re-checked, and said so.
   const servedStale = work.knownServed[0];

@@ -12,7 +12,7 @@ import { performance } from "node:perf_hooks";
 import { setImmediate, setTimeout } from "node:timers";
 import { answerRefusal } from "ident-resolver/traffic";
 import { isRefusal, type Refusal } from "ident-resolver/traffic";
-import { admit, admitSearch, inSearchTurn } from "./admission";
+import { admitAs, inSearchTurn } from "./admission";
 import { rateLimitHeaders } from "./api-headers";
 import type { App } from "./app";
 import type { Shed } from "./shed";
@@ -64,7 +64,7 @@ async function refusePage(app: App, context: RequestContext, refused: Refusal): 
  * `searchesInProgress`); the page shows what it found, or why not, with the status decided here.
  */
 async function searchIndex(app: App, context: RequestContext, page: Page & { kind: "index-search" }): Promise<void> {
-  const admitted = await admitSearch(app, context.client);
+  const admitted = await admitAs(app, context.route.row.admission, context.client, null);
   if (!admitted.ok) return refusePage(app, context, admitted.refused);
   const store = await app.resolver.store;
   if (!store) return;
@@ -81,7 +81,7 @@ async function searchIndex(app: App, context: RequestContext, page: Page & { kin
  * its handler: the refusal, answered as every refusal is (web/refusal-answer.ts), or null.
  */
 async function admitIndexRead(app: App, context: RequestContext): Promise<RefusalAnswer | null> {
-  const admitted = await admitSearch(app, context.client);
+  const admitted = await admitAs(app, context.route.row.admission, context.client, null);
   if (admitted.ok) return null;
   const limits = await rateLimitHeaders(app.resolver.traffic.windows, context.client).catch(() => ({}));
   return refusalAnswer(context.route.row.profile, admitted.refused, limits);
@@ -97,13 +97,14 @@ async function preparePage(app: App, context: RequestContext, page: Page): Promi
   if (admission === null) return;
   if (page.kind === "index-search") return searchIndex(app, context, page);
   if (!isAnswer(page) && page.kind !== "check") throw new Error(`server: ${page.kind} has no query to admit`);
-  // The check is always a fresh check (docs/publishing.md#check): it asks for a refresh, and its limit.
-  const refresh = admission === "check" || context.route.url.searchParams.get("refresh") === "1";
-  const admitted = await admit(app, page.query, context.client, refresh);
+  // The check is always a fresh check (docs/publishing.md#check): its row asks a refresh, and its limit.
+  const refresh = context.route.url.searchParams.get("refresh") === "1";
+  const admitted = await admitAs(app, admission, context.client, { query: page.query, refresh, refreshRequired: false });
   if (!admitted.ok) return refusePage(app, context, admitted.refused);
-  context.admission = admitted;
+  if (admitted.lookup === null) throw new Error(`server: ${page.kind}'s row admits no lookup`);
+  context.admission = admitted.lookup;
   // docs/decisions.md#cold-pages: a cold page's fetches start now, before Next reaches the page.
-  if (isAnswer(page)) context.delivery = startDelivery(app.resolver, page, admitted, context.userAgent);
+  if (isAnswer(page)) context.delivery = startDelivery(app.resolver, page, admitted.lookup, context.userAgent);
 }
 
 /** What every step of the way needs: the app, Next's handler, the entry queue and the store of request contexts. */
