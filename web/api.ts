@@ -26,7 +26,7 @@ import { acceptsGzip } from "./response";
 import { send } from "./response";
 import { probeOnce } from "./probe";
 import { refusalAnswer, unavailableAnswer, type RefusalAnswer, type Unavailable } from "./refusal-answer";
-import { apiRouteOf, ROUTES, type Route, type RouteKind } from "./routes";
+import { apiRouteOf, ROUTES, type Route, type RouteKind, type RouteRow } from "./routes";
 import { contentSecurityPolicy } from "./security-headers";
 import { createVersions } from "./versions";
 
@@ -174,14 +174,16 @@ const RESOLVE: ApiRoute<Lookup> = {
     if (!parsed.ok) return error(400, "invalid_query", parsed.message);
     return { input: { q, query: parsed.query, refreshAsked: checked.value.refresh === "1", version: null } };
   },
-  // A warm answer, kept as sent while the cache's answer is unchanged: it spends nothing.
+  // A warm answer, kept as sent while the cache's answer is unchanged: it spends nothing. Otherwise
+  // the lookup goes on with the version its answer may be kept under.
   async kept(api, lookup) {
-    if (lookup.refreshAsked) return null;
-    lookup.version = await api.versionOf(lookup.q);
-    const hit = lookup.version === null ? undefined : api.warm.get(lookup.q);
-    return hit && hit.version === lookup.version
-      ? { status: 200, headers: { "Cache-Control": hit.cacheControl }, json: null, bytes: hit.bytes }
-      : null;
+    if (lookup.refreshAsked) return { input: lookup };
+    const version = await api.versionOf(lookup.q);
+    const hit = version === null ? undefined : api.warm.get(lookup.q);
+    if (hit && hit.version === version) {
+      return { kept: { status: 200, headers: { "Cache-Control": hit.cacheControl }, json: null, bytes: hit.bytes } };
+    }
+    return { input: Object.assign({}, lookup, { version }) };
   },
   lookup: ({ query, refreshAsked }) => ({ query, refresh: refreshAsked, refreshRequired: refreshAsked }),
   async answer(api, { q, query, version }, admission, client) {
@@ -327,15 +329,16 @@ const UNKNOWN: ApiRoute<null> = {
 };
 
 /**
- * An API route's steps, run by {@link run} in the pipeline's order (docs/architecture.md#the-pipeline):
+ * An API route's steps, run by {@link run} in the pipeline's order (docs/architecture.md#routes):
  * its parameters read (a 400 when they are not valid), a kept answer (which spends nothing), the
- * admission its row names (web/admission.ts `admitAs`: the handler says what a lookup asks, never
+ * admission its row names (web/admission.ts `admitAs`: the steps say what a lookup asks, never
  * whether it is asked), then its answer.
  */
 type ApiRoute<I> = {
   read(request: ApiRequest): { input: I } | Answer;
-  kept?(api: ApiState, input: I): Promise<Answer | null>;
-  /** What a lookup's admission asks, for a row whose admission is a lookup. */
+  /** A kept answer, or the input to go on with. */
+  kept?(api: ApiState, input: I): Promise<{ kept: Answer } | { input: I }>;
+  /** What a lookup's admission asks: given exactly when its row's admission is a lookup or the check. */
   lookup?(input: I): LookupAsked;
   answer(api: ApiState, input: I, admission: (Admitted & { ok: true })["lookup"], client: string): Promise<Answer> | Answer;
 };
@@ -343,26 +346,42 @@ type ApiRoute<I> = {
 /** The API's own routes, by their rows (web/routes.ts): those whose handler is web/api.ts. */
 export type ApiKind = "api:resolve" | "api:search" | "api:changes" | "api:history" | "api:openapi" | "api:unknown";
 
-const API_ROUTES: { [K in ApiKind]: (api: ApiState, request: ApiRequest) => Promise<Answer> } = {
-  "api:resolve": (api, request) => run(api, request, "api:resolve", RESOLVE),
-  "api:search": (api, request) => run(api, request, "api:search", SEARCH),
-  "api:changes": (api, request) => run(api, request, "api:changes", CHANGES),
-  "api:history": (api, request) => run(api, request, "api:history", HISTORY),
-  "api:openapi": (api, request) => run(api, request, "api:openapi", OPENAPI),
-  "api:unknown": (api, request) => run(api, request, "api:unknown", UNKNOWN),
+type Steps = (api: ApiState, request: ApiRequest) => Promise<Answer>;
+
+/**
+ * A route's steps bound to its row's admission. Steps that give a lookup its row does not admit, or
+ * none for a row that admits one, disagree with the table: that fails when this file is loaded, not
+ * on a request.
+ */
+function bound<I>(kind: ApiKind, route: ApiRoute<I>): Steps {
+  const { admission } = ROUTES[kind];
+  const admitsLookup = admission === "lookup" || admission === "check";
+  if (admitsLookup !== (route.lookup !== undefined)) {
+    throw new Error(`api: ${kind}'s row admits ${admission ?? "nothing"}, and its steps ${route.lookup ? "give" : "give no"} lookup`);
+  }
+  return (api, request) => run(api, request, admission, route);
+}
+
+const API_ROUTES: Record<ApiKind, Steps> = {
+  "api:resolve": bound("api:resolve", RESOLVE),
+  "api:search": bound("api:search", SEARCH),
+  "api:changes": bound("api:changes", CHANGES),
+  "api:history": bound("api:history", HISTORY),
+  "api:openapi": bound("api:openapi", OPENAPI),
+  "api:unknown": bound("api:unknown", UNKNOWN),
 };
 
 /** Whether `kind` is one of the API's own routes. */
 export const isApiKind = (kind: RouteKind): kind is ApiKind => Object.hasOwn(API_ROUTES, kind);
 
-async function run<I>(api: ApiState, request: ApiRequest, kind: ApiKind, route: ApiRoute<I>): Promise<Answer> {
+async function run<I>(api: ApiState, request: ApiRequest, admission: RouteRow["admission"], route: ApiRoute<I>): Promise<Answer> {
   const read = route.read(request);
   if (!("input" in read)) return read;
-  const kept = await route.kept?.(api, read.input);
-  if (kept) return kept;
-  const admitted = await admitAs(api.deps, ROUTES[kind].admission, request.client, route.lookup?.(read.input) ?? null);
+  const kept = route.kept ? await route.kept(api, read.input) : read;
+  if (!("input" in kept)) return kept.kept;
+  const admitted = await admitAs(api.deps, admission, request.client, route.lookup?.(kept.input) ?? null);
   if (!admitted.ok) return refused(admitted.refused);
-  return route.answer(api, read.input, admitted.lookup, request.client);
+  return route.answer(api, kept.input, admitted.lookup, request.client);
 }
 
 /** The answer of the API route the path names (its row in web/routes.ts). */

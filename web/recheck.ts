@@ -55,7 +55,8 @@ export async function serveRecheck(deps: RecheckDeps, req: IncomingMessage, res:
       body: null,
     });
   const client = currentClient(deps);
-  // Its row's admission (web/routes.ts): a lookup that asks a refresh, refused when none is granted.
+  // Its row's admission (web/routes.ts), the check's: a lookup that asks a refresh; the form is
+  // refused when none is granted, as `?refresh=1` of the API is.
   const query = { input: domain, kind: "domain", domain } as const;
   const admission = await admitAs(deps, ROUTES.recheck.admission, client, { query, refresh: true, refreshRequired: true });
   if (!admission.ok) {

@@ -97,8 +97,11 @@ const API = ["GET", "HEAD", "OPTIONS"] as const;
 const READS = ["storeReads"] as const;
 const ENTITY_PARAMS = ["refresh", "recheck", "retry", "partly", "rechecked"] as const;
 
+/** A row's own fields: only a page row has a reader ({@link page}), whose type `Page` is made from. */
+type RowFields = Pick<RouteRow, "path" | "match" | "example" | "is"> & Omit<Partial<RouteRow>, "read">;
+
 /** Defaults of a row: a GET answered by Next, read by nothing, never kept, no admission, no limit. */
-const row = (r: Pick<RouteRow, "path" | "match" | "example" | "is" | "handler"> & Partial<RouteRow>): RouteRow => ({
+const row = (r: RowFields & Pick<RouteRow, "handler">): RouteRow => ({
   methods: GET,
   bodyCap: null,
   status: 200,
@@ -111,20 +114,16 @@ const row = (r: Pick<RouteRow, "path" | "match" | "example" | "is" | "handler"> 
   ...r,
 });
 /** A page Next renders from `app/{file}`, script-free; its reader's type is kept, for `Page`. */
-const page = <R extends Pick<RouteRow, "path" | "match" | "example" | "is"> & Partial<RouteRow>>(
-  file: string,
-  r: R,
-): Omit<RouteRow, keyof NoInfer<R>> & NoInfer<R> =>
+const page = <R extends RowFields & Pick<RouteRow, "read">>(file: string, r: R): Omit<RouteRow, keyof NoInfer<R>> & NoInfer<R> =>
   Object.assign(row({ handler: { next: `app/${file}` }, profile: "page", scriptFree: true, ...r }), r);
-const api = (r: Pick<RouteRow, "path" | "match" | "example" | "is"> & Partial<RouteRow>): RouteRow =>
-  row({ handler: "web/api.ts", methods: API, profile: "api", ...r });
+const api = (r: RowFields): RouteRow => row({ handler: "web/api.ts", methods: API, profile: "api", ...r });
 
 /**
  * The table. Store reads (`storeReads`, docs/architecture.md#traffic) are everything answered from the
  * index that is not a lookup (a lookup meets the lookups' limits); a page the page cache answers reads
  * nothing and is not counted.
  */
-export const ROUTES = {
+const TABLE = {
   "page:home": page("page.tsx", {
     path: "/",
     match: /^\/$/,
@@ -310,7 +309,8 @@ export const ROUTES = {
     handler: "web/recheck.ts",
     methods: ["POST"],
     bodyCap: RECHECK_BODY_BYTES,
-    admission: "lookup",
+    // A lookup that always asks a refresh, as the check page's (docs/publishing.md#re-check-now).
+    admission: "check",
   }),
   healthz: row({ path: "/healthz", match: /^\/healthz$/, example: "/healthz", is: "operator", handler: { next: "app/healthz/route.ts" } }),
   readyz: row({ path: "/readyz", match: /^\/readyz$/, example: "/readyz", is: "operator", handler: { next: "app/readyz/route.ts" } }),
@@ -412,6 +412,9 @@ export const ROUTES = {
     handler: { next: "app/not-found.tsx" },
   }),
 } satisfies Record<string, RouteRow>;
+
+/** The table, read only. */
+export const ROUTES: Readonly<typeof TABLE> = TABLE;
 
 /** Every route there is: one per page kind, API route, feed, sitemap, image, file and operator route. */
 export type RouteKind = keyof typeof ROUTES;
