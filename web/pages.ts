@@ -3,11 +3,11 @@
  * the route table (web/routes.ts) name. A reader is given what its row's pattern matched and the
  * query, and answers the page the request is: its row's own kind, or the kind of a row it stands for
  * (a bad query's 400, a path naming no domain's 404). The `Page` type (web/routes.ts) is made from
- * what they answer, so a page's shape is written once, here or in its row.
+ * what they answer, so a page's shape is written once, here or in its row; nothing here imports
+ * the table.
  */
 import { isDomain, looksLikeIdentifier, parseQuery, type Query } from "ident-resolver";
 import { decodeCursor, decodeIssuedCursor, parseSearchText } from "ident-resolver/store";
-import type { Page } from "./routes";
 
 /** The query of an entity's own page or its check: one domain. */
 export type DomainQuery = Query & { kind: "domain" };
@@ -105,8 +105,8 @@ export function badgeOf(pathname: string): string | null | undefined {
   return segment === undefined ? undefined : domainIn(segment);
 }
 
-/** Whether the page is a resolver answer (an entity page or a lookup), rather than a form or an error. */
-export const isAnswer = (page: Page | null): page is Page & { kind: "entity" | "lookup" } =>
+/** Whether the page (a `Page`, web/routes.ts) is a resolver answer (an entity page or a lookup), rather than a form or an error. */
+export const isAnswer = <P extends { kind: string }>(page: P | null): page is P & { kind: "entity" | "lookup" } =>
   page?.kind === "entity" || page?.kind === "lookup";
 
 const domainQuery = (domain: string): DomainQuery => ({ input: domain, kind: "domain", domain });
