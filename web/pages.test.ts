@@ -12,7 +12,7 @@ const pageAt = (target: string): Page | null => {
   return t.kind === "page" ? t.page : null;
 };
 
-describe("the page readers", () => {
+describe("the page parsers", () => {
   const key = (target: string) => {
     const page = pageAt(target);
     if (page === null) return null;
@@ -64,12 +64,12 @@ describe("the page readers", () => {
     expect(page?.kind).toBe("bad-check");
     expect(page?.kind === "bad-check" && page.message).toMatch(/domain of an entity/);
   });
-  it("reads a page of one domain as an entity page's domain is (the reader a new page of a domain names)", () => {
-    const read = domainPage("members");
+  it("reads a page of one domain as an entity page's domain is (the parser a new page of a domain names)", () => {
+    const parse = domainPage("members");
     const at = (path: string) => {
       const found = /^\/issuer\/([^/]*)\/members$/.exec(path);
       if (found === null) throw new Error(`not a members page: ${path}`);
-      return read(found);
+      return parse(found);
     };
     expect(at("/issuer/Guild.Example/members")).toEqual({ kind: "members", domain: "guild.example" });
     expect(at("/issuer/guild%2Eexample/members")).toEqual({ kind: "members", domain: "guild.example" });

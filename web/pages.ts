@@ -1,6 +1,6 @@
 /**
- * How a page's path and query are read (docs/architecture.md#routes): the readers the page rows of
- * the route table (web/routes.ts) name. A reader is given what its row's pattern matched and the
+ * How a page's path and query are read (docs/architecture.md#routes): the parsers the page rows of
+ * the route table (web/routes.ts) name. A parser is given what its row's pattern matched and the
  * query, and answers the page the request is: its row's own kind, or the kind of a row it stands for
  * (a bad query's 400, a path naming no domain's 404). The `Page` type (web/routes.ts) is made from
  * what they answer, so a page's shape is written once, here or in its row; nothing here imports

@@ -92,32 +92,32 @@ describe("the route table", () => {
     expect(classify("GET", "/api/entity/a.example/history/x").kind).toBe("api:unknown");
     expect(classify("GET", "/entity/a.example/nothing.txt").kind).toBe("next");
   });
-  it("finds a page row without a pattern through the readers it names (`by`), each reader's answers named, and only page rows have readers", () => {
-    const readers = rows.filter(([, row]) => row.read !== undefined && row.match instanceof RegExp);
+  it("finds a page row without a pattern through the parsers it names (`by`), each parser's answers named, and only page rows have parsers", () => {
+    const parsers = rows.filter(([, row]) => row.parse !== undefined && row.match instanceof RegExp);
     const byOf = (kind: RouteKind) => {
       const match = ROUTES[kind].match;
       return typeof match === "object" && "by" in match ? match.by : [];
     };
-    // Each row's example, and each reader's example with its path's domain replaced by one that is not.
+    // Each row's example, and each parser's example with its path's domain replaced by one that is not.
     const probes = rows.flatMap(([, row]) => [row.example, row.example.replace(/^(\/\w+\/)[^/?]+/, "$1not%20a%20domain")]);
     let answered = 0;
     for (const target of probes) {
       const path = new URL(target, "http://x.invalid").pathname;
-      const reader = readers.find(([, row]) => (row.match as RegExp).test(path))?.[0];
-      if (reader === undefined) continue;
+      const parser = parsers.find(([, row]) => (row.match as RegExp).test(path))?.[0];
+      if (parser === undefined) continue;
       const kind = classify("GET", target).kind;
       answered++;
-      // A reader answers its own row's kind, or a row that names it in `by`.
-      expect(kind === reader || (byOf(kind) as readonly string[]).includes(reader), `${target}: ${reader} answered ${kind}`).toBe(true);
+      // A parser answers its own row's kind, or a row that names it in `by`.
+      expect(kind === parser || (byOf(kind) as readonly string[]).includes(parser), `${target}: ${parser} answered ${kind}`).toBe(true);
     }
     expect(answered).toBeGreaterThan(15);
     for (const [kind] of rows)
       for (const by of byOf(kind))
         expect(
-          readers.map(([r]) => r),
+          parsers.map(([r]) => r),
           kind,
         ).toContain(by);
-    for (const [kind, row] of rows) expect(row.read === undefined || kind.startsWith("page:"), kind).toBe(true);
+    for (const [kind, row] of rows) expect(row.parse === undefined || kind.startsWith("page:"), kind).toBe(true);
   });
   /** Every file under app/, its path from the project's root. */
   const appFiles = (dir = "app"): string[] =>

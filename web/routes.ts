@@ -5,7 +5,7 @@
  * version, the per-client limits, shedding, admission, the read pages' rewrite, the refusal's form,
  * the page itself, the API) reads the {@link Route} made from it; nothing below looks at the URL
  * again. A new route is one row here (and its handler: for a page, its file under `app/`); the type
- * refuses a page kind a row's reader answers without its own row, and web/routes.test.ts fails when
+ * refuses a page kind a row's parser answers without its own row, and web/routes.test.ts fails when
  * an `app/` file has no row or a row names a file that is not there.
  */
 import type { LimitName } from "ident-resolver/traffic";
@@ -43,16 +43,16 @@ export type RouteRow = {
   path: string;
   /**
    * How a request finds it: a pattern of its path (as sent, for the API; parsed, for the rest), tried
-   * in the table's order; `by`: the page rows whose readers answer it (a bad query, a path naming no
-   * domain); the badge's reader (`badgeOf`, web/pages.ts); or `otherwise`, what answers a path no
+   * in the table's order; `by`: the page rows whose parsers answer it (a bad query, a path naming no
+   * domain); the badge's parser (`badgeOf`, web/pages.ts); or `otherwise`, what answers a path no
    * other row takes.
    */
   match: RegExp | { by: readonly `page:${string}`[] } | "badgeOf" | "otherwise";
   /**
-   * A page row's reader (web/pages.ts): what its pattern matched and the query in, the page out, of
-   * its own kind or of a row that names it in `by`. The `Page` type is made from the readers.
+   * A page row's parser (web/pages.ts): what its pattern matched and the query in, the page out, of
+   * its own kind or of a row that names it in `by`. The `Page` type is made from the parsers.
    */
-  read?: PageReader;
+  parse?: PageParser;
   /** A request target this row answers, for the table's test. */
   example: string;
   /** What it is. */
@@ -89,16 +89,16 @@ export const WEBHOOK_BODY_BYTES = 4096;
 /** A WebSub request's form: a topic, a callback, a lease and a secret (web/notices.ts). */
 export const HUB_BODY_BYTES = 8192;
 
-/** A page row's reader: {@link RouteRow.read}. */
-type PageReader = (found: RegExpExecArray, query: URLSearchParams) => { kind: string };
+/** A page row's parser: {@link RouteRow.parse}. */
+type PageParser = (found: RegExpExecArray, query: URLSearchParams) => { kind: string };
 
 const GET = ["GET", "HEAD"] as const;
 const API = ["GET", "HEAD", "OPTIONS"] as const;
 const READS = ["storeReads"] as const;
 const ENTITY_PARAMS = ["refresh", "recheck", "retry", "partly", "rechecked"] as const;
 
-/** A row's own fields: only a page row has a reader ({@link page}), whose type `Page` is made from. */
-type RowFields = Pick<RouteRow, "path" | "match" | "example" | "is"> & Omit<Partial<RouteRow>, "read">;
+/** A row's own fields: only a page row has a parser ({@link page}), whose type `Page` is made from. */
+type RowFields = Pick<RouteRow, "path" | "match" | "example" | "is"> & Omit<Partial<RouteRow>, "parse">;
 
 /** Defaults of a row: a GET answered by Next, read by nothing, never kept, no admission, no limit. */
 const row = (r: RowFields & Pick<RouteRow, "handler">): RouteRow => ({
@@ -113,8 +113,8 @@ const row = (r: RowFields & Pick<RouteRow, "handler">): RouteRow => ({
   scriptFree: false,
   ...r,
 });
-/** A page Next renders from `app/{file}`, script-free; its reader's type is kept, for `Page`. */
-const page = <R extends RowFields & Pick<RouteRow, "read">>(file: string, r: R): Omit<RouteRow, keyof NoInfer<R>> & NoInfer<R> =>
+/** A page Next renders from `app/{file}`, script-free; its parser's type is kept, for `Page`. */
+const page = <R extends RowFields & Pick<RouteRow, "parse">>(file: string, r: R): Omit<RouteRow, keyof NoInfer<R>> & NoInfer<R> =>
   Object.assign(row({ handler: { next: `app/${file}` }, profile: "page", scriptFree: true, ...r }), r);
 const api = (r: RowFields): RouteRow => row({ handler: "web/api.ts", methods: API, profile: "api", ...r });
 
@@ -127,7 +127,7 @@ const TABLE = {
   "page:home": page("page.tsx", {
     path: "/",
     match: /^\/$/,
-    read: plainPage("home"),
+    parse: plainPage("home"),
     example: "/",
     is: "read page",
     params: [],
@@ -137,14 +137,14 @@ const TABLE = {
   "page:reasons": page("reasons/page.tsx", {
     path: "/reasons",
     match: /^\/reasons$/,
-    read: plainPage("reasons"),
+    parse: plainPage("reasons"),
     example: "/reasons",
     is: "read page",
   }),
   "page:entity": page("entity/[domain]/page.tsx", {
     path: "/entity/{domain}",
     match: /^\/entity\/([^/]*)\/?$/,
-    read: entityPage,
+    parse: entityPage,
     example: "/entity/alice.example",
     is: "lookup",
     params: ENTITY_PARAMS,
@@ -161,7 +161,7 @@ const TABLE = {
   "page:lookup": page("search/page.tsx", {
     path: "/search?q={identifier}",
     match: /^\/search$/,
-    read: searchPage,
+    parse: searchPage,
     example: "/search?q=alice.example",
     is: "lookup",
     params: ["q", "cursor", "refresh"],
@@ -186,7 +186,7 @@ const TABLE = {
   "page:issuer": page("issuer/[domain]/page.tsx", {
     path: "/issuer/{domain}?after={cursor}",
     match: /^\/issuer\/([^/]*)\/?$/,
-    read: issuerPage,
+    parse: issuerPage,
     example: "/issuer/guild.example",
     is: "read page",
     params: ["after"],
@@ -203,7 +203,7 @@ const TABLE = {
   "page:check": page("check/page.tsx", {
     path: "/check?q={domain}",
     match: /^\/check$/,
-    read: checkPage,
+    parse: checkPage,
     example: "/check?q=alice.example",
     is: "lookup",
     admission: "check",
@@ -420,11 +420,11 @@ export const ROUTES: Readonly<typeof TABLE> = TABLE;
 export type RouteKind = keyof typeof ROUTES;
 
 /**
- * A page, as the server and the page read it: what the page rows' readers answer (web/pages.ts),
+ * A page, as the server and the page read it: what the page rows' parsers answer (web/pages.ts),
  * one shape per page kind.
  */
 export type Page = {
-  [K in RouteKind]: (typeof ROUTES)[K] extends { read: (...args: never[]) => infer P } ? P : never;
+  [K in RouteKind]: (typeof ROUTES)[K] extends { parse: (...args: never[]) => infer P } ? P : never;
 }[RouteKind];
 
 /** What the server does with a request: its row's kind, and what the matching read from the URL. */
@@ -458,7 +458,7 @@ export type Route = {
 
 /** The rows a pattern finds, in the table's order: the API's (matched on the path as sent), then the rest. */
 const PATTERNS = (Object.entries(ROUTES) as [RouteKind, RouteRow][]).flatMap(([kind, r]) =>
-  r.match instanceof RegExp ? [{ kind, pattern: r.match, read: r.read }] : [],
+  r.match instanceof RegExp ? [{ kind, pattern: r.match, parse: r.parse }] : [],
 );
 const API_PATTERNS = PATTERNS.filter((p) => p.kind.startsWith("api:"));
 const OTHER_PATTERNS = PATTERNS.filter((p) => !p.kind.startsWith("api:"));
@@ -469,13 +469,13 @@ function match(path: string, url: URL): { kind: RouteKind; target: Target } {
   // docs/api.md#badges: read as an entity page's domain is; 404 when the path names none.
   const badge = badgeOf(url.pathname);
   if (badge !== undefined) return { kind: badge === null ? "badge:no-domain" : "badge", target: { kind: "badge", domain: badge } };
-  for (const { kind, pattern, read } of OTHER_PATTERNS) {
+  for (const { kind, pattern, parse } of OTHER_PATTERNS) {
     const found = pattern.exec(url.pathname);
     if (found === null) continue;
-    if (read === undefined) return { kind, target: { kind: "file" } };
-    // A reader answers a `Page` (the type is made from the readers; the table's test tries each row's
+    if (parse === undefined) return { kind, target: { kind: "file" } };
+    // A parser answers a `Page` (the type is made from the parsers; the table's test tries each row's
     // example), and every kind it answers has its row, `page:{kind}`: the type refuses one without.
-    const page = read(found, url.searchParams) as Page;
+    const page = parse(found, url.searchParams) as Page;
     return { kind: `page:${page.kind}`, target: { kind: "page", page } };
   }
   return { kind: "next", target: { kind: "file" } };
