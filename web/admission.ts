@@ -150,7 +150,7 @@ export async function admitAs(
  * Whether a search of the index is taken on for `client` (`searches`, pages and
  * `/api/search` together); a refused client waits a second for its refusal, as for lookups.
  */
-export async function admitSearch(deps: AdmissionDeps, client: string): Promise<{ ok: true } | { ok: false; refused: Refusal }> {
+async function admitSearch(deps: AdmissionDeps, client: string): Promise<{ ok: true } | { ok: false; refused: Refusal }> {
   const { resolver } = deps;
   const { windows, settings } = resolver.traffic;
   const taken = await windows.searches.take(client);
