@@ -18,7 +18,7 @@ export { createResolverCore, newWork } from "./resolver/index.ts";
 export { NotCached } from "./resolver/documents.ts";
 export type { Probe, Resolver, ResolverDeps, ResolveOptions, SearchOutcome, StagedEntity, ClaimSlot, Limits } from "./resolver/index.ts";
 export { createDocumentCache, cacheKey, type DocumentCache, type CacheOptions } from "./fetch/cache.ts";
-export type { Fetcher, FetchMode, FetchOutcome, FetchOptions, FailureStatus } from "./fetch/fetcher.ts";
+export type { Fetcher, FetchMode, FetchOutcome, FetchOptions, FailureStatus } from "./fetch/outcome.ts";
 export { DEFAULTS, DEFAULT_LIMITS, MiB } from "./limits.ts";
 export { extend, ownValue } from "./objects.ts";
 export { RESOLVER, USER_AGENT, VERSION } from "./version.ts";

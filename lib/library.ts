@@ -8,7 +8,7 @@ import { checkDomain } from "./check/live.ts";
 import { checkText } from "./check/file.ts";
 import type { CheckReport } from "./check/report.ts";
 import { createDocumentCache } from "./fetch/cache.ts";
-import type { Fetcher } from "./fetch/fetcher.ts";
+import type { Fetcher } from "./fetch/outcome.ts";
 import { userCacheTier, type ResolverCache } from "./fetch/user-cache.ts";
 import { fetcherFromFetch, type WebFetch } from "./fetch/web-fetch.ts";
 import { DEFAULTS, type Limits } from "./limits.ts";

@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { configErrorMessage, parseConfig } from "./config.ts";
 import type { ConnectToEntry } from "./fetch/connect-to.ts";
 import { parseConnectTo } from "./fetch/connect-to.ts";
-import { createFetcher, type Fetcher, type FetcherOptions } from "./fetch/fetcher.ts";
+import { createFetcher, type FetcherOptions } from "./fetch/fetcher.ts";
+import type { Fetcher } from "./fetch/outcome.ts";
 import { createPortableFetcher, type PortableFetcherOptions } from "./fetch/portable.ts";
 import { runtime } from "./fetch/runtime.ts";
 import { fetcherFromFetch } from "./fetch/web-fetch.ts";
@@ -77,15 +78,8 @@ export function createResolver(options: NodeResolverOptions = {}): IdentResolver
 
 export { createPortableFetcher, type PortableFetcherOptions } from "./fetch/portable.ts";
 export { runtime, type Runtime } from "./fetch/runtime.ts";
-export {
-  createFetcher,
-  type Fetcher,
-  type FetcherOptions,
-  type FetchMode,
-  type FetchOptions,
-  type FetchOutcome,
-  type SocketStats,
-} from "./fetch/fetcher.ts";
+export { createFetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher.ts";
+export type { Fetcher, FetchMode, FetchOptions, FetchOutcome } from "./fetch/outcome.ts";
 export { isPublicAddress, BlockedAddressError } from "./fetch/guard.ts";
 export { matchConnectTo, parseConnectTo, type ConnectToEntry, type ConnectToParse } from "./fetch/connect-to.ts";
 export {

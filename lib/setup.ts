@@ -1,6 +1,7 @@
 import type { Config } from "./config.ts";
 import { createDocumentCache, type DocumentCache } from "./fetch/cache.ts";
-import { createFetcher, type Fetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher.ts";
+import { createFetcher, type FetcherOptions, type SocketStats } from "./fetch/fetcher.ts";
+import type { Fetcher } from "./fetch/outcome.ts";
 import { createThreadedFetcher, type OutboundView } from "./fetch/thread.ts";
 import { connectRedis, KEY_PREFIX, type FleetLink } from "./redis.ts";
 import { createSharedDocuments, type SharedDocuments } from "./fleet/shared-documents.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { answered } from "../../test/helpers/answered.ts";
 import { foundJson } from "../../test/helpers/outcomes.ts";
-import type { FetchOutcome } from "../fetch/fetcher.ts";
+import type { FetchOutcome } from "../fetch/outcome.ts";
 import { createResolverCore } from "../resolver/index.ts";
 import { refusal, type FetchRefusal } from "../traffic/refusal.ts";
 import { reverify } from "./crawler.ts";

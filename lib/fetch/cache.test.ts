@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { answered } from "../../test/helpers/answered.ts";
 import { refusal, type FetchRefusal } from "../traffic/refusal.ts";
 import { createDocumentCache, type CachedOutcome } from "./cache.ts";
-import type { FetchOutcome } from "./fetcher.ts";
+import type { FetchOutcome } from "./outcome.ts";
 
 const found = (body: string): FetchOutcome => ({
   ok: true,

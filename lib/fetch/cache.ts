@@ -3,7 +3,7 @@ import { DEFAULTS } from "../limits.ts";
 import { extend } from "../objects.ts";
 import type { Priority } from "../traffic/outbound.ts";
 import { isRefusal, type FetchRefusal } from "../traffic/refusal.ts";
-import type { FetchMode, FetchOutcome } from "./fetcher.ts";
+import type { FetchMode, FetchOutcome } from "./outcome.ts";
 import { isTransientFailure } from "./transient.ts";
 
 /** A fetch outcome as the cache hands it out (docs/decisions.md#caching). */

@@ -12,41 +12,9 @@ import { failureMessage, rawMessage } from "./failure-message.ts";
 import { undiciGuardMissing } from "./runtime.ts";
 import { discard, headerValue, readCapped } from "./body.ts";
 import { ACCEPT, checkTarget, failedOutcome, FetchStop, REDIRECTS } from "./target.ts";
+import type { FailureStatus, Fetcher, FetchFailed, FetchFound, FetchMeta, FetchMode, FetchOptions, FetchOutcome } from "./outcome.ts";
 
 export type { SocketStats } from "./connections.ts";
-
-/** What is fetched: a JSON document or an HTML page (fallback or rel=me). */
-export type FetchMode = "json" | "html";
-
-/** Outcomes of one fetch (docs/decisions.md#fetching). */
-export type FailureStatus = "not_found" | "unreachable" | "timeout" | "too_large" | "blocked";
-
-type FetchMeta = {
-  /** The URL asked for. */
-  url: string;
-  /** The URL of the last hop. */
-  finalUrl: string;
-  httpStatus: number | null;
-  contentType: string | null;
-  ms: number;
-};
-
-export type FetchFound = FetchMeta & { ok: true; status: "found"; httpStatus: 200; body: string; bytes: number };
-/** `message` is in plain words; `detail`, when there is one, is the library's own (docs/decisions.md#reasons). */
-export type FetchFailed = FetchMeta & { ok: false; status: FailureStatus; message: string; detail?: string };
-export type FetchOutcome = FetchFound | FetchFailed;
-
-/** Whose fetch it is: a person's or background work, and the client it is for (`background` for the crawler). */
-export type FetchOptions = {
-  priority?: Priority;
-  client?: string;
-};
-
-/**
- * A document fetcher; the resolver is built from one. It answers every outcome of the publisher's
- * side, and a {@link FetchRefusal} for work this resolver declined or could not do.
- */
-export type Fetcher = (url: string, mode: FetchMode, options?: FetchOptions) => Promise<FetchOutcome | FetchRefusal>;
 
 export type FetcherOptions = {
   /** One deadline for connect, headers and body together (docs/decisions.md#fetching). @default 10000 */
@@ -87,7 +55,8 @@ type FetchRun = {
   controller: AbortController;
   timer: ReturnType<typeof setTimeout> | undefined;
   started: number;
-  meta: FetchMeta;
+  /** Its facts so far, `ms` among them in the place the outcome keeps it. */
+  meta: FetchMeta & { ms: number };
 };
 
 /** Runs a task in its turn for a key (lib/traffic/at-once.ts). */

@@ -4,8 +4,8 @@
  * each hop's URL checked, redirects followed by hand up to the limit, any status but 200 not found,
  * the body read within the cap. The caller keeps the deadline and says what an error means.
  */
-import type { FetchFailed, FetchFound } from "./fetcher.ts";
-import { checkTarget, failedOutcome, REDIRECTS, type FetchMeta } from "./target.ts";
+import type { FetchFailed, FetchFound, FetchMeta } from "./outcome.ts";
+import { checkTarget, failedOutcome, REDIRECTS } from "./target.ts";
 
 /** One response, as the hops need it, whatever made it. `read` throws a FetchStop past the cap. */
 export type HopAnswer = {

@@ -11,7 +11,7 @@ import { DEFAULTS } from "../limits.ts";
 import { discard, headerValue, readCapped } from "./body.ts";
 import { matchConnectTo, type ConnectToEntry } from "./connect-to.ts";
 import { failureMessage, rawMessage } from "./failure-message.ts";
-import type { Fetcher, FetchFailed, FetchFound, FetchMode } from "./fetcher.ts";
+import type { Fetcher, FetchFailed, FetchFound, FetchMode } from "./outcome.ts";
 import { checkedResolve, isPublicAddress, lookupAll, type Resolve } from "./guard.ts";
 import { followHops, newHopRun, type HopAnswer } from "./hops.ts";
 import { ACCEPT, failedOutcome, FetchStop } from "./target.ts";

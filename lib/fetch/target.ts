@@ -6,7 +6,7 @@
 import { keptMessage } from "../documents/display-limits.ts";
 import { extend } from "../objects.ts";
 import { isDomain } from "../protocol/ids.ts";
-import type { FailureStatus, FetchFailed, FetchMode } from "./fetcher.ts";
+import type { FailureStatus, FetchFailed, FetchMeta, FetchMode } from "./outcome.ts";
 
 /** The statuses whose `Location` is followed, each hop checked again. */
 export const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -28,9 +28,6 @@ export function checkTarget(url: URL): string | null {
   if (!isDomain(url.hostname)) return `${url.hostname} is not a domain name`;
   return null;
 }
-
-/** A fetch's facts so far, carried into its outcome. */
-export type FetchMeta = { url: string; finalUrl: string; httpStatus: number | null; contentType: string | null };
 
 /** A fetch that ends here: a failure of the publisher's side, said in words. */
 export class FetchStop extends Error {

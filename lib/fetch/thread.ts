@@ -14,7 +14,8 @@ import type { Counter, JointDecision, Take, Used } from "../traffic/window.ts";
 import { createOutboundCount, type OutboundGate, type OutboundStats, type Priority } from "../traffic/outbound.ts";
 import { isRefusal, refusal, type FetchRefusal } from "../traffic/refusal.ts";
 import type { ConnectToEntry } from "./connect-to.ts";
-import type { Fetcher, FetchMode, FetchOptions, FetchOutcome, SocketStats } from "./fetcher.ts";
+import type { SocketStats } from "./fetcher.ts";
+import type { Fetcher, FetchMode, FetchOptions, FetchOutcome } from "./outcome.ts";
 
 /**
  * The per-minute budgets the thread's requests spend (docs/architecture.md#traffic): the limits, and

@@ -8,7 +8,7 @@
 import { isRecord } from "../documents/json.ts";
 import { isRefusal } from "../traffic/refusal.ts";
 import { cacheKey, type SharedTier } from "./cache.ts";
-import type { Fetcher, FetchOutcome } from "./fetcher.ts";
+import type { Fetcher, FetchOutcome } from "./outcome.ts";
 
 /** A document as kept: the outcome of its fetch (found or failed), and when it was fetched (ms since the epoch). */
 export type CachedDocument = { outcome: FetchOutcome; fetchedAt: number };

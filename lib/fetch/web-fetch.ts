@@ -7,7 +7,7 @@
  */
 import { untilAborted } from "../abort.ts";
 import { DEFAULTS } from "../limits.ts";
-import type { Fetcher, FetchFailed, FetchFound, FetchMode } from "./fetcher.ts";
+import type { Fetcher, FetchFailed, FetchFound, FetchMode } from "./outcome.ts";
 import { followHops, newHopRun, type HopAnswer } from "./hops.ts";
 import { ACCEPT, checkTarget, failedOutcome, FetchStop } from "./target.ts";
 

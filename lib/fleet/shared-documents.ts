@@ -15,7 +15,7 @@ import { randomUUID } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { cacheKey } from "../fetch/cache.ts";
 import { isTransientFailure } from "../fetch/transient.ts";
-import type { Fetcher, FetchOutcome } from "../fetch/fetcher.ts";
+import type { Fetcher, FetchOutcome } from "../fetch/outcome.ts";
 import { isRefusal } from "../traffic/refusal.ts";
 import { KEY_PREFIX, type FleetLink } from "../redis.ts";
 import { extend } from "../objects.ts";

@@ -16,7 +16,7 @@ import type { Claim, Source } from "../result/record.ts";
 import { connectionUrl } from "../rules/connection.ts";
 import { verifyCredential } from "../rules/credential.ts";
 import { verifyProperty } from "../rules/property.ts";
-import type { FetchMode } from "../fetch/fetcher.ts";
+import type { FetchMode } from "../fetch/outcome.ts";
 import { isRefusal, type FetchRefusal } from "../traffic/refusal.ts";
 import { LABEL, toSource, type FetchDocument, type Load, type ResolveOptions } from "./documents.ts";
 import type { ParseMemo } from "./memo.ts";

@@ -7,7 +7,7 @@ import { cut, keptId, MAX_NAME_LENGTH } from "../documents/display-limits.ts";
 import type { JsonParse } from "../documents/json.ts";
 import { warning, type Problem } from "../documents/problem.ts";
 import type { CachedOutcome } from "../fetch/cache.ts";
-import type { FailureStatus, FetchMode, FetchOutcome } from "../fetch/fetcher.ts";
+import type { FailureStatus, FetchMode, FetchOutcome } from "../fetch/outcome.ts";
 import { isRefusal, type FetchRefusal, type RefusalKind } from "../traffic/refusal.ts";
 import type { DocumentLocation } from "../protocol/locations.ts";
 import type { Source } from "../result/record.ts";

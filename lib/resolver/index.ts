@@ -5,7 +5,7 @@
  * property and credential queries (queries.ts). Only `fetch` does I/O.
  */
 import { createDocumentCache, type DocumentCache } from "../fetch/cache.ts";
-import type { Fetcher, FetchMode } from "../fetch/fetcher.ts";
+import type { Fetcher, FetchMode } from "../fetch/outcome.ts";
 import { DEFAULT_LIMITS, type Limits } from "../limits.ts";
 import type { Priority } from "../traffic/outbound.ts";
 import { refusedAt } from "../traffic/limits.ts";

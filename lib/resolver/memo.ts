@@ -6,7 +6,7 @@
 import { utf8Bytes } from "../documents/display-limits.ts";
 import { extractEmbed } from "../documents/embed.ts";
 import { parseJson, type JsonParse } from "../documents/json.ts";
-import type { FetchOutcome } from "../fetch/fetcher.ts";
+import type { FetchOutcome } from "../fetch/outcome.ts";
 import type { Verdict } from "../protocol/reasons.ts";
 import { verifyConnection } from "../rules/connection.ts";
 

@@ -2,7 +2,7 @@ import { answered } from "../../test/helpers/answered.ts";
 import { createServer, connect, type AddressInfo } from "node:net";
 import { setImmediate } from "node:timers";
 import { describe, expect, it } from "vitest";
-import type { FetchOutcome } from "../fetch/fetcher.ts";
+import type { FetchOutcome } from "../fetch/outcome.ts";
 import { AT_ONCE, nextPacedStart, waitingPieces } from "./pacing.ts";
 import { createResolverCore } from ".";
 

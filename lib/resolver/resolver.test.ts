@@ -1,6 +1,6 @@
 import { answered } from "../../test/helpers/answered.ts";
 import { describe, expect, it } from "vitest";
-import type { FetchMode, FetchOutcome } from "../fetch/fetcher.ts";
+import type { FetchMode, FetchOutcome } from "../fetch/outcome.ts";
 import { createDocumentCache } from "../fetch/cache.ts";
 import { refusal, type FetchRefusal } from "../traffic/refusal.ts";
 import { createResolverCore, newWork } from ".";

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { DEFAULTS } from "../limits.ts";
 import { describe, expect, it } from "vitest";
 import { createResolverCore } from "../resolver/index.ts";
-import type { FetchOutcome } from "../fetch/fetcher.ts";
+import type { FetchOutcome } from "../fetch/outcome.ts";
 import { REFUSAL_WORDS } from "./answer.ts";
 import { createAtOnceLimiter } from "./at-once.ts";
 import { createWindows, fetchBudgets, WINDOW_NAMES, type FetchTarget } from "./index.ts";
