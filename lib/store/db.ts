@@ -12,13 +12,9 @@ import pg from "pg";
 import { from as copyFromStdin, to as copyToStdout } from "pg-copy-streams";
 import { extend } from "../objects.ts";
 import { removeLeftovers } from "./leftovers.ts";
+import type { Queryable, Row } from "./queryable.ts";
 
-export type Row = Record<string, unknown>;
-
-/** Runs one statement; what a transaction hands its body too. */
-export interface Queryable {
-  query<T extends Row = Row>(sql: string, params?: unknown[]): Promise<T[]>;
-}
+export type { Queryable, Row } from "./queryable.ts";
 
 /**
  * What a transaction hands its body: statements, and PostgreSQL's COPY both ways in its text format

@@ -8,7 +8,7 @@
  */
 import { readdirSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
-import type { Queryable } from "./db.ts";
+import type { Queryable } from "./queryable.ts";
 
 /** PostgreSQL's first number for what is not its own catalogue: below it, nothing is ever removed. */
 const FIRST_NORMAL_NUMBER = 16384;
