@@ -9,7 +9,8 @@ import { createWindows, trafficSettings } from "ident-resolver/traffic";
 import { createOutboundCount } from "ident-resolver/traffic";
 import { createSearchGate } from "ident-resolver/traffic";
 import { admit, admitAs, currentClient, type AdmissionDeps } from "./admission";
-import { bridge, type RequestContext } from "./bridge";
+import { bridge } from "./bridge";
+import type { RequestContext } from "./decision";
 
 const ANSWER = { schema: "answer", query: {}, results: [], problems: [] } as unknown as SearchResponse;
 const QUERY = { input: "alice.example", kind: "domain", domain: "alice.example" } as const;

@@ -6,13 +6,13 @@
  * is full or when the host it asks about has spent its minute (`hostPerMinute`).
  */
 import type { Query } from "ident-resolver";
-import type { SearchResponse } from "ident-resolver";
 import type { ConfiguredResolver } from "ident-resolver/setup";
 import { OVER_LIMIT_DELAY_MS } from "ident-resolver/traffic";
 import { hostSpent, refusedAt } from "ident-resolver/traffic";
 import { isRefusal, type Refusal } from "ident-resolver/traffic";
 import { takeProbe } from "./probe";
 import { requestContext } from "./request-context";
+import type { Admission } from "./decision";
 import type { RouteRow } from "./routes";
 
 /**
@@ -29,20 +29,6 @@ export type AdmissionDeps = {
   /** The client's requests in progress, every kind together (web/shed.ts), for the search queue's fairness. */
   requestsInProgress?(client: string): number;
 };
-
-export type Admission =
-  | {
-      ok: true;
-      /** `?refresh=1` asked, and whether its own limit granted it. */
-      refresh: { asked: boolean; granted: boolean };
-      /** The answer from the cache alone, when it had every document. */
-      cached: SearchResponse | null;
-      /** The client the lookup is for (the key of its share of an address's minute). */
-      client: string;
-      /** Whether the lookup starts a fetch: nothing it needs is cached or being fetched, or a refresh was granted. */
-      starts: boolean;
-    }
-  | { ok: false; refused: Refusal };
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -9,13 +9,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Logger } from "ident-resolver/setup";
-import type { Probe } from "ident-resolver";
-import type { IndexSearch } from "ident-resolver/store";
-import type { Admission } from "./admission";
-import type { Delivery } from "./delivery";
-import type { PageRequest } from "./page-request";
+import type { RequestContext } from "./decision";
 import type { PreviewCache } from "./preview-image";
-import type { Route } from "./routes";
 
 /** What the server (web/serve.js) uses of the app (web/app.ts, whose `App` is one). */
 export type BridgedApp = {
@@ -23,37 +18,6 @@ export type BridgedApp = {
   guard(server: Server): void;
   clientErrorAnswer(code: string | undefined, rawPacket?: Buffer): string;
   close(): Promise<void>;
-};
-
-/** Each request's context (web/request-context.ts reads it): what the server decided before Next ran. */
-export type RequestContext = {
-  /** The request's id (X-Request-Id), written with every log line made while it runs. */
-  id: string;
-  route: Route;
-  /** The client's key for the limits (lib/traffic/client.ts), worked out once from X-Forwarded-For. */
-  client: string;
-  userAgent: string | null;
-  /** This response's CSP nonce (docs/decisions.md#security-headers). */
-  nonce: string;
-  /** What admission decided for a page that needed it (a lookup, the check, a search of the index); null otherwise. */
-  admission: Admission | null;
-  /** An answer page's results, started as soon as the request was admitted; null for any other page. */
-  delivery: Promise<Delivery> | null;
-  /** The status and headers the page goes with (a refusal's, a bad query's), decided before its first byte. */
-  head: { status: number; headers: Record<string, string> };
-  /**
-   * The resolver's cache-only answer to this request's query, asked once (web/probe.ts): the page
-   * cache's version asks it, admission takes it; null until asked, and again once admission took it.
-   */
-  probe: { key: string; answer: Promise<Probe> } | null;
-  /**
-   * A search of the index, run by the server in its turn before Next renders the page (web/server.ts):
-   * the page of results; null for a cursor the index did not hand out; undefined when the index could
-   * not be read (or the search was refused: see `admission`), or for any other page.
-   */
-  searched?: IndexSearch | null;
-  /** What the page reads of its request (web/page-request.ts), worked out the first time the layout, metadata or page asks. */
-  read: Promise<PageRequest> | null;
 };
 
 /** Next's handler of one request, as its custom server API gives it (`app.getRequestHandler()`). */

@@ -7,20 +7,13 @@
 import "server-only";
 import type { IndexSearch } from "ident-resolver/store";
 import { refusal, type Refusal } from "ident-resolver/traffic";
-import type { Delivery, Refused } from "./delivery";
+import type { Refused } from "./delivery";
 import { isAnswer } from "./pages";
 import type { Page } from "./routes";
-import { requestContext, type RequestContext } from "./request-context";
+import type { PageRequest, RequestContext } from "./decision";
+import { requestContext } from "./request-context";
 
 export type { Delivery, Refused } from "./delivery";
-
-export type PageRequest = {
-  page: Page | null;
-  /** `?refresh=1` asked, and whether the rate limit granted it. */
-  refresh: { asked: boolean; granted: boolean };
-  /** The results of an entity or lookup page; null for the form, an error page, or any other page. */
-  delivery: Delivery | null;
-};
 
 /** What a page shows when the server's word did not reach it: nothing is fetched. */
 const NOT_ADMITTED = refusal("busy", "this page was not admitted; try again", 1);
