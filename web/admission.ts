@@ -106,8 +106,11 @@ export type LookupAsked = {
   refreshRequired: boolean;
 };
 
-/** A request admitted: the lookup's admission for a lookup's row, null for any other. */
-export type Admitted = { ok: true; lookup: Admission & { ok: true } } | { ok: true; lookup: null } | { ok: false; refused: Refusal };
+/** A lookup taken on, and on what terms. */
+export type LookupTaken = Admission & { ok: true };
+
+/** A request admitted as its row says: the lookup's terms for a lookup's row, null for any other; or its refusal. */
+export type RowAdmission = { ok: true; lookup: LookupTaken | null } | { ok: false; refused: Refusal };
 
 /**
  * A request admitted as its route's row says (`admission`, web/routes.ts), the one way every route
@@ -120,7 +123,7 @@ export async function admitAs(
   admission: RouteRow["admission"],
   client: string,
   lookup: LookupAsked | null,
-): Promise<Admitted> {
+): Promise<RowAdmission> {
   if (admission === null) return { ok: true, lookup: null };
   if (admission === "search") {
     const taken = await admitSearch(deps, client);

@@ -16,7 +16,7 @@ import type { ErrorBody } from "ident-resolver";
 import type { ConfiguredResolver } from "ident-resolver/setup";
 import { parseSearchText } from "ident-resolver/store";
 import { isRefusal, type Refusal } from "ident-resolver/traffic";
-import { admitAs, currentClient, inSearchTurn, type Admitted, type AdmissionDeps, type LookupAsked } from "./admission";
+import { admitAs, currentClient, inSearchTurn, type AdmissionDeps, type LookupAsked, type LookupTaken } from "./admission";
 import { changesAnswer, CHANGES_DEFAULT, decodeChangeCursor } from "ident-resolver/store";
 import { ChangesParams, checkParams, HistoryParams, ResolveParams, SearchParams } from "./api-schemas";
 import { CORS_HEADERS, etagOf, notModified, PREFLIGHT_HEADERS, rateLimitHeaders, rateLimitPolicy, sharedCacheMayKeep } from "./api-headers";
@@ -340,7 +340,7 @@ type ApiRoute<I> = {
   kept?(api: ApiState, input: I): Promise<{ kept: Answer } | { input: I }>;
   /** What a lookup's admission asks: given exactly when its row's admission is a lookup or the check. */
   lookup?(input: I): LookupAsked;
-  answer(api: ApiState, input: I, admission: (Admitted & { ok: true })["lookup"], client: string): Promise<Answer> | Answer;
+  answer(api: ApiState, input: I, admission: LookupTaken | null, client: string): Promise<Answer> | Answer;
 };
 
 /** The API's own routes, by their rows (web/routes.ts): those whose handler is web/api.ts. */

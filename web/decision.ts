@@ -5,25 +5,18 @@
  * Apart from the modules that decide and read them, so that none of those imports another in a circle.
  */
 import type { Probe } from "ident-resolver";
-import type { SearchResponse } from "ident-resolver";
 import type { IndexSearch } from "ident-resolver/store";
 import type { Refusal } from "ident-resolver/traffic";
-import type { Delivery } from "./delivery";
+import type { Admitted, Delivery } from "./delivery";
 import type { Page, Route } from "./routes";
 
 /** Whether a lookup is taken on (web/admission.ts), and on what terms. */
 export type Admission =
-  | {
+  | ({
       ok: true;
-      /** `?refresh=1` asked, and whether its own limit granted it. */
-      refresh: { asked: boolean; granted: boolean };
-      /** The answer from the cache alone, when it had every document. */
-      cached: SearchResponse | null;
-      /** The client the lookup is for (the key of its share of an address's minute). */
-      client: string;
       /** Whether the lookup starts a fetch: nothing it needs is cached or being fetched, or a refresh was granted. */
       starts: boolean;
-    }
+    } & Admitted)
   | { ok: false; refused: Refusal };
 
 /** What a page reads of its request (web/page-request.ts). */

@@ -27,8 +27,15 @@ export type Delivery =
   | { mode: "stream"; response: Promise<SearchResponse | Refused> }
   | ({ mode: "refused" } & Refused);
 
-/** What a page's results need of its admission (web/admission.ts): the refresh granted, what the cache knew, the client. */
-export type Admitted = { refresh: { asked: boolean; granted: boolean }; cached: SearchResponse | null; client: string };
+/** What a page's results need of its admission (web/admission.ts, `Admission` in web/decision.ts). */
+export type Admitted = {
+  /** `?refresh=1` asked, and whether its own limit granted it. */
+  refresh: { asked: boolean; granted: boolean };
+  /** The answer from the cache alone, when it had every document. */
+  cached: SearchResponse | null;
+  /** The client the lookup is for (the key of its share of an address's minute). */
+  client: string;
+};
 
 /** A refusal, kept apart from an answer. */
 const declined = <T extends object>(answer: T | Refusal): T | Refused => (isRefusal(answer) ? { refused: answer } : answer);
